@@ -1,0 +1,203 @@
+"""Make claims with the checker, and check files against their claims.
+
+:func:`certify` runs the checker on a freshly built schedule and records what it
+measured as the certificate's claims; :func:`check_file` reads a certificate
+or an explicit file, re-derives everything and compares.
+
+Examples
+--------
+>>> from synth.torus import parse_torus
+>>> from synth.group import torus_gamma
+>>> from synth.sp import sp_allreduce
+>>> t = parse_torus("4x4")
+>>> cert = certify(sp_allreduce(t), torus_gamma(t))
+>>> cert.claims["rounds"], cert.claims["round_lower_bound"], cert.claims["omega"]
+(8, 7, '1')
+>>> report = check_certificate(cert)
+>>> report.valid, report.mode
+(True, 'explicit')
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from synth.check import Metrics, execute, measure_explicit, measure_symmetric, round_lower_bound
+from synth.certificate import Certificate, read_certificate
+from synth.errors import FileFormatError, ScheduleError, SynthError
+from synth.explicit import FORMAT as EXPLICIT_FORMAT, read_explicit
+from synth.fileio import read_json
+from synth.lift import lift, lifted_weights
+from synth.registry import default_group
+from synth.schedule import chunk_elements
+
+__all__ = ["Report", "certify", "check_certificate", "check_explicit", "check_file", "claims_of", "MODES",
+           "EXPLICIT_LIMIT"]
+
+MODES = ("auto", "explicit", "symmetric")
+EXPLICIT_LIMIT = 30_000_000  # lifted transmissions up to which 'auto' executes explicitly
+
+
+@dataclass
+class Report:
+    """What ``synth check`` found.
+
+    ``claims`` maps each claim to ``(claimed, measured, ok)``; ``solver`` holds
+    the solver's own (unchecked) claims.
+    """
+
+    kind: str
+    mode: str
+    errors: list = field(default_factory=list)
+    metrics: Metrics | None = None
+    round_lower_bound: int | None = None
+    bound_witness: str = ""
+    claims: dict = field(default_factory=dict)
+    solver: dict = field(default_factory=dict)
+
+    @property
+    def valid(self) -> bool:
+        return not self.errors and all(ok for _, _, ok in self.claims.values())
+
+    def to_json(self) -> dict:
+        m = self.metrics
+        out = {"valid": self.valid, "kind": self.kind, "mode": self.mode, "errors": self.errors}
+        if m is not None:
+            out.update({
+                "rounds": m.rounds, "round_lower_bound": self.round_lower_bound, "bound_witness": self.bound_witness,
+                "psi": float(m.psi), "theta": float(m.theta), "omega": float(m.omega), "weight": float(m.weight),
+                "exact": {k: str(getattr(m, k)) for k in ("psi", "theta", "omega", "weight")},
+                "metrics": m.to_json(),
+            })
+        out["claims"] = {k: {"claimed": c, "measured": v, "ok": ok} for k, (c, v, ok) in self.claims.items()}
+        if self.solver:
+            out["solver_claims"] = self.solver
+        return out
+
+
+def _is_round_optimal(m: Metrics, bound: int) -> bool:
+    one_hop_minimal = m.max_route == 1 and m.transmissions == m.chunks * 2 * (m.compute_nodes - 1)
+    return bool(one_hop_minimal and m.psi == 1 and m.theta == 1 and m.omega == 1 and m.rounds == bound)
+
+
+def claims_of(m: Metrics, bound: int) -> dict:
+    """The claims a certificate makes, as JSON values (exact fractions as strings)."""
+    out = m.to_json()
+    out["round_lower_bound"] = bound
+    out["round_optimal"] = _is_round_optimal(m, bound)
+    return out
+
+
+def _measure(base, group, elements, mode):
+    n_lifted = base.n_transmissions * group.order
+    if mode == "auto":
+        mode = "explicit" if n_lifted <= EXPLICIT_LIMIT else "symmetric"
+    sizes = chunk_elements(lifted_weights(base, group), elements)
+    if mode == "explicit":
+        schedule = lift(base, group)
+        errors = execute(schedule)
+        metrics = measure_explicit(schedule, sizes)
+    elif mode == "symmetric":
+        errors = execute(base.as_schedule())  # each component is a one-chunk allreduce
+        metrics = measure_symmetric(base, group, sizes)
+    else:
+        raise ScheduleError(f"unknown check mode {mode!r}; valid: {', '.join(MODES)}")
+    return mode, errors, metrics
+
+
+def certify(base, group, elements=None, *, mode="auto", solver=None, provenance=None) -> Certificate:
+    """Check a fresh schedule and wrap it, with what was measured as claims, into a certificate.
+
+    ``elements`` defaults to one element per unit of chunk weight (``|G| * sum(weights)``).
+
+    Raises
+    ------
+    ScheduleError
+        If the schedule is not a correct allreduce: nothing false is ever certified.
+    """
+    elements = int(elements or group.order * int(base.weights.sum()))
+    mode, errors, metrics = _measure(base, group, elements, mode)
+    if errors:
+        raise ScheduleError("refusing to certify an incorrect schedule: " + errors[0])
+    bound, _ = round_lower_bound(base.topology, group)
+    return Certificate(base.topology, group, base, elements, claims_of(metrics, bound), dict(solver or {}),
+                       dict(provenance or {}))
+
+
+def _canon(value):
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return Fraction(value).limit_denominator(1 << 40)
+    try:
+        return Fraction(str(value))
+    except (ValueError, ZeroDivisionError):
+        return str(value)
+
+
+def _compare(claimed: dict, measured: dict) -> dict:
+    out = {}
+    for key, value in claimed.items():
+        if key not in measured:
+            out[key] = (value, None, False)
+            continue
+        mine = measured[key]
+        same_kind = isinstance(value, bool) == isinstance(mine, bool)
+        out[key] = (value, mine, same_kind and _canon(value) == _canon(mine))
+    return out
+
+
+def check_certificate(cert: Certificate, mode: str = "auto") -> Report:
+    """Re-derive everything a certificate claims."""
+    mode, errors, metrics = _measure(cert.base, cert.group, cert.elements, mode)
+    bound, witness = round_lower_bound(cert.topology, cert.group)
+    claims = _compare(cert.claims, claims_of(metrics, bound))
+    return Report("certificate", mode, errors, metrics, bound, witness, claims, dict(cert.solver))
+
+
+def check_explicit(path) -> Report:
+    """Execute an explicit file transmission by transmission."""
+    schedule, sizes, header = read_explicit(path)
+    errors = execute(schedule)
+    metrics = measure_explicit(schedule, sizes)
+    t = schedule.topology
+    group = default_group(t)
+    if group is None and t.n_compute > 4096:
+        bound, witness = None, "not computed (no symmetry known and more than 4096 nodes)"
+    else:
+        bound, witness = round_lower_bound(t, group)
+    claims = _compare(header.get("claims") or {}, claims_of(metrics, bound)) if isinstance(
+        header.get("claims"), dict) else {}
+    return Report("explicit", "explicit", errors, metrics, bound, witness, claims)
+
+
+def _sniff(path) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            first = f.readline()
+    except FileNotFoundError:
+        raise FileFormatError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FileFormatError(f"{path}: cannot read ({exc.__class__.__name__})") from None
+    try:
+        head = json.loads(first)
+        if isinstance(head, dict) and head.get("format") == EXPLICIT_FORMAT:
+            return "explicit"
+    except json.JSONDecodeError:
+        pass
+    return "certificate"
+
+
+def check_file(path, mode: str = "auto") -> Report:
+    """Check a certificate or an explicit file, whichever ``path`` holds."""
+    if mode not in MODES:
+        raise SynthError(f"unknown check mode {mode!r}; valid: {', '.join(MODES)}")
+    if _sniff(path) == "explicit":
+        if mode == "symmetric":
+            raise SynthError("an explicit file can only be checked in explicit mode")
+        return check_explicit(path)
+    return check_certificate(read_certificate(read_json(path)), mode)

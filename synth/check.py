@@ -1,0 +1,331 @@
+"""The checker: re-executes schedules and re-derives their metrics.
+
+It never imports the optimization models.  Two modes:
+
+* **explicit**: every transmission of every chunk is executed on exact
+  integers (:func:`execute`) and every link load is counted
+  (:func:`measure_explicit`);
+* **symmetric**: each component of the base schedule is executed as a
+  one-chunk allreduce, the group is verified (:mod:`synth.group`: generators
+  are automorphisms, the action on links is free) and the lifted loads follow
+  from the base schedule's per-orbit incidences (:func:`measure_symmetric`).
+
+Execution uses random 64-bit inputs (seeded, so deterministic) summed modulo
+2^64: a node ends with the exact total only if every input reached it exactly
+once, except with probability below 2^-60 per (node, chunk) for a wrong
+schedule.
+
+Examples
+--------
+>>> from synth.torus import parse_torus
+>>> from synth.group import torus_gamma
+>>> from synth.sp import sp_allreduce
+>>> from synth.lift import lift, lifted_weights
+>>> from synth.schedule import chunk_elements
+>>> t = parse_torus("4x4"); g = torus_gamma(t); b = sp_allreduce(t)
+>>> s = lift(b, g)
+>>> execute(s)
+[]
+>>> m = measure_explicit(s, chunk_elements(lifted_weights(b, g), 64))
+>>> m.rounds, str(m.psi), str(m.theta), str(m.omega)
+(8, '1', '1', '1')
+>>> round_lower_bound(t, g)
+(7, 'adjacent pair (0, 4)')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from synth.errors import ScheduleError
+from synth.schedule import COPY, REDUCE, BaseSchedule, Schedule
+
+__all__ = ["Metrics", "execute", "measure_explicit", "measure_symmetric", "round_lower_bound"]
+
+_MAX_ERRORS = 5
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """What the checker measures of a schedule for ``elements`` input elements per node.
+
+    Fractions are exact.  ``max_load[s-1]`` and ``total_load[s-1]`` are the
+    largest and the summed link load (elements) of round ``s``; the mean load
+    is ``total_load / links``.  ``weight`` is ``Vol_phys / (2N)``: the tree
+    weight ``W(T)`` for a tree schedule.
+    """
+
+    rounds: int
+    compute_nodes: int
+    links: int
+    chunks: int
+    elements: int
+    transmissions: int
+    vol_abs: int
+    vol_phys: int
+    max_route: int
+    max_load: tuple = field(repr=False)
+    total_load: tuple = field(repr=False)
+
+    @property
+    def psi(self) -> Fraction:
+        return Fraction(self.vol_abs, 2 * self.elements * (self.compute_nodes - 1))
+
+    @property
+    def theta(self) -> Fraction:
+        return Fraction(self.vol_phys, self.vol_abs)
+
+    @property
+    def omega(self) -> Fraction:
+        return Fraction(self.links * sum(self.max_load), sum(self.total_load))
+
+    @property
+    def weight(self) -> Fraction:
+        return Fraction(self.vol_phys, 2 * self.elements)
+
+    @property
+    def bandwidth_term(self) -> int:
+        """``Q = sum_s max_e load_s(e)`` in elements."""
+        return int(sum(self.max_load))
+
+    def to_json(self) -> dict:
+        return {
+            "rounds": self.rounds, "compute_nodes": self.compute_nodes, "links": self.links,
+            "chunks": self.chunks, "elements": self.elements, "transmissions": self.transmissions,
+            "vol_abs": self.vol_abs, "vol_phys": self.vol_phys, "max_route": self.max_route,
+            "psi": _fr(self.psi), "theta": _fr(self.theta), "omega": _fr(self.omega), "weight": _fr(self.weight),
+            "bandwidth_term": self.bandwidth_term,
+        }
+
+
+def _fr(x: Fraction) -> str:
+    return str(x)
+
+
+# ------------------------------------------------------------------ execution
+def _validate(schedule: Schedule):
+    t = schedule.topology
+    for b in schedule.blocks:
+        if b.chunk.size == 0:
+            continue
+        if b.chunk.min() < 0 or b.chunk.max() >= schedule.n_chunks:
+            raise ScheduleError(f"round {b.round}: a chunk id lies outside 0..{schedule.n_chunks - 1}")
+        if b.links.min() < 0 or b.links.max() >= t.n_links:
+            raise ScheduleError(f"round {b.round}: a route uses a link id outside the topology")
+        if b.links.shape[1] > 1 and np.any(t.link_dst[b.links[:, :-1]] != t.link_src[b.links[:, 1:]]):
+            raise ScheduleError(f"round {b.round}: a route is not a path (consecutive links do not meet)")
+        if t.n_compute < t.n_vertices and not (t.is_compute[t.link_src[b.links[:, 0]]].all()
+                                               and t.is_compute[t.link_dst[b.links[:, -1]]].all()):
+            raise ScheduleError(f"round {b.round}: a transmission starts or ends at a vertex that holds no data")
+
+
+def execute(schedule: Schedule, seed: int = 0, batch_entries: int = 1 << 21) -> list:
+    """Run the schedule on random uint64 inputs; return a list of errors (empty if correct).
+
+    Chunks never interact, so they are executed in batches of about
+    ``batch_entries / V`` chunks: memory stays small and accesses stay local.
+
+    Raises
+    ------
+    ScheduleError
+        If the schedule is malformed (a route that is not a path, a bad chunk id, ...).
+    """
+    _validate(schedule)
+    t = schedule.topology
+    C, V = schedule.n_chunks, t.n_vertices
+    step = max(1, batch_entries // V)
+    edges = np.arange(0, C + step, step).clip(max=C)
+    blocks = []  # per block: (round, op, chunk sorted, src, dst, batch boundaries)
+    for b in schedule.blocks:
+        chunk, links = b.chunk, b.links
+        if chunk.size > 1 and np.any(chunk[1:] < chunk[:-1]):
+            order = np.argsort(chunk, kind="stable")
+            chunk, links = chunk[order], links[order]
+        blocks.append((b.round, b.op, chunk, t.link_src[links[:, 0]], t.link_dst[links[:, -1]],
+                       np.searchsorted(chunk, edges)))
+    rounds = {}
+    for i, blk in enumerate(blocks):
+        rounds.setdefault(blk[0], []).append(i)
+    errors = []
+    compute = t.compute
+    all_compute = t.n_compute == V
+    vals = np.zeros(step * V, dtype=np.uint64)
+    stamp = np.zeros(step * V, dtype=np.int32)
+    for k in range(edges.size - 1):
+        c0, c1 = int(edges[k]), int(edges[k + 1])
+        if c0 == c1:
+            break
+        n = (c1 - c0) * V
+        cur = vals[:n]
+        inputs = np.random.default_rng((seed, k)).bit_generator.random_raw((c1 - c0) * t.n_compute)
+        inputs = inputs.reshape(c1 - c0, t.n_compute)
+        if all_compute:
+            cur[:] = inputs.ravel()
+        else:
+            cur[:] = 0
+            cur.reshape(c1 - c0, V)[:, compute] = inputs
+        with np.errstate(over="ignore"):
+            total = inputs.sum(axis=1, dtype=np.uint64)
+        for rnd in sorted(rounds):
+            red, cp = [], []
+            for i in rounds[rnd]:
+                _, op, chunk, src, dst, bnd = blocks[i]
+                a, z = bnd[k], bnd[k + 1]
+                if a == z:
+                    continue
+                base = (chunk[a:z].astype(np.int64) - c0) * V
+                didx = base + dst[a:z]
+                pay = cur[base + src[a:z]]  # payload: the sender's value at the start of the round
+                (cp if op == COPY else red).append((didx, pay))
+            if cp:
+                ci = np.concatenate([d for d, _ in cp])
+                marks = np.arange(ci.size, dtype=np.int32)
+                stamp[ci] = marks
+                if not np.array_equal(stamp[ci], marks):
+                    errors.append(f"round {rnd}: two copies reach the same (node, chunk)")
+                for d, _ in red:
+                    stamp[d] = -1
+                if red and not np.array_equal(stamp[ci], marks):
+                    errors.append(f"round {rnd}: a copy and a reduce reach the same (node, chunk)")
+            for d, pay in red:
+                np.add.at(cur, d, pay)  # uint64 wraps: sums are exact modulo 2^64
+            if cp:
+                cur[ci] = np.concatenate([p for _, p in cp])
+            if len(errors) >= _MAX_ERRORS:
+                return errors
+        final = cur.reshape(c1 - c0, V)
+        if not all_compute:
+            final = final[:, compute]
+        bad = np.argwhere(final != total[:, None])
+        for chunk, node in bad[:_MAX_ERRORS - len(errors)]:
+            errors.append(f"node {int(compute[node])}, chunk {int(chunk) + c0}: does not end with the sum of "
+                          "all inputs (an input is missing or counted twice)")
+        if len(errors) >= _MAX_ERRORS:
+            errors.append("... stopped after the first errors")
+            return errors
+    return errors
+
+
+# ------------------------------------------------------------------- metrics
+def measure_explicit(schedule: Schedule, chunk_sizes) -> Metrics:
+    """Volumes and per-round link loads counted transmission by transmission."""
+    t = schedule.topology
+    sizes = np.asarray(chunk_sizes, dtype=np.int64)
+    if sizes.size != schedule.n_chunks:
+        raise ScheduleError(f"{sizes.size} chunk sizes given for {schedule.n_chunks} chunks")
+    distinct = np.unique(sizes)
+    max_load = [0] * schedule.n_rounds
+    total_load = [0] * schedule.n_rounds
+    vol_abs = vol_phys = n_trans = max_route = 0
+    for rnd, blocks in schedule.rounds():
+        load = np.zeros(t.n_links, dtype=np.int64)
+        for b in blocks:
+            L = b.links.shape[1]
+            s = sizes[b.chunk]
+            n_trans += b.chunk.size
+            max_route = max(max_route, L)
+            vol_abs += int(s.sum())
+            vol_phys += int(s.sum()) * L
+            if distinct.size == 1:
+                load += np.bincount(b.links.ravel(), minlength=t.n_links) * int(distinct[0])
+            else:
+                for value in distinct:
+                    sel = s == value
+                    if sel.any():
+                        load += np.bincount(b.links[sel].ravel(), minlength=t.n_links) * int(value)
+        max_load[rnd - 1] = int(load.max())
+        total_load[rnd - 1] = int(load.sum())
+    return Metrics(schedule.n_rounds, t.n_compute, t.n_links, schedule.n_chunks, int(sizes.sum()), n_trans,
+                   vol_abs, vol_phys, max_route, tuple(max_load), tuple(total_load))
+
+
+def measure_symmetric(base: BaseSchedule, group, chunk_sizes) -> Metrics:
+    """Metrics of ``lift(base, group)`` derived from the base schedule and the verified group.
+
+    The group acts freely on links, so each element maps a base link of orbit
+    ``O`` to a distinct link of ``O`` and, when all chunks of a component have
+    the same size, every link of ``O`` carries ``size * (base incidences on O)``
+    in each round.  With unequal sizes the loads are lifted link by link.
+    """
+    t = base.topology
+    G = group.order
+    sizes = np.asarray(chunk_sizes, dtype=np.int64).reshape(base.n_components, G)
+    comp_total = sizes.sum(axis=1)
+    L = base.route_lengths
+    n_orbits = group.n_link_orbits
+    orbit_size = G  # free action: every orbit has |G| links
+    vol_abs = int(sum(int(comp_total[c]) * int((base.component == c).sum()) for c in range(base.n_components)))
+    vol_phys = int(sum(int(comp_total[c]) * int(L[base.component == c].sum()) for c in range(base.n_components)))
+    max_load = [0] * base.n_rounds
+    total_load = [0] * base.n_rounds
+    uniform = bool(np.all(sizes == sizes[:, :1]))
+    inc_comp = np.repeat(base.component, L)
+    inc_round = np.repeat(base.round, L)
+    if uniform:
+        per_orbit = np.zeros((base.n_rounds, n_orbits), dtype=np.int64)
+        np.add.at(per_orbit, (inc_round - 1, group.link_orbit[base.route_links]), sizes[inc_comp, 0])
+        for s in range(base.n_rounds):
+            max_load[s] = int(per_orbit[s].max())
+            total_load[s] = int(per_orbit[s].sum()) * orbit_size
+    else:
+        used, inv = np.unique(base.route_links, return_inverse=True)
+        images = group.link_images(used)
+        for s in range(base.n_rounds):
+            load = np.zeros(t.n_links, dtype=np.int64)
+            sel = np.flatnonzero(inc_round == s + 1)
+            for c in np.unique(inc_comp[sel]):
+                cols = inv.ravel()[sel[inc_comp[sel] == c]]
+                for value in np.unique(sizes[c]):
+                    rows = sizes[c] == value
+                    load += np.bincount(images[rows][:, cols].ravel(), minlength=t.n_links) * int(value)
+            max_load[s] = int(load.max())
+            total_load[s] = int(load.sum())
+    return Metrics(base.n_rounds, t.n_compute, t.n_links, G * base.n_components, int(sizes.sum()),
+                   base.n_transmissions * G, vol_abs, vol_phys, int(L.max()) if L.size else 0,
+                   tuple(max_load), tuple(total_load))
+
+
+# -------------------------------------------------------------- round bound
+def round_lower_bound(topology, group=None):
+    """SPEC section 3: ``min(2 min_v ecc(v), 2 min_{ab in E} ecc({a,b}) + 1)`` over compute nodes.
+
+    Valid for schedules with ``2p-2`` one-hop transmissions per chunk.  With a
+    verified ``group`` one BFS per vertex orbit and per link orbit suffices
+    (eccentricities are invariant under automorphisms).
+
+    Returns
+    -------
+    (int, str)
+        The bound and what attains it.
+    """
+    comp = topology.compute
+    is_c = topology.is_compute
+    if group is not None:
+        vert = [int(comp[np.flatnonzero(group.vertex_orbit[comp] == o)[0]]) for o in np.unique(group.vertex_orbit[comp])]
+        link_reps = [int(np.flatnonzero(group.link_orbit == o)[0]) for o in range(group.n_link_orbits)]
+    else:
+        vert = comp.tolist()
+        link_reps = np.arange(topology.n_links).tolist()
+    best_v, arg_v = None, None
+    for v in vert:
+        e = int(topology.bfs([v], reverse=True)[comp].max())
+        if best_v is None or e < best_v:
+            best_v, arg_v = e, v
+    best_p, arg_p = None, None
+    for e in link_reps:
+        a, b = int(topology.link_src[e]), int(topology.link_dst[e])
+        if not (is_c[a] and is_c[b]):
+            continue
+        d = topology.bfs([a, b], reverse=True)[comp]
+        ecc = int(d.max()) if (d >= 0).all() else None
+        if ecc is not None and (best_p is None or ecc < best_p):
+            best_p, arg_p = ecc, (a, b)
+    if best_v is None:
+        raise ScheduleError("the topology has no compute vertex")
+    cands = [(2 * best_v, f"node {arg_v}")]
+    if best_p is not None:
+        cands.append((2 * best_p + 1, f"adjacent pair ({arg_p[0]}, {arg_p[1]})"))
+    return min(cands, key=lambda c: c[0])

@@ -1,0 +1,225 @@
+"""The ``synth`` command line: a thin layer over the library.
+
+Each command parses its arguments, calls the library and turns a
+:class:`~synth.errors.SynthError` into one line on stderr with exit code 2.
+``synth check`` exits 1 when a schedule fails its check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from synth import __version__
+from synth.errors import SynthError
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2 (argparse prints the usage too)
+        raise SynthError(f"{self.prog}: {message}")
+
+
+def _progress(message: str) -> None:
+    if sys.stderr.isatty():
+        print(f"[synth] {message}", file=sys.stderr, flush=True)
+
+
+def _fmt(x) -> str:
+    from fractions import Fraction
+
+    if isinstance(x, Fraction):
+        return str(x) if x.denominator == 1 else f"{float(x):.6f} ({x})"
+    return str(x)
+
+
+def _topology_from_args(args):
+    from synth.torus import parse_torus
+
+    if getattr(args, "torus", None):
+        return parse_torus(args.torus)
+    raise SynthError("name a topology, e.g. --torus 16x16")
+
+
+# ---------------------------------------------------------------- commands
+def cmd_solve(args) -> int:
+    """Build a schedule, check it and write its certificate.
+
+    Example: ``synth solve --torus 16x16 --out sp-16x16.json``
+    """
+    from synth.solve import solve
+
+    start = time.perf_counter()
+    topology = _topology_from_args(args)
+    result = solve(topology, depth=args.depth, elements=args.elements, mode=args.mode, progress=_progress)
+    cert = result.certificate
+    cert.provenance["seconds"] = round(time.perf_counter() - start, 3)
+    if args.out:
+        from synth.certificate import write_certificate
+
+        write_certificate(cert, args.out)
+        _progress(f"wrote {args.out}")
+    c = cert.claims
+    summary = {
+        "topology": topology.name, "algorithm": cert.provenance.get("algorithm"),
+        "compute_nodes": c["compute_nodes"], "links": c["links"], "diameter": getattr(topology, "diameter", None),
+        "chunks": c["chunks"], "rounds": c["rounds"], "round_lower_bound": c["round_lower_bound"],
+        "round_optimal": c["round_optimal"], "psi": c["psi"], "theta": c["theta"], "omega": c["omega"],
+        "weight": c["weight"], "depth": result.depth, "valid": True, "certificate": args.out,
+        **{k: v for k, v in cert.solver.items() if k in ("status", "lower_bound", "gap")},
+    }
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        width = max(len(k) for k in summary)
+        for k, v in summary.items():
+            if v is not None:
+                print(f"{k:<{width}}  {v}")
+    return EXIT_OK
+
+
+def cmd_check(args) -> int:
+    """Re-derive every claim of a certificate or explicit file; exit 1 if any fails.
+
+    Example: ``synth check instances/torus-16x16-sp.json``
+    """
+    from synth.certify import check_file
+
+    _progress(f"checking {args.file}")
+    report = check_file(args.file, args.mode)
+    if args.json:
+        print(json.dumps(report.to_json()))
+    else:
+        m = report.metrics
+        print(f"{args.file}: {'VALID' if report.valid else 'INVALID'} ({report.kind}, {report.mode} check)")
+        for e in report.errors:
+            print(f"  error: {e}")
+        if m is not None:
+            print(f"  rounds {m.rounds}, round lower bound {report.round_lower_bound} ({report.bound_witness})")
+            print(f"  psi {_fmt(m.psi)}, theta {_fmt(m.theta)}, omega {_fmt(m.omega)}, weight {_fmt(m.weight)}")
+            print(f"  {m.compute_nodes} nodes, {m.links} links, {m.chunks} chunks, {m.elements} elements, "
+                  f"{m.transmissions} transmissions")
+        for key, (claimed, measured, ok) in report.claims.items():
+            print(f"  {'ok  ' if ok else 'FAIL'} {key}: claimed {claimed}, measured {measured}")
+        for key, value in report.solver.items():
+            print(f"  solver claim (not re-derived) {key}: {value}")
+    return EXIT_OK if report.valid else EXIT_FAILED
+
+
+def cmd_export(args) -> int:
+    """Write a certificate's schedule in another format.
+
+    Example: ``synth export cert.json --format explicit --out schedule.jsonl``
+    """
+    from synth.certificate import read_certificate
+    from synth.explicit import write_explicit
+    from synth.fileio import read_json
+    from synth.lift import lift, lifted_weights
+    from synth.schedule import chunk_elements
+
+    if args.format != "explicit":
+        raise SynthError(f"unknown export format {args.format!r}; valid: explicit")
+    cert = read_certificate(read_json(args.file))
+    n = cert.base.n_transmissions * cert.group.order
+    if n > args.max_transmissions:
+        raise SynthError(f"the explicit schedule has {n:,} transmissions, over --max-transmissions "
+                         f"{args.max_transmissions:,}; raise it if you really want that file")
+    elements = args.elements or cert.elements
+    _progress(f"lifting {n:,} transmissions")
+    schedule = lift(cert.base, cert.group)
+    sizes = chunk_elements(lifted_weights(cert.base, cert.group), elements)
+    claims = cert.claims if elements == cert.elements else None
+    write_explicit(schedule, sizes, args.out, claims)
+    print(f"wrote {args.out}: {n} transmissions, {schedule.n_chunks} chunks, {schedule.n_rounds} rounds")
+    return EXIT_OK
+
+
+def cmd_info(args) -> int:
+    """Facts about a topology: size, diameter, distances, symmetry group, round lower bound.
+
+    Example: ``synth info --torus 8x8x8``
+    """
+    from synth.check import round_lower_bound
+    from synth.registry import default_group
+
+    t = _topology_from_args(args)
+    g = default_group(t)
+    bound, witness = round_lower_bound(t, g)
+    info = {"topology": t.name, "dimensions": list(t.shape), "compute_nodes": t.n_compute, "links": t.n_links,
+            "degree": t.degree, "diameter": t.diameter,
+            "distance_distribution": t.distance_distribution().tolist(),
+            "group": g.name if g else None, "group_order": g.order if g else None,
+            "link_orbits": g.n_link_orbits if g else None, "regular_on_links": g.is_regular if g else None,
+            "round_lower_bound": bound, "bound_witness": witness}
+    if args.json:
+        print(json.dumps(info))
+    else:
+        width = max(len(k) for k in info)
+        for k, v in info.items():
+            print(f"{k:<{width}}  {v}")
+    return EXIT_OK
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="synth", description="Provably optimal allreduce schedules on symmetric networks.")
+    p.add_argument("--version", action="version", version=f"synth {__version__}")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+
+    s = sub.add_parser("solve", help="build, check and certify a schedule", description=cmd_solve.__doc__)
+    s.add_argument("--torus", metavar="SHAPE", help="torus side lengths, e.g. 16x16 or 8x8x8")
+    s.add_argument("--depth", type=int, metavar="K", help="tree depth bound (k-SP-allreduce)")
+    s.add_argument("--elements", type=int, metavar="N", help="input elements per node (default: one per chunk)")
+    s.add_argument("--mode", default="auto", choices=("auto", "explicit", "symmetric"), help="how to check")
+    s.add_argument("--out", metavar="FILE", help="write the certificate here")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.set_defaults(func=cmd_solve)
+
+    c = sub.add_parser("check", help="re-derive every claim of a file", description=cmd_check.__doc__)
+    c.add_argument("file")
+    c.add_argument("--mode", default="auto", choices=("auto", "explicit", "symmetric"))
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_check)
+
+    e = sub.add_parser("export", help="write a schedule in another format", description=cmd_export.__doc__)
+    e.add_argument("file")
+    e.add_argument("--format", default="explicit", help="explicit (JSON Lines)")
+    e.add_argument("--out", required=True, metavar="FILE")
+    e.add_argument("--elements", type=int, metavar="N", help="input elements per node (default: the certificate's)")
+    e.add_argument("--max-transmissions", type=int, default=20_000_000, metavar="N")
+    e.set_defaults(func=cmd_export)
+
+    i = sub.add_parser("info", help="facts about a topology", description=cmd_info.__doc__)
+    i.add_argument("--torus", metavar="SHAPE")
+    i.add_argument("--json", action="store_true")
+    i.set_defaults(func=cmd_info)
+    return p
+
+
+def main(argv=None) -> int:
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+        if not getattr(args, "command", None):
+            parser.print_help()
+            return EXIT_USAGE
+        return args.func(args)
+    except SynthError as exc:
+        print(f"synth: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("synth: interrupted", file=sys.stderr)
+        return 130
+    except MemoryError:
+        print("synth: error: out of memory (try --mode symmetric or a smaller instance)", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

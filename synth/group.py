@@ -1,0 +1,286 @@
+"""Groups of network automorphisms as permutation arrays.
+
+A :class:`Group` is given by generator permutations of the vertices.  Before
+anything uses it, :meth:`Group.from_generators` proves three facts with exact
+array arithmetic:
+
+1. every generator is an automorphism (a vertex permutation that maps links to
+   links and compute vertices to compute vertices), so every product is one;
+2. the group acts *freely* on directed links: the stabilizer of link 0 is
+   trivial (all Schreier generators ``u_{s(e)}^-1 s u_e`` are the identity)
+   and every link orbit is as large as the orbit of link 0;
+3. hence its elements are exactly one ``u_e`` per link ``e`` of the orbit of
+   link 0, with ``u_e(link 0) = e``.
+
+Element ``i`` is the one that maps link 0 to ``orbit_links[i]`` (orbit links in
+increasing order): this numbering is canonical, it does not depend on the
+generators chosen.  Lifting (:mod:`synth.lift`) gives element ``i`` chunk ``i``.
+
+Because the action is free, lifting any base schedule loads every link of an
+orbit ``O`` in round ``s`` with exactly the base schedule's round-``s``
+incidences on ``O`` (SPEC section 6); when there is a single orbit (a
+*regular* action) every link carries the same load.
+
+Examples
+--------
+>>> from synth.torus import parse_torus
+>>> g = torus_gamma(parse_torus("4x4"))
+>>> g.order, g.is_regular, g.n_link_orbits
+(64, True, 1)
+>>> g.link_images([0]).ravel()[:5].tolist()
+[0, 1, 2, 3, 4]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from synth.errors import GroupError
+from synth.topology import Topology
+
+__all__ = ["Group", "torus_gamma", "torus_translations_negation", "named_group", "GROUPS"]
+
+_BLOCK = 1 << 24  # entries per block in the big comparisons (bounds temporary memory)
+
+
+def _components(n, perms):
+    """Orbit label of each point under the permutations ``perms`` (k x n)."""
+    if perms.shape[0] == 0:
+        return np.arange(n), n
+    rows = np.tile(np.arange(n), perms.shape[0])
+    graph = coo_matrix((np.ones(rows.size, dtype=np.int8), (rows, perms.ravel())), shape=(n, n))
+    count, labels = connected_components(graph, directed=True, connection="weak")
+    return labels, count
+
+
+@dataclass(frozen=True, eq=False)
+class Group:
+    """A verified group of automorphisms acting freely on directed links.
+
+    Build it with :meth:`from_generators`; the fields below are derived there.
+
+    Attributes
+    ----------
+    topology : Topology
+    name : str
+    spec : dict
+        JSON description; :func:`named_group` rebuilds the group from it.
+    generators : numpy.ndarray
+        ``k x V`` vertex permutations.
+    generator_links : numpy.ndarray
+        ``k x E`` induced link permutations.
+    orbit_links : numpy.ndarray
+        The orbit of link 0 in increasing order; element ``i`` maps link 0 to ``orbit_links[i]``.
+    link_orbit : numpy.ndarray
+        Orbit label (0..m-1, numbered by smallest link) of every link.
+    """
+
+    topology: Topology
+    name: str
+    spec: dict
+    generators: np.ndarray
+    generator_links: np.ndarray
+    orbit_links: np.ndarray
+    link_orbit: np.ndarray
+    _levels: tuple  # BFS of the Schreier tree: ((child, parent, generator), ...) per level
+
+    # -------------------------------------------------------------- building
+    @classmethod
+    def from_generators(cls, topology: Topology, generators, name: str, spec: dict) -> "Group":
+        """Verify ``generators`` and build the group they generate (see module docstring).
+
+        Raises
+        ------
+        GroupError
+            If a generator is not an automorphism or the action on links is not free.
+        """
+        V, E = topology.n_vertices, topology.n_links
+        gens = np.asarray(generators, dtype=np.int64).reshape(-1, V)
+        gen_links = np.empty((gens.shape[0], E), dtype=np.int32)
+        for i, g in enumerate(gens):
+            if not np.array_equal(np.sort(g), np.arange(V)):
+                raise GroupError(f"generator {i} is not a permutation of the {V} vertices")
+            if not np.array_equal(np.sort(g[topology.compute]), topology.compute):
+                raise GroupError(f"generator {i} does not map compute vertices to compute vertices")
+            img = topology.link_ids(g[topology.link_src], g[topology.link_dst])
+            if np.any(img < 0):
+                bad = int(np.argmax(img < 0))
+                raise GroupError(
+                    f"generator {i} is not an automorphism: it maps link "
+                    f"{topology.link_src[bad]}->{topology.link_dst[bad]} to a non-link")
+            gen_links[i] = img
+        gens = gens.astype(np.int32)
+        link_orbit, n_orbits = _components(E, gen_links)
+        # relabel orbits by their smallest link, so labels are canonical
+        first = np.full(n_orbits, E, dtype=np.int64)
+        np.minimum.at(first, link_orbit, np.arange(E))
+        rank = np.empty(n_orbits, dtype=np.int64)
+        rank[np.argsort(first)] = np.arange(n_orbits)
+        link_orbit = rank[link_orbit].astype(np.int32)
+        orbit_links = np.flatnonzero(link_orbit == 0).astype(np.int32)
+        sizes = np.bincount(link_orbit)
+        if np.any(sizes != sizes[0]):
+            raise GroupError(
+                f"{name}: link orbits have sizes {sorted(set(sizes.tolist()))}; "
+                "the group must act freely on links (all orbits of equal size)")
+        levels = cls._schreier_tree(gen_links, orbit_links)
+        group = cls(topology, name, spec, gens, gen_links, orbit_links, link_orbit, levels)
+        group._check_free()
+        return group
+
+    @staticmethod
+    def _schreier_tree(gen_links, orbit_links):
+        """BFS over the orbit of link 0; each new link gets (parent, generator)."""
+        E = gen_links.shape[1]
+        pos = np.full(E, -1, dtype=np.int64)
+        pos[orbit_links] = np.arange(orbit_links.size)
+        seen = np.zeros(orbit_links.size, dtype=bool)
+        seen[0] = True
+        frontier = np.array([0], dtype=np.int64)  # element indices
+        levels = []
+        while frontier.size:
+            child_all, parent_all, gen_all = [], [], []
+            for s in range(gen_links.shape[0]):
+                child = pos[gen_links[s][orbit_links[frontier]]]
+                new = ~seen[child]
+                child, parent = child[new], frontier[new]
+                child, first = np.unique(child, return_index=True)
+                parent = parent[first]
+                seen[child] = True
+                child_all.append(child)
+                parent_all.append(parent)
+                gen_all.append(np.full(child.size, s, dtype=np.int64))
+            frontier = np.concatenate(child_all)
+            if frontier.size:
+                levels.append((frontier, np.concatenate(parent_all), np.concatenate(gen_all)))
+        return tuple(levels)
+
+    def _propagate(self, identity_row, tables):
+        """Images of ``identity_row`` (points) under every element: ``G x len(row)``."""
+        out = np.empty((self.order, identity_row.size), dtype=np.int32)
+        out[0] = identity_row
+        for child, parent, gen in self._levels:
+            for s in np.unique(gen):
+                sel = gen == s
+                out[child[sel]] = tables[s][out[parent[sel]]]
+        return out
+
+    def _check_free(self):
+        """Schreier's lemma: the stabilizer of link 0 is trivial iff s.u_e == u_{s(e)} for all s, e."""
+        U = self.vertex_images(np.arange(self.topology.n_vertices))
+        pos = np.full(self.topology.n_links, -1, dtype=np.int64)
+        pos[self.orbit_links] = np.arange(self.order)
+        step = max(1, _BLOCK // max(1, U.shape[1]))
+        for s, (gv, gl) in enumerate(zip(self.generators, self.generator_links)):
+            target = pos[gl[self.orbit_links]]
+            for a in range(0, self.order, step):
+                if not np.array_equal(gv[U[a:a + step]], U[target[a:a + step]]):
+                    raise GroupError(
+                        f"{self.name}: the group does not act freely on links "
+                        "(a non-identity element fixes link 0)")
+
+    # ------------------------------------------------------------- queries
+    @property
+    def order(self) -> int:
+        """Number of elements ``|G|``."""
+        return int(self.orbit_links.size)
+
+    @cached_property
+    def n_link_orbits(self) -> int:
+        return int(self.link_orbit.max()) + 1 if self.link_orbit.size else 0
+
+    @property
+    def is_regular(self) -> bool:
+        """True when the action on links is regular (free and transitive)."""
+        return self.n_link_orbits == 1
+
+    @cached_property
+    def orbit_sizes(self) -> np.ndarray:
+        return np.bincount(self.link_orbit)
+
+    @cached_property
+    def vertex_orbit(self) -> np.ndarray:
+        """Orbit label of every vertex."""
+        return _components(self.topology.n_vertices, self.generators)[0]
+
+    def vertex_images(self, vertices) -> np.ndarray:
+        """``out[i, j]`` = element ``i`` applied to ``vertices[j]``."""
+        return self._propagate(np.asarray(vertices, dtype=np.int32).ravel(), self.generators)
+
+    def link_images(self, links) -> np.ndarray:
+        """``out[i, j]`` = element ``i`` applied to link ``links[j]``."""
+        return self._propagate(np.asarray(links, dtype=np.int32).ravel(), self.generator_links)
+
+    def to_json(self) -> dict:
+        return dict(self.spec)
+
+
+# ----------------------------------------------------------------- builders
+def _torus_gens(t, kinds):
+    from synth.torus import Torus
+
+    if not isinstance(t, Torus):
+        raise GroupError("this group is defined on tori only")
+    coords = t.coords(np.arange(t.n_vertices))
+    gens = []
+    for kind in kinds:
+        if kind == "neg":
+            gens.append(t.vertex(-coords))
+        elif kind == "rot":
+            if t.ndim > 1:
+                gens.append(t.vertex(np.roll(coords, -1, axis=1)))
+        else:
+            shift = np.zeros(t.ndim, dtype=np.int64)
+            shift[kind] = 1
+            gens.append(t.vertex(coords + shift))
+    return np.stack(gens)
+
+
+def torus_gamma(t) -> Group:
+    """The paper's Γ on an equal-sided torus: ``u -> x + ε ρ^j(u)``, ``|Γ| = 2d n^d``.
+
+    Generated by the unit translation along dimension 0, the negation and the
+    cyclic coordinate shift ``ρ``.  Γ acts regularly on the directed links.
+    """
+    if not getattr(t, "is_equal_sided", False):
+        raise GroupError(f"Γ needs an equal-sided torus; {t.name} is not (use translations-negation)")
+    return Group.from_generators(t, _torus_gens(t, [0, "neg", "rot"]), f"Gamma({t.name})", {"kind": "torus-gamma"})
+
+
+def torus_translations_negation(t) -> Group:
+    """Translations and ``u -> -u`` on any torus: ``|G| = 2 prod(n_i)``, one link orbit per dimension."""
+    return Group.from_generators(
+        t, _torus_gens(t, list(range(getattr(t, "ndim", 0))) + ["neg"]),
+        f"translations-negation({t.name})", {"kind": "torus-translations-negation"})
+
+
+GROUPS = {
+    "torus-gamma": torus_gamma,
+    "torus-translations-negation": torus_translations_negation,
+}
+
+
+def named_group(topology: Topology, spec: dict) -> Group:
+    """Rebuild (and verify) a group from its JSON ``spec``.
+
+    ``{"kind": "generators", "generators": [[...], ...]}`` gives explicit vertex
+    permutations; other kinds name a builder in :data:`GROUPS`.
+    """
+    kind = spec.get("kind") if isinstance(spec, dict) else None
+    if kind == "generators":
+        gens = spec.get("generators")
+        try:
+            arr = np.asarray(gens, dtype=np.int64)
+        except (TypeError, ValueError):
+            raise GroupError("group generators must be lists of vertex ids") from None
+        if arr.ndim != 2 or arr.shape[1] != topology.n_vertices:
+            raise GroupError(f"each group generator must list {topology.n_vertices} vertex images")
+        return Group.from_generators(topology, arr, spec.get("name", "generators"), dict(spec))
+    if kind not in GROUPS:
+        raise GroupError(f"unknown group kind {kind!r}; valid: {', '.join(sorted(GROUPS) + ['generators'])}")
+    return GROUPS[kind](topology)

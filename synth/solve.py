@@ -1,0 +1,65 @@
+"""Pick the construction for a request, build it, and certify it.
+
+Examples
+--------
+>>> from synth.torus import parse_torus
+>>> r = solve(parse_torus("4x4"))
+>>> r.certificate.claims["rounds"], r.depth
+(8, 4)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from synth.certificate import Certificate
+from synth.certify import certify
+from synth.errors import SynthError
+from synth.group import torus_gamma, torus_translations_negation
+from synth.sp import sp_allreduce
+from synth.torus import Torus
+
+__all__ = ["SolveResult", "solve"]
+
+
+@dataclass
+class SolveResult:
+    """A certified schedule and what the user should know about it."""
+
+    certificate: Certificate
+    depth: int
+    notes: list = field(default_factory=list)
+
+
+def _quiet(_message):
+    pass
+
+
+def solve(topology, depth=None, elements=None, mode="auto", progress=_quiet) -> SolveResult:
+    """Build and certify the best schedule synth knows for ``topology`` and ``depth``.
+
+    Without ``depth`` (or with ``depth >= H``) this is SP-allreduce: the BFS tree of
+    depth ``H``, which has the least possible weight ``p - 1``.
+    """
+    if not isinstance(topology, Torus):
+        raise SynthError("only tori are supported so far")
+    H = topology.diameter
+    if depth is not None and depth < 1:
+        raise SynthError(f"--depth must be at least 1, got {depth}")
+    notes = []
+    if depth is not None and depth < H:
+        raise SynthError(f"depth {depth} < H = {H} needs the k-hop tree models, which are not available yet")
+    if depth is not None and depth > H:
+        notes.append(f"depth {depth} exceeds the diameter H = {H}; the BFS tree (depth {H}) is optimal")
+    if topology.is_equal_sided:
+        progress("verifying the group Γ")
+        group = torus_gamma(topology)
+    else:
+        progress("verifying the group of translations and negation")
+        group = torus_translations_negation(topology)
+        notes.append("rectangular torus: one BFS tree lifted by translations and negation is not balanced "
+                     "(omega > 1); balanced two-tree families are not implemented yet")
+    base = sp_allreduce(topology)
+    progress(f"checking the lifted schedule ({base.n_transmissions * group.order:,} transmissions)")
+    cert = certify(base, group, elements, mode=mode, provenance={"algorithm": "sp-allreduce", "seed": None})
+    return SolveResult(cert, H, notes)

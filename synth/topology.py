@@ -1,0 +1,183 @@
+"""Network topologies as arrays: vertices are ``0..V-1``, directed links ``0..E-1``.
+
+A :class:`Topology` is the generic data every other module works on: the two
+endpoint arrays of the directed links, the compute vertices (the ones that
+hold data; switches forward only) and a JSON ``spec`` that names how to build
+it again.  Tori live in :mod:`synth.torus`; they add closed forms on top.
+
+Examples
+--------
+>>> import numpy as np
+>>> ring = Topology.from_links("ring3", {"kind": "links"}, 3,
+...                            [(0, 1), (1, 2), (2, 0), (1, 0), (2, 1), (0, 2)])
+>>> ring.n_links
+6
+>>> ring.link_ids(np.array([0, 2]), np.array([1, 1])).tolist()
+[0, 4]
+>>> ring.bfs([0]).tolist()
+[0, 1, 1]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from synth.errors import TopologyError
+
+__all__ = ["Topology"]
+
+
+@dataclass(frozen=True, eq=False)
+class Topology:
+    """A directed graph with compute vertices.
+
+    Parameters
+    ----------
+    name : str
+        Short human name, e.g. ``"torus 16x16"``.
+    spec : dict
+        JSON-ready description from which :func:`synth.build_topology` rebuilds it.
+    n_vertices : int
+        Number of vertices ``V``.
+    link_src, link_dst : numpy.ndarray
+        int32 arrays of length ``E``: link ``e`` goes from ``link_src[e]`` to ``link_dst[e]``.
+    compute : numpy.ndarray
+        Sorted int32 ids of the vertices that hold data.
+    """
+
+    name: str
+    spec: dict
+    n_vertices: int
+    link_src: np.ndarray
+    link_dst: np.ndarray
+    compute: np.ndarray = field(default=None)
+
+    def __post_init__(self):
+        src = np.ascontiguousarray(self.link_src, dtype=np.int32)
+        dst = np.ascontiguousarray(self.link_dst, dtype=np.int32)
+        if src.shape != dst.shape or src.ndim != 1:
+            raise TopologyError("link_src and link_dst must be 1-D arrays of equal length")
+        if src.size and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= self.n_vertices):
+            raise TopologyError(f"a link endpoint lies outside 0..{self.n_vertices - 1}")
+        if np.any(src == dst):
+            raise TopologyError("a link joins a vertex to itself")
+        compute = np.arange(self.n_vertices, dtype=np.int32) if self.compute is None else np.unique(
+            np.asarray(self.compute, dtype=np.int32))
+        if compute.size and (compute[0] < 0 or compute[-1] >= self.n_vertices):
+            raise TopologyError("a compute vertex lies outside the vertex range")
+        object.__setattr__(self, "link_src", src)
+        object.__setattr__(self, "link_dst", dst)
+        object.__setattr__(self, "compute", compute)
+        keys = self._keys(src, dst)
+        if np.unique(keys).size != keys.size:
+            raise TopologyError("the same directed link is listed twice")
+
+    @classmethod
+    def from_links(cls, name, spec, n_vertices, links, compute=None):
+        """Build a topology from a list of ``(u, v)`` directed links."""
+        arr = np.asarray(links, dtype=np.int64).reshape(-1, 2)
+        return cls(name, spec, int(n_vertices), arr[:, 0], arr[:, 1], compute)
+
+    # ------------------------------------------------------------------ basics
+    @property
+    def n_links(self) -> int:
+        """Number of directed links ``E``."""
+        return int(self.link_src.size)
+
+    @property
+    def n_compute(self) -> int:
+        """Number of compute vertices ``p``."""
+        return int(self.compute.size)
+
+    @cached_property
+    def is_compute(self) -> np.ndarray:
+        """Boolean mask over vertices: does the vertex hold data."""
+        mask = np.zeros(self.n_vertices, dtype=bool)
+        mask[self.compute] = True
+        return mask
+
+    def _keys(self, src, dst):
+        return np.asarray(src, dtype=np.int64) * self.n_vertices + np.asarray(dst, dtype=np.int64)
+
+    @cached_property
+    def _sorted_keys(self):
+        keys = self._keys(self.link_src, self.link_dst)
+        order = np.argsort(keys, kind="stable")
+        return keys[order], order.astype(np.int32)
+
+    def link_ids(self, src, dst) -> np.ndarray:
+        """Link ids of the pairs ``(src[i], dst[i])``; ``-1`` where there is no such link."""
+        src = np.asarray(src)
+        dst = np.asarray(dst)
+        keys = self._keys(src, dst)
+        skeys, order = self._sorted_keys
+        pos = np.searchsorted(skeys, keys)
+        pos = np.minimum(pos, max(skeys.size - 1, 0))
+        ok = (skeys.size > 0) & (skeys[pos] == keys) if skeys.size else np.zeros(keys.shape, bool)
+        valid = ok & (src >= 0) & (src < self.n_vertices) & (dst >= 0) & (dst < self.n_vertices)
+        return np.where(valid, order[pos], -1).astype(np.int32)
+
+    @cached_property
+    def out_links(self):
+        """CSR of out-links: ``(ptr, links)``; vertex ``v`` owns ``links[ptr[v]:ptr[v+1]]``."""
+        order = np.argsort(self.link_src, kind="stable").astype(np.int32)
+        ptr = np.zeros(self.n_vertices + 1, dtype=np.int64)
+        np.cumsum(np.bincount(self.link_src, minlength=self.n_vertices), out=ptr[1:])
+        return ptr, order
+
+    # --------------------------------------------------------------- distances
+    def bfs(self, sources, reverse: bool = False) -> np.ndarray:
+        """Hop distances from the set ``sources`` (to it when ``reverse``); ``-1`` if unreachable."""
+        src, dst = (self.link_dst, self.link_src) if reverse else (self.link_src, self.link_dst)
+        dist = np.full(self.n_vertices, -1, dtype=np.int32)
+        frontier = np.unique(np.asarray(sources, dtype=np.int64))
+        dist[frontier] = 0
+        order = np.argsort(src, kind="stable")
+        ptr = np.zeros(self.n_vertices + 1, dtype=np.int64)
+        np.cumsum(np.bincount(src, minlength=self.n_vertices), out=ptr[1:])
+        sorted_dst = dst[order]
+        level = 0
+        while frontier.size:
+            level += 1
+            starts, ends = ptr[frontier], ptr[frontier + 1]
+            counts = ends - starts
+            idx = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
+            nxt = np.unique(sorted_dst[idx])
+            nxt = nxt[dist[nxt] < 0]
+            dist[nxt] = level
+            frontier = nxt
+        return dist
+
+    def distance_matrix(self) -> np.ndarray:
+        """All-pairs hop distances (``V x V``); meant for small graphs."""
+        return np.stack([self.bfs([v]) for v in range(self.n_vertices)])
+
+    def shortest_route(self, u: int, v: int) -> np.ndarray:
+        """A deterministic shortest route ``u -> v`` as link ids.
+
+        At each vertex the walk takes the lowest-numbered out-link that gets one
+        hop closer to ``v``.
+        """
+        dist_to_v = self.bfs([v], reverse=True)
+        if dist_to_v[u] < 0:
+            raise TopologyError(f"vertex {v} cannot be reached from {u}")
+        ptr, links = self.out_links
+        route, x = [], int(u)
+        while x != v:
+            out = links[ptr[x]:ptr[x + 1]]
+            out = np.sort(out)
+            nxt = out[dist_to_v[self.link_dst[out]] == dist_to_v[x] - 1][0]
+            route.append(int(nxt))
+            x = int(self.link_dst[nxt])
+        return np.asarray(route, dtype=np.int32)
+
+    def to_json(self) -> dict:
+        """The topology as an explicit JSON object (vertices, compute, links)."""
+        return {
+            "vertices": self.n_vertices,
+            "compute": self.compute.tolist(),
+            "links": np.stack([self.link_src, self.link_dst], axis=1).tolist(),
+        }
