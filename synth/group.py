@@ -43,7 +43,7 @@ from scipy.sparse.csgraph import connected_components
 from synth.errors import GroupError
 from synth.topology import Topology
 
-__all__ = ["Group", "torus_gamma", "torus_translations_negation", "named_group", "GROUPS"]
+__all__ = ["Group", "torus_gamma", "torus_translations_negation", "torus_translations", "named_group", "GROUPS"]
 
 _BLOCK = 1 << 24  # entries per block in the big comparisons (bounds temporary memory)
 
@@ -259,9 +259,16 @@ def torus_translations_negation(t) -> Group:
         f"translations-negation({t.name})", {"kind": "torus-translations-negation"})
 
 
+def torus_translations(t) -> Group:
+    """Translations only: ``|G| = prod(n_i)``, one link orbit per (dimension, direction)."""
+    return Group.from_generators(t, _torus_gens(t, list(range(getattr(t, "ndim", 0)))),
+                                 f"translations({t.name})", {"kind": "torus-translations"})
+
+
 GROUPS = {
     "torus-gamma": torus_gamma,
     "torus-translations-negation": torus_translations_negation,
+    "torus-translations": torus_translations,
 }
 
 
