@@ -1,5 +1,8 @@
+"""``python -m synth``: the same as the ``synth`` command."""
+
 import sys
 
 from synth.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())

@@ -22,6 +22,7 @@ def write_atomic(path, lines) -> None:
         raise FileFormatError(f"cannot write {path}: folder {folder} does not exist")
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(path), dir=folder)
     try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual permissions
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             if isinstance(lines, str):
                 f.write(lines)
@@ -35,6 +36,12 @@ def write_atomic(path, lines) -> None:
         except OSError:
             pass
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def read_json(path) -> dict:

@@ -87,7 +87,7 @@ class Group:
     generator_links: np.ndarray
     orbit_links: np.ndarray
     link_orbit: np.ndarray
-    _levels: tuple  # BFS of the Schreier tree: ((child, parent, generator), ...) per level
+    _levels: tuple  # Schreier tree in BFS order: ((generator, children, parents), ...)
 
     # -------------------------------------------------------------- building
     @classmethod
@@ -144,7 +144,7 @@ class Group:
         frontier = np.array([0], dtype=np.int64)  # element indices
         levels = []
         while frontier.size:
-            child_all, parent_all, gen_all = [], [], []
+            child_all, parent_all = [], []
             for s in range(gen_links.shape[0]):
                 child = pos[gen_links[s][orbit_links[frontier]]]
                 new = ~seen[child]
@@ -154,20 +154,18 @@ class Group:
                 seen[child] = True
                 child_all.append(child)
                 parent_all.append(parent)
-                gen_all.append(np.full(child.size, s, dtype=np.int64))
             frontier = np.concatenate(child_all)
-            if frontier.size:
-                levels.append((frontier, np.concatenate(parent_all), np.concatenate(gen_all)))
+            # one (generator, children, parents) step per generator and level: children of a level
+            # depend only on parents of earlier levels, so the steps can run in this order
+            levels.extend((s, c, p) for s, (c, p) in enumerate(zip(child_all, parent_all)) if c.size)
         return tuple(levels)
 
     def _propagate(self, identity_row, tables):
         """Images of ``identity_row`` (points) under every element: ``G x len(row)``."""
         out = np.empty((self.order, identity_row.size), dtype=np.int32)
         out[0] = identity_row
-        for child, parent, gen in self._levels:
-            for s in np.unique(gen):
-                sel = gen == s
-                out[child[sel]] = tables[s][out[parent[sel]]]
+        for s, child, parent in self._levels:
+            out[child] = tables[s][out[parent]]
         return out
 
     def _check_free(self):

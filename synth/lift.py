@@ -26,6 +26,8 @@ from synth.schedule import BaseSchedule, Block, Schedule
 
 __all__ = ["lift", "lifted_weights"]
 
+_TABLE_LIMIT = 1 << 22
+
 
 def lifted_weights(base: BaseSchedule, group: Group) -> np.ndarray:
     """Weight of every lifted chunk: component weights, each repeated ``|G|`` times."""
@@ -38,11 +40,21 @@ def lift(base: BaseSchedule, group: Group) -> Schedule:
         raise ScheduleError("the group and the base schedule live on different topologies")
     G = group.order
     blocks = []
-    for part in base.grouped():
+    parts = base.grouped()
+    # images of every route link at once when that table is small; per block otherwise (cache-friendly)
+    table = None
+    if G * base.route_links.size <= _TABLE_LIMIT:
+        used, inverse = np.unique(base.route_links, return_inverse=True)
+        table, column = group.link_images(used), inverse.ravel()
+    for part in parts:
         t = int(base.component[part[0]])
         L = int(base.route_lengths[part[0]])
-        # images of this block's k x L route links under all G elements: G x (k*L), so rows are chunks
-        links = group.link_images(base.route_matrix(part)).reshape(G * part.size, L)
+        routes = base.route_matrix(part)  # k x L
+        if table is None:
+            links = group.link_images(routes).reshape(G * part.size, L)  # G x (k*L): rows are chunks
+        else:
+            links = np.take(table, column[base.route_ptr[part][:, None] + np.arange(L)].ravel(), axis=1)
+            links = links.reshape(G * part.size, L)
         chunk = np.repeat(np.arange(t * G, (t + 1) * G, dtype=np.int32), part.size)
         blocks.append(Block(int(base.round[part[0]]), int(base.op[part[0]]), chunk, links))
     return Schedule(base.topology, G * base.n_components, base.n_rounds, tuple(blocks))

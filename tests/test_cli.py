@@ -1,0 +1,104 @@
+"""The command line: outputs, exit codes, one-line errors, and the README's commands."""
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from synth.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_solve_json_and_check(tmp_path, capsys):
+    cert = tmp_path / "c.json"
+    code, out, err = run(capsys, "solve", "--torus", "6x6", "--out", str(cert), "--json")
+    assert code == 0
+    res = json.loads(out)
+    for key in ("rounds", "round_lower_bound", "psi", "theta", "omega", "weight", "valid"):
+        assert key in res
+    assert res["rounds"] == 12 and res["round_lower_bound"] == 11 and res["weight"] == "35"
+    code, out, err = run(capsys, "check", str(cert), "--json")
+    rep = json.loads(out)
+    assert code == 0 and rep["valid"] and rep["rounds"] == 12 and rep["omega"] == 1.0
+    code, out, _ = run(capsys, "check", str(cert))
+    assert code == 0 and "VALID" in out
+
+
+def test_export_then_check(tmp_path, capsys):
+    cert, ex = tmp_path / "c.json", tmp_path / "e.jsonl"
+    assert run(capsys, "solve", "--torus", "3x3x3", "--out", str(cert))[0] == 0
+    assert run(capsys, "export", str(cert), "--format", "explicit", "--out", str(ex))[0] == 0
+    code, out, _ = run(capsys, "check", str(ex), "--json")
+    assert code == 0 and json.loads(out)["valid"]
+
+
+def test_failing_check_exits_1(tmp_path, capsys):
+    cert = tmp_path / "c.json"
+    run(capsys, "solve", "--torus", "4x4", "--out", str(cert))
+    data = json.loads(cert.read_text())
+    data["claims"]["theta"] = "2"
+    cert.write_text(json.dumps(data))
+    code, out, _ = run(capsys, "check", str(cert))
+    assert code == 1 and "FAIL theta" in out
+
+
+@pytest.mark.parametrize("argv", [
+    ["solve", "--torus", "1x8"], ["solve", "--torus", "16xx"], ["solve", "--torus", "0"],
+    ["solve", "--torus", "-4x4"], ["solve", "--torus", "axb"], ["solve"], ["info", "--torus", "2x9"],
+    ["check", "/nonexistent/file.json"], ["export", "/nonexistent.json", "--out", "x"], ["frobnicate"],
+    ["solve", "--torus", "4x4", "--depth", "0"], ["check", "x", "--mode", "bogus"],
+])
+def test_bad_input_is_one_line_exit_2(capsys, argv):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("synth: error:"), err
+    assert "Traceback" not in err
+
+
+def test_corrupt_file_exit_2(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "synth-certificate", "version": 1, "topology": ')
+    code, _, err = run(capsys, "check", str(bad))
+    assert code == 2 and "not valid JSON" in err
+
+
+def test_info(capsys):
+    code, out, _ = run(capsys, "info", "--torus", "8x8", "--json")
+    info = json.loads(out)
+    assert code == 0 and info["diameter"] == 8 and info["group_order"] == 256 and info["round_lower_bound"] == 15
+    assert info["distance_distribution"] == [1, 4, 8, 12, 14, 12, 8, 4, 1]
+
+
+def test_python_dash_m_and_console_script():
+    out = subprocess.run([sys.executable, "-m", "synth", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("synth ")
+
+
+def test_readme_opens_with_the_two_commands():
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```(?:bash|sh)?\n(.*?)```", text, re.S)
+    first, second = blocks[0].strip(), blocks[1].strip()
+    assert "pip install" in first and "synth solve" in first and "--torus 16x16" in first
+    assert "pip install" in second and "pytest" in second
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert second in ci, "the CI script must run the README's test command verbatim"
+
+
+def test_every_command_is_documented_in_readme():
+    text = (ROOT / "README.md").read_text()
+    from synth.cli import _parser
+
+    sub = next(a for a in _parser()._actions if a.__class__.__name__ == "_SubParsersAction")
+    for name in sub.choices:
+        assert f"synth {name}" in text, f"'synth {name}' is not in README.md"
