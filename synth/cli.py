@@ -56,7 +56,8 @@ def cmd_solve(args) -> int:
 
     start = time.perf_counter()
     topology = _topology_from_args(args)
-    result = solve(topology, depth=args.depth, elements=args.elements, mode=args.mode, progress=_progress)
+    result = solve(topology, depth=args.depth, elements=args.elements, mode=args.mode, exchange=args.exchange,
+                   progress=_progress)
     cert = result.certificate
     cert.provenance["seconds"] = round(time.perf_counter() - start, 3)
     if args.out:
@@ -167,6 +168,27 @@ def cmd_info(args) -> int:
     return EXIT_OK
 
 
+def cmd_bound(args) -> int:
+    """The round lower bound for fully bandwidth-optimal schedules (SPEC 3), and what attains it.
+
+    Example: ``synth bound --torus 8x8``
+    """
+    from synth.check import round_lower_bound
+    from synth.registry import default_group
+
+    t = _topology_from_args(args)
+    bound, witness = round_lower_bound(t, default_group(t))
+    closed = 2 * t.diameter - (1 if any(n % 2 == 0 for n in t.shape) else 0)
+    out = {"topology": t.name, "round_lower_bound": bound, "attained_by": witness, "closed_form": closed,
+           "agrees": bound == closed}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(f"{t.name}: at least {bound} rounds for any schedule with 2p-2 one-hop transmissions per chunk "
+              f"({witness}; closed form 2H{'-1' if closed < 2 * t.diameter else ''} = {closed})")
+    return EXIT_OK if bound == closed else EXIT_FAILED
+
+
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="synth", description="Provably optimal allreduce schedules on symmetric networks.")
     p.add_argument("--version", action="version", version=f"synth {__version__}")
@@ -175,6 +197,8 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("solve", help="build, check and certify a schedule", description=cmd_solve.__doc__)
     s.add_argument("--torus", metavar="SHAPE", help="torus side lengths, e.g. 16x16 or 8x8x8")
     s.add_argument("--depth", type=int, metavar="K", help="tree depth bound (k-SP-allreduce)")
+    s.add_argument("--exchange", action="store_true",
+                   help="forest plus exchange: 2H-1 rounds on tori with an even side (round-optimal)")
     s.add_argument("--elements", type=int, metavar="N", help="input elements per node (default: one per chunk)")
     s.add_argument("--mode", default="auto", choices=("auto", "explicit", "symmetric"), help="how to check")
     s.add_argument("--out", metavar="FILE", help="write the certificate here")
@@ -194,6 +218,11 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--elements", type=int, metavar="N", help="input elements per node (default: the certificate's)")
     e.add_argument("--max-transmissions", type=int, default=20_000_000, metavar="N")
     e.set_defaults(func=cmd_export)
+
+    bd = sub.add_parser("bound", help="round lower bound and what attains it", description=cmd_bound.__doc__)
+    bd.add_argument("--torus", metavar="SHAPE")
+    bd.add_argument("--json", action="store_true")
+    bd.set_defaults(func=cmd_bound)
 
     i = sub.add_parser("info", help="facts about a topology", description=cmd_info.__doc__)
     i.add_argument("--torus", metavar="SHAPE")

@@ -36,6 +36,7 @@ from synth.topology import Topology
 
 __all__ = [
     "REDUCE", "COPY", "OPS", "BaseSchedule", "Block", "Schedule", "chunk_elements", "tree_schedule",
+    "exchange_schedule", "forest_depths",
 ]
 
 REDUCE, COPY = 0, 1
@@ -276,30 +277,77 @@ def tree_schedule(topology: Topology, parent, root: int, route=None, label: str 
     return BaseSchedule.from_rows(topology, 2 * h, rows, (1,), (label or f"tree, root {root}, depth {h}",))
 
 
+def exchange_schedule(topology: Topology, parent, a: int, b: int, route=None, label: str = "") -> BaseSchedule:
+    """Forest plus exchange (SPEC section 4): reduce to roots ``a`` and ``b``, swap, disseminate.
+
+    ``parent`` describes a forest whose two trees hang from ``a`` and ``b``.  With forest depth
+    ``h``: rounds ``1..h`` reduce towards the roots, round ``h+1`` has ``a`` and ``b`` reduce
+    into each other along ``route(a, b)`` and ``route(b, a)`` (both payloads are start-of-round
+    aggregates, so both roots end with the total), rounds ``h+2..2h+1`` copy back down.
+
+    Examples
+    --------
+    >>> from synth.torus import parse_torus
+    >>> t = parse_torus("4")
+    >>> s = exchange_schedule(t, [-1, -1, 1, 0], 0, 1)
+    >>> s.n_rounds, s.round.tolist(), s.op.tolist()
+    (3, [1, 1, 2, 2, 3, 3], [0, 0, 0, 0, 1, 1])
+    """
+    parent = np.asarray(parent, dtype=np.int64)
+    route = route or topology.shortest_route
+    if a == b:
+        raise ScheduleError("the two exchange roots must differ")
+    depth = forest_depths(topology, parent, [a, b])
+    h = int(depth.max())
+    kids = np.flatnonzero(parent >= 0)
+    rows = []
+    for v in kids:
+        rows.append((0, h - depth[v] + 1, v, parent[v], REDUCE, route(int(v), int(parent[v]))))
+        rows.append((0, h + 1 + depth[v], parent[v], v, COPY, route(int(parent[v]), int(v))))
+    rows.append((0, h + 1, a, b, REDUCE, route(int(a), int(b))))
+    rows.append((0, h + 1, b, a, REDUCE, route(int(b), int(a))))
+    rows.sort(key=lambda r: (r[1], r[2], r[3]))
+    return BaseSchedule.from_rows(topology, 2 * h + 1, rows, (1,),
+                                  (label or f"forest + exchange, roots {a} and {b}, depth {h}",))
+
+
 def _tree_depths(topology, parent, root):
+    return forest_depths(topology, parent, [root])
+
+
+def forest_depths(topology, parent, roots) -> np.ndarray:
+    """Depth of every compute vertex in the forest ``parent`` with the given roots (``-1`` off the forest).
+
+    Raises
+    ------
+    ScheduleError
+        Unless every compute vertex but the roots has a compute parent and every path ends at a root.
+    """
+    parent = np.asarray(parent, dtype=np.int64)
+    roots = np.asarray(roots, dtype=np.int64)
     compute = topology.compute
     if parent.size != topology.n_vertices:
         raise ScheduleError(f"parent array must have {topology.n_vertices} entries")
     expect = topology.is_compute.copy()
-    expect[root] = False
+    expect[roots] = False
     if not np.array_equal(parent >= 0, expect):
-        raise ScheduleError("every compute vertex but the root needs a parent (and nothing else)")
-    if np.any(parent[parent >= 0] >= topology.n_vertices) or not np.all(topology.is_compute[parent[parent >= 0]]):
+        raise ScheduleError("every compute vertex but the roots needs a parent (and nothing else)")
+    has = parent >= 0
+    if np.any(parent[has] >= topology.n_vertices) or not np.all(topology.is_compute[parent[has]]):
         raise ScheduleError("a parent is not a compute vertex")
-    depth = np.full(topology.n_vertices, -1, dtype=np.int64)
-    depth[root] = 0
-    # pointer jumping: resolve depths in O(log depth) vectorized passes
-    anc, dist = parent.copy(), np.where(parent >= 0, 1, 0)
-    anc[root] = root
+    # pointer jumping: anc[v] is an ancestor of v at distance dist[v]; O(log depth) vectorized passes
+    is_root = np.zeros(topology.n_vertices, dtype=bool)
+    is_root[roots] = True
+    anc = np.where(has, parent, np.arange(topology.n_vertices))
+    dist = has.astype(np.int64)
     for _ in range(64):
-        done = anc == root
+        done = is_root[anc]
         if done[compute].all():
             break
-        nxt = np.where(anc >= 0, anc, root)
-        dist = np.where(done, dist, dist + dist[nxt])
-        anc = np.where(done, anc, anc[nxt])
-    if not (anc[compute] == root).all():
-        raise ScheduleError("the parent array has a cycle: not a tree rooted at the root")
+        dist = np.where(done, dist, dist + dist[anc])
+        anc = np.where(done, anc, anc[anc])
+    if not is_root[anc[compute]].all():
+        raise ScheduleError("the parent array has a cycle: not a forest hanging from the roots")
+    depth = np.full(topology.n_vertices, -1, dtype=np.int64)
     depth[compute] = dist[compute]
-    depth[root] = 0
     return depth

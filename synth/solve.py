@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from synth.certificate import Certificate
 from synth.certify import certify
 from synth.errors import SynthError
+from synth.exchange import exchange_allreduce
 from synth.group import torus_gamma, torus_translations_negation
 from synth.sp import sp_allreduce
 from synth.torus import Torus
@@ -35,11 +36,13 @@ def _quiet(_message):
     pass
 
 
-def solve(topology, depth=None, elements=None, mode="auto", progress=_quiet) -> SolveResult:
+def solve(topology, depth=None, elements=None, mode="auto", exchange=False, progress=_quiet) -> SolveResult:
     """Build and certify the best schedule synth knows for ``topology`` and ``depth``.
 
     Without ``depth`` (or with ``depth >= H``) this is SP-allreduce: the BFS tree of
-    depth ``H``, which has the least possible weight ``p - 1``.
+    depth ``H``, which has the least possible weight ``p - 1``.  With ``exchange`` on a
+    torus with an even side it is the forest plus exchange, ``2H - 1`` rounds; on an
+    all-odd torus ``2H`` is already the lower bound and SP-allreduce is returned.
     """
     if not isinstance(topology, Torus):
         raise SynthError("only tori are supported so far")
@@ -59,7 +62,15 @@ def solve(topology, depth=None, elements=None, mode="auto", progress=_quiet) -> 
         group = torus_translations_negation(topology)
         notes.append("rectangular torus: one BFS tree lifted by translations and negation is not balanced "
                      "(omega > 1); balanced two-tree families are not implemented yet")
-    base = sp_allreduce(topology)
+    algorithm, depth_out = "sp-allreduce", H
+    if exchange and all(n % 2 for n in topology.shape):
+        notes.append(f"every side of {topology.name} is odd: no adjacent pair saves a round, so 2H = {2 * H} "
+                     "rounds is already the lower bound; returning SP-allreduce")
+        exchange = False
+    if exchange:
+        base, algorithm, depth_out = exchange_allreduce(topology), "forest-exchange", H - 1
+    else:
+        base = sp_allreduce(topology)
     progress(f"checking the lifted schedule ({base.n_transmissions * group.order:,} transmissions)")
-    cert = certify(base, group, elements, mode=mode, provenance={"algorithm": "sp-allreduce", "seed": None})
-    return SolveResult(cert, H, notes)
+    cert = certify(base, group, elements, mode=mode, provenance={"algorithm": algorithm, "seed": None})
+    return SolveResult(cert, depth_out, notes)
