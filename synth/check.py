@@ -245,10 +245,10 @@ def measure_explicit(schedule: Schedule, chunk_sizes) -> Metrics:
 def measure_symmetric(base: BaseSchedule, group, chunk_sizes) -> Metrics:
     """Metrics of ``lift(base, group)`` derived from the base schedule and the verified group.
 
-    The group acts freely on links, so each element maps a base link of orbit
-    ``O`` to a distinct link of ``O`` and, when all chunks of a component have
-    the same size, every link of ``O`` carries ``size * (base incidences on O)``
-    in each round.  With unequal sizes the loads are lifted link by link.
+    The elements map a base link of orbit ``O`` onto every link of ``O`` exactly
+    ``|G|/|O|`` times (orbit-stabilizer), so when all chunks of a component have
+    the same size every link of ``O`` carries ``size * |G|/|O| * (base incidences
+    on O)`` in each round.  With unequal sizes the loads are lifted link by link.
     """
     t = base.topology
     G = group.order
@@ -256,7 +256,8 @@ def measure_symmetric(base: BaseSchedule, group, chunk_sizes) -> Metrics:
     comp_total = sizes.sum(axis=1)
     L = base.route_lengths
     n_orbits = group.n_link_orbits
-    orbit_size = G  # free action: every orbit has |G| links
+    orbit_size = group.orbit_sizes.astype(np.int64)
+    multiplicity = G // orbit_size  # |stabilizer| of a link of each orbit
     vol_abs = int(sum(int(comp_total[c]) * int((base.component == c).sum()) for c in range(base.n_components)))
     vol_phys = int(sum(int(comp_total[c]) * int(L[base.component == c].sum()) for c in range(base.n_components)))
     max_load = [0] * base.n_rounds
@@ -266,10 +267,11 @@ def measure_symmetric(base: BaseSchedule, group, chunk_sizes) -> Metrics:
     inc_round = np.repeat(base.round, L)
     if uniform:
         per_orbit = np.zeros((base.n_rounds, n_orbits), dtype=np.int64)
-        np.add.at(per_orbit, (inc_round - 1, group.link_orbit[base.route_links]), sizes[inc_comp, 0])
+        orbit = group.link_orbit[base.route_links]
+        np.add.at(per_orbit, (inc_round - 1, orbit), sizes[inc_comp, 0] * multiplicity[orbit])
         for s in range(base.n_rounds):
             max_load[s] = int(per_orbit[s].max())
-            total_load[s] = int(per_orbit[s].sum()) * orbit_size
+            total_load[s] = int((per_orbit[s] * orbit_size).sum())
     else:
         used, inv = np.unique(base.route_links, return_inverse=True)
         images = group.link_images(used)

@@ -6,20 +6,23 @@ array arithmetic:
 
 1. every generator is an automorphism (a vertex permutation that maps links to
    links and compute vertices to compute vertices), so every product is one;
-2. the group acts *freely* on directed links: the stabilizer of link 0 is
-   trivial (all Schreier generators ``u_{s(e)}^-1 s u_e`` are the identity)
-   and every link orbit is as large as the orbit of link 0;
-3. hence its elements are exactly one ``u_e`` per link ``e`` of the orbit of
-   link 0, with ``u_e(link 0) = e``.
+2. the *base link* ``f0`` (the smallest link of a largest link orbit) has a
+   trivial stabilizer: all Schreier generators ``u_{s(e)}^-1 s u_e`` are the
+   identity;
+3. hence the elements are exactly one ``u_e`` per link ``e`` of the orbit of
+   ``f0``, with ``u_e(f0) = e``, and ``|G| = |orbit(f0)|``.
 
-Element ``i`` is the one that maps link 0 to ``orbit_links[i]`` (orbit links in
+Element ``i`` is the one that maps ``f0`` to ``orbit_links[i]`` (orbit links in
 increasing order): this numbering is canonical, it does not depend on the
 generators chosen.  Lifting (:mod:`synth.lift`) gives element ``i`` chunk ``i``.
 
-Because the action is free, lifting any base schedule loads every link of an
-orbit ``O`` in round ``s`` with exactly the base schedule's round-``s``
-incidences on ``O`` (SPEC section 6); when there is a single orbit (a
-*regular* action) every link carries the same load.
+By orbit-stabilizer, each element maps a link ``f`` of orbit ``O`` onto every
+link of ``O`` exactly ``|G| / |O|`` times, so lifting a base schedule (equal
+chunks) loads every link of ``O`` in round ``s`` with ``|G| / |O|`` times the
+base schedule's round-``s`` incidences on ``O`` (SPEC section 6).  The action is
+*free* when every orbit has ``|G|`` links (e.g. tori), and *regular* when it is
+free with a single orbit: then every link carries the same load.  HyperX with
+even sides has a half-size orbit (links of offset ``n/2``).
 
 Examples
 --------
@@ -60,7 +63,7 @@ def _components(n, perms):
 
 @dataclass(frozen=True, eq=False)
 class Group:
-    """A verified group of automorphisms acting freely on directed links.
+    """A verified group of automorphisms with a link of trivial stabilizer.
 
     Build it with :meth:`from_generators`; the fields below are derived there.
 
@@ -97,7 +100,7 @@ class Group:
         Raises
         ------
         GroupError
-            If a generator is not an automorphism or the action on links is not free.
+            If a generator is not an automorphism or no link has a trivial stabilizer.
         """
         V, E = topology.n_vertices, topology.n_links
         gens = np.asarray(generators, dtype=np.int64).reshape(-1, V)
@@ -122,20 +125,19 @@ class Group:
         rank = np.empty(n_orbits, dtype=np.int64)
         rank[np.argsort(first)] = np.arange(n_orbits)
         link_orbit = rank[link_orbit].astype(np.int32)
-        orbit_links = np.flatnonzero(link_orbit == 0).astype(np.int32)
         sizes = np.bincount(link_orbit)
-        if np.any(sizes != sizes[0]):
-            raise GroupError(
-                f"{name}: link orbits have sizes {sorted(set(sizes.tolist()))}; "
-                "the group must act freely on links (all orbits of equal size)")
+        base_orbit = int(np.argmax(sizes))  # a largest orbit; the first such (smallest links) on ties
+        orbit_links = np.flatnonzero(link_orbit == base_orbit).astype(np.int32)
         levels = cls._schreier_tree(gen_links, orbit_links)
         group = cls(topology, name, spec, gens, gen_links, orbit_links, link_orbit, levels)
-        group._check_free()
+        group._check_base_stabilizer()
+        if np.any(group.order % sizes):
+            raise GroupError(f"{name}: an orbit size does not divide |G| (internal inconsistency)")
         return group
 
     @staticmethod
     def _schreier_tree(gen_links, orbit_links):
-        """BFS over the orbit of link 0; each new link gets (parent, generator)."""
+        """BFS over the orbit of the base link ``orbit_links[0]``; each new link gets (parent, generator)."""
         E = gen_links.shape[1]
         pos = np.full(E, -1, dtype=np.int64)
         pos[orbit_links] = np.arange(orbit_links.size)
@@ -168,8 +170,8 @@ class Group:
             out[child] = tables[s][out[parent]]
         return out
 
-    def _check_free(self):
-        """Schreier's lemma: the stabilizer of link 0 is trivial iff s.u_e == u_{s(e)} for all s, e."""
+    def _check_base_stabilizer(self):
+        """Schreier's lemma: the stabilizer of f0 is trivial iff s.u_e == u_{s(e)} for all s, e."""
         U = self.vertex_images(np.arange(self.topology.n_vertices))
         pos = np.full(self.topology.n_links, -1, dtype=np.int64)
         pos[self.orbit_links] = np.arange(self.order)
@@ -179,8 +181,8 @@ class Group:
             for a in range(0, self.order, step):
                 if not np.array_equal(gv[U[a:a + step]], U[target[a:a + step]]):
                     raise GroupError(
-                        f"{self.name}: the group does not act freely on links "
-                        "(a non-identity element fixes link 0)")
+                        f"{self.name}: no link has a trivial stabilizer (a non-identity element fixes "
+                        f"link {int(self.orbit_links[0])}, from a largest orbit); such a group cannot number chunks")
 
     # ------------------------------------------------------------- queries
     @property
@@ -193,9 +195,19 @@ class Group:
         return int(self.link_orbit.max()) + 1 if self.link_orbit.size else 0
 
     @property
+    def base_link(self) -> int:
+        """The link ``f0`` whose images number the elements."""
+        return int(self.orbit_links[0])
+
+    @property
+    def is_free(self) -> bool:
+        """True when no element but the identity fixes a link (every orbit has ``|G|`` links)."""
+        return bool(np.all(self.orbit_sizes == self.order))
+
+    @property
     def is_regular(self) -> bool:
         """True when the action on links is regular (free and transitive)."""
-        return self.n_link_orbits == 1
+        return self.n_link_orbits == 1 and self.is_free
 
     @cached_property
     def orbit_sizes(self) -> np.ndarray:

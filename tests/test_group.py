@@ -57,11 +57,23 @@ def test_not_a_permutation_is_rejected(t44):
         Group.from_generators(t44, [np.zeros(16, dtype=int)], "zero", {})
 
 
-def test_non_free_action_is_rejected(t44):
+def test_nontrivial_stabilizer_everywhere_is_rejected():
+    from synth.topology import Topology
+
+    star = Topology.from_links("star", {"kind": "links"}, 4, [(0, 1), (0, 2), (0, 3), (1, 0), (2, 0), (3, 0)])
+    s3 = [[0, 2, 1, 3], [0, 2, 3, 1]]  # S3 on the leaves: every link is fixed by a transposition
+    with pytest.raises(GroupError, match="trivial stabilizer"):
+        Group.from_generators(star, s3, "S3", {})
+    g = Group.from_generators(star, [[0, 2, 3, 1]], "C3", {})  # the rotations alone act freely
+    assert g.order == 3 and g.is_free and not g.is_regular
+
+
+def test_flip_group_has_half_size_orbits(t44):
     c = t44.coords(np.arange(16))
-    flip = t44.vertex(np.stack([c[:, 0], -c[:, 1]], axis=1))  # fixes link 0 -> (1, 0)
-    with pytest.raises(GroupError, match="freely"):
-        Group.from_generators(t44, [flip], "flip", {})
+    flip = t44.vertex(np.stack([c[:, 0], -c[:, 1]], axis=1))  # fixes the links along dimension 0 on row 0
+    g = Group.from_generators(t44, [flip], "flip", {})
+    assert g.order == 2 and not g.is_free
+    assert set(g.orbit_sizes.tolist()) == {1, 2}
 
 
 def test_named_group_round_trip(t44):
