@@ -39,11 +39,22 @@ def _fmt(x) -> str:
 
 
 def _topology_from_args(args):
+    from synth.hyperx import parse_hyperx
+    from synth.spineleaf import parse_spine_leaf
     from synth.torus import parse_torus
 
-    if getattr(args, "torus", None):
-        return parse_torus(args.torus)
-    raise SynthError("name a topology, e.g. --torus 16x16")
+    given = [(flag, getattr(args, flag, None)) for flag in ("torus", "hyperx", "spine_leaf")]
+    given = [(flag, value) for flag, value in given if value is not None]
+    if len(given) != 1:
+        raise SynthError("name exactly one topology: --torus 16x16, --hyperx 32x32 or --spine-leaf 16,32,16")
+    flag, value = given[0]
+    return {"torus": parse_torus, "hyperx": parse_hyperx, "spine_leaf": parse_spine_leaf}[flag](value)
+
+
+def _add_topology_args(parser):
+    parser.add_argument("--torus", metavar="SHAPE", help="torus side lengths, e.g. 16x16 or 8x8x8")
+    parser.add_argument("--hyperx", metavar="SHAPE", help="HyperX sides, e.g. 32x32")
+    parser.add_argument("--spine-leaf", metavar="S,L,H", help="spines, leaves, hosts per leaf, e.g. 16,32,16")
 
 
 # ---------------------------------------------------------------- commands
@@ -147,17 +158,23 @@ def cmd_info(args) -> int:
 
     Example: ``synth info --torus 8x8x8``
     """
+    import numpy as np
+
     from synth.check import round_lower_bound
     from synth.registry import default_group
 
     t = _topology_from_args(args)
     g = default_group(t)
     bound, witness = round_lower_bound(t, g)
-    info = {"topology": t.name, "dimensions": list(t.shape), "compute_nodes": t.n_compute, "links": t.n_links,
-            "degree": t.degree, "diameter": t.diameter,
-            "distance_distribution": t.distance_distribution().tolist(),
+    first = int(t.compute[0])
+    dist = t.bfs([first])[t.compute]
+    info = {"topology": t.name, "vertices": t.n_vertices, "compute_nodes": t.n_compute, "links": t.n_links,
+            "out_degree": sorted(set(np.bincount(t.link_src, minlength=t.n_vertices)[t.compute].tolist())),
+            "diameter": getattr(t, "diameter", None) or int(dist.max()),
+            "distance_distribution": np.bincount(dist).tolist(),
             "group": g.name if g else None, "group_order": g.order if g else None,
-            "link_orbits": g.n_link_orbits if g else None, "regular_on_links": g.is_regular if g else None,
+            "link_orbits": g.n_link_orbits if g else None, "orbit_sizes": g.orbit_sizes.tolist() if g else None,
+            "regular_on_links": g.is_regular if g else None,
             "round_lower_bound": bound, "bound_witness": witness}
     if args.json:
         print(json.dumps(info))
@@ -176,17 +193,22 @@ def cmd_bound(args) -> int:
     from synth.check import round_lower_bound
     from synth.registry import default_group
 
+    from synth.torus import Torus
+
     t = _topology_from_args(args)
     bound, witness = round_lower_bound(t, default_group(t))
-    closed = 2 * t.diameter - (1 if any(n % 2 == 0 for n in t.shape) else 0)
+    closed = None
+    if isinstance(t, Torus):
+        closed = 2 * t.diameter - (1 if any(n % 2 == 0 for n in t.shape) else 0)
     out = {"topology": t.name, "round_lower_bound": bound, "attained_by": witness, "closed_form": closed,
-           "agrees": bound == closed}
+           "agrees": None if closed is None else bound == closed}
     if args.json:
         print(json.dumps(out))
     else:
+        tail = "" if closed is None else f"; closed form 2H{'-1' if closed < 2 * t.diameter else ''} = {closed}"
         print(f"{t.name}: at least {bound} rounds for any schedule with 2p-2 one-hop transmissions per chunk "
-              f"({witness}; closed form 2H{'-1' if closed < 2 * t.diameter else ''} = {closed})")
-    return EXIT_OK if bound == closed else EXIT_FAILED
+              f"({witness}{tail})")
+    return EXIT_FAILED if closed is not None and bound != closed else EXIT_OK
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -195,7 +217,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
 
     s = sub.add_parser("solve", help="build, check and certify a schedule", description=cmd_solve.__doc__)
-    s.add_argument("--torus", metavar="SHAPE", help="torus side lengths, e.g. 16x16 or 8x8x8")
+    _add_topology_args(s)
     s.add_argument("--depth", type=int, metavar="K", help="tree depth bound (k-SP-allreduce)")
     s.add_argument("--exchange", action="store_true",
                    help="forest plus exchange: 2H-1 rounds on tori with an even side (round-optimal)")
@@ -220,12 +242,12 @@ def _parser() -> argparse.ArgumentParser:
     e.set_defaults(func=cmd_export)
 
     bd = sub.add_parser("bound", help="round lower bound and what attains it", description=cmd_bound.__doc__)
-    bd.add_argument("--torus", metavar="SHAPE")
+    _add_topology_args(bd)
     bd.add_argument("--json", action="store_true")
     bd.set_defaults(func=cmd_bound)
 
     i = sub.add_parser("info", help="facts about a topology", description=cmd_info.__doc__)
-    i.add_argument("--torus", metavar="SHAPE")
+    _add_topology_args(i)
     i.add_argument("--json", action="store_true")
     i.set_defaults(func=cmd_info)
     return p

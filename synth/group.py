@@ -46,7 +46,7 @@ from scipy.sparse.csgraph import connected_components
 from synth.errors import GroupError
 from synth.topology import Topology
 
-__all__ = ["Group", "torus_gamma", "torus_translations_negation", "torus_translations", "named_group", "GROUPS"]
+__all__ = ["Group", "torus_gamma", "torus_translations_negation", "torus_translations", "named_group"]
 
 _BLOCK = 1 << 24  # entries per block in the big comparisons (bounds temporary memory)
 
@@ -275,19 +275,14 @@ def torus_translations(t) -> Group:
                                  f"translations({t.name})", {"kind": "torus-translations"})
 
 
-GROUPS = {
-    "torus-gamma": torus_gamma,
-    "torus-translations-negation": torus_translations_negation,
-    "torus-translations": torus_translations,
-}
-
-
 def named_group(topology: Topology, spec: dict) -> Group:
     """Rebuild (and verify) a group from its JSON ``spec``.
 
     ``{"kind": "generators", "generators": [[...], ...]}`` gives explicit vertex
-    permutations; other kinds name a builder in :data:`GROUPS`.
+    permutations; other kinds name a builder in :func:`synth.registry.group_kinds`.
     """
+    from synth.registry import group_builder, group_kinds
+
     kind = spec.get("kind") if isinstance(spec, dict) else None
     if kind == "generators":
         gens = spec.get("generators")
@@ -298,6 +293,10 @@ def named_group(topology: Topology, spec: dict) -> Group:
         if arr.ndim != 2 or arr.shape[1] != topology.n_vertices:
             raise GroupError(f"each group generator must list {topology.n_vertices} vertex images")
         return Group.from_generators(topology, arr, spec.get("name", "generators"), dict(spec))
-    if kind not in GROUPS:
-        raise GroupError(f"unknown group kind {kind!r}; valid: {', '.join(sorted(GROUPS) + ['generators'])}")
-    return GROUPS[kind](topology)
+    builder = group_builder(kind)
+    if builder is None:
+        raise GroupError(f"unknown group kind {kind!r}; valid: {', '.join(group_kinds() + ['generators'])}")
+    try:
+        return builder(topology)
+    except (AttributeError, TypeError):
+        raise GroupError(f"group kind {kind!r} does not apply to {topology.name}") from None

@@ -18,6 +18,8 @@ from synth.errors import SynthError
 from synth.exchange import exchange_allreduce
 from synth.group import torus_gamma, torus_translations_negation
 from synth.sp import sp_allreduce
+from synth.hyperx import HyperX, hyperx_group, hyperx_tree
+from synth.spineleaf import SpineLeaf, spine_leaf_group, spine_leaf_star
 from synth.torus import Torus
 
 __all__ = ["SolveResult", "solve"]
@@ -44,8 +46,10 @@ def solve(topology, depth=None, elements=None, mode="auto", exchange=False, prog
     torus with an even side it is the forest plus exchange, ``2H - 1`` rounds; on an
     all-odd torus ``2H`` is already the lower bound and SP-allreduce is returned.
     """
+    if isinstance(topology, (HyperX, SpineLeaf)):
+        return _solve_other(topology, depth, elements, mode, exchange, progress)
     if not isinstance(topology, Torus):
-        raise SynthError("only tori are supported so far")
+        raise SynthError(f"no construction for {topology.name} yet (tori, HyperX and spine-leaf are supported)")
     H = topology.diameter
     if depth is not None and depth < 1:
         raise SynthError(f"--depth must be at least 1, got {depth}")
@@ -74,3 +78,25 @@ def solve(topology, depth=None, elements=None, mode="auto", exchange=False, prog
     progress(f"checking the lifted schedule ({base.n_transmissions * group.order:,} transmissions)")
     cert = certify(base, group, elements, mode=mode, provenance={"algorithm": algorithm, "seed": None})
     return SolveResult(cert, depth_out, notes)
+
+
+def _solve_other(topology, depth, elements, mode, exchange, progress) -> SolveResult:
+    notes = []
+    if exchange:
+        raise SynthError(f"--exchange is defined on tori; {topology.name} is not one")
+    if isinstance(topology, HyperX):
+        progress("verifying the HyperX group")
+        group, base = hyperx_group(topology), hyperx_tree(topology)
+        algorithm = "windmill" if topology.ndim == 2 else "coordinate-tree"
+    else:
+        progress("verifying the spine-leaf group")
+        group, base = spine_leaf_group(topology), spine_leaf_star(topology)
+        algorithm = "spine-leaf-star"
+    tree_depth = base.n_rounds // 2
+    if depth is not None and depth < tree_depth:
+        raise SynthError(f"depth {depth} is below this construction's depth {tree_depth} on {topology.name}")
+    progress(f"checking the lifted schedule ({base.n_transmissions * group.order:,} transmissions)")
+    cert = certify(base, group, elements, mode=mode, provenance={"algorithm": algorithm, "seed": None})
+    if cert.claims["omega"] != "1":
+        notes.append(f"omega = {cert.claims['omega']} on {topology.name}: the lift is not perfectly balanced")
+    return SolveResult(cert, tree_depth, notes)
