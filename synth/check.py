@@ -54,8 +54,9 @@ class Metrics:
 
     Fractions are exact.  ``max_load[s-1]`` and ``total_load[s-1]`` are the
     largest and the summed link load (elements) of round ``s``; the mean load
-    is ``total_load / links``.  ``weight`` is ``Vol_phys / (2N)``: the tree
-    weight ``W(T)`` for a tree schedule.
+    is ``total_load / links``; ``round_hops[s-1]`` is the longest route of
+    round ``s``.  ``weight`` is ``Vol_phys / (2N)``: the tree weight ``W(T)``
+    for a tree schedule.
     """
 
     rounds: int
@@ -69,6 +70,7 @@ class Metrics:
     max_route: int
     max_load: tuple = field(repr=False)
     total_load: tuple = field(repr=False)
+    round_hops: tuple = field(repr=False, default=())
 
     @property
     def psi(self) -> Fraction:
@@ -220,6 +222,7 @@ def measure_explicit(schedule: Schedule, chunk_sizes) -> Metrics:
     max_load = [0] * schedule.n_rounds
     total_load = [0] * schedule.n_rounds
     vol_abs = vol_phys = n_trans = max_route = 0
+    hops = [0] * schedule.n_rounds
     for rnd, blocks in schedule.rounds():
         load = np.zeros(t.n_links, dtype=np.int64)
         for b in blocks:
@@ -227,6 +230,7 @@ def measure_explicit(schedule: Schedule, chunk_sizes) -> Metrics:
             s = sizes[b.chunk]
             n_trans += b.chunk.size
             max_route = max(max_route, L)
+            hops[rnd - 1] = max(hops[rnd - 1], L)
             vol_abs += int(s.sum())
             vol_phys += int(s.sum()) * L
             if distinct.size == 1:
@@ -239,7 +243,7 @@ def measure_explicit(schedule: Schedule, chunk_sizes) -> Metrics:
         max_load[rnd - 1] = int(load.max())
         total_load[rnd - 1] = int(load.sum())
     return Metrics(schedule.n_rounds, t.n_compute, t.n_links, schedule.n_chunks, int(sizes.sum()), n_trans,
-                   vol_abs, vol_phys, max_route, tuple(max_load), tuple(total_load))
+                   vol_abs, vol_phys, max_route, tuple(max_load), tuple(total_load), tuple(hops))
 
 
 def measure_symmetric(base: BaseSchedule, group, chunk_sizes) -> Metrics:
@@ -285,9 +289,11 @@ def measure_symmetric(base: BaseSchedule, group, chunk_sizes) -> Metrics:
                     load += np.bincount(images[rows][:, cols].ravel(), minlength=t.n_links) * int(value)
             max_load[s] = int(load.max())
             total_load[s] = int(load.sum())
+    hops = np.zeros(base.n_rounds, dtype=np.int64)
+    np.maximum.at(hops, base.round - 1, L)
     return Metrics(base.n_rounds, t.n_compute, t.n_links, G * base.n_components, int(sizes.sum()),
                    base.n_transmissions * G, vol_abs, vol_phys, int(L.max()) if L.size else 0,
-                   tuple(max_load), tuple(total_load))
+                   tuple(max_load), tuple(total_load), tuple(int(h) for h in hops))
 
 
 # -------------------------------------------------------------- round bound
