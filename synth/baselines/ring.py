@@ -1,0 +1,218 @@
+"""Ring allreduce (Patarasuk & Yuan 2009), balanced multiport on tori.
+
+One ring: a Hamiltonian cycle, the vector cut into ``p`` blocks, a
+reduce-scatter of ``p - 1`` steps (each node passes one block to its successor
+and adds the one it receives) and an allgather of ``p - 1`` steps.
+
+Balanced multiport.  The torus ``C_{n_1} x ... x C_{n_d}`` is ``2d``-regular and
+splits into ``d`` edge-disjoint Hamiltonian cycles; each cycle runs one ring
+in each direction, so ``2d`` families of ``p`` blocks each, and in every round
+every directed link carries exactly one block: ``2(p-1)`` rounds and
+``Psi = Theta = Omega = 1`` on every shape.
+
+The decomposition (:func:`hamiltonian_decomposition`) starts from the
+dimension classes (class ``i`` = all links along dimension ``i``, a union of
+rings) and merges cycles by *square swaps*: in a unit square whose opposite
+sides have classes ``A`` and ``B``, the two classes trade sides.  Every
+vertex keeps two edges of each class; a swap joins two ``A``-cycles when its
+two ``A``-sides lie on different ones, and keeps an ``A``-cycle whole when
+both sides lie on it and are traversed the same way.  Swaps that lower the
+total number of cycles are taken until every class is one Hamiltonian cycle
+(with seeded random swaps that keep the count to leave a plateau).
+
+Examples
+--------
+>>> from synth.torus import parse_torus
+>>> t = parse_torus("3x4")
+>>> cycles = hamiltonian_cycles(t)
+>>> len(cycles), [sorted(c.tolist()) == list(range(12)) for c in cycles]
+(2, [True, True])
+>>> m = ring(t).measure()
+>>> m.rounds, str(m.psi), str(m.theta), str(m.omega)
+(22, '1', '1', '1')
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from synth.baselines._engine import Rounds, add_allreduce, torus_disp
+from synth.errors import TopologyError
+from synth.torus import Torus
+
+__all__ = ["ring", "hamiltonian_decomposition", "hamiltonian_cycles", "SUPPORTED"]
+
+SUPPORTED = "tori of any shape"
+
+
+def _cycles(t, plus, color, c):
+    """Cycle id, position and cycle length of every vertex in class ``c``."""
+    V, d = t.n_vertices, t.ndim
+    v, i = np.nonzero(color == c)
+    w = plus[v, i]
+    a = np.concatenate([v, w])
+    b = np.concatenate([w, v])
+    order = np.argsort(a, kind="stable")
+    nb = b[order].reshape(V, 2).tolist()
+    cyc = [-1] * V
+    pos = [0] * V
+    lengths = []
+    for start in range(V):
+        if cyc[start] >= 0:
+            continue
+        cid = len(lengths)
+        prev, cur, k = -1, start, 0
+        while True:
+            cyc[cur] = cid
+            pos[cur] = k
+            k += 1
+            x, y = nb[cur]
+            nxt = x if x != prev else y
+            if nxt == start:
+                break
+            prev, cur = cur, nxt
+        lengths.append(k)
+    cyc = np.asarray(cyc, dtype=np.int64)
+    return cyc, np.asarray(pos, dtype=np.int64), np.asarray(lengths, dtype=np.int64)[cyc], len(lengths)
+
+
+def hamiltonian_decomposition(t: Torus, seed: int = 0, max_plateau: int | None = None) -> np.ndarray:
+    """Split the torus's edges into ``d`` Hamiltonian cycles.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``color[v, i]`` in ``0..d-1``: the cycle of the edge from ``v`` to ``v + e_i``.
+
+    Raises
+    ------
+    TopologyError
+        If the search fails (not observed on any shape tried).
+
+    Examples
+    --------
+    >>> from synth.torus import parse_torus
+    >>> col = hamiltonian_decomposition(parse_torus("4x4"))
+    >>> col.shape, np.bincount(col.ravel()).tolist()
+    ((16, 2), [16, 16])
+    """
+    if not isinstance(t, Torus):
+        raise TopologyError(f"ring is defined on tori only (any shape), not on {getattr(t, 'name', t)!r}")
+    V, d = t.n_vertices, t.ndim
+    color = np.tile(np.arange(d, dtype=np.int64), (V, 1))
+    if d == 1:
+        return color
+    coords = t.coords(np.arange(V)).astype(np.int64)
+    plus = np.empty((V, d), dtype=np.int64)
+    for i in range(d):
+        c = coords.copy()
+        c[:, i] += 1
+        plus[:, i] = t.vertex(c)
+    rng = np.random.default_rng(seed)
+    state = [_cycles(t, plus, color, c) for c in range(d)]
+    pairs = [(i, j) for i in range(d) for j in range(i + 1, d)]
+    q0 = np.arange(V)
+    plateau, limit = 0, max_plateau if max_plateau is not None else 20 * V + 1000
+    while any(s[3] > 1 for s in state):
+        cyc = np.stack([s[0] for s in state])
+        pos = np.stack([s[1] for s in state])
+        length = np.stack([s[2] for s in state])
+
+        def fwd(c, u, w):
+            return np.mod(pos[c, w] - pos[c, u], length[c, u]) == 1
+
+        best, cand = None, []
+        for i, j in pairs:
+            q1, q3 = plus[:, i], plus[:, j]
+            q2 = plus[q1, j]
+            A, B = color[q0, i], color[q0, j]
+            ok = (A == color[q3, i]) & (B == color[q1, j]) & (A != B)
+            dA = np.where(cyc[A, q0] != cyc[A, q3], -1, np.where(fwd(A, q0, q1) == fwd(A, q3, q2), 0, 1))
+            dB = np.where(cyc[B, q0] != cyc[B, q1], -1, np.where(fwd(B, q0, q3) == fwd(B, q1, q2), 0, 1))
+            delta = np.where(ok, dA + dB, 9)
+            m = int(delta.min())
+            if best is None or m < best:
+                best, cand = m, []
+            if m == best:
+                cand += [(i, j, v) for v in np.flatnonzero(delta == m).tolist()]
+        if best > 0 or (best == 0 and plateau >= limit):
+            raise TopologyError(f"no Hamiltonian decomposition found for torus {'x'.join(map(str, t.shape))}")
+        plateau = plateau + 1 if best == 0 else 0
+        i, j, v = cand[int(rng.integers(len(cand)))]
+        q1, q3 = plus[v, i], plus[v, j]
+        A, B = int(color[v, i]), int(color[v, j])
+        color[v, i] = color[q3, i] = B
+        color[v, j] = color[q1, j] = A
+        state[A] = _cycles(t, plus, color, A)
+        state[B] = _cycles(t, plus, color, B)
+    return color
+
+
+def hamiltonian_cycles(t: Torus) -> list:
+    """The ``d`` Hamiltonian cycles of :func:`hamiltonian_decomposition` as vertex sequences.
+
+    Examples
+    --------
+    >>> from synth.torus import parse_torus
+    >>> [c.tolist() for c in hamiltonian_cycles(parse_torus("5"))]
+    [[0, 1, 2, 3, 4]]
+    """
+    V, d = t.n_vertices, t.ndim
+    if d == 1:
+        return [np.arange(V)]
+    color = hamiltonian_decomposition(t)
+    coords = t.coords(np.arange(V)).astype(np.int64)
+    plus = np.empty((V, d), dtype=np.int64)
+    for i in range(d):
+        c = coords.copy()
+        c[:, i] += 1
+        plus[:, i] = t.vertex(c)
+    out = []
+    for c in range(d):
+        _, pos, _, n = _cycles(t, plus, color, c)
+        if n != 1:
+            raise TopologyError("internal error: a class is not one cycle")
+        seq = np.empty(V, dtype=np.int64)
+        seq[pos] = np.arange(V)
+        out.append(seq)
+    return out
+
+
+def ring(t: Torus):
+    """Balanced multiport Ring: ``2d`` rings on ``d`` Hamiltonian cycles, ``2(p-1)`` rounds.
+
+    Parameters
+    ----------
+    t : Torus
+
+    Returns
+    -------
+    Baseline
+        ``2d * p`` chunks of equal weight (ring ``f``, block ``b`` is chunk ``f*p + b``).
+
+    Examples
+    --------
+    >>> from synth.torus import parse_torus
+    >>> m = ring(parse_torus("3x3x3")).measure()
+    >>> m.rounds, str(m.psi), str(m.theta), str(m.omega)
+    (52, '1', '1', '1')
+    """
+    from synth.baselines import Baseline
+
+    if not isinstance(t, Torus):
+        raise TopologyError(f"ring is defined on tori only (any shape), not on {getattr(t, 'name', t)!r}")
+    V, d = t.n_vertices, t.ndim
+    cycles = hamiltonian_cycles(t)
+    r = Rounds(t)
+    used, family = 0, 0
+    for seq in cycles:
+        for order in (seq, seq[::-1]):
+            nxt = np.roll(order, -1)
+            disp = torus_disp(t, order, nxt)
+            # allgather step k: the node at position i passes on the block of position i - k
+            plan = [[(order, nxt, disp, np.roll(order, k))] for k in range(V - 1)]
+            used = add_allreduce(r, plan, family * V, 1)
+            family += 1
+    C = family * V
+    notes = f"{len(cycles)} edge-disjoint Hamiltonian cycles x 2 directions x {V} blocks"
+    return Baseline(r.schedule(C, used), np.ones(C, dtype=np.int64), "ring", notes)
