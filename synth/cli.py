@@ -211,6 +211,67 @@ def cmd_bound(args) -> int:
     return EXIT_FAILED if closed is not None and bound != closed else EXIT_OK
 
 
+def cmd_baseline(args) -> int:
+    """Generate a baseline algorithm as a checkable explicit schedule.
+
+    Example: ``synth baseline bucket --torus 8x8 --out bucket-8x8.jsonl``
+    """
+    from synth.baselines import SUPPORTED, build_baseline
+
+    t = _topology_from_args(args)
+    if args.name not in SUPPORTED:
+        raise SynthError(f"unknown baseline {args.name!r}; valid: {', '.join(sorted(SUPPORTED))}")
+    b = build_baseline(args.name, t)
+    m = b.measure(args.elements)
+    if args.out:
+        b.write(args.out, args.elements)
+        _progress(f"wrote {args.out}")
+    out = {"topology": t.name, "algorithm": args.name, "rounds": m.rounds, "psi": str(m.psi),
+           "theta": str(m.theta), "omega": str(m.omega), "weight": str(m.weight), "chunks": m.chunks,
+           "transmissions": m.transmissions, "notes": b.notes, "file": args.out}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        width = max(len(k) for k in out)
+        for k, v in out.items():
+            if v not in (None, ""):
+                print(f"{k:<{width}}  {v}")
+    return EXIT_OK
+
+
+def cmd_compare(args) -> int:
+    """Model every algorithm at each message size: rounds, deficiencies, time, goodput; best marked.
+
+    Example: ``synth compare --torus 8x8 --sizes 64KiB,1MiB,64MiB``
+    """
+    from synth.compare import compare
+    from synth.cost import Network, format_size, parse_bandwidth, parse_size, parse_time
+
+    t = _topology_from_args(args)
+    sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
+    net = Network(parse_bandwidth(args.bandwidth), parse_time(args.hop_latency), parse_time(args.alpha),
+                  args.element_bytes)
+    algorithms = [a.strip() for a in args.algorithms.split(",")] if args.algorithms else None
+    notes = []
+    rows = compare(t, sizes, net, algorithms, _progress, notes)
+    if args.json:
+        print(json.dumps({"topology": t.name, "bandwidth_bytes_per_s": net.bandwidth,
+                          "hop_latency_s": net.hop_latency, "alpha_s": net.alpha, "notes": notes,
+                          "rows": [r.to_json() for r in rows]}))
+        return EXIT_OK
+    print(f"{t.name}: {args.bandwidth} links, {args.hop_latency} per hop, alpha {args.alpha}; "
+          "* marks the fastest at each size")
+    print(f"{'size':>8} {'algorithm':<20} {'S':>5} {'psi':>7} {'theta':>7} {'omega':>7} "
+          f"{'time (us)':>11} {'goodput':>12} {'% bound':>8}")
+    for r in rows:
+        print(f"{format_size(r.size):>8} {r.algorithm + (' *' if r.best else ''):<20} {r.rounds:>5} "
+              f"{float(r.psi):>7.3f} {float(r.theta):>7.3f} {float(r.omega):>7.3f} {r.seconds * 1e6:>11.2f} "
+              f"{r.goodput * 8 / 1e9:>8.1f} Gb/s {100 * r.fraction_of_bound:>7.1f}")
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    return EXIT_OK
+
+
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="synth", description="Provably optimal allreduce schedules on symmetric networks.")
     p.add_argument("--version", action="version", version=f"synth {__version__}")
@@ -246,6 +307,27 @@ def _parser() -> argparse.ArgumentParser:
     bd.add_argument("--json", action="store_true")
     bd.set_defaults(func=cmd_bound)
 
+    b = sub.add_parser("baseline", help="a baseline algorithm as an explicit schedule",
+                       description=cmd_baseline.__doc__)
+    b.add_argument("name", help="ring, bucket, swing-l, swing-b, trivance-l, trivance-b, recursive-doubling, "
+                                "halving-doubling")
+    _add_topology_args(b)
+    b.add_argument("--out", metavar="FILE", help="write the explicit schedule (JSON Lines) here")
+    b.add_argument("--elements", type=int, metavar="N", help="input elements per node (default: one per chunk)")
+    b.add_argument("--json", action="store_true")
+    b.set_defaults(func=cmd_baseline)
+
+    cp = sub.add_parser("compare", help="modeled time and goodput of every algorithm", description=cmd_compare.__doc__)
+    _add_topology_args(cp)
+    cp.add_argument("--sizes", default="64KiB,1MiB,64MiB", help="comma-separated message sizes")
+    cp.add_argument("--bandwidth", default="400Gbps", help="per-link bandwidth (default 400Gbps)")
+    cp.add_argument("--hop-latency", default="400ns", help="latency per hop (default 400ns)")
+    cp.add_argument("--alpha", default="0", help="fixed cost per round (default 0, as in the paper's simulator)")
+    cp.add_argument("--element-bytes", type=int, default=4)
+    cp.add_argument("--algorithms", help="comma-separated subset (default: all that apply)")
+    cp.add_argument("--json", action="store_true")
+    cp.set_defaults(func=cmd_compare)
+
     i = sub.add_parser("info", help="facts about a topology", description=cmd_info.__doc__)
     _add_topology_args(i)
     i.add_argument("--json", action="store_true")
@@ -267,6 +349,11 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("synth: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `synth check FILE | head`: stop quietly like other shell tools
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except MemoryError:
         print("synth: error: out of memory (try --mode symmetric or a smaller instance)", file=sys.stderr)
         return EXIT_USAGE

@@ -102,3 +102,18 @@ def test_every_command_is_documented_in_readme():
     sub = next(a for a in _parser()._actions if a.__class__.__name__ == "_SubParsersAction")
     for name in sub.choices:
         assert f"synth {name}" in text, f"'synth {name}' is not in README.md"
+
+
+def test_baseline_and_compare(tmp_path, capsys):
+    out = tmp_path / "b.jsonl"
+    assert main(["baseline", "bucket", "--torus", "4x4", "--out", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rounds"] == 12
+    assert main(["check", str(out)]) == 0
+    assert main(["baseline", "nope", "--torus", "4x4"]) == 2
+    capsys.readouterr()
+    assert main(["compare", "--torus", "4x4", "--sizes", "64KiB,64MiB", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    best = {r["size"]: r["algorithm"] for r in rows if r["best"]}
+    assert best[65536] == "exchange"  # fewest rounds among the fully bandwidth-optimal ones
+    assert all(r["fraction_of_bound"] <= 1 for r in rows)
+    assert main(["compare", "--torus", "4x4", "--sizes", "1MiB", "--bandwidth", "fast"]) == 2
