@@ -43,18 +43,35 @@ def _topology_from_args(args):
     from synth.spineleaf import parse_spine_leaf
     from synth.torus import parse_torus
 
-    given = [(flag, getattr(args, flag, None)) for flag in ("torus", "hyperx", "spine_leaf")]
+    given = [(flag, getattr(args, flag, None)) for flag in ("torus", "hyperx", "spine_leaf", "topology")]
     given = [(flag, value) for flag, value in given if value is not None]
     if len(given) != 1:
-        raise SynthError("name exactly one topology: --torus 16x16, --hyperx 32x32 or --spine-leaf 16,32,16")
+        raise SynthError("name exactly one topology: --torus 16x16, --hyperx 32x32, --spine-leaf 16,32,16 "
+                         "or --topology FILE")
     flag, value = given[0]
+    if flag == "topology":
+        from synth.usertopo import read_topology
+
+        topology, args.generators = read_topology(value)
+        return topology
     return {"torus": parse_torus, "hyperx": parse_hyperx, "spine_leaf": parse_spine_leaf}[flag](value)
+
+
+def _group_for(topology, args):
+    from synth.registry import default_group
+
+    if getattr(args, "topology", None):
+        from synth.usertopo import user_group
+
+        return user_group(topology, getattr(args, "generators", None))
+    return default_group(topology)
 
 
 def _add_topology_args(parser):
     parser.add_argument("--torus", metavar="SHAPE", help="torus side lengths, e.g. 16x16 or 8x8x8")
     parser.add_argument("--hyperx", metavar="SHAPE", help="HyperX sides, e.g. 32x32")
     parser.add_argument("--spine-leaf", metavar="S,L,H", help="spines, leaves, hosts per leaf, e.g. 16,32,16")
+    parser.add_argument("--topology", metavar="FILE", help="a synth-topology JSON file (see README)")
 
 
 # ---------------------------------------------------------------- commands
@@ -68,7 +85,8 @@ def cmd_solve(args) -> int:
     start = time.perf_counter()
     topology = _topology_from_args(args)
     result = solve(topology, depth=args.depth, elements=args.elements, mode=args.mode, exchange=args.exchange,
-                   progress=_progress)
+                   progress=_progress, generators=getattr(args, "generators", None),
+                   allow_unbalanced=args.allow_unbalanced)
     cert = result.certificate
     cert.provenance["seconds"] = round(time.perf_counter() - start, 3)
     if args.out:
@@ -164,7 +182,7 @@ def cmd_info(args) -> int:
     from synth.registry import default_group
 
     t = _topology_from_args(args)
-    g = default_group(t)
+    g = _group_for(t, args)
     bound, witness = round_lower_bound(t, g)
     first = int(t.compute[0])
     dist = t.bfs([first])[t.compute]
@@ -196,7 +214,7 @@ def cmd_bound(args) -> int:
     from synth.torus import Torus
 
     t = _topology_from_args(args)
-    bound, witness = round_lower_bound(t, default_group(t))
+    bound, witness = round_lower_bound(t, _group_for(t, args))
     closed = None
     if isinstance(t, Torus):
         closed = 2 * t.diameter - (1 if any(n % 2 == 0 for n in t.shape) else 0)
@@ -283,6 +301,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--exchange", action="store_true",
                    help="forest plus exchange: 2H-1 rounds on tori with an even side (round-optimal)")
     s.add_argument("--elements", type=int, metavar="N", help="input elements per node (default: one per chunk)")
+    s.add_argument("--allow-unbalanced", action="store_true",
+                   help="with --topology: return the best-omega lift even when no symmetry balances it")
     s.add_argument("--mode", default="auto", choices=("auto", "explicit", "symmetric"), help="how to check")
     s.add_argument("--out", metavar="FILE", help="write the certificate here")
     s.add_argument("--json", action="store_true", help="print one JSON object")

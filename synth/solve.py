@@ -38,7 +38,8 @@ def _quiet(_message):
     pass
 
 
-def solve(topology, depth=None, elements=None, mode="auto", exchange=False, progress=_quiet) -> SolveResult:
+def solve(topology, depth=None, elements=None, mode="auto", exchange=False, progress=_quiet, generators=None,
+          allow_unbalanced=False) -> SolveResult:
     """Build and certify the best schedule synth knows for ``topology`` and ``depth``.
 
     Without ``depth`` (or with ``depth >= H``) this is SP-allreduce: the BFS tree of
@@ -49,7 +50,7 @@ def solve(topology, depth=None, elements=None, mode="auto", exchange=False, prog
     if isinstance(topology, (HyperX, SpineLeaf)):
         return _solve_other(topology, depth, elements, mode, exchange, progress)
     if not isinstance(topology, Torus):
-        raise SynthError(f"no construction for {topology.name} yet (tori, HyperX and spine-leaf are supported)")
+        return _solve_user(topology, generators, elements, mode, exchange, allow_unbalanced, progress)
     H = topology.diameter
     if depth is not None and depth < 1:
         raise SynthError(f"--depth must be at least 1, got {depth}")
@@ -100,3 +101,23 @@ def _solve_other(topology, depth, elements, mode, exchange, progress) -> SolveRe
     if cert.claims["omega"] != "1":
         notes.append(f"omega = {cert.claims['omega']} on {topology.name}: the lift is not perfectly balanced")
     return SolveResult(cert, tree_depth, notes)
+
+
+def _solve_user(topology, generators, elements, mode, exchange, allow_unbalanced, progress) -> SolveResult:
+    from synth.usertopo import shortest_path_tree, user_group
+
+    if exchange:
+        raise SynthError("--exchange is defined on tori only")
+    progress("verifying the given group" if generators is not None else "searching the automorphisms")
+    group = user_group(topology, generators)
+    base = shortest_path_tree(topology)
+    cert = certify(base, group, elements, mode=mode,
+                   provenance={"algorithm": "shortest-path-tree", "seed": None})
+    notes = [f"group of order {group.order} with {group.n_link_orbits} link orbit(s)"]
+    if cert.claims["omega"] != "1":
+        if not allow_unbalanced:
+            raise SynthError(f"no symmetry found that balances a shortest-path tree on {topology.name} "
+                             f"(best omega = {cert.claims['omega']} with a group of order {group.order}); "
+                             "pass --allow-unbalanced to get that schedule anyway")
+        notes.append(f"unbalanced: omega = {cert.claims['omega']}")
+    return SolveResult(cert, base.n_rounds // 2, notes)

@@ -13,7 +13,7 @@ Without ``generators`` the automorphisms are searched (networkx VF2, capped)
 and a group is built greedily from them, keeping one link orbit with a trivial
 stabilizer (needed to number chunks, :mod:`synth.group`) and preferring groups
 with few link orbits.  The base schedule is a shortest-path tree on the compute
-vertices rooted at the first one: a BFS tree when every vertex computes, the
+vertices rooted at a central one: a BFS tree when every vertex computes, the
 star of shortest routes otherwise.
 
 Examples
@@ -141,8 +141,13 @@ def search_group(t: Topology, *, max_automorphisms=20_000, seconds=30.0, restart
 
 
 def shortest_path_tree(t: Topology) -> BaseSchedule:
-    """BFS tree (all vertices compute) or the star of shortest routes, rooted at the first compute vertex."""
-    root = int(t.compute[0])
+    """BFS tree (all vertices compute) or the star of shortest routes, rooted at a central compute vertex.
+
+    The root is the compute vertex of least eccentricity (the smallest id on ties), so the tree is
+    as shallow as a shortest-path tree can be.
+    """
+    ecc = [int(t.bfs([int(v)], reverse=True)[t.compute].max()) for v in t.compute]
+    root = int(t.compute[int(np.argmin(ecc))])
     if t.n_compute == t.n_vertices:
         # parent: the lowest-numbered out-neighbour one hop closer to the root
         dist = t.bfs([root], reverse=True)
