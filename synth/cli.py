@@ -86,7 +86,8 @@ def cmd_solve(args) -> int:
     topology = _topology_from_args(args)
     result = solve(topology, depth=args.depth, elements=args.elements, mode=args.mode, exchange=args.exchange,
                    progress=_progress, generators=getattr(args, "generators", None),
-                   allow_unbalanced=args.allow_unbalanced)
+                   allow_unbalanced=args.allow_unbalanced, group=args.group, time_limit=args.time_limit,
+                   seed=args.seed)
     cert = result.certificate
     cert.provenance["seconds"] = round(time.perf_counter() - start, 3)
     if args.out:
@@ -101,7 +102,7 @@ def cmd_solve(args) -> int:
         "chunks": c["chunks"], "rounds": c["rounds"], "round_lower_bound": c["round_lower_bound"],
         "round_optimal": c["round_optimal"], "psi": c["psi"], "theta": c["theta"], "omega": c["omega"],
         "weight": c["weight"], "depth": result.depth, "valid": True, "certificate": args.out,
-        **{k: v for k, v in cert.solver.items() if k in ("status", "lower_bound", "gap")},
+        **{k: v for k, v in cert.solver.items() if k in ("status", "lower_bound", "gap", "balance_status")},
     }
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
@@ -301,6 +302,11 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--exchange", action="store_true",
                    help="forest plus exchange: 2H-1 rounds on tori with an even side (round-optimal)")
     s.add_argument("--elements", type=int, metavar="N", help="input elements per node (default: one per chunk)")
+    s.add_argument("--group", choices=("gamma", "translations-negation", "translations"),
+                   help="torus symmetry group to lift with (default: gamma on equal sides, else "
+                        "translations-negation); smaller groups need fewer chunks")
+    s.add_argument("--time-limit", type=float, default=60.0, metavar="S", help="solver time limit in seconds")
+    s.add_argument("--seed", type=int, default=0, help="solver seed (results are deterministic per seed)")
     s.add_argument("--allow-unbalanced", action="store_true",
                    help="with --topology: return the best-omega lift even when no symmetry balances it")
     s.add_argument("--mode", default="auto", choices=("auto", "explicit", "symmetric"), help="how to check")

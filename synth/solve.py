@@ -16,13 +16,19 @@ from synth.certificate import Certificate
 from synth.certify import certify
 from synth.errors import SynthError
 from synth.exchange import exchange_allreduce
-from synth.group import torus_gamma, torus_translations_negation
-from synth.sp import sp_allreduce
+from synth.group import torus_gamma, torus_translations, torus_translations_negation
 from synth.hyperx import HyperX, hyperx_group, hyperx_tree
+from synth.sp import sp_allreduce
 from synth.spineleaf import SpineLeaf, spine_leaf_group, spine_leaf_star
 from synth.torus import Torus
 
-__all__ = ["SolveResult", "solve"]
+__all__ = ["SolveResult", "solve", "TORUS_GROUPS"]
+
+TORUS_GROUPS = {
+    "gamma": torus_gamma,
+    "translations-negation": torus_translations_negation,
+    "translations": torus_translations,
+}
 
 
 @dataclass
@@ -39,13 +45,18 @@ def _quiet(_message):
 
 
 def solve(topology, depth=None, elements=None, mode="auto", exchange=False, progress=_quiet, generators=None,
-          allow_unbalanced=False) -> SolveResult:
+          allow_unbalanced=False, group=None, time_limit=60.0, seed=0) -> SolveResult:
     """Build and certify the best schedule synth knows for ``topology`` and ``depth``.
 
     Without ``depth`` (or with ``depth >= H``) this is SP-allreduce: the BFS tree of
     depth ``H``, which has the least possible weight ``p - 1``.  With ``exchange`` on a
     torus with an even side it is the forest plus exchange, ``2H - 1`` rounds; on an
     all-odd torus ``2H`` is already the lower bound and SP-allreduce is returned.
+
+    ``group`` picks the torus symmetry group (:data:`TORUS_GROUPS`); Γ (the default on
+    equal-sided tori) is regular on links so any BFS tree balances; under a smaller group
+    (fewer chunks) or on a rectangular torus the balance model of :mod:`synth.models.balance`
+    chooses weighted trees or forests with Ω = 1.
     """
     if isinstance(topology, (HyperX, SpineLeaf)):
         return _solve_other(topology, depth, elements, mode, exchange, progress)
@@ -59,25 +70,40 @@ def solve(topology, depth=None, elements=None, mode="auto", exchange=False, prog
         raise SynthError(f"depth {depth} < H = {H} needs the k-hop tree models, which are not available yet")
     if depth is not None and depth > H:
         notes.append(f"depth {depth} exceeds the diameter H = {H}; the BFS tree (depth {H}) is optimal")
-    if topology.is_equal_sided:
-        progress("verifying the group Γ")
-        group = torus_gamma(topology)
-    else:
-        progress("verifying the group of translations and negation")
-        group = torus_translations_negation(topology)
-        notes.append("rectangular torus: one BFS tree lifted by translations and negation is not balanced "
-                     "(omega > 1); balanced two-tree families are not implemented yet")
-    algorithm, depth_out = "sp-allreduce", H
     if exchange and all(n % 2 for n in topology.shape):
         notes.append(f"every side of {topology.name} is odd: no adjacent pair saves a round, so 2H = {2 * H} "
                      "rounds is already the lower bound; returning SP-allreduce")
         exchange = False
-    if exchange:
-        base, algorithm, depth_out = exchange_allreduce(topology), "forest-exchange", H - 1
+    group_kind = group or ("gamma" if topology.is_equal_sided else "translations-negation")
+    if group_kind not in TORUS_GROUPS:
+        raise SynthError(f"unknown group {group_kind!r}; valid: {', '.join(TORUS_GROUPS)}")
+    progress(f"verifying the group ({group_kind})")
+    grp = TORUS_GROUPS[group_kind](topology)
+    solver = {}
+    if grp.is_regular:
+        # Γ acts regularly on links: every BFS tree or forest lifts to Ω = 1 (balance lemma)
+        if exchange:
+            base, algorithm = exchange_allreduce(topology), "forest-exchange"
+        else:
+            base, algorithm = sp_allreduce(topology), "sp-allreduce"
     else:
-        base = sp_allreduce(topology)
-    progress(f"checking the lifted schedule ({base.n_transmissions * group.order:,} transmissions)")
-    cert = certify(base, group, elements, mode=mode, provenance={"algorithm": algorithm, "seed": None})
+        from synth.models.balance import balance_bfs_trees, balance_exchange_forests
+
+        progress(f"balancing {'exchange forests' if exchange else 'BFS trees'} over {grp.n_link_orbits} "
+                 "link orbits (CP-SAT)")
+        fn = balance_exchange_forests if exchange else balance_bfs_trees
+        result = fn(topology, grp, time_limit=time_limit, seed=seed)
+        base = result.base
+        algorithm = "balanced-forest-exchange" if exchange else "balanced-bfs-trees"
+        solver = {"model": "synth.models.balance", "balance_status": result.status, "chunks": result.chunks,
+                  "seconds": round(result.seconds, 3), "seed": seed,
+                  "meaning": "status 'optimal': no balanced family of this kind has fewer chunks"}
+        if not result.balanced:
+            notes.append(f"no balanced family found ({result.status}); best omega = {result.omega}")
+    depth_out = H - 1 if exchange else H
+    progress(f"checking the lifted schedule ({base.n_transmissions * grp.order:,} transmissions)")
+    cert = certify(base, grp, elements, mode=mode, solver=solver,
+                   provenance={"algorithm": algorithm, "group": group_kind, "seed": seed if solver else None})
     return SolveResult(cert, depth_out, notes)
 
 

@@ -118,3 +118,14 @@ def test_baseline_and_compare(tmp_path, capsys):
     assert best[64 << 20] == "exchange"  # fewest rounds among the fully bandwidth-optimal ones
     assert all(r["fraction_of_bound"] <= 1 for r in rows)
     assert main(["compare", "--torus", "4x4", "--sizes", "1MiB", "--bandwidth", "fast"]) == 2
+
+
+@pytest.mark.parametrize("shape,group,exchange,rounds,chunks", [
+    ("6x4", None, False, 10, 96), ("5x3", None, False, 6, 30), ("8x8", "translations", True, 15, 128),
+    ("6x6", "translations-negation", False, 12, 144)])
+def test_solve_with_balanced_families(capsys, shape, group, exchange, rounds, chunks):
+    argv = ["solve", "--torus", shape, "--json"] + (["--group", group] if group else []) + (
+        ["--exchange"] if exchange else [])
+    assert main(argv) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert (res["rounds"], res["chunks"], res["omega"], res["psi"], res["theta"]) == (rounds, chunks, "1", "1", "1")
