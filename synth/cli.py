@@ -84,10 +84,27 @@ def cmd_solve(args) -> int:
 
     start = time.perf_counter()
     topology = _topology_from_args(args)
+    chosen = None
+    if args.size:
+        from synth.cost import Network, format_size, parse_size
+        from synth.sweep import sweep
+
+        if args.depth is not None or args.exchange:
+            raise SynthError("--size chooses the depth and tree vs exchange itself: drop --depth / --exchange")
+        size = parse_size(args.size)
+        table = sweep(topology, time_limit=args.time_limit, seed=args.seed, solver=args.solver, sizes=[size],
+                      net=Network(), progress=_progress)
+        chosen = table.best[size]
+        _progress(f"best at {format_size(size)}: {chosen} ({table.times[size][chosen] * 1e6:.2f} us modeled)")
+        if chosen == "exchange":
+            args.exchange = True
+        else:
+            args.depth = int(chosen.split("=")[1])
+        args.elements = args.elements or size // Network().element_bytes
     result = solve(topology, depth=args.depth, elements=args.elements, mode=args.mode, exchange=args.exchange,
                    progress=_progress, generators=getattr(args, "generators", None),
                    allow_unbalanced=args.allow_unbalanced, group=args.group, time_limit=args.time_limit,
-                   seed=args.seed)
+                   seed=args.seed, solver=args.solver)
     cert = result.certificate
     cert.provenance["seconds"] = round(time.perf_counter() - start, 3)
     if args.out:
@@ -96,6 +113,18 @@ def cmd_solve(args) -> int:
         write_certificate(cert, args.out)
         _progress(f"wrote {args.out}")
     c = cert.claims
+    if chosen is not None:
+        from synth.check import measure_symmetric
+        from synth.cost import goodput, model_time
+        from synth.lift import lifted_weights
+        from synth.schedule import chunk_elements
+
+        m = measure_symmetric(cert.base, cert.group, chunk_elements(lifted_weights(cert.base, cert.group),
+                                                                    cert.elements))
+        extra = {"chosen": chosen, "size": args.size, "modeled_us": round(model_time(m) * 1e6, 3),
+                 "goodput_gbps": round(goodput(m) * 8 / 1e9, 2)}
+    else:
+        extra = {}
     summary = {
         "topology": topology.name, "algorithm": cert.provenance.get("algorithm"),
         "compute_nodes": c["compute_nodes"], "links": c["links"], "diameter": getattr(topology, "diameter", None),
@@ -103,6 +132,7 @@ def cmd_solve(args) -> int:
         "round_optimal": c["round_optimal"], "psi": c["psi"], "theta": c["theta"], "omega": c["omega"],
         "weight": c["weight"], "depth": result.depth, "valid": True, "certificate": args.out,
         **{k: v for k, v in cert.solver.items() if k in ("status", "lower_bound", "gap", "balance_status")},
+        **extra,
     }
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
@@ -155,8 +185,12 @@ def cmd_export(args) -> int:
     from synth.lift import lift, lifted_weights
     from synth.schedule import chunk_elements
 
+    if args.format == "msccl-xml":
+        from synth.runtime.cli import export_msccl_from_args
+
+        return export_msccl_from_args(args)
     if args.format != "explicit":
-        raise SynthError(f"unknown export format {args.format!r}; valid: explicit")
+        raise SynthError(f"unknown export format {args.format!r}; valid: explicit, msccl-xml")
     cert = read_certificate(read_json(args.file))
     n = cert.base.n_transmissions * cert.group.order
     if n > args.max_transmissions:
@@ -291,7 +325,41 @@ def cmd_compare(args) -> int:
     return EXIT_OK
 
 
+def cmd_sweep(args) -> int:
+    """Solve every depth bound: W*(k), bound, gap, theta, rounds, and the best choice per message size.
+
+    Example: ``synth sweep --torus 16x16 --depths 1..16 --jobs 2``
+    """
+    from synth.cost import Network, format_size, parse_bandwidth, parse_size, parse_time
+    from synth.fileio import write_atomic
+    from synth.sweep import parse_depths, sweep
+
+    t = _topology_from_args(args)
+    sizes = [parse_size(s) for s in args.sizes.split(",")] if args.sizes else None
+    net = Network(parse_bandwidth(args.bandwidth), parse_time(args.hop_latency), parse_time(args.alpha))
+    depths = parse_depths(args.depths, t.diameter) if args.depths else None
+    kw = {"sizes": sizes} if sizes else {}
+    table = sweep(t, depths, time_limit=args.time_limit, seed=args.seed, solver=args.solver, jobs=args.jobs,
+                  net=net, progress=_progress, **kw)
+    if args.out:
+        write_atomic(args.out, json.dumps(table.to_json(), indent=1) + "\n")
+    if args.json:
+        print(json.dumps(table.to_json()))
+        return EXIT_OK
+    print(f"{t.name}: k-hop trees lifted by Gamma (p = {t.n_vertices}, H = {t.diameter})")
+    print(f"{'k':>3} {'depth':>5} {'rounds':>6} {'W':>7} {'bound':>9} {'gap %':>7} {'theta':>7} {'status':>9}")
+    for r in table.rows:
+        print(f"{r.k:>3} {r.depth:>5} {r.rounds:>6} {r.weight:>7} {r.lower_bound:>9} {100 * r.gap:>7.2f} "
+              f"{float(r.theta):>7.3f} {r.status:>9}")
+    print("best schedule per message size (modeled time):")
+    for size, best in table.best.items():
+        print(f"  {format_size(size):>8}: {best}")
+    return EXIT_OK
+
+
 def _parser() -> argparse.ArgumentParser:
+    from synth.runtime.cli import add_msccl_export_arguments, add_run_command
+
     p = _Parser(prog="synth", description="Provably optimal allreduce schedules on symmetric networks.")
     p.add_argument("--version", action="version", version=f"synth {__version__}")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
@@ -299,6 +367,9 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("solve", help="build, check and certify a schedule", description=cmd_solve.__doc__)
     _add_topology_args(s)
     s.add_argument("--depth", type=int, metavar="K", help="tree depth bound (k-SP-allreduce)")
+    s.add_argument("--size", metavar="BYTES",
+                   help="choose the depth (and tree vs exchange) with the least modeled time at this message "
+                        "size, e.g. 1MiB (solves every depth once; solved trees are cached)")
     s.add_argument("--exchange", action="store_true",
                    help="forest plus exchange: 2H-1 rounds on tori with an even side (round-optimal)")
     s.add_argument("--elements", type=int, metavar="N", help="input elements per node (default: one per chunk)")
@@ -307,6 +378,8 @@ def _parser() -> argparse.ArgumentParser:
                         "translations-negation); smaller groups need fewer chunks")
     s.add_argument("--time-limit", type=float, default=60.0, metavar="S", help="solver time limit in seconds")
     s.add_argument("--seed", type=int, default=0, help="solver seed (results are deterministic per seed)")
+    s.add_argument("--solver", default="auto", choices=("auto", "highs", "cpsat", "heuristic"),
+                   help="k-hop solver: LP bound + HiGHS MIP (auto/highs), + CP-SAT, or heuristic and bound only")
     s.add_argument("--allow-unbalanced", action="store_true",
                    help="with --topology: return the best-omega lift even when no symmetry balances it")
     s.add_argument("--mode", default="auto", choices=("auto", "explicit", "symmetric"), help="how to check")
@@ -322,11 +395,14 @@ def _parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("export", help="write a schedule in another format", description=cmd_export.__doc__)
     e.add_argument("file")
-    e.add_argument("--format", default="explicit", help="explicit (JSON Lines)")
+    e.add_argument("--format", default="explicit", help="explicit (JSON Lines) or msccl-xml")
     e.add_argument("--out", required=True, metavar="FILE")
     e.add_argument("--elements", type=int, metavar="N", help="input elements per node (default: the certificate's)")
     e.add_argument("--max-transmissions", type=int, default=20_000_000, metavar="N")
+    e.add_argument("--json", action="store_true")
+    add_msccl_export_arguments(e)
     e.set_defaults(func=cmd_export)
+    add_run_command(sub)
 
     bd = sub.add_parser("bound", help="round lower bound and what attains it", description=cmd_bound.__doc__)
     _add_topology_args(bd)
@@ -348,11 +424,26 @@ def _parser() -> argparse.ArgumentParser:
     cp.add_argument("--sizes", default="64KiB,1MiB,64MiB", help="comma-separated message sizes")
     cp.add_argument("--bandwidth", default="400Gbps", help="per-link bandwidth (default 400Gbps)")
     cp.add_argument("--hop-latency", default="400ns", help="latency per hop (default 400ns)")
-    cp.add_argument("--alpha", default="0", help="fixed cost per round (default 0, as in the paper's simulator)")
+    cp.add_argument("--alpha", default="1us", help="fixed cost per round (default 1us; see synth.cost)")
     cp.add_argument("--element-bytes", type=int, default=4)
     cp.add_argument("--algorithms", help="comma-separated subset (default: all that apply)")
     cp.add_argument("--json", action="store_true")
     cp.set_defaults(func=cmd_compare)
+
+    sw = sub.add_parser("sweep", help="W*(k) for every depth and the best k per size", description=cmd_sweep.__doc__)
+    sw.add_argument("--torus", metavar="SHAPE", required=True)
+    sw.add_argument("--depths", help="e.g. 1..16 or 2,3,5 (default: 1..H)")
+    sw.add_argument("--jobs", type=int, default=1, help="parallel solver processes")
+    sw.add_argument("--time-limit", type=float, default=60.0, metavar="S", help="per depth")
+    sw.add_argument("--seed", type=int, default=0)
+    sw.add_argument("--solver", default="auto", choices=("auto", "highs", "cpsat", "heuristic"))
+    sw.add_argument("--sizes", help="comma-separated message sizes (default 64KiB..256MiB, powers of two)")
+    sw.add_argument("--bandwidth", default="400Gbps")
+    sw.add_argument("--hop-latency", default="400ns")
+    sw.add_argument("--alpha", default="1us", help="fixed cost per round (default 1us)")
+    sw.add_argument("--out", metavar="FILE", help="write the table as JSON")
+    sw.add_argument("--json", action="store_true")
+    sw.set_defaults(func=cmd_sweep)
 
     i = sub.add_parser("info", help="facts about a topology", description=cmd_info.__doc__)
     _add_topology_args(i)

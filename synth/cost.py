@@ -6,10 +6,13 @@ the round, and the busiest link's bytes at ``beta = 1 / bandwidth`` seconds per
 byte.  Goodput ``G = N (p-1) / (p T)`` (``N`` in bytes) is at most
 ``G_max = D B / 2`` for ``D`` links per compute node (SPEC section 1).
 
-Defaults follow the paper's simulations: 400 Gb/s links and 400 ns per hop
-(100 ns of link latency, 300 ns of router processing).  The simulator adds no
-per-round overhead beyond the hops, so ``alpha`` defaults to 0; set it to
-your software stack's per-round cost (e.g. ``--alpha 1us`` for MPI).
+Defaults follow the paper's simulations for the network: 400 Gb/s links and
+400 ns per hop (100 ns of link latency, 300 ns of router processing).  The
+paper gives no per-round constant; ``alpha`` defaults to 1 us, a typical
+per-message start-up of a NIC and its software stack (our assumption, set it
+with ``--alpha``).  With ``alpha = 0`` a depth-k tree saves no latency at all:
+its few rounds carry routes of up to ``H`` hops, so the hop term alone equals
+SP-allreduce's.
 
 Examples
 --------
@@ -87,7 +90,7 @@ class Network:
 
     bandwidth: float = 400e9 / 8
     hop_latency: float = 400e-9
-    alpha: float = 0.0
+    alpha: float = 1e-6
     element_bytes: int = 4
 
 

@@ -45,7 +45,7 @@ def _quiet(_message):
 
 
 def solve(topology, depth=None, elements=None, mode="auto", exchange=False, progress=_quiet, generators=None,
-          allow_unbalanced=False, group=None, time_limit=60.0, seed=0) -> SolveResult:
+          allow_unbalanced=False, group=None, time_limit=60.0, seed=0, solver="auto") -> SolveResult:
     """Build and certify the best schedule synth knows for ``topology`` and ``depth``.
 
     Without ``depth`` (or with ``depth >= H``) this is SP-allreduce: the BFS tree of
@@ -67,7 +67,7 @@ def solve(topology, depth=None, elements=None, mode="auto", exchange=False, prog
         raise SynthError(f"--depth must be at least 1, got {depth}")
     notes = []
     if depth is not None and depth < H:
-        raise SynthError(f"depth {depth} < H = {H} needs the k-hop tree models, which are not available yet")
+        return _solve_khop(topology, depth, elements, mode, exchange, group, time_limit, seed, solver, progress)
     if depth is not None and depth > H:
         notes.append(f"depth {depth} exceeds the diameter H = {H}; the BFS tree (depth {H}) is optimal")
     if exchange and all(n % 2 for n in topology.shape):
@@ -105,6 +105,28 @@ def solve(topology, depth=None, elements=None, mode="auto", exchange=False, prog
     cert = certify(base, grp, elements, mode=mode, solver=solver,
                    provenance={"algorithm": algorithm, "group": group_kind, "seed": seed if solver else None})
     return SolveResult(cert, depth_out, notes)
+
+
+def _solve_khop(t, depth, elements, mode, exchange, group, time_limit, seed, solver, progress) -> SolveResult:
+    """A minimum-weight tree of depth <= ``depth`` (k-SP-allreduce), lifted by Γ."""
+    from synth.trees import khop_tree, tree_base
+
+    if exchange:
+        raise SynthError("depth-bounded exchange schedules (--exchange with --depth) are not available yet")
+    if group not in (None, "gamma") or not t.is_equal_sided:
+        raise SynthError("k-hop trees are lifted by Γ: they need an equal-sided torus and the default group")
+    rec = khop_tree(t, depth, time_limit=time_limit, seed=seed, solver=solver, progress=progress)
+    grp = torus_gamma(t)
+    base = tree_base(t, rec)
+    progress(f"checking the lifted schedule ({base.n_transmissions * grp.order:,} transmissions)")
+    cert = certify(base, grp, elements, mode=mode, solver=rec.solver_claims(),
+                   provenance={"algorithm": "k-sp-allreduce", "group": "gamma", "seed": seed})
+    notes = []
+    if rec.status != "optimal":
+        notes.append(f"{rec.status}: W = {rec.weight}, lower bound {rec.lower_bound}, gap {100 * rec.gap:.2f} %")
+    if rec.cached:
+        notes.append(f"tree read from the cache ({rec.seconds:.1f} s when solved)")
+    return SolveResult(cert, rec.depth, notes)
 
 
 def _solve_other(topology, depth, elements, mode, exchange, progress) -> SolveResult:

@@ -1,0 +1,355 @@
+"""Primal heuristic for minimum-weight k-hop trees: construction plus label local search.
+
+Labels (see :mod:`models._khop_brute`): every non-root vertex gets a label in ``1..k``
+and hangs under its nearest vertex of smaller label, ``A_h = {0} + {u : l(u) < h}``;
+the weight is ``sum_v dist(v, A_l(v))`` and the depth is at most ``k``.  Searching over
+labels instead of parent arrays keeps every candidate feasible and makes the best
+parent choice implicit, so a move is just "change one label".
+
+Construction: a farthest-point order of the vertices (root first) spreads every
+prefix evenly over the torus; an exact DP over the ``k - 1`` cut points of that order
+picks the best nested prefixes ``A_2 <= ... <= A_k``.  Several seeded orders are tried.
+
+Local search: all single-label moves are priced at once with dense matrix arithmetic
+(``O(V^2)`` per pass); improving moves far apart from each other are applied as a
+batch, falling back to the single best move when a batch interacts badly.  Iterated
+with random perturbations of small regions until the time runs out.
+
+Examples
+--------
+>>> from synth.torus import parse_torus
+>>> from synth.models._khop_instance import distance_matrix
+>>> t = parse_torus("8x8")
+>>> res = heuristic_tree(distance_matrix(t), 3, seed=0, time_limit=2.0)
+>>> int(res.weight) <= 80, int(res.depth) <= 3
+(True, True)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["HeuristicResult", "heuristic_tree", "labels_to_parent", "labels_cost", "parent_to_labels",
+           "LabelSearch", "fps_order", "best_prefix_labels"]
+
+_BIG = np.int32(1 << 20)
+
+
+@dataclass(frozen=True)
+class HeuristicResult:
+    parent: np.ndarray
+    labels: np.ndarray
+    weight: int
+    depth: int
+
+
+def _dist_no_diag(D):
+    Dm = D.astype(np.int32)
+    np.fill_diagonal(Dm, _BIG)
+    return Dm
+
+
+def labels_to_parent(D, labels) -> np.ndarray:
+    """Parent array of a labelling: each vertex under its nearest vertex of smaller label.
+
+    Ties go to the smaller label (so the actual depth is as small as possible), then
+    to the smaller vertex id.
+    """
+    labels = np.asarray(labels)
+    V = labels.size
+    parent = np.full(V, -1, dtype=np.int64)
+    k = int(labels.max())
+    for h in range(1, k + 1):
+        w = np.flatnonzero(labels == h)
+        if w.size == 0:
+            continue
+        a = np.flatnonzero(labels < h)
+        key = D[np.ix_(w, a)].astype(np.int64) * (k + 1) + labels[a][None, :]
+        parent[w] = a[np.argmin(key, axis=1)]
+    return parent
+
+
+def labels_cost(D, labels) -> int:
+    """Weight of the tree of a labelling."""
+    labels = np.asarray(labels)
+    total = 0
+    for h in range(1, int(labels.max()) + 1):
+        w = np.flatnonzero(labels == h)
+        if w.size:
+            total += int(D[np.ix_(w, np.flatnonzero(labels < h))].min(axis=1).sum())
+    return total
+
+
+def parent_to_labels(parent) -> np.ndarray:
+    """Labels of a tree: its depths (``labels_to_parent`` of them is at most as heavy)."""
+    from synth.models._khop_instance import tree_depths
+
+    return tree_depths(parent)
+
+
+def fps_order(D, rng) -> np.ndarray:
+    """Farthest-point order from the root; ties broken at random (seeded)."""
+    V = D.shape[0]
+    noise = rng.random(V) * 0.5        # < 1: only breaks ties between equal distances
+    order = np.empty(V, dtype=np.int64)
+    order[0] = 0
+    near = D[0].astype(np.float64)
+    near[0] = -1
+    for r in range(1, V):
+        v = int(np.argmax(near + noise))
+        order[r] = v
+        near = np.minimum(near, D[v])
+        near[order[:r + 1]] = -1
+    return order
+
+
+def best_prefix_labels(D, order, k) -> np.ndarray:
+    """Labels from the best split of ``order`` into ``k`` consecutive levels (exact DP).
+
+    Level ``h`` holds ranks ``a_h .. a_{h+1} - 1`` (``a_1 = 1``, ``a_{k+1} = V``) and its
+    vertices hang under the prefix of size ``a_h``.
+    """
+    V = D.shape[0]
+    Do = D[np.ix_(order, order)].astype(np.int32)
+    P = np.minimum.accumulate(Do, axis=0)            # P[a-1, r] = dist(o_r, first a vertices)
+    P = np.vstack([np.full((1, V), _BIG, np.int32), P])  # row a: prefix of size a
+    r = np.arange(V)
+    P = np.where(r[None, :] >= np.arange(V + 1)[:, None], P, 0).astype(np.int64)
+    S = np.zeros((V + 1, V + 1), dtype=np.int64)     # S[a, b] = sum_{a <= r < b} P[a, r]
+    np.cumsum(P, axis=1, out=S[:, 1:])
+    S = np.where(np.arange(V + 1)[None, :] >= np.arange(V + 1)[:, None], S, np.int64(1) << 40)
+    F = S[1].copy()                                   # level 1: ranks [1, b) under the root
+    args = []
+    for _ in range(2, k + 1):
+        tot = F[:, None] + S
+        arg = np.argmin(tot, axis=0)
+        F = tot[arg, np.arange(V + 1)]
+        args.append(arg)
+    cuts = [V]
+    for arg in reversed(args):
+        cuts.append(int(arg[cuts[-1]]))
+    cuts.append(1)
+    cuts = cuts[::-1]                                 # a_1 = 1, ..., a_{k+1} = V
+    labels = np.zeros(V, dtype=np.int64)
+    for h in range(1, k + 1):
+        labels[order[cuts[h - 1]:cuts[h]]] = h
+    return labels
+
+
+class LabelSearch:
+    """Local search over labellings (module docstring), on a dense distance matrix."""
+
+    def __init__(self, D, k, labels):
+        self.D = _dist_no_diag(D)
+        self.k = int(k)
+        self.labels = np.asarray(labels, dtype=np.int64).copy()
+        self.V = self.labels.size
+        self._refresh()
+
+    # ----------------------------------------------------------- state
+    def _refresh(self):
+        """Own cost ``c``, nearest ``n1`` and second-nearest cost ``c2`` of every vertex."""
+        V, lab = self.V, self.labels
+        c = np.zeros(V, dtype=np.int64)
+        c2 = np.full(V, _BIG, dtype=np.int64)
+        n1 = np.full(V, -1, dtype=np.int64)
+        for h in range(1, self.k + 1):
+            w = np.flatnonzero(lab == h)
+            if w.size == 0:
+                continue
+            a = np.flatnonzero(lab < h)
+            sub = self.D[np.ix_(w, a)]
+            i1 = np.argmin(sub, axis=1)
+            n1[w] = a[i1]
+            c[w] = sub[np.arange(w.size), i1]
+            if a.size > 1:
+                sub[np.arange(w.size), i1] = _BIG
+                c2[w] = sub.min(axis=1)
+        self.c, self.c2, self.n1 = c, c2, n1
+        self.cost = int(c.sum())
+
+    # ----------------------------------------------------------- pricing
+    def move_deltas(self) -> np.ndarray:
+        """``delta[v, b]``: exact weight change of setting ``l(v) = b`` (``b`` in ``0..k``; col 0 unused)."""
+        V, k, lab, D = self.V, self.k, self.labels, self.D
+        # own cost at every label: nearest vertex of each label (excluding v), then prefix minima
+        R = np.empty((V, k), dtype=np.int64)
+        for h in range(k):
+            m = np.flatnonzero(lab == h)
+            R[:, h] = D[:, m].min(axis=1) if m.size else _BIG
+        own = np.minimum.accumulate(R, axis=1)          # own[:, b-1] = dist(v, A_b - v)
+        # promotion gains: P[v, h] = sum over w of label h of max(0, c_w - d(v, w))
+        cols = np.flatnonzero((self.c >= 2) & (lab >= 1))
+        P = np.zeros((V, k + 1), dtype=np.float64)
+        if cols.size:
+            M = np.maximum(0, self.c[cols][None, :].astype(np.int32) - D[:, cols]).astype(np.float32)
+            onehot = np.zeros((cols.size, k + 1), dtype=np.float32)
+            onehot[np.arange(cols.size), lab[cols]] = 1
+            P = (M @ onehot).astype(np.float64)
+        # demotion losses: Q[v, h] = sum over clients w of v with label h of (c2_w - c_w)
+        Q = np.zeros((V, k + 1), dtype=np.float64)
+        has = self.n1 >= 0
+        np.add.at(Q, (self.n1[has], lab[has]), (self.c2[has] - self.c[has]).astype(np.float64))
+        Pc = np.cumsum(P, axis=1)                        # Pc[v, h] = sum_{h' <= h} P[v, h']
+        Qc = np.cumsum(Q, axis=1)
+        a = lab
+        delta = np.full((V, k + 1), np.inf)
+        rows = np.arange(V)
+        for b in range(1, k + 1):
+            gain = np.where(b < a, Pc[rows, a] - Pc[:, b], 0.0)
+            loss = np.where(b > a, Qc[:, b] - Qc[rows, a], 0.0)
+            delta[:, b] = own[:, b - 1] - self.c - gain + loss
+        delta[rows, a] = np.inf
+        delta[0] = np.inf
+        return delta
+
+    def set_labels(self, labels):
+        self.labels = np.asarray(labels, dtype=np.int64).copy()
+        self._refresh()
+
+    def descend(self, deadline=None, max_passes=10_000) -> int:
+        """Apply improving label moves until none is left (or the deadline); return the cost."""
+        for _ in range(max_passes):
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            delta = self.move_deltas()
+            best_b = np.argmin(delta, axis=1)
+            best = delta[np.arange(self.V), best_b]
+            improving = np.flatnonzero(best < -0.5)
+            if improving.size == 0:
+                break
+            improving = improving[np.argsort(best[improving], kind="stable")]
+            # batch: moves whose vertices are far apart (beyond twice the longest attachment)
+            radius = 2 * int(max(self.c.max(), 1))
+            chosen = [improving[0]]
+            for v in improving[1:]:
+                if np.all(self.D[v, chosen] > radius):
+                    chosen.append(v)
+            old_cost, old_labels = self.cost, self.labels.copy()
+            new = self.labels.copy()
+            new[chosen] = best_b[chosen]
+            self.set_labels(new)
+            if self.cost >= old_cost + best[chosen[0]] + 0.5 and len(chosen) > 1:
+                new = old_labels.copy()                  # the batch interacted: take the best move alone
+                new[chosen[0]] = best_b[chosen[0]]
+                self.set_labels(new)
+        return self.cost
+
+    def close(self) -> bool:
+        """Lower every label to ``min_u l(u) + d(u, v)`` (capped at ``k``); return whether anything changed.
+
+        This never increases the weight: a lowered vertex has a neighbour of label one
+        less on its shortest path to ``u``, so it costs 1, and lowering labels only
+        enlarges the sets ``A_h`` the other vertices choose their parents from.
+        """
+        lab = self.labels
+        new = np.minimum(lab, (lab[:, None] + self.D).min(axis=0))
+        new = np.minimum(new, self.k)
+        new[0] = 0
+        if np.array_equal(new, lab):
+            return False
+        self.set_labels(new)
+        return True
+
+    def search(self, deadline=None) -> int:
+        """Alternate :meth:`descend` and :meth:`close` until neither changes anything."""
+        while True:
+            self.descend(deadline)
+            if not self.close() or (deadline is not None and time.monotonic() > deadline):
+                return self.cost
+
+    def normalize(self):
+        """Leaves get label ``k`` (free), then every label is lowered to the actual depth + slack 0."""
+        parent = labels_to_parent(self.D, self.labels)
+        has_child = np.zeros(self.V, dtype=bool)
+        has_child[parent[parent >= 0]] = True
+        lab = self.labels.copy()
+        lab[(~has_child) & (lab >= 1)] = self.k
+        self.set_labels(lab)
+
+
+def _perturb(labels, D, k, rng, radius):
+    """Randomize the labels of the vertices in a ball around a random centre."""
+    V = labels.size
+    centre = int(rng.integers(1, V))
+    ball = np.flatnonzero((D[centre] <= radius) & (np.arange(V) > 0))
+    new = labels.copy()
+    new[ball] = rng.integers(1, k + 1, size=ball.size)
+    return new
+
+
+def heuristic_tree(D, k: int, *, seed: int = 0, iterations: int | None = None, time_limit: float = 60.0,
+                   start=None, n_orders: int = 2, progress=None) -> HeuristicResult:
+    """A good k-hop tree rooted at 0 for the metric ``D`` (construction + iterated local search).
+
+    Parameters
+    ----------
+    D : numpy.ndarray
+        ``V x V`` distances (the torus metric).
+    k : int
+        Depth bound (``1 <= k``).
+    seed : int
+        Seeds the orders and the perturbations.
+    iterations : int, optional
+        Perturbation rounds of the iterated local search (default: scaled to the
+        instance).  The result depends only on ``seed`` and ``iterations`` unless
+        ``time_limit`` cuts the search short.
+    time_limit : float
+        A safety cap in seconds.
+    start : array_like, optional
+        A parent array to start from as well (e.g. a previous incumbent).
+    progress : callable, optional
+        Called with a message whenever the best weight improves.
+
+    Returns
+    -------
+    HeuristicResult
+    """
+    t_end = time.monotonic() + time_limit
+    V = D.shape[0]
+    if iterations is None:
+        iterations = int(max(20, 40_000 // V))
+    if k == 1 or V <= 2:
+        labels = np.ones(V, dtype=np.int64)
+        labels[0] = 0
+        parent = labels_to_parent(D, labels)
+        return HeuristicResult(parent, labels, labels_cost(D, labels), 1 if V > 1 else 0)
+    candidates = [np.minimum(D[0].astype(np.int64), k)]          # truncated BFS: good when k is near H
+    for i in range(n_orders):                                       # spread hubs: good when k is small
+        candidates.append(best_prefix_labels(D, fps_order(D, np.random.default_rng([seed, i])), k))
+    if start is not None:
+        candidates.append(parent_to_labels(start))
+    ls = LabelSearch(D, k, candidates[0])
+    best_lab, best_cost = None, None
+    for lab in candidates:
+        ls.set_labels(lab)
+        ls.search(deadline=t_end)
+        if best_cost is None or ls.cost < best_cost:
+            best_lab, best_cost = ls.labels.copy(), ls.cost
+    if progress:
+        progress(f"heuristic: construction + descent W = {best_cost}")
+    # iterated local search: perturb a ball, search again, keep if not worse
+    rng = np.random.default_rng([seed, 1_000_003])
+    cur_lab, cur_cost = best_lab.copy(), best_cost
+    Dm = ls.D
+    max_r = max(2, int(round(np.sqrt(V) / 3)))
+    for _ in range(iterations):
+        if time.monotonic() > t_end:
+            break
+        radius = int(rng.integers(1, max_r + 1))
+        ls.set_labels(_perturb(cur_lab, Dm, k, rng, radius))
+        ls.search(deadline=t_end)
+        if ls.cost <= cur_cost:
+            cur_lab, cur_cost = ls.labels.copy(), ls.cost
+            if cur_cost < best_cost:
+                best_lab, best_cost = cur_lab.copy(), cur_cost
+                if progress:
+                    progress(f"heuristic: W = {best_cost}")
+    parent = labels_to_parent(Dm, best_lab)
+    from synth.models._khop_instance import tree_depths
+
+    depth = int(tree_depths(parent).max())
+    return HeuristicResult(parent, best_lab, int(best_cost), depth)

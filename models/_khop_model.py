@@ -1,0 +1,399 @@
+"""The hop-indexed k-hop tree model, built from one helper per constraint family.
+
+Variables (dicts keyed by index tuples, names built from the indices):
+
+* ``z[i, j, h]`` binary: vertex ``j`` at depth ``h`` with parent ``i`` (name ``z_i_j_h``);
+* ``y[j, h]`` in ``[0, 1]``: vertex ``j`` at depth ``h`` (name ``y_j_h``), integral
+  whenever ``z`` is.
+
+Families (each ``add_<family>(model, vars, data)`` posts one family and returns what
+it creates, keyed by index tuples):
+
+* :func:`add_arc_vars` -- the ``z`` variables of the allowed hop-indexed arcs;
+* :func:`add_depth_vars` -- ``y[j, h] = sum_i z[i, j, h]``;
+* :func:`add_one_parent` -- ``sum_h y[j, h] = 1`` for every non-root ``j``;
+* :func:`add_parent_above` -- ``z[i, j, h] <= y[i, h - 1]`` for ``h >= 2``;
+* :func:`add_layer_cuts` -- directed cuts of the layered graph (``models._khop_lp``);
+* :func:`add_weight_objective` -- minimize ``sum dist(i, j) z[i, j, h]``.
+
+Every integral solution of the first four families is a spanning tree of depth at most
+``k`` rooted at 0 (each vertex has one parent one level up, so following parents
+strictly decreases the depth down to the root), and every such tree is one.
+
+The model is a :class:`LinearModel`: solver-neutral arrays that compile to HiGHS
+(:meth:`LinearModel.to_highs`) or CP-SAT (:meth:`LinearModel.to_cpsat`).
+
+Examples
+--------
+>>> from synth.torus import parse_torus
+>>> from synth.models._khop_instance import distance_matrix, hop_arcs
+>>> t = parse_torus("4x4")
+>>> data = ModelData(distance_matrix(t), 2, *hop_arcs(t, 2))
+>>> model, z, y = build_hop_model(data)
+>>> len(z), model.n_rows
+(93, 119)
+>>> sol = model.solve_highs(time_limit=10)
+>>> sol.status, round(sol.objective)
+('optimal', 18)
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["ModelData", "LinearModel", "MipSolution", "add_arc_vars", "add_depth_vars", "add_one_parent",
+           "add_parent_above", "add_layer_cuts", "add_weight_objective", "build_hop_model", "decode_parent",
+           "new_highs"]
+
+
+@dataclass(frozen=True, eq=False)
+class ModelData:
+    """What the helpers need: distances, depth bound and the allowed hop-indexed arcs."""
+
+    D: np.ndarray
+    k: int
+    tail: np.ndarray
+    head: np.ndarray
+    layer: np.ndarray
+
+    @property
+    def V(self) -> int:
+        return int(self.D.shape[0])
+
+
+def new_highs():
+    """A silent ``highspy.Highs``; its one-time banner goes to ``/dev/null``, not to our stdout."""
+    import sys
+
+    import highspy
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            h = highspy.Highs()
+            h.setOptionValue("output_flag", False)
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+    return h
+
+
+@dataclass
+class MipSolution:
+    status: str                 # "optimal", "feasible", "infeasible", "unknown"
+    objective: float | None     # incumbent value (None without one)
+    bound: float                # solver's dual bound (valid for this model)
+    values: np.ndarray | None   # column values of the incumbent
+    seconds: float
+    interrupted: bool = False
+
+
+@dataclass
+class LinearModel:
+    """Columns and rows as growing arrays; compiles to HiGHS or CP-SAT."""
+
+    name: str = "khop"
+    col_names: list = field(default_factory=list)
+    col_lo: list = field(default_factory=list)
+    col_hi: list = field(default_factory=list)
+    col_int: list = field(default_factory=list)
+    cost: dict = field(default_factory=dict)
+    rows: list = field(default_factory=list)       # (cols, coefs, lo, hi, name)
+
+    @property
+    def n_cols(self) -> int:
+        return len(self.col_names)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.rows)
+
+    def add_var(self, name, lo=0.0, hi=1.0, integer=True) -> int:
+        self.col_names.append(name)
+        self.col_lo.append(float(lo))
+        self.col_hi.append(float(hi))
+        self.col_int.append(bool(integer))
+        return self.n_cols - 1
+
+    def add_row(self, cols, coefs, lo=-np.inf, hi=np.inf, name="") -> int:
+        self.rows.append((np.asarray(cols, dtype=np.int64), np.asarray(coefs, dtype=np.float64), float(lo),
+                          float(hi), name))
+        return self.n_rows - 1
+
+    def set_cost(self, col, value):
+        self.cost[col] = float(value)
+
+    # ------------------------------------------------------------- HiGHS
+    def _csr(self):
+        ptr = np.zeros(self.n_rows + 1, dtype=np.int64)
+        np.cumsum([r[0].size for r in self.rows], out=ptr[1:])
+        idx = np.concatenate([r[0] for r in self.rows]) if self.rows else np.zeros(0, np.int64)
+        val = np.concatenate([r[1] for r in self.rows]) if self.rows else np.zeros(0)
+        return ptr, idx, val
+
+    def to_highs(self, time_limit=None, threads=1, seed=0, cutoff=None):
+        import highspy
+
+        h = new_highs()
+        inf = highspy.kHighsInf
+        c = np.zeros(self.n_cols)
+        for j, v in self.cost.items():
+            c[j] = v
+        lo, hi = np.asarray(self.col_lo), np.asarray(self.col_hi)
+        h.addCols(self.n_cols, c, lo, hi, 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
+        ptr, idx, val = self._csr()
+        rlo = np.array([r[2] for r in self.rows])
+        rhi = np.array([r[3] for r in self.rows])
+        h.addRows(self.n_rows, np.where(np.isfinite(rlo), rlo, -inf), np.where(np.isfinite(rhi), rhi, inf),
+                  idx.size, ptr[:-1].astype(np.int32), idx.astype(np.int32), val)
+        ints = np.flatnonzero(self.col_int).astype(np.int32)
+        if ints.size:
+            h.changeColsIntegrality(ints.size, ints, np.full(ints.size, highspy.HighsVarType.kInteger))
+        h.setOptionValue("threads", int(threads))
+        h.setOptionValue("random_seed", int(seed))
+        if time_limit is not None:
+            h.setOptionValue("time_limit", float(max(time_limit, 0.01)))
+        if cutoff is not None:
+            h.setOptionValue("objective_bound", float(cutoff))
+        return h
+
+    def solve_highs(self, time_limit=None, threads=1, seed=0, start=None, cutoff=None, progress=None) -> MipSolution:
+        """Solve with HiGHS; Ctrl-C cancels the search and returns what it has."""
+        import highspy
+
+        t0 = time.monotonic()
+        h = self.to_highs(time_limit, threads, seed, cutoff)
+        if start is not None:
+            h.setSolution(highspy.HighsSolution() if False else _highs_solution(start))
+        if progress is not None:
+            last = [None]
+
+            def on_improve(e):
+                val = e.data_out.objective_function_value
+                if last[0] is None or val < last[0] - 1e-9:
+                    last[0] = val
+                    progress(f"mip: incumbent {val:.0f}, bound {e.data_out.mip_dual_bound:.2f}")
+
+            h.cbMipImprovingSolution += on_improve
+        h.HandleUserInterrupt = True
+        interrupted = False
+        h.startSolve()
+        while True:
+            try:
+                done, _ = h.wait(0.1)
+                if done:
+                    break
+            except KeyboardInterrupt:
+                interrupted = True
+                h.cancelSolve()
+        info = h.getInfo()
+        ms = h.getModelStatus()
+        has_sol = info.primal_solution_status == 2
+        values = np.asarray(h.getSolution().col_value) if has_sol else None
+        obj = float(info.objective_function_value) if has_sol else None
+        is_mip = any(self.col_int)
+        bound = float(info.mip_dual_bound) if is_mip else (obj if obj is not None else -np.inf)
+        if ms == highspy.HighsModelStatus.kOptimal:
+            status = "optimal"
+            if is_mip and obj is not None:
+                bound = max(bound, obj - 1e-6 * max(1.0, abs(obj)) if bound != bound else bound)
+        elif ms == highspy.HighsModelStatus.kInfeasible:
+            status, bound = "infeasible", np.inf
+        else:
+            status = "feasible" if has_sol else "unknown"
+        if not np.isfinite(bound) and status not in ("infeasible",):
+            bound = -np.inf
+        return MipSolution(status, obj, bound, values, time.monotonic() - t0, interrupted)
+
+    # ------------------------------------------------------------ CP-SAT
+    def to_cpsat(self):
+        from ortools.sat.python import cp_model
+
+        m = cp_model.CpModel()
+        m.name = self.name
+        xs = [m.new_int_var(int(np.ceil(lo)), int(np.floor(hi)), nm)
+              for nm, lo, hi in zip(self.col_names, self.col_lo, self.col_hi)]
+        for cols, coefs, lo, hi, nm in self.rows:
+            if np.any(coefs != np.round(coefs)):
+                raise ValueError(f"row {nm} has non-integer coefficients; CP-SAT needs integers")
+            expr = sum(int(c) * xs[j] for j, c in zip(cols.tolist(), coefs.tolist()))
+            lo_i = int(np.ceil(lo - 1e-9)) if np.isfinite(lo) else None
+            hi_i = int(np.floor(hi + 1e-9)) if np.isfinite(hi) else None
+            if lo_i is not None and hi_i is not None and lo_i == hi_i:
+                m.add(expr == lo_i)
+            else:
+                if lo_i is not None:
+                    m.add(expr >= lo_i)
+                if hi_i is not None:
+                    m.add(expr <= hi_i)
+        m.minimize(sum(int(round(v)) * xs[j] for j, v in self.cost.items()))
+        return m, xs
+
+    def solve_cpsat(self, time_limit=None, threads=1, seed=0, start=None, progress=None,
+                    linearization_level=2) -> MipSolution:
+        """Solve with CP-SAT (``linearization_level=2``: at the default its bound stays weak).
+
+        Deterministic for a given seed with ``threads=1``; several workers race, so
+        their result can differ from run to run.
+        """
+        from ortools.sat.python import cp_model
+
+        t0 = time.monotonic()
+        m, xs = self.to_cpsat()
+        if start is not None:
+            for x, v in zip(xs, np.asarray(start).tolist()):
+                m.add_hint(x, int(round(v)))
+        solver = cp_model.CpSolver()
+        solver.parameters.random_seed = int(seed)
+        solver.parameters.num_workers = int(threads)
+        solver.parameters.linearization_level = int(linearization_level)
+        if time_limit is not None:
+            solver.parameters.max_time_in_seconds = float(max(time_limit, 0.01))
+
+        class _CB(cp_model.CpSolverSolutionCallback):
+            def on_solution_callback(self):
+                if progress is not None:
+                    progress(f"cp-sat: incumbent {self.objective_value:.0f}, bound {self.best_objective_bound:.2f}")
+
+        interrupted = False
+        try:
+            st = solver.solve(m, _CB())
+        except KeyboardInterrupt:  # pragma: no cover - CP-SAT handles SIGINT itself and returns
+            interrupted = True
+            st = cp_model.UNKNOWN
+        has = st in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+        values = np.array([solver.value(x) for x in xs], dtype=np.float64) if has else None
+        obj = float(solver.objective_value) if has else None
+        bound = float(solver.best_objective_bound) if st != cp_model.INFEASIBLE else np.inf
+        status = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "feasible",
+                  cp_model.INFEASIBLE: "infeasible"}.get(st, "unknown")
+        if st in (cp_model.UNKNOWN, cp_model.MODEL_INVALID) and not np.isfinite(bound):
+            bound = -np.inf
+        return MipSolution(status, obj, bound, values, time.monotonic() - t0, interrupted)
+
+
+def _highs_solution(values):
+    import highspy
+
+    s = highspy.HighsSolution()
+    s.col_value = list(np.asarray(values, dtype=np.float64))
+    s.value_valid = True
+    return s
+
+
+# ------------------------------------------------------------------ families
+def add_arc_vars(model: LinearModel, data: ModelData) -> dict:
+    """Binary ``z[i, j, h]`` for every allowed hop-indexed arc; returns the dict."""
+    z = {}
+    for i, j, h in zip(data.tail.tolist(), data.head.tolist(), data.layer.tolist()):
+        z[i, j, h] = model.add_var(f"z_{i}_{j}_{h}", 0, 1, True)
+    return z
+
+
+def add_depth_vars(model: LinearModel, z: dict, data: ModelData) -> dict:
+    """``y[j, h] = sum_i z[i, j, h]`` (a variable and its defining row per used ``(j, h)``).
+
+    Returns
+    -------
+    dict
+        ``(j, h) -> (y column, defining row)``.
+    """
+    into = {}
+    for (i, j, h), col in z.items():
+        into.setdefault((j, h), []).append(col)
+    out = {}
+    for (j, h), cols in sorted(into.items()):
+        y = model.add_var(f"y_{j}_{h}", 0, 1, False)
+        row = model.add_row([y] + cols, [1.0] + [-1.0] * len(cols), 0.0, 0.0, f"depth_{j}_{h}")
+        out[j, h] = (y, row)
+    return out
+
+
+def add_one_parent(model: LinearModel, y: dict, data: ModelData) -> dict:
+    """``sum_h y[j, h] = 1`` for every non-root vertex ``j``; returns ``j -> row``."""
+    per = {j: [] for j in range(1, data.V)}
+    for (j, h), (col, _) in y.items():
+        per[j].append(col)
+    return {j: model.add_row(cols, np.ones(len(cols)), 1.0, 1.0, f"one_parent_{j}") for j, cols in per.items()}
+
+
+def add_parent_above(model: LinearModel, z: dict, y: dict, data: ModelData) -> dict:
+    """``z[i, j, h] <= y[i, h - 1]`` for ``h >= 2`` (``z`` is fixed to 0 if ``i`` can't be at ``h - 1``).
+
+    Returns
+    -------
+    dict
+        ``(i, j, h) -> row``.
+    """
+    out = {}
+    for (i, j, h), col in z.items():
+        if h < 2:
+            continue
+        if (i, h - 1) in y:
+            out[i, j, h] = model.add_row([col, y[i, h - 1][0]], [1.0, -1.0], -np.inf, 0.0, f"parent_above_{i}_{j}_{h}")
+        else:
+            out[i, j, h] = model.add_row([col], [1.0], -np.inf, 0.0, f"parent_above_{i}_{j}_{h}")
+    return out
+
+
+def add_layer_cuts(model: LinearModel, z: dict, cuts, data: ModelData) -> list:
+    """Directed cuts ``z(delta-(S)) >= 1``; ``cuts`` holds ``(j, nodes)`` with layered node ids ``h * V + i``.
+
+    ``S`` must contain every copy ``(j, 1..k)`` of ``j`` and not the root.  Arcs of the
+    cut missing from ``z`` (reduced away) are left out, which keeps the cut valid for
+    the trees the model can still represent.  Returns the rows.
+    """
+    V = data.V
+    keys = list(z.keys())
+    if not keys:
+        return []
+    arr = np.asarray(keys, dtype=np.int64)
+    cols = np.fromiter(z.values(), dtype=np.int64, count=len(keys))
+    t_node = np.where(arr[:, 2] == 1, 0, (arr[:, 2] - 1) * V + arr[:, 0])
+    h_node = arr[:, 2] * V + arr[:, 1]
+    rows = []
+    n_nodes = (data.k + 1) * V
+    for n, (j, nodes) in enumerate(cuts):
+        inS = np.zeros(n_nodes, dtype=bool)
+        inS[np.asarray(nodes, dtype=np.int64)] = True
+        enter = inS[h_node] & ~inS[t_node]
+        c = cols[enter]
+        rows.append(model.add_row(c, np.ones(c.size), 1.0, np.inf, f"cut_{j}_{n}"))
+    return rows
+
+
+def add_weight_objective(model: LinearModel, z: dict, data: ModelData) -> dict:
+    """Minimize ``W = sum dist(i, j) z[i, j, h]``; returns ``col -> cost``."""
+    out = {}
+    for (i, j, h), col in z.items():
+        out[col] = float(data.D[i, j])
+        model.set_cost(col, out[col])
+    return out
+
+
+def build_hop_model(data: ModelData, cuts=()):
+    """The full model: arc and depth variables, one parent, parent above, cuts, objective."""
+    model = LinearModel(name=f"khop_k{data.k}")
+    z = add_arc_vars(model, data)
+    y = add_depth_vars(model, z, data)
+    add_one_parent(model, y, data)
+    add_parent_above(model, z, y, data)
+    if len(cuts):
+        add_layer_cuts(model, z, cuts, data)
+    add_weight_objective(model, z, data)
+    return model, z, y
+
+
+def decode_parent(z: dict, values, V: int) -> np.ndarray:
+    """Parent array of an integral solution."""
+    parent = np.full(V, -1, dtype=np.int64)
+    for (i, j, h), col in z.items():
+        if values[col] > 0.5:
+            parent[j] = i
+    return parent

@@ -1,0 +1,179 @@
+"""Minimum-weight k-hop spanning trees of a torus (issue 3, SPEC section 5).
+
+For a torus and a depth bound ``k``, :func:`solve_khop` returns a spanning tree rooted
+at vertex 0 of depth at most ``k`` that minimizes ``W(T) = sum over tree edges of the
+torus distance``, with a lower bound on the optimum ``W*`` whose provenance it names.
+
+Pipeline (``solver="auto"``):
+
+1. ``k >= H``: the BFS tree, ``W = p - 1``, optimal (every edge costs at least 1).
+   ``k = 1``: the star, the only tree of depth 1.
+2. A primal heuristic (:mod:`models._khop_heuristic`): farthest-point construction and
+   iterated label local search.
+3. The layered-graph LP with directed cuts, aggregated over the root's stabilizer
+   (:mod:`models._khop_lp`): a valid bound and reduced costs.
+4. Reduced-cost fixing: an arc whose reduced cost lifts the bound past ``UB - 1`` is in
+   no tree lighter than the incumbent (weights are integers), so it is dropped.
+5. The hop-indexed MIP (:mod:`models._khop_model`) on the surviving arcs, with the
+   LP's cuts and all their images, solved by HiGHS (or CP-SAT) with the objective
+   cut off at ``UB - 1``: a solution improves the incumbent, infeasibility proves it optimal.
+
+Examples
+--------
+>>> from synth.torus import parse_torus
+>>> r = solve_khop(parse_torus("6x6"), 2, time_limit=20)
+>>> r.status, r.weight, r.depth, r.lower_bound == r.weight
+('optimal', 49, 2, True)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from synth.models._khop_heuristic import heuristic_tree
+from synth.models._khop_instance import check_tree, distance_matrix, hop_arcs, root_stabilizer
+
+__all__ = ["KHopResult", "solve_khop", "SOLVERS"]
+
+SOLVERS = ("auto", "highs", "cpsat", "heuristic")
+
+
+@dataclass(frozen=True)
+class KHopResult:
+    """Outcome of :func:`solve_khop`.
+
+    Attributes
+    ----------
+    status : str
+        ``"optimal"`` (``weight == lower_bound``), ``"feasible"`` (a tree with a gap),
+        ``"infeasible"`` or ``"unknown"``.
+    parent : numpy.ndarray
+        int64 parent array, ``-1`` at the root 0.
+    depth : int
+        Actual depth of the tree (at most ``k``).
+    weight : int
+        ``W`` of the tree.
+    lower_bound : float
+        A valid lower bound on ``W*`` for this ``k`` (an integer when proven).
+    gap : float
+        ``(weight - lower_bound) / weight``.
+    seconds, seed, solver, bound_method, time_limit
+        Provenance.
+    """
+
+    status: str
+    parent: np.ndarray
+    depth: int
+    weight: int
+    lower_bound: float
+    gap: float
+    seconds: float
+    seed: int
+    solver: str
+    bound_method: str
+    time_limit: float
+    k: int = 0
+
+
+def _bfs_parent(t):
+    """A BFS tree of the torus: every vertex one step closer to the root (weight p - 1)."""
+    V = t.n_vertices
+    coords = t.coords(np.arange(V))
+    steps = t.steps(np.zeros(V, dtype=np.int64), np.arange(V))   # signed offsets from the root
+    parent = np.full(V, -1, dtype=np.int64)
+    nz = np.any(steps != 0, axis=1)
+    dim = np.argmax(steps != 0, axis=1)                            # first non-zero coordinate
+    back = coords.copy()
+    rows = np.flatnonzero(nz)
+    back[rows, dim[rows]] -= np.sign(steps[rows, dim[rows]])
+    parent[rows] = t.vertex(back[rows])
+    return parent
+
+
+def _solver_name(kind):
+    import highspy
+    import ortools
+
+    if kind == "cpsat":
+        return f"cp-sat (ortools {ortools.__version__})"
+    if kind == "heuristic":
+        return "heuristic"
+    return f"highs {highspy.Highs().version() if False else '1.x'}"
+
+
+def _result(t, k, parent, bound, method, t0, seed, solver, time_limit, status=None):
+    depth, weight = check_tree(t, parent, k)
+    bound = float(bound)
+    if bound >= weight - 1e-6:
+        bound = float(weight)
+        status = "optimal"
+    elif np.isclose(bound, round(bound)):
+        bound = float(round(bound))
+    status = status or "feasible"
+    gap = (weight - bound) / weight if weight > 0 else 0.0
+    lb = int(bound) if float(bound).is_integer() else bound
+    return KHopResult(status, np.asarray(parent, dtype=np.int64), depth, weight, lb, gap,
+                      time.monotonic() - t0, seed, solver, method, time_limit, k)
+
+
+def solve_khop(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: str = "auto", threads: int = 1,
+               progress=None) -> KHopResult:
+    """Minimum-weight spanning tree of depth at most ``k`` rooted at vertex 0 of the torus ``t``.
+
+    Parameters
+    ----------
+    t : Torus
+    k : int
+        Depth bound, ``k >= 1``.
+    time_limit : float
+        Wall-clock budget in seconds (the trivial cases return at once).
+    seed : int
+        Seeds the heuristic and the solvers; results are reproducible for a seed with
+        ``threads=1`` (CP-SAT with several workers is not deterministic).
+    solver : str
+        ``"auto"`` / ``"highs"`` (LP bound + HiGHS MIP), ``"cpsat"`` (LP bound + CP-SAT
+        on the reduced model), ``"heuristic"`` (heuristic and LP bound, no MIP).
+    threads : int
+        Solver threads (default 1).
+    progress : callable, optional
+        Receives one-line messages on incumbent and bound updates.
+
+    Returns
+    -------
+    KHopResult
+        Ctrl-C during the solve returns the best tree so far with its honest status and gap.
+    """
+    if solver not in SOLVERS:
+        raise ValueError(f"unknown solver {solver!r}; valid: {', '.join(SOLVERS)}")
+    k = int(k)
+    if k < 1:
+        raise ValueError(f"the depth bound must be at least 1, got {k}")
+    t0 = time.monotonic()
+    say = progress or (lambda _m: None)
+    V, H = t.n_vertices, t.diameter
+    if k >= H:
+        return _result(t, k, _bfs_parent(t), V - 1, "W >= p - 1: every tree edge has length >= 1", t0, seed,
+                       "bfs", time_limit)
+    if k == 1:
+        parent = np.zeros(V, dtype=np.int64)
+        parent[0] = -1
+        return _result(t, k, parent, int(t.dist(0, np.arange(V)).sum()), "the star is the only tree of depth 1",
+                       t0, seed, "star", time_limit)
+    deadline = t0 + time_limit
+    from synth.models._khop_pipeline import run_pipeline
+
+    best = {"parent": None, "weight": None, "bound": float(V - 1), "method": "W >= p - 1"}
+    try:
+        run_pipeline(t, k, best, deadline=deadline, seed=seed, solver=solver, threads=threads, say=say)
+    except KeyboardInterrupt:
+        say("interrupted: returning the best tree so far")
+    if best["parent"] is None:
+        parent = _bfs_parent(t)
+        parent = np.where(t.dist(0, np.arange(V)) <= k, parent, 0)   # truncated BFS + star: always depth <= k
+        parent[0] = -1
+        best["parent"] = parent
+    return _result(t, k, best["parent"], best["bound"], best["method"], t0, seed,
+                   best.get("solver", solver), time_limit)

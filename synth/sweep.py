@@ -1,0 +1,133 @@
+"""Depth sweeps: W*(k) for every depth bound, and the best schedule per message size.
+
+For every ``k`` the k-hop tree comes from :func:`synth.trees.khop_tree` (so
+from the cache when solved before; solves run in parallel processes), and
+``k >= H`` is the BFS tree.  Each tree is lifted by Γ, and on even tori the
+forest plus exchange (``2H - 1`` rounds, ``W = p - 1``) joins the candidates.
+For each message size every candidate is measured with integer chunk sizes and
+costed with :func:`synth.cost.model_time`; the fastest is the best choice.
+
+Examples
+--------
+>>> from synth.torus import parse_torus
+>>> table = sweep(parse_torus("4x4"), time_limit=10, cache=False)
+>>> [(r.k, r.weight, r.rounds) for r in table.rows]
+[(1, 32, 2), (2, 18, 4), (3, 16, 6), (4, 15, 8)]
+>>> table.best[65536], table.best[1 << 28]
+('exchange', 'exchange')
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from synth.check import measure_symmetric
+from synth.cost import PAPER_SIZES, Network, model_time
+from synth.errors import SynthError
+from synth.exchange import exchange_allreduce
+from synth.group import torus_gamma
+from synth.lift import lifted_weights
+from synth.schedule import chunk_elements
+from synth.sp import sp_allreduce
+
+__all__ = ["SweepRow", "SweepTable", "sweep", "parse_depths"]
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    k: int
+    depth: int
+    rounds: int
+    weight: int
+    lower_bound: float
+    gap: float
+    status: str
+    theta: Fraction
+    seconds: float
+
+    def to_json(self) -> dict:
+        return {"k": self.k, "depth": self.depth, "rounds": self.rounds, "weight": self.weight,
+                "lower_bound": self.lower_bound, "gap": self.gap, "status": self.status,
+                "theta": float(self.theta), "seconds": self.seconds}
+
+
+@dataclass
+class SweepTable:
+    topology: str
+    rows: list
+    best: dict = field(default_factory=dict)  # size -> "k=K" or "exchange"
+    times: dict = field(default_factory=dict)  # size -> {candidate: seconds}
+
+    def to_json(self) -> dict:
+        return {"topology": self.topology, "rows": [r.to_json() for r in self.rows],
+                "best": {str(s): b for s, b in self.best.items()},
+                "modeled_seconds": {str(s): t for s, t in self.times.items()}}
+
+
+def parse_depths(text: str, H: int) -> list:
+    """``'1..16'``, ``'2,3,5'`` or ``'3'`` into a sorted list of depth bounds (clipped at ``H``)."""
+    out = set()
+    try:
+        for part in str(text).split(","):
+            if ".." in part:
+                a, b = part.split("..")
+                out.update(range(int(a), int(b) + 1))
+            elif part.strip():
+                out.add(int(part))
+    except ValueError:
+        raise SynthError(f"cannot read depths {text!r}; write e.g. 1..16 or 2,3,5") from None
+    if not out or min(out) < 1:
+        raise SynthError("depths must be positive")
+    return sorted({min(k, H) for k in out})
+
+
+def _solve_one(args):
+    from synth.torus import torus
+    from synth.trees import khop_tree
+
+    shape, k, time_limit, seed, solver, cache = args
+    return khop_tree(torus(shape), k, time_limit=time_limit, seed=seed, solver=solver, cache=cache)
+
+
+def sweep(t, depths=None, *, time_limit=60.0, seed=0, solver="auto", jobs=1, sizes=PAPER_SIZES,
+          net: Network = Network(), cache=True, progress=lambda m: None) -> SweepTable:
+    """Solve every depth bound and pick the best schedule per message size (see module docstring)."""
+    if not getattr(t, "is_equal_sided", False):
+        raise SynthError("sweeps lift trees by Γ: they need an equal-sided torus")
+    H = t.diameter
+    depths = depths or list(range(1, H + 1))
+    solve_ks = [k for k in depths if k < H]
+    jobs_args = [(tuple(t.shape), k, time_limit, seed, solver, cache) for k in solve_ks]
+    progress(f"solving {len(solve_ks)} depth bound(s) on {t.name} with {jobs} process(es)")
+    if jobs > 1 and len(jobs_args) > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            records = list(pool.map(_solve_one, jobs_args))
+    else:
+        records = [_solve_one(a) for a in jobs_args]
+    from synth.trees import tree_base
+
+    group = torus_gamma(t)
+    p = t.n_vertices
+    rows, bases = [], {}
+    for rec in records:
+        rows.append(SweepRow(rec.k, rec.depth, 2 * rec.depth, rec.weight, rec.lower_bound, rec.gap, rec.status,
+                             Fraction(rec.weight, p - 1), rec.seconds))
+        bases[f"k={rec.k}"] = tree_base(t, rec)
+        progress(f"k={rec.k}: W = {rec.weight} ({rec.status}, gap {100 * rec.gap:.2f} %)")
+    if H in depths:
+        rows.append(SweepRow(H, H, 2 * H, p - 1, p - 1, 0.0, "optimal", Fraction(1), 0.0))
+        bases[f"k={H}"] = sp_allreduce(t)
+    if any(n % 2 == 0 for n in t.shape):
+        bases["exchange"] = exchange_allreduce(t)
+    table = SweepTable(t.name, rows)
+    for size in sizes:
+        n = size // net.element_bytes
+        times = {}
+        for name, base in bases.items():
+            m = measure_symmetric(base, group, chunk_elements(lifted_weights(base, group), n))
+            times[name] = model_time(m, net)
+        table.times[size] = times
+        table.best[size] = min(times, key=times.get)
+    return table

@@ -1,0 +1,128 @@
+"""Solved k-hop trees: solve with :mod:`synth.models.khop`, cache on disk, build base schedules.
+
+A solve is keyed by the torus shape, the depth bound and the solver settings
+(solver, time limit, seed); its tree and the solver's claims are stored as
+JSON in the cache directory (``$SYNTH_CACHE_DIR``, else
+``$XDG_CACHE_HOME/synth``, else ``~/.cache/synth``), so asking again is
+instant.  A cached tree is re-checked (spanning, depth, weight) when read; a
+damaged entry is ignored and solved again.
+
+Examples
+--------
+>>> from synth.torus import parse_torus
+>>> rec = khop_tree(parse_torus("4x4"), 2, time_limit=10, cache=False)
+>>> rec.status, rec.weight, rec.depth
+('optimal', 18, 2)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from synth import __version__
+from synth.errors import SynthError
+from synth.fileio import write_atomic
+from synth.schedule import forest_depths, tree_schedule
+
+__all__ = ["TreeRecord", "khop_tree", "tree_base", "cache_dir"]
+
+
+@dataclass(frozen=True)
+class TreeRecord:
+    """A k-hop tree and what the solver claimed about it."""
+
+    shape: tuple
+    k: int
+    parent: np.ndarray
+    depth: int
+    weight: int
+    lower_bound: float
+    gap: float
+    status: str
+    seconds: float
+    solver: str
+    bound_method: str
+    time_limit: float
+    seed: int
+    cached: bool = False
+
+    def solver_claims(self) -> dict:
+        """The certificate's ``solver`` section (not re-derived by ``synth check``)."""
+        return {"model": "synth.models.khop", "status": self.status, "depth_bound": self.k,
+                "weight": self.weight, "lower_bound": self.lower_bound, "gap": round(self.gap, 6),
+                "bound_method": self.bound_method, "solver": self.solver, "time_limit": self.time_limit,
+                "seed": self.seed, "seconds": round(self.seconds, 3)}
+
+
+def cache_dir() -> Path:
+    if os.environ.get("SYNTH_CACHE_DIR"):
+        return Path(os.environ["SYNTH_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "synth"
+
+
+def _key(t, k, solver, time_limit, seed) -> str:
+    shape = "x".join(map(str, t.shape))
+    return f"khop-torus-{shape}-k{k}-{solver}-t{time_limit:g}-s{seed}.json"
+
+
+def _tree_weight(t, parent):
+    kids = np.flatnonzero(parent >= 0)
+    return int(t.dist(kids, parent[kids]).sum())
+
+
+def _read_cached(path, t, k):
+    try:
+        data = json.loads(Path(path).read_text())
+        parent = np.asarray(data["parent"], dtype=np.int64)
+        depth = int(forest_depths(t, parent, [0]).max())
+        weight = _tree_weight(t, parent)
+        if depth > k or weight != data["weight"]:
+            return None
+        return TreeRecord(tuple(t.shape), k, parent, depth, weight, data["lower_bound"], data["gap"],
+                          data["status"], data["seconds"], data["solver"], data["bound_method"],
+                          data["time_limit"], data["seed"], cached=True)
+    except (OSError, ValueError, KeyError, TypeError, SynthError):
+        return None
+
+
+def khop_tree(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: str = "auto", threads: int = 1,
+              progress=None, cache: bool = True) -> TreeRecord:
+    """The k-hop tree for torus ``t`` and depth bound ``k``, from the cache or a fresh solve."""
+    from synth.models.khop import solve_khop
+
+    path = cache_dir() / _key(t, k, solver, time_limit, seed)
+    if cache and path.exists():
+        rec = _read_cached(path, t, k)
+        if rec is not None:
+            if progress:
+                progress(f"k={k}: cached tree, W = {rec.weight} ({rec.status})")
+            return rec
+    res = solve_khop(t, k, time_limit=time_limit, seed=seed, solver=solver, threads=threads, progress=progress)
+    if res.parent is None or res.status in ("infeasible", "unknown"):
+        raise SynthError(f"no tree of depth <= {k} found on {t.name} ({res.status})")
+    rec = TreeRecord(tuple(t.shape), k, np.asarray(res.parent, dtype=np.int64), int(res.depth), int(res.weight),
+                     res.lower_bound, float(res.gap), res.status, float(res.seconds), res.solver,
+                     res.bound_method, float(time_limit), int(seed))
+    # a solve cut short by Ctrl-C is not cached: its settings would not reproduce it
+    if cache and not getattr(res, "interrupted", False):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            data = {"synth": __version__, "shape": list(t.shape), "k": k, "parent": rec.parent.tolist(),
+                    **{f: getattr(rec, f) for f in ("depth", "weight", "lower_bound", "gap", "status", "seconds",
+                                                    "solver", "bound_method", "time_limit", "seed")}}
+            write_atomic(path, json.dumps(data))
+        except (OSError, SynthError):
+            pass  # an unwritable cache only costs time
+    return rec
+
+
+def tree_base(t, rec: TreeRecord):
+    """The base schedule of a k-hop tree: ``2h`` rounds, each edge on the torus's dimension-order route."""
+    return tree_schedule(t, rec.parent, 0, route=t.route,
+                         label=f"k-hop tree, depth bound {rec.k}, depth {rec.depth}, W = {rec.weight}")

@@ -1,0 +1,292 @@
+"""MSCCL XML export: schedule -> XML -> validator + interpreter -> exact sums; and the checker's own rules."""
+
+import re
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from synth.baselines import build_baseline
+from synth.errors import ScheduleError
+from synth.exchange import exchange_allreduce
+from synth.group import torus_gamma
+from synth.lift import lift
+from synth.runtime.msccl import MscclLimits, export_msccl
+from synth.runtime.msccl_check import CheckLimits, check_xml, interpret, parse_xml, validate
+from synth.schedule import tree_schedule
+from synth.sp import sp_allreduce
+from synth.torus import parse_torus
+
+ALGO_ATTRS = {"name", "proto", "nchannels", "nchunksperloop", "ngpus", "coll", "inplace", "outofplace", "minBytes",
+              "maxBytes"}
+GPU_ATTRS = {"id", "i_chunks", "o_chunks", "s_chunks"}
+TB_ATTRS = {"id", "send", "recv", "chan"}
+STEP_ATTRS = {"s", "type", "srcbuf", "srcoff", "dstbuf", "dstoff", "cnt", "depid", "deps", "hasdep"}
+
+
+def hub_parents(t, step):
+    parent = np.full(t.n_vertices, -1, dtype=np.int64)
+    for v in range(1, t.n_vertices):
+        c = np.unravel_index(v, t.shape)
+        hub = int(np.ravel_multi_index(tuple((x // step) * step for x in c), t.shape))
+        parent[v] = 0 if hub == v else hub
+    return parent
+
+
+def schedules(shape):
+    t = parse_torus(shape)
+    g = torus_gamma(t)
+    return {
+        "sp": lambda: lift(sp_allreduce(t), g),
+        "exchange": lambda: lift(exchange_allreduce(t), g),
+        "bucket": lambda: build_baseline("bucket", t),
+        "swing-b": lambda: build_baseline("swing-b", t),
+        "k-hop": lambda: lift(tree_schedule(t, hub_parents(t, 2), 0), g),
+    }
+
+
+@pytest.fixture(scope="module")
+def sp44():
+    return export_msccl(schedules("4x4")["sp"]())
+
+
+def roundtrip(source, **kw):
+    ex = export_msccl(source, **kw)
+    rep = check_xml(ex.xml, kw.get("limits"))
+    assert rep.ok, rep.errors[:5]
+    assert rep.race_checked, rep.notes
+    return ex, rep
+
+
+@pytest.mark.parametrize("name", ["sp", "exchange", "bucket", "swing-b", "k-hop"])
+def test_roundtrip_4x4(name):
+    ex, rep = roundtrip(schedules("4x4")[name]())
+    assert ex.ngpus == 16
+    assert rep.executed[:2] == ["out-of-place", "in-place"]
+
+
+@pytest.mark.parametrize("name", ["ring", "swing-l", "trivance-l", "trivance-b", "recursive-doubling",
+                                  "halving-doubling"])
+def test_roundtrip_other_baselines_4x4(name):
+    roundtrip(build_baseline(name, parse_torus("4x4")))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["sp", "exchange", "bucket"])
+def test_roundtrip_8x8(name):
+    ex, _ = roundtrip(schedules("8x8")[name]())
+    assert ex.ngpus == 64 and ex.max_steps_per_tb <= 64 and ex.max_tbs_per_gpu <= 64
+
+
+def test_every_required_attribute_is_present(sp44):
+    root = ET.fromstring(sp44.xml)
+    assert root.tag == "algo" and ALGO_ATTRS <= set(root.attrib)
+    assert root.attrib["coll"] == "allreduce" and root.attrib["proto"] == "Simple"
+    assert root.attrib["inplace"] == "1" and root.attrib["outofplace"] == "1"
+    assert int(root.attrib["maxBytes"]) > 0
+    gpus = root.findall("gpu")
+    assert len(gpus) == int(root.attrib["ngpus"]) == 16
+    n_steps = 0
+    for g in gpus:
+        assert GPU_ATTRS <= set(g.attrib)
+        assert g.attrib["i_chunks"] == g.attrib["o_chunks"] == root.attrib["nchunksperloop"]
+        tbs = g.findall("tb")
+        assert [int(t.attrib["id"]) for t in tbs] == list(range(len(tbs)))
+        for t in tbs:
+            assert TB_ATTRS <= set(t.attrib)
+            assert int(t.attrib["send"]) != int(g.attrib["id"]) != int(t.attrib["recv"])
+            steps = t.findall("step")
+            assert [int(s.attrib["s"]) for s in steps] == list(range(len(steps)))
+            assert len(steps) <= 64
+            for s in steps:
+                assert set(s.attrib) == STEP_ATTRS
+                assert s.attrib["type"] in ("s", "r", "rcs", "rrs", "rrc", "rrcs", "cpy", "re", "nop")
+                assert s.attrib["type"] == "nop" or 1 <= int(s.attrib["cnt"]) < 72
+                n_steps += 1
+    assert n_steps == sp44.n_steps
+
+
+def test_runtime_parser_friendly_text(sp44):
+    text = sp44.xml
+    assert text.startswith("<algo ") and "\t" not in text and "<?" not in text and "'" not in text
+    assert all(len(m) <= 255 for m in re.findall(r'="([^"]*)"', text))
+    assert len(re.findall(r"\w+=", text.split("\n", 1)[0])) <= 16
+
+
+def test_packed_messages_become_few_steps(sp44):
+    # 4x4 SP: per GPU and round, 4 messages out and 4 in; the layout keeps them to a few runs each
+    algo = parse_xml(sp44.xml)
+    per_tb = [sum(st.type != "nop" for st in t.steps) for g in algo.gpus for t in g.tbs]
+    assert max(per_tb) <= 3 * 8  # at most ~3 runs per message, 8 rounds
+    assert sp44.nchunksperloop == 64 and sp44.nchannels == 1
+
+
+def test_write_to_path_and_check_file(tmp_path):
+    path = tmp_path / "algo.xml"
+    ex = export_msccl(build_baseline("halving-doubling", parse_torus("4x4")), path, proto="LL", name="hd",
+                      inplace=False, min_bytes=1024, max_bytes=1 << 20)
+    text = path.read_text()
+    assert text == ex.xml
+    root = ET.fromstring(text)
+    assert (root.attrib["name"], root.attrib["proto"], root.attrib["inplace"], root.attrib["outofplace"],
+            root.attrib["minBytes"], root.attrib["maxBytes"]) == ("hd", "LL", "0", "1", "1024", str(1 << 20))
+    rep = check_xml(str(path))
+    assert rep.ok and rep.executed == ["out-of-place", "out-of-place, shuffled #1"]
+
+
+def test_weighted_chunks():
+    s = schedules("4x4")["sp"]()
+    w = (np.arange(s.n_chunks) % 3) + 1
+    ex, _ = roundtrip(s, weights=w)
+    assert ex.nchunksperloop == int(w.sum())
+    assert sorted(ex.unit_offset.tolist())[-1] < ex.nchunksperloop
+    # equal weights are reduced by their gcd
+    assert export_msccl(s, weights=np.full(s.n_chunks, 4)).nchunksperloop == s.n_chunks
+
+
+def test_step_limit_splits_connections_over_channels():
+    s = schedules("4x4")["sp"]()
+    lim = MscclLimits(max_steps=10)
+    ex, _ = roundtrip(s, limits=lim)
+    assert ex.nchannels > 1 and ex.max_steps_per_tb <= 10
+
+
+def test_initial_copy_choices_are_both_correct():
+    s = schedules("4x4")["exchange"]()
+    for ic in (False, True):
+        ex, _ = roundtrip(s, initial_copy=ic)
+        assert ex.initial_copy is ic
+
+
+def test_refuses_what_cannot_fit():
+    t = parse_torus("8x8")
+    star_ish = lift(tree_schedule(t, hub_parents(t, 4), 0), torus_gamma(t))  # hubs with many peers each
+    with pytest.raises(ScheduleError, match="threadblocks on one GPU, over the limit 64"):
+        export_msccl(star_ish)
+    with pytest.raises(ScheduleError, match="MSCCL_MAX_COUNT"):
+        export_msccl(schedules("4x4")["sp"](), weights=np.r_[100, np.ones(63, dtype=np.int64)])
+    with pytest.raises(ScheduleError, match="nchunksperloop"):
+        export_msccl(schedules("4x4")["sp"](), weights=np.r_[40000, np.ones(63, dtype=np.int64)],
+                     limits=MscclLimits(max_count=100000))
+    with pytest.raises(ScheduleError, match="unknown protocol"):
+        export_msccl(schedules("4x4")["sp"](), proto="Fast")
+
+
+@pytest.mark.slow
+def test_larger_limits_accept_it_and_the_checker_uses_them():
+    t = parse_torus("8x8")
+    star_ish = lift(tree_schedule(t, hub_parents(t, 4), 0), torus_gamma(t))
+    lim = MscclLimits(max_tbs=128)
+    ex = export_msccl(star_ish, limits=lim)
+    assert ex.max_tbs_per_gpu > 64
+    assert not check_xml(ex.xml, race_check_bytes=0).ok  # default limits: too many threadblocks
+    assert check_xml(ex.xml, lim, race_check_bytes=0).ok
+
+
+# ------------------------------------------------------------------ the checker catches mistakes
+def _mutate(xml, pattern, repl, count=1):
+    new, n = re.subn(pattern, repl, xml, count=count)
+    assert n == count
+    return new
+
+
+def test_validator_rules(sp44):
+    x = sp44.xml
+    cases = {
+        "missing attribute": (_mutate(x, r' minBytes="0"', ""), "missing attribute 'minBytes'"),
+        "tb gap": (_mutate(x, r'<tb id="1" ', '<tb id="9" '), "threadblock ids must be 0.."),
+        "self peer": (_mutate(x, r'<tb id="0" send="1"', '<tb id="0" send="0"'), "is the GPU itself"),
+        "cnt too big": (_mutate(x, r'cnt="1" ', 'cnt="72" '), "cnt 72 outside 1..71"),
+        "bad type": (_mutate(x, r'type="rrc"', 'type="rrx"'), "unknown type"),
+        "declaration": ('<?xml version="1.0"?>\n' + x, "no XML declaration"),
+        "step numbering": (_mutate(x, r'<step s="1" ', '<step s="7" '), "step numbers must be 0, 1, 2"),
+        "dep on unsignalled": (_mutate(x, r'hasdep="1"', 'hasdep="0"'), "which has hasdep=0"),
+        "wrong coll": (_mutate(x, r'coll="allreduce"', 'coll="allgather"'), "expected 'allreduce'"),
+        "offset out of range": (_mutate(x, r'srcoff="3" ', 'srcoff="64" '), "outside the buffer"),
+    }
+    for label, (text, message) in cases.items():
+        rep = check_xml(text)
+        assert not rep.ok, label
+        assert any(message in e for e in rep.errors), (label, rep.errors[:3])
+
+
+def test_validator_connection_and_nop_rules():
+    ex = export_msccl(schedules("4x4")["exchange"]())
+    x = ex.xml
+    # a receive whose count differs from its send
+    algo = parse_xml(x)
+    st = next(st for t in algo.gpus[0].tbs if t.recv >= 0 for st in t.steps if st.type == "rrc")
+    st.cnt += 1
+    errs = validate(algo)
+    assert any("its receive cnt" in e or "outside the buffer" in e for e in errs)
+    # a nop must be followed by a step with a dependency
+    m = re.search(r'(<step s="(\d+)" type="nop"[^\n]*\n\s*<step s="\d+" type="\w+"[^\n]*?)depid="\d+" deps="\d+"', x)
+    assert m
+    text = x[:m.start()] + m.group(1) + 'depid="-1" deps="-1"' + x[m.end():]
+    assert any("follows nop steps" in e for e in check_xml(text).errors)
+    # two threadblocks on one connection
+    text = _mutate(x, r'<tb id="1" send="(\d+)" recv="-1"', r'<tb id="1" send="1" recv="-1"')
+    assert not check_xml(text).ok
+
+
+def test_interpreter_catches_dropped_dependencies(sp44):
+    lines = sp44.xml.split("\n")
+    idx = [i for i, ln in enumerate(lines) if "<step" in ln and 'type="nop"' not in ln and 'depid="-1"' not in ln
+           and 'type="nop"' not in lines[i - 1]]
+    rng = np.random.default_rng(0)
+    for i in rng.choice(idx, size=12, replace=False):
+        bad = lines[:i] + [re.sub(r'depid="\d+" deps="\d+"', 'depid="-1" deps="-1"', lines[i])] + lines[i + 1:]
+        rep = check_xml("\n".join(bad))
+        assert not rep.ok
+        assert any("race" in e or "not the sum" in e or "changed while" in e for e in rep.errors), rep.errors[:2]
+
+
+def test_interpreter_catches_wrong_data(sp44):
+    # a receive into the wrong place: structure still valid, sums wrong
+    text = _mutate(sp44.xml, r'(type="r" srcbuf="\w" srcoff="\d+" dstbuf="o" dstoff=")(\d+)"',
+                   lambda m: m.group(1) + str((int(m.group(2)) + 1) % 64) + '"')
+    rep = check_xml(text)
+    assert not rep.ok
+
+
+def test_interpreter_semantics_directly():
+    algo = parse_xml(export_msccl(build_baseline("recursive-doubling", parse_torus("4x4"))).xml)
+    x = np.arange(16, dtype=np.int64).reshape(16, 1) + 1
+    out, errs = interpret(algo, x)
+    assert errs == [] and np.all(out == x.sum())
+    out, errs = interpret(algo, x, in_place=True, capacity=None, seed=3)
+    assert errs == [] and np.all(out == x.sum())
+
+
+def test_check_limits_accept_exporter_limits():
+    lim = MscclLimits(max_steps=10)
+    ex = export_msccl(schedules("4x4")["sp"](), limits=lim)
+    assert check_xml(ex.xml, lim).ok
+    assert isinstance(CheckLimits(), CheckLimits)
+
+
+def test_cli_glue_writes_and_checks(tmp_path, capsys):
+    import argparse
+    import json
+
+    from synth.certificate import write_certificate
+    from synth.certify import certify
+    from synth.runtime.cli import add_msccl_export_arguments, export_msccl_from_args
+
+    t = parse_torus("4x4")
+    cert = tmp_path / "sp.json"
+    write_certificate(certify(sp_allreduce(t), torus_gamma(t)), cert)
+    p = argparse.ArgumentParser()
+    p.add_argument("file")
+    p.add_argument("--out")
+    p.add_argument("--json", action="store_true")
+    add_msccl_export_arguments(p)
+    out = tmp_path / "sp.xml"
+    args = p.parse_args([str(cert), "--out", str(out), "--check", "--proto", "LL128", "--json"])
+    assert export_msccl_from_args(args) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["check"]["ok"] and info["ngpus"] == 16 and info["nchunksperloop"] == 64
+    assert 'proto="LL128"' in out.read_text().split("\n", 1)[0]
+    args = p.parse_args([str(cert), "--out", str(out)])
+    assert export_msccl_from_args(args) == 0
+    assert "MSCCL_ALGO_DIR" in capsys.readouterr().out
