@@ -33,8 +33,8 @@ from synth.lift import lift, lifted_weights
 from synth.registry import default_group
 from synth.schedule import chunk_elements
 
-__all__ = ["Report", "certify", "check_certificate", "check_explicit", "check_file", "claims_of", "MODES",
-           "EXPLICIT_LIMIT"]
+__all__ = ["Report", "certify", "check_certificate", "check_explicit", "check_file", "claims_of", "file_kind",
+           "MODES", "EXPLICIT_LIMIT"]
 
 MODES = ("auto", "explicit", "symmetric")
 EXPLICIT_LIMIT = 30_000_000  # lifted transmissions up to which 'auto' executes explicitly
@@ -175,7 +175,8 @@ def check_explicit(path) -> Report:
     return Report("explicit", "explicit", errors, metrics, bound, witness, claims)
 
 
-def _sniff(path) -> str:
+def file_kind(path) -> str:
+    """``'explicit'`` when the first line is a synth-explicit header, else ``'certificate'``."""
     try:
         with open(path, encoding="utf-8") as f:
             first = f.readline()
@@ -196,7 +197,7 @@ def check_file(path, mode: str = "auto") -> Report:
     """Check a certificate or an explicit file, whichever ``path`` holds."""
     if mode not in MODES:
         raise SynthError(f"unknown check mode {mode!r}; valid: {', '.join(MODES)}")
-    if _sniff(path) == "explicit":
+    if file_kind(path) == "explicit":
         if mode == "symmetric":
             raise SynthError("an explicit file can only be checked in explicit mode")
         return check_explicit(path)

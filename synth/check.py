@@ -41,7 +41,7 @@ from fractions import Fraction
 import numpy as np
 
 from synth.errors import ScheduleError
-from synth.schedule import COPY, REDUCE, BaseSchedule, Schedule
+from synth.schedule import COPY, BaseSchedule, Schedule
 
 __all__ = ["Metrics", "execute", "measure_explicit", "measure_symmetric", "round_lower_bound"]
 

@@ -214,7 +214,6 @@ def cmd_info(args) -> int:
     import numpy as np
 
     from synth.check import round_lower_bound
-    from synth.registry import default_group
 
     t = _topology_from_args(args)
     g = _group_for(t, args)
@@ -244,7 +243,6 @@ def cmd_bound(args) -> int:
     Example: ``synth bound --torus 8x8``
     """
     from synth.check import round_lower_bound
-    from synth.registry import default_group
 
     from synth.torus import Torus
 

@@ -30,14 +30,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 
 from synth.errors import TopologyError
 from synth.group import Group
 from synth.schedule import BaseSchedule, tree_schedule
-from synth.topology import Topology
+from synth.topology import Grid, Topology
 
 __all__ = ["HyperX", "hyperx", "parse_hyperx", "hyperx_group", "windmill_parents", "hyperx_tree"]
 
@@ -73,14 +72,10 @@ def hyperx(shape) -> "HyperX":
 
 
 @dataclass(frozen=True, eq=False)
-class HyperX(Topology):
+class HyperX(Grid, Topology):
     """A HyperX network; see the module docstring for the numbering."""
 
     shape: tuple = ()
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
 
     @property
     def degree(self) -> int:
@@ -89,17 +84,6 @@ class HyperX(Topology):
     @property
     def diameter(self) -> int:
         return self.ndim
-
-    @cached_property
-    def sides(self):
-        return np.asarray(self.shape, dtype=np.int64)
-
-    def coords(self, v) -> np.ndarray:
-        return np.stack(np.unravel_index(np.asarray(v), self.shape), axis=-1)
-
-    def vertex(self, coords) -> np.ndarray:
-        c = np.asarray(coords, dtype=np.int64) % self.sides
-        return np.ravel_multi_index(tuple(np.moveaxis(c, -1, 0)), self.shape)
 
     def dist(self, u, v) -> np.ndarray:
         return (self.coords(u) != self.coords(v)).sum(axis=-1)

@@ -27,7 +27,7 @@ import numpy as np
 
 from synth.errors import TopologyError
 
-__all__ = ["Topology"]
+__all__ = ["Topology", "Grid"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -181,3 +181,26 @@ class Topology:
             "compute": self.compute.tolist(),
             "links": np.stack([self.link_src, self.link_dst], axis=1).tolist(),
         }
+
+
+class Grid:
+    """Row-major coordinates for topologies whose vertices form a grid ``shape`` (tori, HyperX)."""
+
+    shape: tuple
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @cached_property
+    def sides(self) -> np.ndarray:
+        return np.asarray(self.shape, dtype=np.int64)
+
+    def coords(self, v) -> np.ndarray:
+        """Coordinates of vertex ids, shape ``(..., d)``."""
+        return np.stack(np.unravel_index(np.asarray(v), self.shape), axis=-1)
+
+    def vertex(self, coords) -> np.ndarray:
+        """Vertex ids of coordinates (taken modulo the sides), shape ``(...)``."""
+        c = np.asarray(coords, dtype=np.int64) % self.sides
+        return np.ravel_multi_index(tuple(np.moveaxis(c, -1, 0)), self.shape)

@@ -31,7 +31,7 @@ from functools import cached_property
 import numpy as np
 
 from synth.errors import TopologyError
-from synth.topology import Topology
+from synth.topology import Grid, Topology
 
 __all__ = ["Torus", "torus", "parse_torus"]
 
@@ -77,14 +77,10 @@ def torus(shape) -> "Torus":
 
 
 @dataclass(frozen=True, eq=False)
-class Torus(Topology):
+class Torus(Grid, Topology):
     """A torus; see the module docstring for the numbering."""
 
     shape: tuple = ()
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
 
     @property
     def degree(self) -> int:
@@ -94,10 +90,6 @@ class Torus(Topology):
     @property
     def is_equal_sided(self) -> bool:
         return len(set(self.shape)) == 1
-
-    @cached_property
-    def sides(self) -> np.ndarray:
-        return np.asarray(self.shape, dtype=np.int64)
 
     @cached_property
     def link_dim(self) -> np.ndarray:
@@ -113,15 +105,6 @@ class Torus(Topology):
     def diameter(self) -> int:
         """``H = sum_i floor(n_i / 2)``."""
         return int(sum(s // 2 for s in self.shape))
-
-    def coords(self, v) -> np.ndarray:
-        """Coordinates of vertex ids, shape ``(..., d)``."""
-        return np.stack(np.unravel_index(np.asarray(v), self.shape), axis=-1)
-
-    def vertex(self, coords) -> np.ndarray:
-        """Vertex ids of coordinates (taken modulo the sides), shape ``(...)``."""
-        c = np.asarray(coords, dtype=np.int64) % self.sides
-        return np.ravel_multi_index(tuple(np.moveaxis(c, -1, 0)), self.shape)
 
     def dist(self, u, v) -> np.ndarray:
         """Closed-form hop distance, vectorized over ``u`` and ``v``."""

@@ -1,6 +1,5 @@
 """Every notebook runs headless (small instances) and writes its figure."""
 
-import os
 from pathlib import Path
 
 import pytest

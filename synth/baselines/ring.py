@@ -47,7 +47,7 @@ SUPPORTED = "tori of any shape"
 
 def _cycles(t, plus, color, c):
     """Cycle id, position and cycle length of every vertex in class ``c``."""
-    V, d = t.n_vertices, t.ndim
+    V, _d = t.n_vertices, t.ndim
     v, i = np.nonzero(color == c)
     w = plus[v, i]
     a = np.concatenate([v, w])
@@ -201,7 +201,7 @@ def ring(t: Torus):
 
     if not isinstance(t, Torus):
         raise TopologyError(f"ring is defined on tori only (any shape), not on {getattr(t, 'name', t)!r}")
-    V, d = t.n_vertices, t.ndim
+    V, _d = t.n_vertices, t.ndim
     cycles = hamiltonian_cycles(t)
     r = Rounds(t)
     used, family = 0, 0

@@ -88,23 +88,10 @@ def _weights(weights, n_chunks):
 
 
 def _load_path(path):
-    import json
+    from synth.certify import file_kind
+    from synth.explicit import read_explicit
 
-    from synth.errors import FileFormatError
-    from synth.explicit import FORMAT as EXPLICIT_FORMAT, read_explicit
-
-    try:
-        with open(path, encoding="utf-8") as f:
-            first = f.readline()
-    except FileNotFoundError:
-        raise FileFormatError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FileFormatError(f"{path}: cannot read ({exc.__class__.__name__})") from None
-    try:
-        head = json.loads(first)
-    except json.JSONDecodeError:
-        head = None
-    if isinstance(head, dict) and head.get("format") == EXPLICIT_FORMAT:
+    if file_kind(path) == "explicit":
         schedule, sizes, _ = read_explicit(path)
         if int(sizes.sum()) <= 0:
             sizes = np.ones(schedule.n_chunks, dtype=np.int64)
