@@ -76,7 +76,7 @@ def _add_topology_args(parser):
 
 # ---------------------------------------------------------------- commands
 def cmd_solve(args) -> int:
-    """Build a schedule, check it and write its certificate.
+    """Build a schedule, check it, print a summary and write its certificate.
 
     Example: ``synth solve --torus 16x16 --out sp-16x16.json``
     """
@@ -107,11 +107,15 @@ def cmd_solve(args) -> int:
                    seed=args.seed, solver=args.solver)
     cert = result.certificate
     cert.provenance["seconds"] = round(time.perf_counter() - start, 3)
-    if args.out:
+    if args.out is None:
+        args.out = _default_certificate_name(topology, cert, result.depth)
+    if args.out != "-":
         from synth.certificate import write_certificate
 
         write_certificate(cert, args.out)
         _progress(f"wrote {args.out}")
+    else:
+        args.out = None
     c = cert.claims
     if chosen is not None:
         from synth.check import measure_symmetric
@@ -144,6 +148,25 @@ def cmd_solve(args) -> int:
             if v is not None:
                 print(f"{k:<{width}}  {v}")
     return EXIT_OK
+
+
+def _default_certificate_name(topology, cert, depth) -> str:
+    """``torus-16x16-k-sp-allreduce-k3.json``-style names, in the current folder."""
+    spec = topology.spec
+    kind = spec.get("kind", "topology")
+    if "shape" in spec:
+        shape = "x".join(map(str, spec["shape"]))
+    elif kind == "spine-leaf":
+        shape = f"{spec['spines']}-{spec['leaves']}-{spec['hosts']}"
+    else:
+        shape = "".join(ch if ch.isalnum() else "-" for ch in str(spec.get("name", "graph")))
+    name = f"{kind}-{shape}-{cert.provenance.get('algorithm', 'schedule')}"
+    if cert.provenance.get("algorithm") == "k-sp-allreduce":
+        name += f"-k{cert.solver.get('depth_bound', depth)}"
+    group = cert.provenance.get("group")
+    if group and group not in ("gamma", "translations-negation"):
+        name += f"-{group}"
+    return name + ".json"
 
 
 def cmd_check(args) -> int:
@@ -381,7 +404,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--allow-unbalanced", action="store_true",
                    help="with --topology: return the best-omega lift even when no symmetry balances it")
     s.add_argument("--mode", default="auto", choices=("auto", "explicit", "symmetric"), help="how to check")
-    s.add_argument("--out", metavar="FILE", help="write the certificate here")
+    s.add_argument("--out", metavar="FILE",
+                   help="certificate path (default: a name like torus-16x16-sp-allreduce.json in the current "
+                        "folder; '-' writes none)")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.set_defaults(func=cmd_solve)
 

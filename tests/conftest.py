@@ -19,3 +19,9 @@ def equal_sided_shapes(max_p):
 @pytest.fixture(scope="session")
 def t44():
     return parse_torus("4x4")
+
+
+@pytest.fixture(autouse=True)
+def _run_in_tmp(tmp_path, monkeypatch):
+    """Commands that write files by default (synth solve) write into a fresh folder, not the repo."""
+    monkeypatch.chdir(tmp_path)
