@@ -111,10 +111,10 @@ def _solve_khop(t, depth, elements, mode, exchange, group, time_limit, seed, sol
     """A minimum-weight tree of depth <= ``depth`` (k-SP-allreduce), lifted by Γ."""
     from synth.trees import khop_tree, tree_base
 
-    if exchange:
-        raise SynthError("depth-bounded exchange schedules (--exchange with --depth) are not available yet")
     if group not in (None, "gamma") or not t.is_equal_sided:
         raise SynthError("k-hop trees are lifted by Γ: they need an equal-sided torus and the default group")
+    if exchange:
+        return _solve_xhop(t, depth, elements, mode, time_limit, seed, progress)
     rec = khop_tree(t, depth, time_limit=time_limit, seed=seed, solver=solver, progress=progress)
     grp = torus_gamma(t)
     base = tree_base(t, rec)
@@ -127,6 +127,28 @@ def _solve_khop(t, depth, elements, mode, exchange, group, time_limit, seed, sol
     if rec.cached:
         notes.append(f"tree read from the cache ({rec.seconds:.1f} s when solved)")
     return SolveResult(cert, rec.depth, notes)
+
+
+def _solve_xhop(t, depth, elements, mode, time_limit, seed, progress) -> SolveResult:
+    """A minimum-weight forest of depth <= ``depth`` with an exchange (2h+1 rounds), lifted by Γ."""
+    from synth.models.xhop import solve_xhop
+    from synth.schedule import exchange_schedule
+
+    res = solve_xhop(t, depth, time_limit=time_limit, seed=seed, progress=progress)
+    if res.parent is None or res.status in ("infeasible", "unknown"):
+        raise SynthError(f"no exchange forest of depth <= {depth} found on {t.name} ({res.status})")
+    base = exchange_schedule(t, res.parent, res.a, res.b, route=t.route,
+                             label=f"exchange forest, depth bound {depth}, roots {res.a} and {res.b}")
+    grp = torus_gamma(t)
+    solver = {"model": "synth.models.xhop", "status": res.status, "depth_bound": depth, "weight": res.weight,
+              "lower_bound": res.lower_bound, "gap": round(float(res.gap), 6), "bound_method": res.bound_method,
+              "time_limit": time_limit, "seed": seed, "seconds": round(float(res.seconds), 3)}
+    cert = certify(base, grp, elements, mode=mode, solver=solver,
+                   provenance={"algorithm": "k-sp-exchange", "group": "gamma", "seed": seed})
+    notes = []
+    if res.status != "optimal":
+        notes.append(f"{res.status}: W = {res.weight}, lower bound {res.lower_bound}, gap {100 * res.gap:.2f} %")
+    return SolveResult(cert, res.depth, notes)
 
 
 def _solve_other(topology, depth, elements, mode, exchange, progress) -> SolveResult:
