@@ -23,7 +23,7 @@ Examples
 >>> from synth.torus import parse_torus
 >>> r = solve_khop(parse_torus("6x6"), 2, time_limit=20)
 >>> r.status, r.weight, r.depth, r.lower_bound == r.weight
-('optimal', 49, 2, True)
+('optimal', 50, 2, True)
 """
 
 from __future__ import annotations
