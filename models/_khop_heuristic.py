@@ -195,6 +195,7 @@ class LabelSearch:
         np.add.at(Q, (self.n1[has], lab[has]), (self.c2[has] - self.c[has]).astype(np.float64))
         Pc = np.cumsum(P, axis=1)                        # Pc[v, h] = sum_{h' <= h} P[v, h']
         Qc = np.cumsum(Q, axis=1)
+        self._own, self._Pc, self._Qc = own, Pc, Qc      # reused by swap_deltas
         a = lab
         delta = np.full((V, k + 1), np.inf)
         rows = np.arange(V)
@@ -210,8 +211,55 @@ class LabelSearch:
         self.labels = np.asarray(labels, dtype=np.int64).copy()
         self._refresh()
 
-    def descend(self, deadline=None, max_passes=10_000) -> int:
-        """Apply improving label moves until none is left (or the deadline); return the cost."""
+    def swap_deltas(self, radius=2):
+        """Exact weight change of swapping the labels of a hub ``u`` and a nearby ``v`` with a larger label.
+
+        Call after :meth:`move_deltas` (it reuses its tables).  With ``a = l(u) < b = l(v)``
+        only the vertices labelled in ``(a, b]`` see a change: ``u`` leaves their parent
+        set and ``v`` joins it.
+
+        Returns
+        -------
+        u, v, delta : numpy.ndarray
+        """
+        lab, D, c, c2, n1 = self.labels, self.D, self.c, self.c2, self.n1
+        hubs = np.flatnonzero(np.bincount(n1[n1 >= 0], minlength=self.V) > 0)
+        hubs = hubs[hubs > 0]
+        if hubs.size == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+        near = D[hubs] <= radius
+        pu, pv = np.nonzero(near)
+        u, v = hubs[pu], pv
+        ok = lab[v] > lab[u]
+        u, v = u[ok], v[ok]
+        if u.size == 0:
+            return u, v, np.zeros(0)
+        a, b = lab[u], lab[v]
+        own, Pc, Qc = self._own, self._Pc, self._Qc
+        own_v = own[v, a - 1]                                  # v takes label a: parent set A_a
+        own_u = np.minimum(own[u, b - 1], D[u, v])             # u takes label b: A_b now holds v
+        gain_v = Pc[v, b] - Pc[v, a]                           # as if every w kept its parent
+        loss_u = Qc[u, b] - Qc[u, a]                           # clients of u fall back to c2
+        v_client = (n1[v] == u)
+        loss_u = loss_u - np.where(v_client, c2[v] - c[v], 0)  # v's own cost is counted in own_v
+        # correction over the clients w of u with label in (a, b], w != v: v competes with c2, not c
+        order = np.argsort(n1, kind="stable")
+        starts = np.searchsorted(n1[order], u)
+        ends = np.searchsorted(n1[order], u, side="right")
+        counts = ends - starts
+        pair = np.repeat(np.arange(u.size), counts)
+        offs = np.arange(pair.size) - np.repeat(np.cumsum(counts) - counts, counts)
+        w = order[np.repeat(starts, counts) + offs]
+        lw = lab[w]
+        inside = (lw > a[pair]) & (lw <= b[pair]) & (w != v[pair])
+        dvw = D[v[pair], w]
+        corr = np.where(inside, np.minimum(0, dvw - c2[w]) - np.minimum(0, dvw - c[w]), 0)
+        corr = np.bincount(pair, weights=corr, minlength=u.size)
+        delta = own_u + own_v - c[u] - c[v] - gain_v + loss_u + corr
+        return u, v, delta
+
+    def descend(self, deadline=None, max_passes=10_000, swaps=True) -> int:
+        """Apply improving label moves (then label swaps) until none is left; return the cost."""
         for _ in range(max_passes):
             if deadline is not None and time.monotonic() > deadline:
                 break
@@ -219,22 +267,35 @@ class LabelSearch:
             best_b = np.argmin(delta, axis=1)
             best = delta[np.arange(self.V), best_b]
             improving = np.flatnonzero(best < -0.5)
-            if improving.size == 0:
+            moves = [(int(x), int(best_b[x]), float(best[x])) for x in improving]
+            swap_moves = []
+            if swaps:
+                su, sv, sd = self.swap_deltas()
+                good = np.flatnonzero(sd < -0.5)
+                swap_moves = [(int(su[i]), int(sv[i]), float(sd[i])) for i in good]
+            if not moves and not swap_moves:
                 break
-            improving = improving[np.argsort(best[improving], kind="stable")]
-            # batch: moves whose vertices are far apart (beyond twice the longest attachment)
-            radius = 2 * int(max(self.c.max(), 1))
-            chosen = [improving[0]]
-            for v in improving[1:]:
-                if np.all(self.D[v, chosen] > radius):
-                    chosen.append(v)
+            # one list of candidate changes: (delta, {vertex: new label})
+            cand = [(d, {x: b}) for x, b, d in moves]
+            cand += [(d, {uu: int(self.labels[vv]), vv: int(self.labels[uu])}) for uu, vv, d in swap_moves]
+            cand.sort(key=lambda m: m[0])
+            # batch: changes whose vertices are far apart from each other
+            radius = 2 * max(2, int(np.percentile(self.c, 95)))
+            chosen, used = [cand[0]], list(cand[0][1])
+            for d, ch in cand[1:]:
+                if np.all(self.D[np.ix_(list(ch), used)] > radius):
+                    chosen.append((d, ch))
+                    used += list(ch)
             old_cost, old_labels = self.cost, self.labels.copy()
             new = self.labels.copy()
-            new[chosen] = best_b[chosen]
+            for _, ch in chosen:
+                for x, b in ch.items():
+                    new[x] = b
             self.set_labels(new)
-            if self.cost >= old_cost + best[chosen[0]] + 0.5 and len(chosen) > 1:
-                new = old_labels.copy()                  # the batch interacted: take the best move alone
-                new[chosen[0]] = best_b[chosen[0]]
+            if len(chosen) > 1 and self.cost >= old_cost + chosen[0][0] + 0.5:
+                new = old_labels.copy()                  # the batch interacted: take the best change alone
+                for x, b in chosen[0][1].items():
+                    new[x] = b
                 self.set_labels(new)
         return self.cost
 
@@ -311,7 +372,7 @@ def heuristic_tree(D, k: int, *, seed: int = 0, iterations: int | None = None, t
     t_end = time.monotonic() + time_limit
     V = D.shape[0]
     if iterations is None:
-        iterations = int(max(20, 40_000 // V))
+        iterations = int(min(200, max(20, 20_000 // V)))
     if k == 1 or V <= 2:
         labels = np.ones(V, dtype=np.int64)
         labels[0] = 0

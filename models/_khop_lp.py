@@ -196,6 +196,10 @@ class LayeredLP:
                   np.zeros(0))
         self._add_rows_to_highs(h, A, self.row_lo, self.row_hi, inf)
         self.h = h
+        self.cones = True           # separate cone cuts first (cheap, and most of the bound)
+        self.warm = True            # warm-start the dual simplex after adding cuts
+        self.front = False          # also add front cuts (source side)
+        self.max_nested = 8
         self.x = None
         self.duals = None
         self.rc = None
@@ -215,7 +219,8 @@ class LayeredLP:
     def _lp_solve(self):
         # A cold solve with presolve beats HiGHS's warm start after added rows here by
         # about 5x (presolve removes most link rows and fixed columns).
-        self.h.clearSolver()
+        if not self.warm:
+            self.h.clearSolver()
         self.h.run()
         sol = self.h.getSolution()
         self.x = np.asarray(sol.col_value)
@@ -303,6 +308,39 @@ class LayeredLP:
                     break
         return found
 
+    def separate_cones(self, x_arc, extra=None, tol=_VIOLATION, per_terminal=2):
+        """Violated cone cuts: ``S_j(r) = {(i, h) : dist(i, j) <= r - h}`` for ``r >= k``.
+
+        ``S_j(r)`` holds every copy of ``j`` (``r >= k``) and never the root, so it is a
+        directed cut.  A non-root arc ``(t, i, h)`` enters it exactly when
+        ``dist(i, j) + h <= r <= dist(t, j) + h - 2`` and a root arc ``(0, i, 1)`` when
+        ``dist(i, j) + 1 <= r``: the cut value as a function of ``r`` is a sum of interval
+        indicators, evaluated for all ``r`` at once with a difference array.
+        """
+        V, k, D = self.V, self.k, self.D
+        extra = self.V if extra is None else extra
+        R = k + extra + 1
+        sup = np.flatnonzero(x_arc > 1e-9)
+        xs = x_arc[sup]
+        t, i, h = self.tail[sup], self.head[sup], self.layer[sup]
+        root = t == 0
+        found = []
+        for j in self.reps:
+            lo = D[i, j].astype(np.int64) + h
+            hi = np.where(root, R - 1, D[t, j].astype(np.int64) + h - 2)
+            ok = hi >= lo
+            diff = np.zeros(R + 1)
+            np.add.at(diff, np.minimum(lo[ok], R), xs[ok])
+            np.add.at(diff, np.minimum(hi[ok] + 1, R), -xs[ok])
+            val = np.cumsum(diff)[k:R]
+            viol = np.flatnonzero(val < 1 - tol)
+            for r in viol[np.argsort(val[viol])][:per_terminal] + k:
+                inS = np.zeros(self.n_net - 1, dtype=bool)
+                for layer in range(1, k + 1):
+                    inS[layer * V + np.flatnonzero(D[j] <= r - layer)] = True
+                found.append((int(j), inS))
+        return found
+
     def add_cuts(self, found):
         if not found:
             return 0
@@ -323,8 +361,33 @@ class LayeredLP:
         return len(found)
 
     # ------------------------------------------------------------------ loop
-    def solve(self, deadline=None, max_rounds=10_000, progress=None, target=None) -> LPResult:
-        """Cut loop: solve, separate, add, until no violated cut, the deadline, or ``bound >= target``."""
+    def arc_vector(self, parent, depth):
+        """Arc values of the tree ``parent`` averaged over the group, or ``None`` if it uses a removed arc.
+
+        The average of a tree's images lies in the LP's polytope and is invariant, so it
+        serves as the interior point of in-out separation.
+        """
+        V = self.V
+        v = np.flatnonzero(np.asarray(parent) >= 0)
+        key = (np.asarray(depth)[v] * V + np.asarray(parent)[v]) * V + v
+        arc_key = (self.layer * V + self.tail) * V + self.head
+        order = np.argsort(arc_key)
+        pos = np.searchsorted(arc_key[order], key)
+        if np.any(pos >= order.size) or np.any(arc_key[order][np.minimum(pos, order.size - 1)] != key):
+            return None
+        cols = self.col_of_arc[order[pos]]
+        zeta = np.bincount(cols, minlength=self.n_z) / self.orbit_size
+        return zeta[self.col_of_arc]
+
+    def solve(self, deadline=None, max_rounds=10_000, progress=None, target=None, x_in=None,
+              alpha=0.5) -> LPResult:
+        """Cut loop: solve, separate, add, until no violated cut, the deadline, or ``bound >= target``.
+
+        With ``x_in`` (a point of the polytope, e.g. :meth:`arc_vector` of a tree) the
+        separation is in-out: cuts are looked for at ``alpha * x_lp + (1 - alpha) * x_in``
+        first; a cut violated there is violated by ``x_lp`` too, and deeper.  When none
+        is, that point becomes the new ``x_in`` and ``x_lp`` itself is separated.
+        """
         t0 = time.monotonic()
         obj = self._lp_solve()
         rounds, converged = 0, False
@@ -333,7 +396,15 @@ class LayeredLP:
                 break
             if target is not None and self.bound >= target:
                 break
-            found = self.separate(self.arc_values())
+            x_out = self.arc_values()
+            found = self.separate_cones(x_out) if self.cones else []
+            if not found and x_in is not None:
+                x_sep = alpha * x_out + (1 - alpha) * x_in
+                found = self.separate(x_sep, max_nested=self.max_nested, front=self.front)
+                if not found:
+                    x_in = x_sep
+            if not found:
+                found = self.separate(x_out, max_nested=self.max_nested, front=self.front)
             rounds += 1
             if not found:
                 converged = True

@@ -137,7 +137,7 @@ class LinearModel:
         val = np.concatenate([r[1] for r in self.rows]) if self.rows else np.zeros(0)
         return ptr, idx, val
 
-    def to_highs(self, time_limit=None, threads=1, seed=0, cutoff=None):
+    def to_highs(self, time_limit=None, threads=1, seed=0):
         import highspy
 
         h = new_highs()
@@ -159,28 +159,32 @@ class LinearModel:
         h.setOptionValue("random_seed", int(seed))
         if time_limit is not None:
             h.setOptionValue("time_limit", float(max(time_limit, 0.01)))
-        if cutoff is not None:
-            h.setOptionValue("objective_bound", float(cutoff))
         return h
 
-    def solve_highs(self, time_limit=None, threads=1, seed=0, start=None, cutoff=None, progress=None) -> MipSolution:
-        """Solve with HiGHS; Ctrl-C cancels the search and returns what it has."""
+    def solve_highs(self, time_limit=None, threads=1, seed=0, start=None, progress=None,
+                    stop_below=None) -> MipSolution:
+        """Solve with HiGHS; Ctrl-C cancels the search and returns what it has.
+
+        ``stop_below``: stop at the first incumbent of objective at most this value.
+        """
         import highspy
 
         t0 = time.monotonic()
-        h = self.to_highs(time_limit, threads, seed, cutoff)
+        h = self.to_highs(time_limit, threads, seed)
         if start is not None:
-            h.setSolution(highspy.HighsSolution() if False else _highs_solution(start))
-        if progress is not None:
-            last = [None]
+            h.setSolution(_highs_solution(start))
+        last = [None]
 
-            def on_improve(e):
-                val = e.data_out.objective_function_value
-                if last[0] is None or val < last[0] - 1e-9:
-                    last[0] = val
-                    progress(f"mip: incumbent {val:.0f}, bound {e.data_out.mip_dual_bound:.2f}")
+        def on_improve(e):
+            val = e.data_out.objective_function_value
+            if last[0] is None or val < last[0] - 1e-9:
+                last[0] = val
+                if progress is not None:
+                    progress(f"highs: incumbent {val:.0f}, bound {e.data_out.mip_dual_bound:.2f}")
+                if stop_below is not None and val <= stop_below + 1e-6:
+                    h.cancelSolve()
 
-            h.cbMipImprovingSolution += on_improve
+        h.cbMipImprovingSolution += on_improve
         h.HandleUserInterrupt = True
         interrupted = False
         h.startSolve()
@@ -236,11 +240,14 @@ class LinearModel:
         return m, xs
 
     def solve_cpsat(self, time_limit=None, threads=1, seed=0, start=None, progress=None,
-                    linearization_level=2) -> MipSolution:
+                    linearization_level=2, stop_below=None) -> MipSolution:
         """Solve with CP-SAT (``linearization_level=2``: at the default its bound stays weak).
 
         Deterministic for a given seed with ``threads=1``; several workers race, so
-        their result can differ from run to run.
+        their result can differ from run to run.  ``stop_below``: stop at the first
+        solution of objective at most this value.  CP-SAT catches Ctrl-C itself and
+        stops as at a time limit; an early stop that is neither that nor a proof is
+        reported as ``interrupted``.
         """
         from ortools.sat.python import cp_model
 
@@ -253,30 +260,33 @@ class LinearModel:
         solver.parameters.random_seed = int(seed)
         solver.parameters.num_workers = int(threads)
         solver.parameters.linearization_level = int(linearization_level)
-        if time_limit is not None:
-            solver.parameters.max_time_in_seconds = float(max(time_limit, 0.01))
+        limit = float(max(time_limit, 0.01)) if time_limit is not None else None
+        if limit is not None:
+            solver.parameters.max_time_in_seconds = limit
+        stopped = [False]
 
         class _CB(cp_model.CpSolverSolutionCallback):
             def on_solution_callback(self):
+                val = self.objective_value
                 if progress is not None:
-                    progress(f"cp-sat: incumbent {self.objective_value:.0f}, bound {self.best_objective_bound:.2f}")
+                    progress(f"cp-sat: incumbent {val:.0f}, bound {self.best_objective_bound:.2f}")
+                if stop_below is not None and val <= stop_below + 1e-6:
+                    stopped[0] = True
+                    self.stop_search()
 
-        interrupted = False
-        try:
-            st = solver.solve(m, _CB())
-        except KeyboardInterrupt:  # pragma: no cover - CP-SAT handles SIGINT itself and returns
-            interrupted = True
-            st = cp_model.UNKNOWN
+        st = solver.solve(m, _CB())
         has = st in (cp_model.OPTIMAL, cp_model.FEASIBLE)
         values = np.array([solver.value(x) for x in xs], dtype=np.float64) if has else None
         obj = float(solver.objective_value) if has else None
         bound = float(solver.best_objective_bound) if st != cp_model.INFEASIBLE else np.inf
         status = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "feasible",
                   cp_model.INFEASIBLE: "infeasible"}.get(st, "unknown")
-        if st in (cp_model.UNKNOWN, cp_model.MODEL_INVALID) and not np.isfinite(bound):
+        if status in ("unknown", "feasible") and not np.isfinite(bound):
             bound = -np.inf
-        return MipSolution(status, obj, bound, values, time.monotonic() - t0, interrupted)
-
+        elapsed = time.monotonic() - t0
+        interrupted = (status in ("unknown", "feasible") and not stopped[0] and limit is not None
+                       and solver.wall_time < 0.9 * limit - 0.2)
+        return MipSolution(status, obj, bound, values, elapsed, interrupted)
 
 def _highs_solution(values):
     import highspy

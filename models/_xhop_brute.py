@@ -1,0 +1,174 @@
+"""Exact exchange forests on tiny tori by exhaustive search (the references for the tests).
+
+Two independent methods:
+
+* :func:`enumerate_forests` -- every partner ``b`` and every parent assignment (each non-root
+  picks any other vertex as its parent), kept when following parents reaches a root within
+  ``h`` steps.  No structure is assumed; the work is ``(p - 1)^(p - 2)`` per partner, so this is
+  for ``p <= 9``.
+* :func:`brute_force_labels` -- the labelling dynamic program (see :mod:`models._xhop_heuristic`):
+  with ``R = {0, b} = A_1 <= A_2 <= ... <= A_h``, ``G_h(A) = sum_{v not in A} dist(v, A)`` and
+  ``G_l(A) = min_{B >= A} sum_{v in B - A} dist(v, A) + G_{l+1}(B)``.  About ``3^(p - 2)``
+  work per level: ``p <= 16``.
+
+Examples
+--------
+>>> from synth.torus import parse_torus
+>>> t = parse_torus("7")
+>>> [enumerate_forests(t, h)[0] for h in (1, 2, 3)]
+[9, 7, 6]
+>>> [brute_force_xhop(t, h)[0] for h in (1, 2, 3)]
+[9, 7, 6]
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from synth.models._xhop_instance import distance_matrix
+
+__all__ = ["brute_force_labels", "brute_force_xhop", "enumerate_forests"]
+
+_INF = np.int64(1 << 40)
+
+
+def enumerate_forests(t, h: int, partners=None, max_vertices: int = 9, collect: bool = False):
+    """Minimum ``W`` over every partner and every parent assignment of depth ``<= h``.
+
+    Parameters
+    ----------
+    t : Torus
+    h : int
+    partners : iterable of int, optional
+        Default: every vertex but 0.
+    max_vertices : int
+        Refuse bigger tori.
+    collect : bool
+        Also return the set of every valid ``(b, parent tuple)``.
+
+    Returns
+    -------
+    weight : int
+    b : int
+    parent : numpy.ndarray
+    forests : set
+        Only with ``collect``.
+    """
+    V = t.n_vertices
+    if V > max_vertices:
+        raise ValueError(f"enumeration is for at most {max_vertices} vertices, got {V}")
+    D = distance_matrix(t).astype(np.int64)
+    partners = range(1, V) if partners is None else partners
+    best = (None, None, None)
+    found = set()
+    for b in partners:
+        b = int(b)
+        others = [v for v in range(V) if v not in (0, b)]
+        choices = [[u for u in range(V) if u != v] for v in others]
+        P = np.array(list(itertools.product(*choices)), dtype=np.int64).reshape(-1, len(others))
+        full = np.empty((P.shape[0], V), dtype=np.int64)
+        full[:, 0], full[:, b] = 0, b              # roots point at themselves
+        full[:, others] = P
+        anc = np.tile(np.arange(V), (P.shape[0], 1))
+        for _ in range(h):
+            anc = np.take_along_axis(full, anc, axis=1)
+        ok = np.all((anc == 0) | (anc == b), axis=1)
+        if not ok.any():
+            continue
+        w = D[np.asarray(others)[None, :], P].sum(axis=1) + D[0, b]
+        w = np.where(ok, w, _INF)
+        i = int(np.argmin(w))
+        if best[0] is None or w[i] < best[0]:
+            parent = full[i].copy()
+            parent[[0, b]] = -1
+            best = (int(w[i]), b, parent)
+        if collect:
+            for row in full[ok]:
+                p = row.copy()
+                p[[0, b]] = -1
+                found.add((b, tuple(p.tolist())))
+    return best + ((found,) if collect else ())
+
+
+def _subset_dists(Dm, roots, free):
+    """``dA[mask, v]``: distance from ``v`` to ``roots + free[mask]``."""
+    m = len(free)
+    dA = np.empty((1 << m, Dm.shape[0]), dtype=np.int64)
+    dA[0] = Dm[list(roots)].min(axis=0)
+    for i in range(m):
+        lo, hi = 1 << i, 1 << (i + 1)
+        dA[lo:hi] = np.minimum(dA[0:lo], Dm[free[i]][None, :])
+    return dA
+
+
+def brute_force_labels(D, roots, h: int, max_free: int = 14):
+    """Exact minimum forest weight (without the exchange route) for fixed roots (module docstring).
+
+    Returns
+    -------
+    weight : int
+    parent : numpy.ndarray
+        An optimal forest (``-1`` at the roots).
+    """
+    V = D.shape[0]
+    roots = [int(r) for r in roots]
+    free = [v for v in range(V) if v not in roots]
+    m = len(free)
+    if m > max_free:
+        raise ValueError(f"the labelling DP is for at most {max_free} free vertices, got {m}")
+    Dm = D.astype(np.int64)
+    dA = _subset_dists(Dm, roots, free)
+    fr = np.asarray(free)
+    bits = ((np.arange(1 << m)[:, None] >> np.arange(m)[None, :]) & 1).astype(bool)
+    G = np.where(bits, 0, dA[:, fr]).sum(axis=1)        # G_h: every remaining vertex hangs under A
+    choice = []
+    for _l in range(h - 1, 1, -1):                       # G_l for l = h-1 .. 2
+        newG = np.empty_like(G)
+        arg = np.empty(1 << m, dtype=np.int64)
+        for A in range(1 << m):
+            idx = np.flatnonzero(~bits[A])
+            if idx.size == 0:
+                newG[A], arg[A] = G[A], A
+                continue
+            sub = bits[:1 << idx.size, :idx.size]
+            B = A | (sub.astype(np.int64) @ (np.int64(1) << idx))
+            val = sub.astype(np.int64) @ dA[A, fr[idx]] + G[B]
+            i = int(np.argmin(val))
+            newG[A], arg[A] = val[i], B[i]
+        choice.append(arg)
+        G = newG
+    if h == 1:
+        total, A2 = int(G[0]), 0
+    else:
+        val = np.where(bits, dA[0, fr][None, :], 0).sum(axis=1) + G
+        A2 = int(np.argmin(val))
+        total = int(val[A2])
+    chain = [0, A2]
+    for arg in reversed(choice):
+        chain.append(int(arg[chain[-1]]))
+    label = np.full(V, h, dtype=np.int64)
+    label[roots] = 0
+    for l in range(len(chain) - 1, 0, -1):
+        label[fr[bits[chain[l]]]] = l
+    parent = np.full(V, -1, dtype=np.int64)
+    for v in free:
+        cand = np.flatnonzero(label < label[v])
+        cand = cand[cand != v]
+        parent[v] = cand[np.argmin(Dm[cand, v])]
+    return total, parent
+
+
+def brute_force_xhop(t, h: int, partners=None):
+    """``(W*, b, parent)`` by the labelling DP over the given partners (default: one per orbit)."""
+    from synth.models._xhop_instance import partner_orbits
+
+    D = distance_matrix(t)
+    partners = partner_orbits(t)[0] if partners is None else partners
+    best = (None, None, None)
+    for b in partners:
+        w, parent = brute_force_labels(D, [0, int(b)], h)
+        w += int(D[0, b])
+        if best[0] is None or w < best[0]:
+            best = (w, int(b), parent)
+    return best
