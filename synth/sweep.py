@@ -46,11 +46,14 @@ class SweepRow:
     status: str
     theta: Fraction
     seconds: float
+    solver: str = ""
+    bound_method: str = ""
 
     def to_json(self) -> dict:
         return {"k": self.k, "depth": self.depth, "rounds": self.rounds, "weight": self.weight,
                 "lower_bound": self.lower_bound, "gap": self.gap, "status": self.status,
-                "theta": float(self.theta), "seconds": self.seconds}
+                "theta": float(self.theta), "seconds": self.seconds, "solver": self.solver,
+                "bound_method": self.bound_method}
 
 
 @dataclass
@@ -106,18 +109,21 @@ def sweep(t, depths=None, *, time_limit=60.0, seed=0, solver="auto", jobs=1, siz
             records = list(pool.map(_solve_one, jobs_args))
     else:
         records = [_solve_one(a) for a in jobs_args]
-    from synth.trees import tree_base
+    from synth.trees import tighten, tree_base
+
+    records = tighten(records)
 
     group = torus_gamma(t)
     p = t.n_vertices
     rows, bases = [], {}
     for rec in records:
         rows.append(SweepRow(rec.k, rec.depth, 2 * rec.depth, rec.weight, rec.lower_bound, rec.gap, rec.status,
-                             Fraction(rec.weight, p - 1), rec.seconds))
+                             Fraction(rec.weight, p - 1), rec.seconds, rec.solver, rec.bound_method))
         bases[f"k={rec.k}"] = tree_base(t, rec)
         progress(f"k={rec.k}: W = {rec.weight} ({rec.status}, gap {100 * rec.gap:.2f} %)")
     if H in depths:
-        rows.append(SweepRow(H, H, 2 * H, p - 1, p - 1, 0.0, "optimal", Fraction(1), 0.0))
+        rows.append(SweepRow(H, H, 2 * H, p - 1, p - 1, 0.0, "optimal", Fraction(1), 0.0, "bfs",
+                             "every edge costs at least 1"))
         bases[f"k={H}"] = sp_allreduce(t)
     if any(n % 2 == 0 for n in t.shape):
         bases["exchange"] = exchange_allreduce(t)

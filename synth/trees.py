@@ -29,7 +29,7 @@ from synth.errors import SynthError
 from synth.fileio import write_atomic
 from synth.schedule import forest_depths, tree_schedule
 
-__all__ = ["TreeRecord", "khop_tree", "tree_base", "cache_dir"]
+__all__ = ["TreeRecord", "khop_tree", "tree_base", "cache_dir", "tighten"]
 
 
 @dataclass(frozen=True)
@@ -120,6 +120,56 @@ def khop_tree(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: str
         except (OSError, SynthError):
             pass  # an unwritable cache only costs time
     return rec
+
+
+def tighten(records) -> list:
+    """Make a set of solves of one torus consistent across depth bounds.
+
+    For depth bounds ``a < b``, a tree of depth ``<= a`` is also a tree of depth
+    ``<= b``, and a bound valid at ``b`` is valid at ``a`` (``W*(a) >= W*(b)``).  So a
+    time-limited solve at ``b`` that ended heavier than the tree found at ``a``
+    takes that tree, and a weaker bound at ``a`` takes the one proven at ``b``;
+    ``bound_method`` and ``solver`` say where each came from and the status and gap
+    are recomputed (``"optimal"`` when the weight meets the rounded-up bound).
+
+    Parameters
+    ----------
+    records : sequence of TreeRecord
+        Solves of one torus, any depth bounds.
+
+    Returns
+    -------
+    list of TreeRecord
+        In the order given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> r = lambda k, w, lb: TreeRecord((4, 4), k, np.zeros(16, np.int64), k, w, lb, 0.0, "feasible", 1.0,
+    ...                                 "auto", "LP", 10.0, 0)
+    >>> [(x.k, x.weight, x.lower_bound, x.status) for x in tighten([r(2, 20, 17.0), r(3, 21, 18.0)])]
+    [(2, 20, 18.0, 'feasible'), (3, 20, 18.0, 'feasible')]
+    """
+    import dataclasses
+    import math
+
+    order = sorted(range(len(records)), key=lambda i: records[i].k)
+    out = list(records)
+    for a, b in zip(order, order[1:]):          # lighter trees flow to larger depth bounds
+        lo, hi = out[a], out[b]
+        if lo.weight < hi.weight:
+            out[b] = dataclasses.replace(hi, parent=lo.parent, depth=lo.depth, weight=lo.weight,
+                                         solver=f"{lo.solver} (tree of the depth-{lo.k} solve)")
+    for a, b in zip(order[::-1][1:], order[::-1]):  # stronger bounds flow to smaller depth bounds
+        lo, hi = out[a], out[b]
+        if hi.lower_bound > lo.lower_bound:
+            out[a] = dataclasses.replace(lo, lower_bound=hi.lower_bound,
+                                         bound_method=f"bound of the depth-{hi.k} solve: {hi.bound_method}")
+    for i, rec in enumerate(out):
+        optimal = rec.weight <= math.ceil(rec.lower_bound - 1e-9)
+        out[i] = dataclasses.replace(rec, gap=0.0 if optimal else (rec.weight - rec.lower_bound) / rec.weight,
+                                     status="optimal" if optimal else "feasible")
+    return out
 
 
 def tree_base(t, rec: TreeRecord):

@@ -9,7 +9,7 @@ from synth.certify import certify
 from synth.group import torus_gamma
 from synth.schedule import forest_depths
 from synth.torus import parse_torus
-from synth.trees import khop_tree, tree_base
+from synth.trees import khop_tree, tighten, tree_base
 
 
 def reference_optimum(t, k):
@@ -81,3 +81,25 @@ def test_cache_round_trip(tmp_path, monkeypatch):
     (path,) = tmp_path.iterdir()
     path.write_text("{broken")  # a damaged entry is solved again, not trusted
     assert not khop_tree(t, 2, time_limit=20).cached
+
+
+def test_tighten_is_monotone_and_honest():
+    """Heuristic-only solves are not monotone in k; tighten() makes W and the bound non-increasing in k,
+    keeps every tree within its own depth bound, and only calls a record optimal when W meets its bound."""
+    t = parse_torus("6x6")
+    recs = [khop_tree(t, k, time_limit=5, solver="heuristic", cache=False) for k in (2, 3, 4, 5)]
+    # a deliberately bad record at k=4: the star (depth 1) weighs far more than the k=3 tree
+    import dataclasses
+    star = np.zeros(36, dtype=np.int64)
+    star[0] = -1
+    w_star = int(t.dist(np.arange(1, 36), np.zeros(35, dtype=np.int64)).sum())
+    recs[2] = dataclasses.replace(recs[2], parent=star, depth=1, weight=w_star, lower_bound=35.0)
+    out = tighten(recs)
+    assert [r.k for r in out] == [2, 3, 4, 5]
+    assert all(a.weight >= b.weight for a, b in zip(out, out[1:]))
+    assert all(a.lower_bound >= b.lower_bound for a, b in zip(out, out[1:]))
+    assert out[2].weight == out[1].weight < w_star
+    for r in out:
+        depth = int(forest_depths(t, r.parent, [0]).max())
+        assert depth == r.depth <= r.k
+        assert (r.status == "optimal") == (r.weight <= np.ceil(r.lower_bound - 1e-9))
