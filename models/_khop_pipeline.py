@@ -21,14 +21,17 @@ import time
 import numpy as np
 
 from synth.models._khop_heuristic import heuristic_tree
-from synth.models._khop_instance import distance_matrix, hop_arcs, root_stabilizer, tree_depths, tree_weight
+from synth.models._khop_instance import distance_matrix, root_stabilizer, tree_weight
+from synth.models._khop_dual import export_dual
 from synth.models._khop_lp import LayeredLP
 from synth.models._khop_model import ModelData, build_hop_model, decode_parent
 
-__all__ = ["run_pipeline", "cut_images", "MAX_MIP_ARCS"]
+__all__ = ["run_pipeline", "cut_images", "lp_affordable", "MAX_MIP_ARCS", "EASY_MIP_ARCS", "ILS_ROUNDS"]
 
 _EPS = 1e-6
 MAX_MIP_ARCS = 150_000      # beyond this many surviving arcs the MIP is hopeless: spend the time elsewhere
+EASY_MIP_ARCS = 20_000      # up to this many surviving arcs the MIP goes first (it often proves optimality)
+ILS_ROUNDS = 2_000          # rounds of the long local search before a big MIP
 
 
 def _offer_tree(best, parent, weight, say, source):
@@ -61,7 +64,11 @@ def cut_images(cuts, perms, V):
     return out
 
 
-def _mip_loop(t, k, best, lp, lpres, method, perms, D, arcs, *, deadline, seed, solver, threads, say):
+def _left(deadline):
+    return deadline - time.monotonic()
+
+
+def _mip_loop(t, k, best, lp, lpres, method, perms, D, *, deadline, seed, solver, threads, say):
     """Reduced-cost fixing against the incumbent, then the MIP; restart whenever the incumbent improves.
 
     An arc whose reduced cost lifts the LP bound above ``UB - 1`` lies in no tree of
@@ -69,29 +76,37 @@ def _mip_loop(t, k, best, lp, lpres, method, perms, D, arcs, *, deadline, seed, 
     adds the objective cut-off ``W <= UB - 1`` and the LP's binding cuts with all their
     images: infeasible means the incumbent is optimal; a solution improves it.
     """
-    tail, head, layer = arcs
     V = t.n_vertices
-    rc = lp.arc_reduced_costs()
-    binding = [c for c, u in zip(lp.cuts, lp.duals[lp.n_base_rows:]) if u > 1e-9]
-    cuts = cut_images(binding, perms, V)
+    cuts = cut_images(lp.binding_cuts(), perms, V) if lp.duals is not None else []
     name = "cp-sat" if solver == "cpsat" else "highs"
     while True:
         ub = best["weight"]
-        if best["bound"] >= ub:
+        if best["bound"] >= ub or _left(deadline) <= 0.5:
             return
-        remaining = deadline - time.monotonic()
-        if remaining <= 0.05:
+        arcs = lp.arcs_below(ub - 1 - lpres.bound + _EPS, max_arcs=MAX_MIP_ARCS, deadline=deadline)
+        if arcs is None:
+            say("reduced-cost fixing: too many arcs survive for the MIP (or no time to price them); skipping it")
             return
-        keep = lpres.bound + rc <= ub - 1 + _EPS
-        n_keep = int(keep.sum())
-        say(f"reduced-cost fixing against W = {ub} keeps {n_keep} of {keep.size} arcs")
-        if n_keep > MAX_MIP_ARCS:
-            say("too many arcs survive for the MIP; skipping it")
+        tail, head, layer = arcs
+        say(f"reduced-cost fixing against W = {ub} keeps {tail.size} arcs")
+        # building the model and handing it to the solver costs about 80 us per arc (59k arcs and
+        # 600 cuts: 0.4 s + 4.2 s for CP-SAT) and twice that on a busy machine: skip it when that
+        # is most of the time left
+        if _left(deadline) < 3e-4 * tail.size * (1 + len(cuts) / 1000) + 1.0:
+            say("no time left to build the MIP")
             return
-        data = ModelData(D, k, tail[keep], head[keep], layer[keep])
+        data = ModelData(D, k, tail, head, layer)
         model, z, _y = build_hop_model(data, cuts)
         cols = list(model.cost.keys())
         model.add_row(cols, [model.cost[c] for c in cols], -np.inf, ub - 1, "objective_cutoff")
+        # the solvers stop a little after their limit (CP-SAT: 0.7 s on 60k arcs): keep a margin
+        remaining = _left(deadline) - min(1.5, 0.02 * _left(deadline) + 1e-5 * tail.size)
+        if tail.size > EASY_MIP_ARCS:
+            # a big MIP rarely finds or proves anything (16x16, k = 3, 59k arcs: nothing in 50 s);
+            # leave half of the time to the local search that follows
+            remaining *= 0.5
+        if remaining <= 0.2:
+            return
         if solver == "cpsat":
             sol = model.solve_cpsat(time_limit=remaining, threads=threads, seed=seed, progress=say,
                                     stop_below=ub - 1)
@@ -116,31 +131,78 @@ def _mip_loop(t, k, best, lp, lpres, method, perms, D, arcs, *, deadline, seed, 
             return
 
 
-def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=lambda _m: None):
-    """Heuristic, then the LP bound, then reduced-cost fixing and the MIP (see :mod:`models.khop`)."""
+def lp_affordable(V, seconds):
+    """Whether the first solve of the orbit LP is likely to finish in a fraction of ``seconds``.
+
+    Measured (one thread): about 2.5 s on 1024 vertices and 46 s on 4096 (the interior
+    point method), growing like ``V^2.2``.
+    """
+    return 2.5 * (V / 1024) ** 2.2 <= 0.3 * seconds
+
+
+def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=lambda _m: None, start=None):
+    """Heuristic, LP bound, local search, then reduced-cost fixing and the MIP (see :mod:`models.khop`).
+
+    Every phase checks ``deadline`` (a ``time.monotonic()`` value) and solver calls get
+    only the time left.  ``start``: a parent array of a tree of depth ``<= k`` (already
+    validated), offered as the first incumbent and used as a start of the local search.
+
+    Phases: (1) construction + a fixed number of local-search rounds; (2) the LP bound;
+    (3) when reduced-cost fixing against the incumbent leaves more than
+    ``EASY_MIP_ARCS`` arcs, a long local search (``ILS_ROUNDS`` rounds, at most half the
+    time left): a lighter incumbent fixes more arcs; (4) fixing + MIP; (5) local search
+    until the deadline if nothing is proven.
+    """
     t_start = time.monotonic()
     budget = max(deadline - t_start, 0.1)
-    D = distance_matrix(t)
     V = t.n_vertices
-    # 1. heuristic (a fixed number of iterations keeps it deterministic; the time cap is a safety net)
-    res = heuristic_tree(D, k, seed=seed, time_limit=0.25 * budget, progress=say)
-    _offer_tree(best, res.parent, res.weight, say, "heuristic")
-    # 2. LP bound with cuts, on the orbits of the root's stabilizer
-    perms = root_stabilizer(t)
-    arcs = hop_arcs(t, k, dist=D)
-    lp = LayeredLP(D, k, perms, *arcs)
-    lp_deadline = time.monotonic() + 0.6 * max(deadline - time.monotonic(), 0)
-    lpres = lp.solve(deadline=lp_deadline, progress=say, target=best["weight"] - 1 + _EPS)
-    method = (f"layered-graph LP with {lpres.n_cuts} directed cuts on the root-stabilizer orbits "
-              f"({'converged' if lpres.converged else 'not converged'})")
-    _offer_bound(best, math.ceil(lpres.bound - _EPS), method, say)
-    if best["bound"] >= best["weight"] or solver == "heuristic":
+    if start is not None:
+        _offer_tree(best, start, tree_weight(t, start), say, "start")
+    D = distance_matrix(t)
+    # a local-search pass costs about 1e-8 V^2 k seconds: stop the searches that much early
+    h_deadline = deadline - min(2.0, 1e-8 * V * V * k)
+    if _left(deadline) <= 0:
         return
-    # 3. fixing + MIP, restarted on every improvement
-    _mip_loop(t, k, best, lp, lpres, method, perms, D, arcs, deadline=deadline, seed=seed,
-              solver="highs" if solver == "highs" else "cpsat", threads=threads, say=say)
-    # 4. time left and no proof: more local search from the incumbent
-    if best["bound"] < best["weight"] and deadline - time.monotonic() > 1.0:
-        res = heuristic_tree(D, k, seed=seed + 1, start=best["parent"], time_limit=deadline - time.monotonic(),
-                             progress=say)
+
+    def search(seed_, until, iterations, n_orders=0, bfs=False):
+        if until - time.monotonic() <= 0.05 and best["parent"] is not None:
+            return
+        res = heuristic_tree(D, k, seed=seed_, time_limit=max(until - time.monotonic(), 0.0), start=best["parent"],
+                             n_orders=n_orders, bfs=bfs, iterations=iterations, progress=say)
         _offer_tree(best, res.parent, res.weight, say, "heuristic")
+
+    # 1. heuristic (a fixed number of iterations keeps it deterministic; the time cap is a safety net)
+    search(seed, min(t_start + 0.25 * budget, h_deadline), None, n_orders=2, bfs=True)
+    if _left(deadline) <= 0.5 or solver == "heuristic" and not lp_affordable(V, _left(deadline)):
+        search(seed + 1, h_deadline, 100_000)
+        return
+    # 2. LP bound: cone and flow cuts, column generation, on the orbits of the root's stabilizer
+    if not lp_affordable(V, _left(deadline)):
+        say(f"the LP on {V} vertices would not finish in the time left; local search instead")
+        search(seed + 1, h_deadline, 100_000)
+        return
+    perms = root_stabilizer(t)
+    lp = LayeredLP(D, k, perms)
+    lp_deadline = time.monotonic() + 0.5 * max(_left(deadline), 0)
+    lpres = lp.solve(deadline=lp_deadline, progress=say, target=best["weight"] - 1 + _EPS, stall_rounds=15)
+    state = "converged" if lpres.converged else "stopped early"
+    method = (f"layered-graph LP on root-stabilizer orbits, {lpres.n_cuts} cone/flow cuts, "
+              f"{lpres.n_columns} column orbits, all arcs priced ({state})")
+    usable = np.isfinite(lpres.bound) and lp.duals is not None
+    if np.isfinite(lpres.bound):
+        _offer_bound(best, math.ceil(lpres.bound - _EPS), method, say)
+        if usable:      # the duals behind the bound, for the certificate (synth check re-derives it)
+            best["dual"] = export_dual(lp, lpres.bound)
+    if best["bound"] >= best["weight"]:
+        return
+    if solver != "heuristic" and usable:
+        # 3. a long local search first when the MIP would be big
+        easy = lp.arcs_below(best["weight"] - 1 - lpres.bound + _EPS, max_arcs=EASY_MIP_ARCS, deadline=deadline)
+        if easy is None:
+            search(seed + 2, min(time.monotonic() + 0.5 * _left(h_deadline), h_deadline), ILS_ROUNDS)
+        # 4. fixing + MIP, restarted on every improvement
+        _mip_loop(t, k, best, lp, lpres, method, perms, D, deadline=deadline, seed=seed,
+                  solver="highs" if solver == "highs" else "cpsat", threads=threads, say=say)
+    # 5. time left and no proof: more local search from the incumbent
+    if best["bound"] < best["weight"]:
+        search(seed + 1, h_deadline, 100_000)

@@ -130,8 +130,8 @@ class CutLoop:
                     out.append(img)
         return out
 
-    def separate(self, zv, max_nested=3):
-        """Violated cuts for the arc values ``zv`` (lists of entering-arc indices)."""
+    def separate(self, zv, max_nested=3, deadline=None):
+        """Violated cuts for the arc values ``zv`` (lists of entering-arc indices); stops at ``deadline``."""
         V, h, n = self.data.V, self.data.h, self.n_net
         sup = np.flatnonzero(zv > 1e-9)
         cap = np.floor(zv[sup] * _SCALE).astype(np.int64)
@@ -152,6 +152,8 @@ class CutLoop:
         pos_arc, pos_sink = pos[:sup.size], pos[sup.size:].reshape(h, V)
         found, seen = [], set()
         for j in self.terminals.tolist():
+            if deadline is not None and found and time.monotonic() > deadline:
+                break
             copies = np.arange(1, h + 1) * V + j
             G.data[:] = base
             G.data[pos_sink[:, j]] = 2 * _SCALE * h
@@ -212,7 +214,7 @@ class CutLoop:
                 break
             x = np.asarray(sol.col_value)
             self.x = x
-            cuts = self.separate(x[self.v.z])
+            cuts = self.separate(x[self.v.z], deadline=deadline)
             if not cuts:
                 converged = True
                 break

@@ -180,10 +180,10 @@ def _partner_lp_roundings(t, D, h, best, lb, how, res, stop, say):
         say(f"partner {b}: LP bound {bound:.3f}")
 
 
-def _partner_lps(t, D, h, best, lb, how, lp_deadline, say):
-    """Cut loops per open partner; returns ``{b: (loop, result, arcs)}``, or ``None`` if unaffordable."""
+def _partner_lps(t, D, h, best, lb, how, lp_deadline, say, only=None):
+    """Cut loops per open partner (in time slices); returns ``{b: (loop, result, arcs)}``."""
     loops = {}
-    order = sorted(lb, key=lambda b: (lb[b], b))
+    order = sorted(lb if only is None else only, key=lambda b: (lb[b], b))
     for n, b in enumerate(order):
         if lb[b] >= best["weight"]:
             continue
@@ -194,17 +194,6 @@ def _partner_lps(t, D, h, best, lb, how, lp_deadline, say):
         arcs = hop_arcs(D, b, h)
         data = model_data(D, h, [b], arcs=arcs)
         model, v = build_xhop_model(data)
-        if not loops:
-            # one plain LP solve of the first partner predicts the cost of the phase
-            import highspy
-
-            allowed = (lp_deadline - now) / (4 * todo)
-            first = model.to_highs(time_limit=max(allowed, 0.05), relax=True)
-            first.run()
-            if first.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-                say(f"per-partner LPs skipped: one LP of {arcs[0].size} arcs takes over {allowed:.1f} s "
-                    f"and {todo} partners are open")
-                return None
         slice_ = max((lp_deadline - now) / todo, 1.0)
         loop = CutLoop(model, v, data, perms=pair_stabilizer(t, b))
         cres = loop.run(deadline=min(now + slice_, lp_deadline), target=best["weight"] - 1 + 10 * _EPS)
@@ -318,16 +307,30 @@ def run_pipeline(t, h, best, *, deadline, seed=0, trees=None, use_trees=True, sa
         stop = deadline - (0.5 * (deadline - time.monotonic()) if tree_time else 0.0)
         _partner_lp_roundings(t, D, h, best, lb, how, res, stop, say)
     else:
-        loops = _partner_lps(t, D, h, best, lb, how,
-                             time.monotonic() + 0.6 * max(deadline - time.monotonic(), 0), say)
+        # 3-4. LPs with cuts for the partners still open, then MIPs on them; again for the partners
+        # the LP phase did not reach, until every partner is closed or the time is up
+        end = deadline - (0.3 * (deadline - time.monotonic()) if tree_time else 0.0)
+        loops, first = {}, True
+        while time.monotonic() < end - 0.05 and best["bound"] < best["weight"]:
+            pending = [b for b in lb if lb[b] < best["weight"] and b not in loops]
+            added = 0
+            if pending:
+                now = time.monotonic()
+                new = _partner_lps(t, D, h, best, lb, how, now + (0.6 if first else 0.8) * (end - now), say,
+                                   only=pending)
+                loops.update(new)
+                added = len(new)
+                publish()
+            first = False
+            if any(lb[b] < best["weight"] for b in loops):
+                left = any(lb[b] < best["weight"] and b not in loops for b in lb)
+                now = time.monotonic()
+                _partner_mips(t, D, h, best, lb, how, loops, res, now + 0.5 * (end - now) if left else end, seed,
+                              say, publish)
+            elif not added:
+                break
     publish()
-    # 4. the k-hop tree bound when per-partner LPs were not affordable
-    if loops is None and use_trees and not np.isfinite(tb):
-        _khop_bound(t, h, best, deadline, seed, say)
-    # 5. MIPs on the open partners, round robin
-    if loops:
-        _partner_mips(t, D, h, best, lb, how, loops, res, deadline, seed, say, publish)
-    if loops is not None and use_trees and not np.isfinite(tb) and deadline - time.monotonic() > 5.0:
+    if use_trees and not np.isfinite(tb) and (loops is None or deadline - time.monotonic() > 2.0):
         _khop_bound(t, h, best, deadline, seed, say)
     if best["bound"] > best["weight"]:
         raise RuntimeError(f"internal error: bound {best['bound']} exceeds the incumbent {best['weight']}")

@@ -9,14 +9,22 @@ Pipeline (``solver="auto"``):
 1. ``k >= H``: the BFS tree, ``W = p - 1``, optimal (every edge costs at least 1).
    ``k = 1``: the star, the only tree of depth 1.
 2. A primal heuristic (:mod:`models._khop_heuristic`): farthest-point construction and
-   iterated label local search.
+   iterated label local search (a fixed number of rounds), from ``start`` too if given.
 3. The layered-graph LP with directed cuts, aggregated over the root's stabilizer
-   (:mod:`models._khop_lp`): a valid bound and reduced costs.
-4. Reduced-cost fixing: an arc whose reduced cost lifts the bound past ``UB - 1`` is in
+   (:mod:`models._khop_lp`): a valid bound and reduced costs.  Skipped on tori too large
+   for its first solve to finish in the time left (the bound is then ``p - 1``).
+4. When reduced-cost fixing against the incumbent would leave a big MIP, a long iterated
+   local search first (a lighter incumbent fixes more arcs).
+5. Reduced-cost fixing: an arc whose reduced cost lifts the bound past ``UB - 1`` is in
    no tree lighter than the incumbent (weights are integers), so it is dropped.
-5. The hop-indexed MIP (:mod:`models._khop_model`) on the surviving arcs, with the
-   LP's cuts and all their images, solved by HiGHS (or CP-SAT) with the objective
-   cut off at ``UB - 1``: a solution improves the incumbent, infeasibility proves it optimal.
+6. The hop-indexed MIP (:mod:`models._khop_model`) on the surviving arcs, with the
+   LP's cuts and all their images, solved by CP-SAT (``auto``, ``cpsat``) or HiGHS
+   (``highs``) with the objective cut off at ``UB - 1``: a solution improves the
+   incumbent, infeasibility proves it optimal.
+7. Local search until the deadline when nothing is proven.
+
+Every phase checks the deadline and solver calls get only the time left (see
+:func:`solve_khop`, Notes).
 
 Examples
 --------
@@ -62,6 +70,11 @@ class KHopResult:
         ``(weight - lower_bound) / weight``.
     seconds, seed, solver, bound_method, time_limit
         Provenance.
+    dual : dict or None
+        The dual behind the strongest bound ``synth check`` can re-derive
+        (:mod:`synth.dualbound`): the layered LP's when it ran, else the closed form's
+        (``p - 1``, or the star's weight at ``k = 1``).  Its ``bound`` can be below
+        ``lower_bound`` when the MIP proved more.
     """
 
     status: str
@@ -76,6 +89,7 @@ class KHopResult:
     bound_method: str
     time_limit: float
     k: int = 0
+    dual: dict | None = None
 
 
 def _bfs_parent(t):
@@ -104,8 +118,12 @@ def _solver_name(kind):
     return f"highs {highspy.Highs().version() if False else '1.x'}"
 
 
-def _result(t, k, parent, bound, method, t0, seed, solver, time_limit, status=None):
+def _result(t, k, parent, bound, method, t0, seed, solver, time_limit, status=None, dual=None):
     depth, weight = check_tree(t, parent, k)
+    if dual is None:        # the closed-form bound's dual (p - 1, or the star's weight at k = 1)
+        from synth.models._khop_dual import simple_dual
+
+        dual = simple_dual(t, k, root_stabilizer(t))
     bound = float(bound)
     if bound >= weight - 1e-6:
         bound = float(weight)
@@ -116,11 +134,32 @@ def _result(t, k, parent, bound, method, t0, seed, solver, time_limit, status=No
     gap = (weight - bound) / weight if weight > 0 else 0.0
     lb = int(bound) if float(bound).is_integer() else bound
     return KHopResult(status, np.asarray(parent, dtype=np.int64), depth, weight, lb, gap,
-                      time.monotonic() - t0, seed, solver, method, time_limit, k)
+                      time.monotonic() - t0, seed, solver, method, time_limit, k, dual)
+
+
+def _check_start(t, k, start):
+    """The parent array ``start`` as int64, after checking it is a spanning tree of depth ``<= k`` rooted at 0."""
+    try:
+        parent = np.asarray(start)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"start must be a parent array: {exc}") from None
+    if parent.ndim != 1 or parent.size != t.n_vertices:
+        raise ValueError(f"start must be a parent array of {t.n_vertices} entries, got shape {parent.shape}")
+    if not (np.issubdtype(parent.dtype, np.integer) or
+            (np.issubdtype(parent.dtype, np.floating) and np.all(parent == np.round(parent)))):
+        raise ValueError("start must hold integer vertex ids (-1 at the root)")
+    parent = parent.astype(np.int64)
+    try:
+        depth, _w = check_tree(t, parent)
+    except ValueError as exc:
+        raise ValueError(f"start is not a spanning tree rooted at vertex 0: {exc}") from None
+    if depth > k:
+        raise ValueError(f"start has depth {depth}, more than the depth bound {k}")
+    return parent
 
 
 def solve_khop(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: str = "auto", threads: int = 1,
-               progress=None) -> KHopResult:
+               progress=None, start=None) -> KHopResult:
     """Minimum-weight spanning tree of depth at most ``k`` rooted at vertex 0 of the torus ``t``.
 
     Parameters
@@ -140,11 +179,50 @@ def solve_khop(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: st
         Solver threads (default 1).
     progress : callable, optional
         Receives one-line messages on incumbent and bound updates.
+    start : array_like, optional
+        A parent array (``-1`` at the root 0) of a spanning tree of depth at most ``k``,
+        for instance the tree solved for depth ``k - 1``.  It is the first incumbent (the
+        result is never heavier) and a starting point of the local search.
 
     Returns
     -------
     KHopResult
         Ctrl-C during the solve returns the best tree so far with its honest status and gap.
+
+    Raises
+    ------
+    ValueError
+        On an unknown solver, ``k < 1``, or a ``start`` that is not a spanning tree of
+        depth at most ``k`` rooted at 0.
+
+    Notes
+    -----
+    Time.  Every phase (distances, heuristic, each LP solve, pricing, separation, MIP
+    build and solve) checks the deadline ``time_limit`` after the call, and solver calls
+    get only the time left, so the call returns within about ``time_limit`` plus a
+    second or two.  On large tori (about 2000 vertices or more with a minute or so) the
+    LP would not finish; the bound is then the trivial ``p - 1``.
+
+    Determinism.  With ``threads=1`` the same ``(t, k, seed, time_limit, start)`` give
+    the same tree when the solve ends on a proof of optimality or after the fixed
+    iteration counts of its phases.  A solve stopped by the time limit stops wherever
+    the clock says, so its tree and bound may differ from run to run.
+
+    Examples
+    --------
+    Warm start from the tree of a smaller depth bound (a tree of depth ``<= 2`` is one of
+    depth ``<= 3``):
+
+    >>> from synth.torus import parse_torus
+    >>> t = parse_torus("6x6")
+    >>> r2 = solve_khop(t, 2, time_limit=20)
+    >>> r3 = solve_khop(t, 3, time_limit=20, start=r2.parent)
+    >>> r3.weight <= r2.weight, r3.status
+    (True, 'optimal')
+    >>> solve_khop(t, 1, start=r2.parent)
+    Traceback (most recent call last):
+    ...
+    ValueError: start has depth 2, more than the depth bound 1
     """
     if solver not in SOLVERS:
         raise ValueError(f"unknown solver {solver!r}; valid: {', '.join(SOLVERS)}")
@@ -154,6 +232,8 @@ def solve_khop(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: st
     t0 = time.monotonic()
     say = progress or (lambda _m: None)
     V, H = t.n_vertices, t.diameter
+    if start is not None:
+        start = _check_start(t, k, start)
     if k >= H:
         return _result(t, k, _bfs_parent(t), V - 1, "W >= p - 1: every tree edge has length >= 1", t0, seed,
                        "bfs", time_limit)
@@ -167,7 +247,8 @@ def solve_khop(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: st
 
     best = {"parent": None, "weight": None, "bound": float(V - 1), "method": "W >= p - 1"}
     try:
-        run_pipeline(t, k, best, deadline=deadline, seed=seed, solver=solver, threads=threads, say=say)
+        run_pipeline(t, k, best, deadline=deadline, seed=seed, solver=solver, threads=threads, say=say,
+                     start=start)
     except KeyboardInterrupt:
         say("interrupted: returning the best tree so far")
     if best["parent"] is None:
@@ -176,4 +257,4 @@ def solve_khop(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: st
         parent[0] = -1
         best["parent"] = parent
     return _result(t, k, best["parent"], best["bound"], best["method"], t0, seed,
-                   best.get("solver", solver), time_limit)
+                   best.get("solver", solver), time_limit, dual=best.get("dual"))

@@ -24,7 +24,12 @@ Routes are vertex lists along directed links.  Component ``t`` lifted by group
 element ``i`` is chunk ``t*|G| + i``; ``chunking.elements`` input elements per
 node are cut as in :func:`synth.schedule.chunk_elements`.  Every key of
 ``claims`` is re-derived by ``synth check``; ``solver`` is reported as the
-solver's claim.  Only ``provenance.seconds`` varies between identical runs.
+solver's claim, with one exception: a k-hop certificate's ``solver.dual_bound``
+(a dual of the layered LP, :mod:`synth.dualbound`) is re-evaluated by the
+checker, which then also checks the claims ``weight_lower_bound`` (the dual's
+``bound`` on ``W*`` for depth ``solver.depth_bound``) and ``depth_bound``
+(``rounds <= 2 * depth_bound``).  Only ``provenance.seconds`` varies between
+identical runs.
 """
 
 from __future__ import annotations

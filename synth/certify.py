@@ -21,6 +21,7 @@ Examples
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -73,7 +74,8 @@ class Report:
             })
         out["claims"] = {k: {"claimed": c, "measured": v, "ok": ok} for k, (c, v, ok) in self.claims.items()}
         if self.solver:
-            out["solver_claims"] = self.solver
+            out["solver_claims"] = {k: ("stored; re-derived as the claim weight_lower_bound" if k == "dual_bound"
+                                        else v) for k, v in self.solver.items()}
         return out
 
 
@@ -151,11 +153,38 @@ def _compare(claimed: dict, measured: dict) -> dict:
     return out
 
 
+def _dual_claims(cert: Certificate, metrics: Metrics, errors: list) -> dict:
+    """Re-derive a k-hop lower bound from the dual stored in the solver section (:mod:`synth.dualbound`).
+
+    Adds the claims ``weight_lower_bound`` (the dual's ``bound``, which the re-derived value
+    must reach) and ``depth_bound`` (the schedule's tree must be within it: ``rounds <= 2k``).
+    The solver's own ``lower_bound`` may be stronger (e.g. a MIP proof); it stays a solver claim.
+    """
+    from synth.dualbound import khop_dual_bound
+
+    solver = cert.solver
+    k = solver.get("depth_bound")
+    claimed = solver["dual_bound"].get("bound")
+    if not isinstance(k, int) or isinstance(claimed, bool) or not isinstance(claimed, (int, float)):
+        errors.append("solver section: a dual bound needs an integer 'depth_bound' and a numeric 'bound'")
+        return {}
+    try:
+        derived = khop_dual_bound(cert.topology, k, solver["dual_bound"])
+    except SynthError as exc:
+        errors.append(str(exc))
+        return {}
+    need = math.ceil(claimed - 1e-9)
+    return {"weight_lower_bound": (claimed, derived.bound, derived.bound >= need),  # a bound on W* at depth <= k
+            "depth_bound": (k, metrics.rounds // 2, metrics.rounds <= 2 * k)}
+
+
 def check_certificate(cert: Certificate, mode: str = "auto") -> Report:
-    """Re-derive everything a certificate claims."""
+    """Re-derive everything a certificate claims (and a k-hop bound whose dual it stores)."""
     mode, errors, metrics = _measure(cert.base, cert.group, cert.elements, mode)
     bound, witness = round_lower_bound(cert.topology, cert.group)
     claims = _compare(cert.claims, claims_of(metrics, bound))
+    if isinstance(cert.solver.get("dual_bound"), dict):
+        claims.update(_dual_claims(cert, metrics, errors))
     return Report("certificate", mode, errors, metrics, bound, witness, claims, dict(cert.solver))
 
 

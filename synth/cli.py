@@ -161,7 +161,7 @@ def _default_certificate_name(topology, cert, depth) -> str:
     else:
         shape = "".join(ch if ch.isalnum() else "-" for ch in str(spec.get("name", "graph")))
     name = f"{kind}-{shape}-{cert.provenance.get('algorithm', 'schedule')}"
-    if cert.provenance.get("algorithm") == "k-sp-allreduce":
+    if cert.provenance.get("algorithm") in ("k-sp-allreduce", "k-sp-family", "k-sp-exchange"):
         name += f"-k{cert.solver.get('depth_bound', depth)}"
     group = cert.provenance.get("group")
     if group and group not in ("gamma", "translations-negation"):
@@ -186,14 +186,18 @@ def cmd_check(args) -> int:
         for e in report.errors:
             print(f"  error: {e}")
         if m is not None:
-            print(f"  rounds {m.rounds}, round lower bound {report.round_lower_bound} ({report.bound_witness})")
+            scope = "" if m.max_route <= 1 else "; it bounds one-hop schedules, this one routes over several hops"
+            print(f"  rounds {m.rounds}, round lower bound {report.round_lower_bound} ({report.bound_witness}{scope})")
             print(f"  psi {_fmt(m.psi)}, theta {_fmt(m.theta)}, omega {_fmt(m.omega)}, weight {_fmt(m.weight)}")
             print(f"  {m.compute_nodes} nodes, {m.links} links, {m.chunks} chunks, {m.elements} elements, "
                   f"{m.transmissions} transmissions")
         for key, (claimed, measured, ok) in report.claims.items():
             print(f"  {'ok  ' if ok else 'FAIL'} {key}: claimed {claimed}, measured {measured}")
         for key, value in report.solver.items():
-            print(f"  solver claim (not re-derived) {key}: {value}")
+            if key == "dual_bound":
+                print("  solver's dual: stored; weight_lower_bound above is re-derived from it (synth.dualbound)")
+            else:
+                print(f"  solver claim (not re-derived) {key}: {value}")
     return EXIT_OK if report.valid else EXIT_FAILED
 
 

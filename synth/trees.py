@@ -50,13 +50,22 @@ class TreeRecord:
     time_limit: float
     seed: int
     cached: bool = False
+    dual: dict | None = None
 
     def solver_claims(self) -> dict:
-        """The certificate's ``solver`` section (not re-derived by ``synth check``)."""
-        return {"model": "synth.models.khop", "status": self.status, "depth_bound": self.k,
-                "weight": self.weight, "lower_bound": self.lower_bound, "gap": round(self.gap, 6),
-                "bound_method": self.bound_method, "solver": self.solver, "time_limit": self.time_limit,
-                "seed": self.seed, "seconds": round(self.seconds, 3)}
+        """The certificate's ``solver`` section.
+
+        ``synth check`` takes these as the solver's claims, except ``dual_bound`` (when
+        the solve kept one): a dual of the layered LP from which the checker re-derives
+        a lower bound itself (:mod:`synth.dualbound`).
+        """
+        out = {"model": "synth.models.khop", "status": self.status, "depth_bound": self.k,
+               "weight": self.weight, "lower_bound": self.lower_bound, "gap": round(self.gap, 6),
+               "bound_method": self.bound_method, "solver": self.solver, "time_limit": self.time_limit,
+               "seed": self.seed, "seconds": round(self.seconds, 3)}
+        if self.dual is not None:
+            out["dual_bound"] = self.dual
+        return out
 
 
 def cache_dir() -> Path:
@@ -84,9 +93,11 @@ def _read_cached(path, t, k):
         weight = _tree_weight(t, parent)
         if depth > k or weight != data["weight"]:
             return None
+        dual = data.get("dual")
         return TreeRecord(tuple(t.shape), k, parent, depth, weight, data["lower_bound"], data["gap"],
                           data["status"], data["seconds"], data["solver"], data["bound_method"],
-                          data["time_limit"], data["seed"], cached=True)
+                          data["time_limit"], data["seed"], cached=True,
+                          dual=dual if isinstance(dual, dict) else None)
     except (OSError, ValueError, KeyError, TypeError, SynthError):
         return None
 
@@ -108,18 +119,25 @@ def khop_tree(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: str
         raise SynthError(f"no tree of depth <= {k} found on {t.name} ({res.status})")
     rec = TreeRecord(tuple(t.shape), k, np.asarray(res.parent, dtype=np.int64), int(res.depth), int(res.weight),
                      res.lower_bound, float(res.gap), res.status, float(res.seconds), res.solver,
-                     res.bound_method, float(time_limit), int(seed))
+                     res.bound_method, float(time_limit), int(seed), dual=getattr(res, "dual", None))
     # a solve cut short by Ctrl-C is not cached: its settings would not reproduce it
     if cache and not getattr(res, "interrupted", False):
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             data = {"synth": __version__, "shape": list(t.shape), "k": k, "parent": rec.parent.tolist(),
                     **{f: getattr(rec, f) for f in ("depth", "weight", "lower_bound", "gap", "status", "seconds",
-                                                    "solver", "bound_method", "time_limit", "seed")}}
+                                                    "solver", "bound_method", "time_limit", "seed", "dual")}}
             write_atomic(path, json.dumps(data))
         except (OSError, SynthError):
             pass  # an unwritable cache only costs time
     return rec
+
+
+def _stronger(a, b):
+    """Of two stored duals (either may be None), the one proving more."""
+    if a is None or b is None:
+        return a or b
+    return b if b.get("bound", 0) > a.get("bound", 0) else a
 
 
 def tighten(records) -> list:
@@ -163,7 +181,7 @@ def tighten(records) -> list:
     for a, b in zip(order[::-1][1:], order[::-1]):  # stronger bounds flow to smaller depth bounds
         lo, hi = out[a], out[b]
         if hi.lower_bound > lo.lower_bound:
-            out[a] = dataclasses.replace(lo, lower_bound=hi.lower_bound,
+            out[a] = dataclasses.replace(lo, lower_bound=hi.lower_bound, dual=_stronger(lo.dual, hi.dual),
                                          bound_method=f"bound of the depth-{hi.k} solve: {hi.bound_method}")
     for i, rec in enumerate(out):
         optimal = rec.weight <= math.ceil(rec.lower_bound - 1e-9)

@@ -255,10 +255,12 @@ def test_lp_bound_is_valid_and_cuts_keep_the_optimum(shape, k, brute):
     D = distance_matrix(t)
     G = root_stabilizer(t)
     arcs = hop_arcs(t, k, dist=D)
-    lp = LayeredLP(D, k, G, *arcs)
+    lp = LayeredLP(D, k, G)
     res = lp.solve()
     w_star = brute(shape, k)[0]
     assert res.converged and res.bound <= w_star + 1e-6
+    full = LayeredLP(D, k, G, *arcs)                        # every arc a column from the start
+    assert full.solve().bound == pytest.approx(res.bound, abs=1e-6)
     # every cut found (and its images) keeps the optimum
     from synth.models._khop_pipeline import cut_images
 
@@ -271,13 +273,19 @@ def test_lp_bound_is_valid_and_cuts_keep_the_optimum(shape, k, brute):
 def test_lagrangian_bound_holds_for_any_duals():
     t = parse_torus("5x5")
     D = distance_matrix(t)
-    lp = LayeredLP(D, 3, root_stabilizer(t), *hop_arcs(t, 3, dist=D))
+    lp = LayeredLP(D, 3, root_stabilizer(t), *hop_arcs(t, 3, dist=D))   # every arc is a column
     res = lp.solve()
+    assert res.converged
+    A = lp.matrix()
+    cost = np.concatenate([np.zeros(lp.n_y), lp.col_size * lp.col_dist])
+    lo, hi = np.zeros(cost.size), np.ones(cost.size)
     rng = np.random.default_rng(0)
     for scale in (0.0, 0.5, 1.0, 3.0):
         u = lp.duals * (1 + scale * rng.standard_normal(lp.duals.size))
-        b, _ = lagrangian_bound(lp._A, lp.row_lo, lp.row_hi, lp.cost, lp.col_lo, lp.col_hi, u)
+        b, _ = lagrangian_bound(A, lp.row_lo, lp.row_hi, cost, lo, hi, u)
         assert b <= res.objective + 1e-6
+        if scale == 0.0:
+            assert b == pytest.approx(res.objective, abs=1e-6)
 
 
 def test_reduced_cost_fixing_keeps_every_optimum(brute):
@@ -285,12 +293,12 @@ def test_reduced_cost_fixing_keeps_every_optimum(brute):
     for shape, k in [("4x4", 2), ("4x4", 3), ("3x5", 2), ("11", 3)]:
         t = parse_torus(shape)
         D = distance_matrix(t)
-        tail, head, layer = hop_arcs(t, k, dist=D)
-        lp = LayeredLP(D, k, root_stabilizer(t), tail, head, layer)
+        lp = LayeredLP(D, k, root_stabilizer(t))            # column generation from short arcs
         res = lp.solve()
         w_star = brute(shape, k)[0]
-        keep = res.bound + lp.arc_reduced_costs() <= w_star + 1e-6
-        model, z, y = build_hop_model(ModelData(D, k, tail[keep], head[keep], layer[keep]))
+        tail, head, layer = lp.arcs_below(w_star - res.bound + 1e-6)
+        assert tail.size < hop_arcs(t, k, dist=D)[0].size
+        model, z, y = build_hop_model(ModelData(D, k, tail, head, layer))
         assert round(model.solve_highs(time_limit=30).objective) == w_star
 
 
