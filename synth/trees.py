@@ -104,7 +104,11 @@ def _read_cached(path, t, k):
 
 def khop_tree(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: str = "auto", threads: int = 1,
               progress=None, cache: bool = True) -> TreeRecord:
-    """The k-hop tree for torus ``t`` and depth bound ``k``, from the cache or a fresh solve."""
+    """The k-hop tree for torus ``t`` and depth bound ``k``, from the cache or a fresh solve.
+
+    The solver gets ``time_limit`` less a reserve (3 %, at least 1 s) for lifting and
+    checking the schedule, so that ``synth solve --time-limit S`` ends within ``S``.
+    """
     from synth.models.khop import solve_khop
 
     path = cache_dir() / _key(t, k, solver, time_limit, seed)
@@ -114,7 +118,10 @@ def khop_tree(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: str
             if progress:
                 progress(f"k={k}: cached tree, W = {rec.weight} ({rec.status})")
             return rec
-    res = solve_khop(t, k, time_limit=time_limit, seed=seed, solver=solver, threads=threads, progress=progress)
+    # the solve leaves room for lifting and checking, so the whole command fits in time_limit
+    reserve = min(max(1.0, 0.03 * time_limit), 0.5 * time_limit)
+    res = solve_khop(t, k, time_limit=time_limit - reserve, seed=seed, solver=solver, threads=threads,
+                     progress=progress)
     if res.parent is None or res.status in ("infeasible", "unknown"):
         raise SynthError(f"no tree of depth <= {k} found on {t.name} ({res.status})")
     rec = TreeRecord(tuple(t.shape), k, np.asarray(res.parent, dtype=np.int64), int(res.depth), int(res.weight),
