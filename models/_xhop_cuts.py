@@ -38,26 +38,13 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order, maximum_flow
+from synth.models._khop_lp import lagrangian_bound
 from synth.models._xhop_model import LinearModel, ModelData, ModelVars
 
 __all__ = ["CutLoop", "CutResult", "add_layer_cuts", "lagrangian_bound"]
 
 _SCALE = 1_000_000
 _VIOL = 1e-4
-
-
-def lagrangian_bound(A, row_lo, row_hi, cost, col_lo, col_hi, duals):
-    """``b.u + sum_c min over [lo, hi] of rc_c x_c`` with ``rc = cost - A^T u``: valid for any ``u``.
-
-    A dual on an infinite row side is clipped to 0 (still a valid dual).  Returns ``(bound, rc)``.
-    """
-    u = np.asarray(duals, dtype=np.float64).copy()
-    u[(u > 0) & ~np.isfinite(row_lo)] = 0.0
-    u[(u < 0) & ~np.isfinite(row_hi)] = 0.0
-    rc = cost - A.T @ u
-    rhs = np.where(u > 0, np.where(np.isfinite(row_lo), row_lo, 0.0), np.where(np.isfinite(row_hi), row_hi, 0.0))
-    bound = float(u @ rhs) + float(np.minimum(rc * col_lo, rc * col_hi).sum())
-    return bound, rc
 
 
 def add_layer_cuts(model: LinearModel, z: np.ndarray, cuts, data: ModelData) -> range:

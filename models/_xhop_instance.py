@@ -49,6 +49,8 @@ import itertools
 
 import numpy as np
 
+from synth.models._khop_instance import distance_matrix  # noqa: F401  (re-exported)
+
 __all__ = [
     "allowed_arcs",
     "bfs_forest",
@@ -65,18 +67,6 @@ __all__ = [
     "root_distance",
     "root_stabilizer",
 ]
-
-
-def distance_matrix(t) -> np.ndarray:
-    """``V x V`` int16 matrix of torus distances (closed form, one dimension at a time)."""
-    V = t.n_vertices
-    coords = t.coords(np.arange(V))
-    out = np.zeros((V, V), dtype=np.int16)
-    for i, n in enumerate(t.shape):
-        c = coords[:, i].astype(np.int16)
-        delta = np.abs(c[:, None] - c[None, :])
-        out += np.minimum(delta, n - delta)
-    return out
 
 
 def _signed_perms(t):
