@@ -35,6 +35,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from synth.models._khop_heuristic import labels_cost, labels_to_parent  # shared with the k-hop heuristic
 from synth.models._xhop_instance import forest_depths, partner_orbits, root_distance
 
 __all__ = [
@@ -68,34 +69,7 @@ def _dist_no_diag(D):
     return Dm
 
 
-def labels_to_parent(D, labels) -> np.ndarray:
-    """Parent array of a labelling (``-1`` at label 0): nearest vertex of smaller label.
 
-    Ties go to the smaller label, then to the smaller vertex id.
-    """
-    labels = np.asarray(labels)
-    V = labels.size
-    parent = np.full(V, -1, dtype=np.int64)
-    k = int(labels.max())
-    for h in range(1, k + 1):
-        w = np.flatnonzero(labels == h)
-        if w.size == 0:
-            continue
-        a = np.flatnonzero(labels < h)
-        key = D[np.ix_(w, a)].astype(np.int64) * (k + 1) + labels[a][None, :]
-        parent[w] = a[np.argmin(key, axis=1)]
-    return parent
-
-
-def labels_cost(D, labels) -> int:
-    """Forest part of the weight of a labelling (without the exchange route)."""
-    labels = np.asarray(labels)
-    total = 0
-    for h in range(1, int(labels.max()) + 1):
-        w = np.flatnonzero(labels == h)
-        if w.size:
-            total += int(D[np.ix_(w, np.flatnonzero(labels < h))].min(axis=1).sum())
-    return total
 
 
 def fps_order(D, roots, rng) -> np.ndarray:

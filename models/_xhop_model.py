@@ -39,13 +39,12 @@ Examples
 
 from __future__ import annotations
 
-import os
-import sys
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
+from synth.models._khop_model import new_highs  # noqa: F401  (shared, re-exported)
 from synth.models._xhop_instance import hop_arcs
 
 __all__ = [
@@ -117,23 +116,6 @@ def model_data(D, h: int, partners, reduce: bool = True, arcs=None) -> ModelData
     layer, rest = np.divmod(allk, V * V)
     tail, head = np.divmod(rest, V)
     return ModelData(D, int(h), partners, tail, head, layer, None if ok.all() else ok)
-
-
-def new_highs():
-    """A silent ``highspy.Highs`` (its one-time banner goes to ``/dev/null``)."""
-    import highspy
-
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 1)
-            h = highspy.Highs()
-            h.setOptionValue("output_flag", False)
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-    return h
 
 
 @dataclass
