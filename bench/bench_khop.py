@@ -1,8 +1,8 @@
 """Minimum-weight k-hop trees (issue 3): W, lower bound, gap and seconds per instance.
 
-Each instance is solved twice in this process: by the primal heuristic alone
+Each instance is solved twice in this process: by the iterated local search alone
 (``solver="heuristic"``, the baseline) and by the full pipeline (heuristic, LP
-bound, reduced-cost fixing, MIP).  The tree of the full solve is certified under
+bound, reduced-cost fixing, MIP, window LNS).  The tree of the full solve is certified under
 Γ, so the printed ``W``, depth and rounds are re-derived by the checker, not taken
 from the solver; the bound is the solver's claim with its method.  Columns:
 

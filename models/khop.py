@@ -13,15 +13,19 @@ Pipeline (``solver="auto"``):
 3. The layered-graph LP with directed cuts, aggregated over the root's stabilizer
    (:mod:`models._khop_lp`): a valid bound and reduced costs.  Skipped on tori too large
    for its first solve to finish in the time left (the bound is then ``p - 1``).
-4. When reduced-cost fixing against the incumbent would leave a big MIP, a long iterated
-   local search first (a lighter incumbent fixes more arcs).
+4. When reduced-cost fixing against the incumbent would leave a big MIP, a long
+   improvement phase first (a lighter incumbent fixes more arcs): iterated local search
+   and the window LNS (:mod:`models._khop_lns`: CP-SAT re-solves the parents and depths
+   of 20-60 nearby vertices exactly, the rest fixed) in turns.
 5. Reduced-cost fixing: an arc whose reduced cost lifts the bound past ``UB - 1`` is in
    no tree lighter than the incumbent (weights are integers), so it is dropped.
 6. The hop-indexed MIP (:mod:`models._khop_model`) on the surviving arcs, with the
    LP's cuts and all their images, solved by CP-SAT (``auto``, ``cpsat``) or HiGHS
    (``highs``) with the objective cut off at ``UB - 1``: a solution improves the
    incumbent, infeasibility proves it optimal.
-7. Local search until the deadline when nothing is proven.
+7. The improvement phase of step 4 until the deadline when nothing is proven (also the
+   whole search when the LP is skipped).  On 1024 vertices and more the LNS goes first:
+   32x32, k = 6, 120 s: W = 1275 against 1308 with local search alone.
 
 Every phase checks the deadline and solver calls get only the time left (see
 :func:`solve_khop`, Notes).
@@ -173,8 +177,9 @@ def solve_khop(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: st
         Seeds the heuristic and the solvers; results are reproducible for a seed with
         ``threads=1`` (CP-SAT with several workers is not deterministic).
     solver : str
-        ``"auto"`` / ``"highs"`` (LP bound + HiGHS MIP), ``"cpsat"`` (LP bound + CP-SAT
-        on the reduced model), ``"heuristic"`` (heuristic and LP bound, no MIP).
+        ``"auto"`` / ``"cpsat"`` (LP bound + CP-SAT on the reduced model), ``"highs"``
+        (LP bound + HiGHS MIP), ``"heuristic"`` (iterated local search and LP bound: no
+        MIP and no window LNS, which also needs CP-SAT).
     threads : int
         Solver threads (default 1).
     progress : callable, optional
