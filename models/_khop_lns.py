@@ -150,7 +150,8 @@ def solve_window(D, k, parent, depth, window, *, seed=0, work_limit=1.0, time_li
     """Re-solve the window exactly (module docstring); the new ``(parent, depth, optimal)`` or ``None``.
 
     ``work_limit`` is CP-SAT's deterministic time (reproducible); ``time_limit`` a
-    wall-clock cap.  ``None`` means no solution at least as good as the hint was found.
+    wall-clock cap.  ``None`` when CP-SAT found no solution within them (the caller
+    keeps a returned tree only if it is lighter).
     """
     from ortools.sat.python import cp_model
 
@@ -173,8 +174,8 @@ def solve_window(D, k, parent, depth, window, *, seed=0, work_limit=1.0, time_li
             if above is None:
                 m.add(z[n] == 0)
             else:
-                m.add(sum(above) >= z[n])
-    m.minimize(sum(int(c) * z[n] for n, c in enumerate(D[tail, head].tolist())))
+                m.add(cp_model.LinearExpr.sum(above) >= z[n])
+    m.minimize(cp_model.LinearExpr.weighted_sum(z, D[tail, head].astype(np.int64).tolist()))
     cur = (parent[head] == tail) & (depth[head] == layer)
     for n in range(tail.size):
         m.add_hint(z[n], bool(cur[n]))

@@ -1,4 +1,4 @@
-"""The solve pipeline behind :func:`models.khop.solve_khop`: heuristic, LP bound, fixing, MIP.
+"""The solve pipeline behind :func:`models.khop.solve_khop`: heuristic, LP bound, fixing, MIP, LNS.
 
 ``best`` is a dict the pipeline updates in place (``parent``, ``weight``, ``bound``,
 ``method``, ``solver``), so that whatever it has found survives a Ctrl-C.
@@ -143,7 +143,7 @@ def lp_affordable(V, seconds):
 
 
 def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=lambda _m: None, start=None):
-    """Heuristic, LP bound, local search, then reduced-cost fixing and the MIP (see :mod:`models.khop`).
+    """Heuristic, LP bound, local search and LNS, then reduced-cost fixing and the MIP (see :mod:`models.khop`).
 
     Every phase checks ``deadline`` (a ``time.monotonic()`` value) and solver calls get
     only the time left.  ``start``: a parent array of a tree of depth ``<= k`` (already
@@ -151,9 +151,10 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
 
     Phases: (1) construction + a fixed number of local-search rounds; (2) the LP bound;
     (3) when reduced-cost fixing against the incumbent leaves more than
-    ``EASY_MIP_ARCS`` arcs, a long local search (``ILS_ROUNDS`` rounds, at most half the
-    time left): a lighter incumbent fixes more arcs; (4) fixing + MIP; (5) local search
-    until the deadline if nothing is proven.
+    ``EASY_MIP_ARCS`` arcs, a long improvement phase (local search of ``ILS_ROUNDS``
+    rounds and the window LNS, at most half the time left): a lighter incumbent fixes
+    more arcs; (4) fixing + MIP; (5) the improvement phase until the deadline if nothing
+    is proven.
     """
     t_start = time.monotonic()
     budget = max(deadline - t_start, 0.1)
@@ -219,7 +220,7 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
         return
     # 2. LP bound: cone and flow cuts, column generation, on the orbits of the root's stabilizer
     if not lp_affordable(V, _left(deadline)):
-        say(f"the LP on {V} vertices would not finish in the time left; local search instead")
+        say(f"the LP on {V} vertices would not finish in the time left; local search and LNS instead")
         improve(seed + 1, h_deadline, 100_000)
         return
     perms = root_stabilizer(t)
@@ -237,13 +238,13 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
     if best["bound"] >= best["weight"]:
         return
     if solver != "heuristic" and usable:
-        # 3. a long local search first when the MIP would be big
+        # 3. a long improvement phase first when the MIP would be big
         easy = lp.arcs_below(best["weight"] - 1 - lpres.bound + _EPS, max_arcs=EASY_MIP_ARCS, deadline=deadline)
         if easy is None:
             improve(seed + 2, min(time.monotonic() + 0.5 * _left(h_deadline), h_deadline), ILS_ROUNDS)
         # 4. fixing + MIP, restarted on every improvement
         _mip_loop(t, k, best, lp, lpres, method, perms, D, deadline=deadline, seed=seed,
                   solver="highs" if solver == "highs" else "cpsat", threads=threads, say=say)
-    # 5. time left and no proof: more local search from the incumbent
+    # 5. time left and no proof: more local search and LNS from the incumbent
     if best["bound"] < best["weight"]:
         improve(seed + 1, h_deadline, 100_000)

@@ -16,7 +16,7 @@ Pipeline (``solver="auto"``):
 4. When reduced-cost fixing against the incumbent would leave a big MIP, a long
    improvement phase first (a lighter incumbent fixes more arcs): iterated local search
    and the window LNS (:mod:`models._khop_lns`: CP-SAT re-solves the parents and depths
-   of 20-60 nearby vertices exactly, the rest fixed) in turns.
+   of 20-60 nearby vertices exactly, the rest fixed), sharing the time.
 5. Reduced-cost fixing: an arc whose reduced cost lifts the bound past ``UB - 1`` is in
    no tree lighter than the incumbent (weights are integers), so it is dropped.
 6. The hop-indexed MIP (:mod:`models._khop_model`) on the surviving arcs, with the
@@ -24,8 +24,8 @@ Pipeline (``solver="auto"``):
    (``highs``) with the objective cut off at ``UB - 1``: a solution improves the
    incumbent, infeasibility proves it optimal.
 7. The improvement phase of step 4 until the deadline when nothing is proven (also the
-   whole search when the LP is skipped).  On 1024 vertices and more the LNS goes first:
-   32x32, k = 6, 120 s: W = 1275 against 1308 with local search alone.
+   whole search when the LP is skipped).  On 32x32, k = 6, 120 s: W = 1277 against
+   1308 with the local search alone.
 
 Every phase checks the deadline and solver calls get only the time left (see
 :func:`solve_khop`, Notes).

@@ -404,8 +404,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--time-limit", type=float, default=60.0, metavar="S", help="solver time limit in seconds")
     s.add_argument("--seed", type=int, default=0, help="solver seed (results are deterministic per seed)")
     s.add_argument("--solver", default="auto", choices=("auto", "highs", "cpsat", "heuristic"),
-                   help="k-hop solver: LP bound + CP-SAT MIP and window LNS (auto/cpsat), + HiGHS MIP, or "
-                        "local search and bound only")
+                   help="k-hop solver: LP bound, CP-SAT MIP and window LNS (auto, cpsat); the same with a "
+                        "HiGHS MIP (highs); or local search and the bound only (heuristic)")
     s.add_argument("--allow-unbalanced", action="store_true",
                    help="with --topology: return the best-omega lift even when no symmetry balances it")
     s.add_argument("--mode", default="auto", choices=("auto", "explicit", "symmetric"), help="how to check")
