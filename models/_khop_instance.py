@@ -40,18 +40,19 @@ __all__ = ["distance_matrix", "root_stabilizer", "orbit_labels", "allowed_pairs"
            "tree_depths", "check_tree"]
 
 
-def distance_matrix(t) -> np.ndarray:
-    """``V x V`` int16 matrix of torus distances (closed form, one dimension at a time).
+def distance_matrix(t, costs=(1,), dtype=np.int16) -> np.ndarray:
+    """``V x V`` matrix of torus distances (closed form, one dimension at a time).
 
-    For 64x64 this is 32 MiB; larger tori should not ask for it.
+    ``costs[i % len(costs)]`` weighs a hop along dimension ``i`` (default: every hop
+    costs 1).  For 64x64 the int16 matrix is 32 MiB; larger tori should not ask for it.
     """
     V = t.n_vertices
     coords = t.coords(np.arange(V))
-    out = np.zeros((V, V), dtype=np.int16)
+    out = np.zeros((V, V), dtype=dtype)
     for i, n in enumerate(t.shape):
-        c = coords[:, i].astype(np.int16)
+        c = coords[:, i].astype(dtype)
         delta = np.abs(c[:, None] - c[None, :])
-        out += np.minimum(delta, n - delta)
+        out += costs[i % len(costs)] * np.minimum(delta, n - delta)
     return out
 
 

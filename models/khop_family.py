@@ -70,6 +70,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.errors import SynthError
+from synth.models._khop_instance import distance_matrix
 from synth.schedule import COPY, REDUCE, BaseSchedule
 
 __all__ = ["KHopFamily", "khop_family", "labelled_tree_schedule", "compact_rounds", "dimension_metric",
@@ -143,14 +144,7 @@ def dimension_metric(t, costs) -> np.ndarray:
     costs = tuple(int(c) for c in costs)
     if not costs or min(costs) < 1:
         raise SynthError(f"dimension costs must be positive integers, got {costs}")
-    V = t.n_vertices
-    coords = t.coords(np.arange(V))
-    out = np.zeros((V, V), dtype=np.int32)
-    for i, n in enumerate(t.shape):
-        x = coords[:, i].astype(np.int32)
-        d = np.abs(x[:, None] - x[None, :])
-        out += costs[i % len(costs)] * np.minimum(d, n - d)
-    return out
+    return distance_matrix(t, costs, dtype=np.int32)
 
 
 def _orbit_of_step(t, group) -> np.ndarray:

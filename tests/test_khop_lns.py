@@ -25,20 +25,10 @@ def _random_tree(D, k, rng):
 
 def _depths_or_none(parent):
     """Depths of a parent array, or ``None`` when it has a cycle."""
-    V = parent.size
-    depth = np.full(V, -1)
-    depth[0] = 0
-    for v in range(V):
-        path, u = [], v
-        while depth[u] < 0:
-            path.append(u)
-            u = parent[u]
-            if u < 0 or len(path) > V:
-                return None
-        for w in reversed(path):
-            u_d = depth[parent[w]]
-            depth[w] = u_d + 1
-    return depth
+    try:
+        return tree_depths(parent)
+    except ValueError:
+        return None
 
 
 def _best_agreeing(D, k, parent, window):
