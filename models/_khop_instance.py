@@ -36,7 +36,7 @@ import itertools
 
 import numpy as np
 
-__all__ = ["distance_matrix", "root_stabilizer", "orbit_labels", "allowed_pairs", "hop_arcs", "tree_weight",
+__all__ = ["distance_matrix", "root_stabilizer", "translations", "orbit_labels", "allowed_pairs", "hop_arcs", "tree_weight",
            "tree_depths", "check_tree"]
 
 
@@ -79,6 +79,38 @@ def root_stabilizer(t) -> np.ndarray:
     ident = np.arange(V, dtype=np.int32)
     order = np.argsort(~np.all(perms == ident, axis=1), kind="stable")  # identity first
     return perms[order]
+
+
+def translations(t, max_step: int = 2) -> np.ndarray:
+    """Translations of the torus along one axis by ``1..max_step`` steps either way, as vertex permutations.
+
+    Row ``s`` maps every vertex ``v`` to ``v + delta_s``; the rows come in the order
+    axis, step, sign, so the inverse of every row is in the set too.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``S x V`` int64 with ``S = 2 * ndim * max_step`` (steps longer than half a side
+        are left out).
+
+    Examples
+    --------
+    >>> from synth.torus import parse_torus
+    >>> g = translations(parse_torus("4x4"), 1)
+    >>> g.shape, g[:, 0].tolist()
+    ((4, 16), [4, 12, 1, 3])
+    """
+    V = t.n_vertices
+    coords = t.coords(np.arange(V))
+    shape = np.asarray(t.shape)
+    rows = []
+    for axis in range(t.ndim):
+        for step in range(1, min(int(max_step), int(shape[axis]) // 2) + 1):
+            for sign in (1, -1):
+                delta = np.zeros(t.ndim, dtype=np.int64)
+                delta[axis] = sign * step
+                rows.append(t.vertex((coords + delta) % shape))
+    return np.asarray(rows, dtype=np.int64).reshape(len(rows), V)
 
 
 def orbit_labels(images: np.ndarray) -> np.ndarray:

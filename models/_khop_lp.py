@@ -130,6 +130,8 @@ class LayeredLP:
         from synth.models._khop_model import new_highs
 
         self.D, self.k, self.perms = D, int(k), np.asarray(perms)
+        self._cols_only = False         # only columns (and their link rows) added since an optimal solve
+        self._new_cols = 0              # columns added since the last solve
         self.V = V = D.shape[0]
         self.G = self.perms.shape[0]
         self.n_nodes = (k + 1) * V
@@ -254,6 +256,7 @@ class LayeredLP:
         ukeys, first = ukeys[new], first[new]
         t0, i0, h0 = t[first], i[first], h[first]
         n_new = ukeys.size
+        self._new_cols += n_new
         base = self.n_z
         cols = base + np.arange(n_new)
         for c, kk in zip(cols.tolist(), ukeys.tolist()):
@@ -310,16 +313,21 @@ class LayeredLP:
             rows = nr + np.arange(lk.size)
             self._append_rows(np.concatenate([rows, rows]), np.concatenate([cols[lk] + self.n_y, ycol]),
                               np.concatenate([np.ones(lk.size), -np.ones(lk.size)]),
-                              np.full(lk.size, -np.inf), np.zeros(lk.size))
+                              np.full(lk.size, -np.inf), np.zeros(lk.size), feasible=True)
         return n_new
 
     # =================================================================== rows
-    def _append_rows(self, rows, cols, vals, lo, hi):
-        """Add rows (global row ids ``rows`` starting at the current count) to HiGHS and the mirror."""
+    def _append_rows(self, rows, cols, vals, lo, hi, feasible=False):
+        """Add rows (global row ids ``rows`` starting at the current count) to HiGHS and the mirror.
+
+        ``feasible``: the last solution satisfies the new rows (link rows of new columns,
+        which are 0), so its basis with the new slacks stays primal feasible.
+        """
         nr = self.row_lo.size
         n_new = lo.size
         A = sp.csr_matrix((vals, (rows - nr, cols)), shape=(n_new, self.n_y + self.n_z))
         inf = self._inf
+        self._cols_only &= feasible
         self.h.addRows(n_new, np.where(np.isfinite(lo), lo, -inf), np.where(np.isfinite(hi), hi, inf), A.nnz,
                        A.indptr[:-1].astype(np.int32), A.indices.astype(np.int32), A.data)
         self._coo[0].append(np.asarray(rows)); self._coo[1].append(np.asarray(cols)); self._coo[2].append(vals)
@@ -387,6 +395,7 @@ class LayeredLP:
         alive[rows[drop]] = False
         dead = np.flatnonzero(~alive).astype(np.int32)
         self.h.deleteRows(dead.size, dead)
+        self._cols_only = False
         newid = np.cumsum(alive) - 1
         r, c, v = (np.concatenate(a) for a in self._coo)
         keep = alive[r]
@@ -426,15 +435,27 @@ class LayeredLP:
             h.setOptionValue("time_limit", float(h.getRunTime() + max(left, 0.01)))
         else:
             h.setOptionValue("time_limit", float("inf"))
-        big = self.n_z + self.n_y >= self.ipm_columns
+        # after a pricing round that added a few columns (and their link rows, no cuts), the last
+        # basis is primal feasible and the primal simplex needs a few pivots.  32x32, k = 11:
+        # rounds adding 1-15 columns took 15 s each with the interior point method from
+        # scratch and 0-2 s warm-started; after +2300 columns the warm start took 23 s, IPM 16 s
+        n_col = self.n_z + self.n_y
+        warm = self._cols_only and self._new_cols <= max(200, n_col // 50)
+        big = n_col >= self.ipm_columns and not warm
         if big:
             h.setOptionValue("solver", "ipm")
+        elif warm:
+            h.setOptionValue("simplex_strategy", 4)         # primal simplex
         try:
             h.run()
         finally:
             if big:
                 h.setOptionValue("solver", "simplex")
+            elif warm:
+                h.setOptionValue("simplex_strategy", 1)     # dual simplex: after cuts
+            self._new_cols = 0
         optimal = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+        self._cols_only = optimal           # an optimal basis to warm-start from
         sol = h.getSolution()
         n_col, n_row = self.n_y + self.n_z, self.row_lo.size
         x, u, act = np.asarray(sol.col_value), np.asarray(sol.row_dual), np.asarray(sol.row_value)
@@ -716,11 +737,13 @@ class LayeredLP:
             if stall_rounds and len(history) > stall_rounds:
                 if history[-1][1] - history[-1 - stall_rounds][1] < stall_tol * max(1.0, abs(history[-1][1])):
                     break
-            pace_rounds = min(stall_rounds or 0, 5)
+            pace_rounds = min(stall_rounds or 0, 2)
             if pace_rounds and deadline is not None and len(history) > pace_rounds:
-                # W is an integer: stop when, at the pace of the last rounds, the bound cannot
-                # reach the next integer before the deadline (32x32, k = 6: 1155.33 after 36 s,
-                # then +0.1 in 260 s of flow cuts)
+                # W is an integer: stop when, at the pace of the last two cut rounds, the bound
+                # cannot reach the next integer before the deadline (32x32, k = 6: 1155.33 after
+                # 36 s, then +0.1 in 260 s of flow cuts; k = 12: 1062.58 after 155 s, then +0.005
+                # in 140 s).  Measured over five rounds, it kept the LP of k = 12 running until
+                # 294 s of a 600 s solve.
                 (t_a, b_a), (t_b, b_b) = history[-1 - pace_rounds], history[-1]
                 pace = (b_b - b_a) / max(t_b - t_a, 1e-9)
                 if pace * (deadline - t_b) < np.floor(b_b + 1e-6) + 1 - b_b:

@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from synth.models._khop_heuristic import heuristic_tree
-from synth.models._khop_instance import distance_matrix, root_stabilizer, tree_weight
+from synth.models._khop_instance import distance_matrix, root_stabilizer, translations, tree_weight
 from synth.models._khop_dual import export_dual
 from synth.models._khop_lns import lns_search
 from synth.models._khop_lp import LayeredLP
@@ -164,6 +164,7 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
     if start is not None:
         _offer_tree(best, start, tree_weight(t, start), say, "start")
     D = distance_matrix(t)
+    shifts = translations(t, 2)
     # a local-search pass costs about 1e-8 V^2 k seconds: stop the searches that much early
     h_deadline = deadline - min(2.0, 1e-8 * V * V * k)
     if _left(deadline) <= 0:
@@ -173,7 +174,7 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
         if until - time.monotonic() <= 0.05 and best["parent"] is not None:
             return
         res = heuristic_tree(D, k, seed=seed_, time_limit=max(until - time.monotonic(), 0.0), start=best["parent"],
-                             n_orders=n_orders, bfs=bfs, iterations=iterations, progress=say)
+                             n_orders=n_orders, bfs=bfs, iterations=iterations, shifts=shifts, progress=say)
         _offer_tree(best, res.parent, res.weight, say, "heuristic")
 
     def improve(seed_, until, iterations):

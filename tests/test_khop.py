@@ -15,9 +15,9 @@ import pytest
 from synth.certify import certify
 from synth.group import torus_gamma
 from synth.models._khop_brute import brute_force_khop
-from synth.models._khop_heuristic import LabelSearch, heuristic_tree, labels_cost, labels_to_parent
+from synth.models._khop_heuristic import LabelSearch, _shift_perturb, heuristic_tree, labels_cost, labels_to_parent
 from synth.models._khop_instance import (allowed_pairs, check_tree, distance_matrix, hop_arcs, root_stabilizer,
-                                         tree_depths, tree_weight)
+                                         translations, tree_depths, tree_weight)
 from synth.models._khop_lp import LayeredLP, lagrangian_bound
 from synth.models._khop_model import (LinearModel, ModelData, add_arc_vars, add_depth_vars, add_layer_cuts,
                                       add_one_parent, add_parent_above, add_weight_objective, build_hop_model,
@@ -354,6 +354,44 @@ def test_heuristic_is_deterministic():
     a = heuristic_tree(D, 3, seed=5, iterations=20)
     b = heuristic_tree(D, 3, seed=5, iterations=20)
     assert np.array_equal(a.parent, b.parent)
+
+
+@pytest.mark.parametrize("shape", ["4x4", "3x5", "5x6", "3x3x4"])
+def test_translations_are_distance_preserving_shifts(shape):
+    t = parse_torus(shape)
+    g = translations(t, 2)
+    V = t.n_vertices
+    D = distance_matrix(t)
+    coords = t.coords(np.arange(V))
+    for row in g:
+        assert np.array_equal(np.sort(row), np.arange(V))                 # a permutation
+        assert np.array_equal(D[np.ix_(row, row)], D)                      # an automorphism
+        delta = (coords[row] - coords) % np.asarray(t.shape)
+        assert np.all(delta == delta[0])                                   # the same offset everywhere
+        assert np.count_nonzero(delta[0]) == 1                             # along one axis
+        assert any(np.array_equal(row[other], np.arange(V)) for other in g)   # its inverse is in the set
+
+
+def test_shift_perturbation_keeps_trees_valid_and_deterministic(brute):
+    t = parse_torus("4x4")
+    D = distance_matrix(t)
+    g = translations(t, 2)
+    runs = [heuristic_tree(D, 3, seed=7, iterations=30, shifts=g) for _ in range(2)]
+    _valid_tree(t, runs[0].parent, 3, runs[0].weight)
+    assert runs[0].weight >= brute("4x4", 3)[0]
+    assert np.array_equal(runs[0].parent, runs[1].parent)
+    # the shift moves a ball's labels: the perturbed labelling is a translate inside the ball
+    rng = np.random.default_rng(0)
+    lab = np.random.default_rng(1).integers(1, 4, size=t.n_vertices)
+    lab[0] = 0
+    changed = 0
+    for _ in range(20):
+        new = _shift_perturb(lab, D, rng, g, 3)
+        changed += bool(np.any(new != lab))
+        assert new[0] == 0 and new[1:].min() >= 1
+        # every vertex keeps its label or takes its translate's, for one translation
+        assert any(np.all((new == lab) | (new == np.maximum(lab[row], 1))) for row in g)
+    assert changed >= 10
 
 
 # ---------------------------------------------------------------- solve_khop
