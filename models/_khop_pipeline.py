@@ -23,7 +23,7 @@ import numpy as np
 from synth.models._khop_heuristic import heuristic_tree
 from synth.models._khop_instance import distance_matrix, root_stabilizer, translations, tree_weight
 from synth.models._khop_dual import export_dual
-from synth.models._khop_lns import lns_search
+from synth.models._khop_lns import kick_search, lns_search
 from synth.models._khop_lp import LayeredLP
 from synth.models._khop_model import ModelData, build_hop_model, decode_parent
 
@@ -170,54 +170,63 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
     if _left(deadline) <= 0:
         return
 
-    def search(seed_, until, iterations, n_orders=0, bfs=False):
+    def search(seed_, until, iterations, n_orders=0, bfs=False, shift=True):
         if until - time.monotonic() <= 0.05 and best["parent"] is not None:
             return
         res = heuristic_tree(D, k, seed=seed_, time_limit=max(until - time.monotonic(), 0.0), start=best["parent"],
-                             n_orders=n_orders, bfs=bfs, iterations=iterations, shifts=shifts, progress=say)
+                             n_orders=n_orders, bfs=bfs, iterations=iterations, shifts=shifts if shift else None,
+                             progress=say)
         _offer_tree(best, res.parent, res.weight, say, "heuristic")
 
     def improve(seed_, until, iterations):
-        """Iterated local search and the window LNS (which needs CP-SAT: ``heuristic`` runs the search alone).
+        """Iterated local search, the window LNS and kicks (both need CP-SAT: ``heuristic`` runs the search alone).
 
-        Neither wins everywhere.  On fewer than ``LNS_FIRST`` vertices the local search
+        None wins everywhere.  On fewer than ``LNS_FIRST`` vertices the local search
         gains most and its walk is long (16x16, k = 3: the LNS finds nothing after it; k =
-        7: 287 -> 281), so it gets the first 70 % and the LNS the rest.  On bigger tori
-        (W after 90 s from the same start: 64x64, k = 11: LNS 4820, local search 4896;
-        k = 14: LNS 4793, local search 4660; 32x32, k = 6: the LNS far ahead) both get a
-        first slice, the LNS first, then each slice (a quarter of the time left, at least
-        4 s) goes to the better recent gain per second.
+        7: 287 -> 281), so it gets the first 70 %, then the LNS until it stalls, then the
+        kicks (:func:`models._khop_lns.kick_search`; 16x16, k = 7: 282 -> 280 where the
+        local search had stalled).  On bigger tori (W after 90 s from the same start:
+        64x64, k = 11: LNS 4820, local search 4896; k = 14: LNS 4793, local search 4660;
+        32x32, k = 6: the LNS far ahead; once it stalls, kicks: 32x32, k = 11, 1134 ->
+        1129 in 150 s) each gets a first slice, the LNS first, then each slice (a
+        quarter of the time left, at least 4 s) goes to the best recent gain per second.
         """
         if solver == "heuristic":
             search(seed_, until, iterations)
             return
+
+        def lns(seed__, stop):
+            res = lns_search(D, k, best["parent"], seed=seed__, deadline=stop, progress=say)
+            _offer_tree(best, res.parent, res.weight, say, "lns")
+
+        def kick(seed__, stop):
+            res = kick_search(D, k, best["parent"], shifts, seed=seed__, deadline=stop, progress=say)
+            _offer_tree(best, res.parent, res.weight, say, "kick")
+
         if V < LNS_FIRST:
             search(seed_, time.monotonic() + 0.7 * (until - time.monotonic()), iterations)
-            res = lns_search(D, k, best["parent"], seed=seed_, deadline=until, progress=say)
-            _offer_tree(best, res.parent, res.weight, say, "lns")
-            search(seed_ + 1, until, iterations)
+            lns(seed_, until)
+            kick(seed_, until)
             return
+        arms = {"lns": lns, "ils": lambda s_, stop: search(s_, stop, iterations), "kick": kick}
+        order = list(arms)
         rate = {}
-        order = ["lns", "ils"]
         turn = 0
         while until - time.monotonic() > 0.05:
             turn += 1
-            if len(rate) < 2:
+            if len(rate) < len(order):
                 kind = order[len(rate)]
             else:
                 kind = max(order, key=lambda m: rate[m])      # ties: the first in order
             t0, w0 = time.monotonic(), best["weight"]
-            stop = min(until, t0 + max(4.0, 0.25 * (until - t0)))
-            if kind == "ils":
-                search(seed_ + turn, stop, iterations)
-            else:
-                res = lns_search(D, k, best["parent"], seed=seed_ + turn, deadline=stop, progress=say)
-                _offer_tree(best, res.parent, res.weight, say, "lns")
+            arms[kind](seed_ + turn, min(until, t0 + max(4.0, 0.25 * (until - t0))))
             gain = (w0 - best["weight"]) / max(time.monotonic() - t0, 1e-3)
             rate[kind] = gain if kind not in rate else 0.5 * (rate[kind] + gain)
 
     # 1. heuristic (a fixed number of iterations keeps it deterministic; the time cap is a safety net)
-    search(seed, min(t_start + 0.25 * budget, h_deadline), None, n_orders=2, bfs=True)
+    # (without shifted kicks: their bigger moves need more than its few rounds; 32x32, k = 12:
+    # 1155 with them, 1142 without)
+    search(seed, min(t_start + 0.25 * budget, h_deadline), None, n_orders=2, bfs=True, shift=False)
     if _left(deadline) <= 0.5 or solver == "heuristic" and not lp_affordable(V, _left(deadline)):
         improve(seed + 1, h_deadline, 100_000)
         return

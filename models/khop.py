@@ -15,8 +15,10 @@ Pipeline (``solver="auto"``):
    for its first solve to finish in the time left (the bound is then ``p - 1``).
 4. When reduced-cost fixing against the incumbent would leave a big MIP, a long
    improvement phase first (a lighter incumbent fixes more arcs): iterated local search
-   and the window LNS (:mod:`models._khop_lns`: CP-SAT re-solves the parents and depths
-   of 20-60 nearby vertices exactly, the rest fixed), sharing the time.
+   (half of its perturbations shift the labels of a ball by a translation), the window
+   LNS (:mod:`models._khop_lns`: CP-SAT re-solves the parents and depths of 20-60
+   nearby vertices exactly, the rest fixed) and kicks (a ball of the depth pattern
+   shifted, then repaired by the descent and three exact windows), sharing the time.
 5. Reduced-cost fixing: an arc whose reduced cost lifts the bound past ``UB - 1`` is in
    no tree lighter than the incumbent (weights are integers), so it is dropped.
 6. The hop-indexed MIP (:mod:`models._khop_model`) on the surviving arcs, with the

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from synth.models._khop_heuristic import labels_to_parent
-from synth.models._khop_instance import check_tree, distance_matrix, tree_depths, tree_weight
-from synth.models._khop_lns import lns_search, solve_window, window_arcs
+from synth.models._khop_instance import check_tree, distance_matrix, translations, tree_depths, tree_weight
+from synth.models._khop_lns import kick_search, lns_search, solve_window, window_arcs
 from synth.models._khop_pipeline import run_pipeline
 from synth.torus import parse_torus
 
@@ -117,6 +117,20 @@ def test_lns_improves_and_is_deterministic():
     assert a.weight < tree_weight(t, star)
 
 
+@pytest.mark.parametrize("shape,k", [("6x6", 2), ("7x7", 3), ("3x4x4", 3)])
+def test_kicks_give_valid_trees_never_heavier_and_deterministic(shape, k):
+    t = parse_torus(shape)
+    D = distance_matrix(t)
+    start = _random_tree(D, k, np.random.default_rng(11))
+    runs = [kick_search(D, k, start, translations(t, 2), seed=2, iterations=8, sizes=(6, 9)) for _ in range(2)]
+    np.testing.assert_array_equal(runs[0].parent, runs[1].parent)
+    res = runs[0]
+    assert res.windows == 8
+    depth, weight = check_tree(t, res.parent, k)
+    assert weight == res.weight <= tree_weight(t, start)
+    assert res.improved >= 1          # a random labelling is far from a local optimum
+
+
 def test_pipeline_uses_the_lns_when_the_lp_is_out_of_reach(monkeypatch):
     """With the LP ruled out, the pipeline's improvement phase runs the window LNS on the incumbent."""
     import time
@@ -139,3 +153,32 @@ def test_pipeline_uses_the_lns_when_the_lp_is_out_of_reach(monkeypatch):
     assert calls and all(after <= before for before, after in calls)
     assert best["weight"] <= min(after for _, after in calls)
     assert check_tree(t, best["parent"], 3)[1] == best["weight"]
+
+
+def test_pipeline_kicks_after_the_lns(monkeypatch):
+    """On a small torus the improvement phase ends with kicks from the incumbent, which never make it heavier."""
+    import time
+
+    import synth.models._khop_pipeline as pipeline
+    from synth.models._khop_lns import LNSResult
+
+    kicks = []
+
+    def no_lns(D, k, parent, **kw):                    # an LNS that stalls at once
+        return LNSResult(parent, int(D[parent[1:], np.arange(1, D.shape[0])].sum()), 0, 0)
+
+    def spy(D, k, parent, shifts, **kw):
+        res = kick_search(D, k, parent, shifts, **kw)
+        kicks.append((tree_weight(t, parent), res.weight, shifts.shape))
+        return res
+
+    monkeypatch.setattr(pipeline, "lp_affordable", lambda V, seconds: False)
+    monkeypatch.setattr(pipeline, "lns_search", no_lns)
+    monkeypatch.setattr(pipeline, "kick_search", spy)
+    t = parse_torus("9x9")
+    best = {"parent": None, "weight": None, "bound": float(t.n_vertices - 1), "method": ""}
+    run_pipeline(t, 3, best, deadline=time.monotonic() + 4)
+    assert len(kicks) == 1
+    before, after, shape = kicks[0]
+    assert after <= before and shape == (8, t.n_vertices)      # +-1, +-2 steps along each axis
+    assert check_tree(t, best["parent"], 3)[1] == best["weight"] <= after
