@@ -36,8 +36,8 @@ import itertools
 
 import numpy as np
 
-__all__ = ["distance_matrix", "root_stabilizer", "translations", "orbit_labels", "allowed_pairs", "hop_arcs", "tree_weight",
-           "tree_depths", "check_tree"]
+__all__ = ["distance_matrix", "root_stabilizer", "translations", "orbit_labels", "allowed_pairs", "hop_arcs",
+           "tree_weight", "tree_depths", "check_tree"]
 
 
 def distance_matrix(t, costs=(1,), dtype=np.int16) -> np.ndarray:

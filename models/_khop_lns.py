@@ -290,9 +290,8 @@ def kick_search(D, k, parent, shifts, *, seed=0, iterations=None, deadline=None,
     permutations, e.g. :func:`models._khop_instance.translations`), lets a label
     descent re-hang every vertex, then re-solves three windows around the moved labels
     exactly (``sizes``: two of 30 vertices near random moved ones, one of 45 at the
-    middle of the moved set).  The
-    result replaces the tree when it is not heavier: equal moves let the search drift
-    along plateaus.
+    middle of the moved set).  The result replaces the tree when it is not heavier:
+    equal moves let the search drift along plateaus.
 
     Measured from 600 s pipeline trees that the LNS could no longer improve (one
     thread, 150 s): 32x32, k = 11: 1134 -> 1129 (the LNS: no improvement in 79 windows;

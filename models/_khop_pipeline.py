@@ -224,8 +224,8 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
             rate[kind] = gain if kind not in rate else 0.5 * (rate[kind] + gain)
 
     # 1. heuristic (a fixed number of iterations keeps it deterministic; the time cap is a safety net)
-    # (without shifted kicks: their bigger moves need more than its few rounds; 32x32, k = 12:
-    # 1155 with them, 1142 without)
+    # (random perturbations only: the shifted ones move more than its few rounds can repair;
+    # 32x32, k = 12, one run each: 1155 with them, 1142 without)
     search(seed, min(t_start + 0.25 * budget, h_deadline), None, n_orders=2, bfs=True, shift=False)
     if _left(deadline) <= 0.5 or solver == "heuristic" and not lp_affordable(V, _left(deadline)):
         improve(seed + 1, h_deadline, 100_000)
