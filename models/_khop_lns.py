@@ -199,6 +199,16 @@ def solve_window(D, k, parent, depth, window, *, seed=0, work_limit=1.0, time_li
     return new_parent, new_depth, st == cp_model.OPTIMAL
 
 
+def _solve_near(D, k, parent, depth, centre, size, rng, seed, left):
+    """Re-solve the window of the ``size`` non-root vertices nearest ``centre`` (ties at random), trimmed for speed."""
+    V = D.shape[0]
+    order = np.lexsort((rng.random(V), D[centre]))
+    window = order[order != 0][:min(size, V - 1)]
+    longest = int(D[np.maximum(parent[window], 0), window].max())
+    return solve_window(D, k, parent, depth, window, seed=seed, time_limit=10.0 if left is None else left,
+                        radius=longest + 1, depth_slack=2)
+
+
 def lns_search(D, k, parent, *, seed=0, iterations=None, deadline=None, size=20, max_size=60,
                progress=None) -> LNSResult:
     """Improve the tree ``parent`` by re-solving random windows (module docstring).
@@ -253,11 +263,7 @@ def lns_search(D, k, parent, *, seed=0, iterations=None, deadline=None, size=20,
             break
         n += 1
         centre = int(rng.integers(1, V))
-        order = np.lexsort((rng.random(V), D[centre]))
-        window = order[order != 0][:size]
-        longest = int(D[np.maximum(parent[window], 0), window].max())
-        res = solve_window(D, k, parent, depth, window, seed=seed, time_limit=10.0 if left is None else left,
-                           radius=longest + 1, depth_slack=2)
+        res = _solve_near(D, k, parent, depth, centre, size, rng, seed, left)
         if res is None:
             stale += 1
             continue
@@ -342,7 +348,6 @@ def kick_search(D, k, parent, shifts, *, seed=0, iterations=None, deadline=None,
     """
     from synth.models._khop_heuristic import LabelSearch, _shift_perturb, labels_to_parent
 
-    V = D.shape[0]
     parent = np.asarray(parent, dtype=np.int64).copy()
     depth = tree_depths(parent)
     weight = _weight(D, parent)
@@ -366,11 +371,7 @@ def kick_search(D, k, parent, shifts, *, seed=0, iterations=None, deadline=None,
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0.05:
                 break
-            order = np.lexsort((rng.random(V), D[centre]))
-            window = order[order != 0][:min(size, V - 1)]
-            longest = int(D[np.maximum(cand[window], 0), window].max())
-            res = solve_window(D, k, cand, cand_depth, window, seed=seed, time_limit=10.0 if left is None else left,
-                               radius=longest + 1, depth_slack=2)
+            res = _solve_near(D, k, cand, cand_depth, centre, size, rng, seed, left)
             if res is not None and _weight(D, res[0]) < cand_weight:
                 cand, cand_depth = res[0], res[1]
                 cand_weight = _weight(D, cand)
