@@ -28,9 +28,9 @@ import math
 
 import numpy as np
 
-from synth.dualbound import KIND
+from synth.dualbound import CONE_KIND, KIND, cone_count_bound
 
-__all__ = ["export_dual", "simple_dual"]
+__all__ = ["export_dual", "simple_dual", "cone_dual"]
 
 
 def _n_images(perms, V, nodes):
@@ -107,3 +107,16 @@ def simple_dual(t, k: int, perms) -> dict:
            "beta": [[int(r), h, -float(c)] for r, c in zip(reps, cost) for h in range(1, k + 1)],
            "lambda": [], "cuts": []}
     return out
+
+
+def cone_dual(t, k: int) -> dict:
+    """The cone-counting bound (:func:`synth.dualbound.cone_count_bound`) as a stored dual.
+
+    It needs no LP, so it is the bound of the tori where the LP does not finish; the
+    stored form holds only ``k``, and ``synth check`` re-derives the bound from the topology.
+
+    >>> from synth.torus import parse_torus
+    >>> cone_dual(parse_torus("16x16"), 3)
+    {'kind': 'khop-cone-count', 'k': 3, 'bound': 324}
+    """
+    return {"kind": CONE_KIND, "k": int(k), "bound": int(cone_count_bound(t, int(k)).bound)}

@@ -245,7 +245,9 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
     usable = np.isfinite(lpres.bound) and lp.duals is not None
     if np.isfinite(lpres.bound):
         _offer_bound(best, math.ceil(lpres.bound - _EPS), method, say)
-        if usable:      # the duals behind the bound, for the certificate (synth check re-derives it)
+        # the duals behind the bound, for the certificate (synth check re-derives it), unless the
+        # cone-counting dual already proves more (an LP stopped early on a big torus)
+        if usable and math.ceil(lpres.bound - _EPS) >= best.get("dual", {}).get("bound", -math.inf):
             best["dual"] = export_dual(lp, lpres.bound)
     if best["bound"] >= best["weight"]:
         return

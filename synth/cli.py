@@ -101,10 +101,18 @@ def cmd_solve(args) -> int:
         else:
             args.depth = int(chosen.split("=")[1])
         args.elements = args.elements or size // Network().element_bytes
+    start_parent = None
+    if args.start:
+        from synth.torus import Torus
+        from synth.trees import start_tree
+
+        if not isinstance(topology, Torus):
+            raise SynthError("--start continues a k-hop tree solve on a torus")
+        start_parent = start_tree(topology, args.start)
     result = solve(topology, depth=args.depth, elements=args.elements, mode=args.mode, exchange=args.exchange,
                    progress=_progress, generators=getattr(args, "generators", None),
                    allow_unbalanced=args.allow_unbalanced, group=args.group, time_limit=args.time_limit,
-                   seed=args.seed, solver=args.solver)
+                   seed=args.seed, solver=args.solver, start=start_parent)
     cert = result.certificate
     cert.provenance["seconds"] = round(time.perf_counter() - start, 3)
     if args.out is None:
@@ -406,6 +414,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--solver", default="auto", choices=("auto", "highs", "cpsat", "heuristic"),
                    help="k-hop solver: LP bound, CP-SAT MIP and window LNS (auto, cpsat); the same with a "
                         "HiGHS MIP (highs); or local search and the bound only (heuristic)")
+    s.add_argument("--start", metavar="FILE",
+                   help="with --depth: start the k-hop solve from the tree of this certificate (e.g. an "
+                        "earlier run's); the result is never heavier")
     s.add_argument("--allow-unbalanced", action="store_true",
                    help="with --topology: return the best-omega lift even when no symmetry balances it")
     s.add_argument("--mode", default="auto", choices=("auto", "explicit", "symmetric"), help="how to check")

@@ -45,7 +45,7 @@ def _quiet(_message):
 
 
 def solve(topology, depth=None, elements=None, mode="auto", exchange=False, progress=_quiet, generators=None,
-          allow_unbalanced=False, group=None, time_limit=60.0, seed=0, solver="auto") -> SolveResult:
+          allow_unbalanced=False, group=None, time_limit=60.0, seed=0, solver="auto", start=None) -> SolveResult:
     """Build and certify the best schedule synth knows for ``topology`` and ``depth``.
 
     Without ``depth`` (or with ``depth >= H``) this is SP-allreduce: the BFS tree of
@@ -57,6 +57,9 @@ def solve(topology, depth=None, elements=None, mode="auto", exchange=False, prog
     equal-sided tori) is regular on links so any BFS tree balances; under a smaller group
     (fewer chunks) or on a rectangular torus the balance model of :mod:`synth.models.balance`
     chooses weighted trees or forests with Ω = 1.
+
+    ``start``: a parent array of a tree of depth ``<= depth`` (:func:`synth.trees.start_tree`)
+    that a k-hop solve (Γ on an equal-sided torus, ``depth < H``) starts from.
     """
     if isinstance(topology, (HyperX, SpineLeaf)):
         return _solve_other(topology, depth, elements, mode, exchange, progress)
@@ -66,8 +69,13 @@ def solve(topology, depth=None, elements=None, mode="auto", exchange=False, prog
     if depth is not None and depth < 1:
         raise SynthError(f"--depth must be at least 1, got {depth}")
     notes = []
-    if depth is not None and depth < H:
-        return _solve_khop(topology, depth, elements, mode, exchange, group, time_limit, seed, solver, progress)
+    khop = depth is not None and depth < H
+    if start is not None and not (khop and not exchange and group in (None, "gamma") and topology.is_equal_sided):
+        raise SynthError("--start continues a k-hop tree solve: it needs --depth K below the diameter, an "
+                         "equal-sided torus, the default group and no --exchange")
+    if khop:
+        return _solve_khop(topology, depth, elements, mode, exchange, group, time_limit, seed, solver, progress,
+                           start)
     if depth is not None and depth > H:
         notes.append(f"depth {depth} exceeds the diameter H = {H}; the BFS tree (depth {H}) is optimal")
     if exchange and all(n % 2 for n in topology.shape):
@@ -107,7 +115,8 @@ def solve(topology, depth=None, elements=None, mode="auto", exchange=False, prog
     return SolveResult(cert, depth_out, notes)
 
 
-def _solve_khop(t, depth, elements, mode, exchange, group, time_limit, seed, solver, progress) -> SolveResult:
+def _solve_khop(t, depth, elements, mode, exchange, group, time_limit, seed, solver, progress,
+                start=None) -> SolveResult:
     """A minimum-weight tree of depth <= ``depth`` (k-SP-allreduce), lifted by Γ.
 
     On a rectangular torus, or under a group other than Γ, a weighted family of k-hop
@@ -122,7 +131,7 @@ def _solve_khop(t, depth, elements, mode, exchange, group, time_limit, seed, sol
         return _solve_khop_family(t, depth, elements, mode, group, time_limit, seed, progress)
     if exchange:
         return _solve_xhop(t, depth, elements, mode, time_limit, seed, progress)
-    rec = khop_tree(t, depth, time_limit=time_limit, seed=seed, solver=solver, progress=progress)
+    rec = khop_tree(t, depth, time_limit=time_limit, seed=seed, solver=solver, progress=progress, start=start)
     grp = torus_gamma(t)
     base = tree_base(t, rec)
     progress(f"checking the lifted schedule ({base.n_transmissions * grp.order:,} transmissions)")
@@ -133,6 +142,8 @@ def _solve_khop(t, depth, elements, mode, exchange, group, time_limit, seed, sol
         notes.append(f"{rec.status}: W = {rec.weight}, lower bound {rec.lower_bound}, gap {100 * rec.gap:.2f} %")
     if rec.cached:
         notes.append(f"tree read from the cache ({rec.seconds:.1f} s when solved)")
+    if rec.start_weight is not None:
+        notes.append(f"started from a tree of weight {rec.start_weight}")
     return SolveResult(cert, rec.depth, notes)
 
 

@@ -29,7 +29,7 @@ from synth.errors import SynthError
 from synth.fileio import write_atomic
 from synth.schedule import forest_depths, tree_schedule
 
-__all__ = ["TreeRecord", "khop_tree", "tree_base", "cache_dir", "tighten"]
+__all__ = ["TreeRecord", "khop_tree", "tree_base", "cache_dir", "tighten", "start_tree"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,7 @@ class TreeRecord:
     seed: int
     cached: bool = False
     dual: dict | None = None
+    start_weight: int | None = None      # W of the tree the solve started from (``--start``), if any
 
     def solver_claims(self) -> dict:
         """The certificate's ``solver`` section.
@@ -63,6 +64,8 @@ class TreeRecord:
                "weight": self.weight, "lower_bound": self.lower_bound, "gap": round(self.gap, 6),
                "bound_method": self.bound_method, "solver": self.solver, "time_limit": self.time_limit,
                "seed": self.seed, "seconds": round(self.seconds, 3)}
+        if self.start_weight is not None:
+            out["start_weight"] = self.start_weight
         if self.dual is not None:
             out["dual_bound"] = self.dual
         return out
@@ -102,15 +105,59 @@ def _read_cached(path, t, k):
         return None
 
 
+def start_tree(t, path) -> np.ndarray:
+    """The parent array of the k-hop tree in a certificate, to start a solve from (``synth solve --start``).
+
+    The certificate is read as it is (run ``synth check`` to verify it); the tree must
+    be a spanning tree of the torus ``t`` rooted at vertex 0, which :func:`khop_tree`
+    checks again against the depth bound.
+
+    Raises
+    ------
+    SynthError
+        If the file is unreadable, is for another topology, or holds no single rooted tree.
+    """
+    from synth.certificate import read_certificate
+    from synth.schedule import REDUCE
+
+    try:
+        cert = read_certificate(path)
+    except (OSError, ValueError, SynthError) as exc:
+        raise SynthError(f"--start {path}: cannot read the certificate ({exc})") from None
+    if cert.topology.name != t.name:
+        raise SynthError(f"--start {path}: the certificate is for {cert.topology.name}, not {t.name}")
+    b = cert.base
+    red = (b.component == 0) & (b.op == REDUCE)
+    parent = np.full(t.n_vertices, -1, dtype=np.int64)
+    src, dst = b.src[red].astype(np.int64), b.dst[red].astype(np.int64)
+    parent[src] = dst
+    if np.unique(src).size != src.size or (parent < 0).sum() != 1 or parent[0] != -1:
+        raise SynthError(f"--start {path}: the certificate's first component is not one tree rooted at vertex 0")
+    return parent
+
+
 def khop_tree(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: str = "auto", threads: int = 1,
-              progress=None, cache: bool = True) -> TreeRecord:
+              progress=None, cache: bool = True, start=None) -> TreeRecord:
     """The k-hop tree for torus ``t`` and depth bound ``k``, from the cache or a fresh solve.
 
     The solver gets ``time_limit`` less a reserve (3 %, at least 1 s) for lifting and
     checking the schedule, so that ``synth solve --time-limit S`` ends within ``S``.
+    ``start`` (a parent array, e.g. from :func:`start_tree`) is the solve's first
+    incumbent, so the result is never heavier; such a solve bypasses the cache.
     """
     from synth.models.khop import solve_khop
 
+    start_weight = None
+    if start is not None:
+        cache = False
+        start = np.asarray(start, dtype=np.int64)
+        try:
+            depth = int(forest_depths(t, start, [0]).max())
+        except SynthError as exc:
+            raise SynthError(f"the start tree is not a spanning tree rooted at 0: {exc}") from None
+        if depth > k:
+            raise SynthError(f"the start tree has depth {depth}, more than the depth bound {k}")
+        start_weight = _tree_weight(t, start)
     path = cache_dir() / _key(t, k, solver, time_limit, seed)
     if cache and path.exists():
         rec = _read_cached(path, t, k)
@@ -121,12 +168,13 @@ def khop_tree(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: str
     # the solve leaves room for lifting and checking, so the whole command fits in time_limit
     reserve = min(max(1.0, 0.03 * time_limit), 0.5 * time_limit)
     res = solve_khop(t, k, time_limit=time_limit - reserve, seed=seed, solver=solver, threads=threads,
-                     progress=progress)
+                     progress=progress, start=start)
     if res.parent is None or res.status in ("infeasible", "unknown"):
         raise SynthError(f"no tree of depth <= {k} found on {t.name} ({res.status})")
     rec = TreeRecord(tuple(t.shape), k, np.asarray(res.parent, dtype=np.int64), int(res.depth), int(res.weight),
                      res.lower_bound, float(res.gap), res.status, float(res.seconds), res.solver,
-                     res.bound_method, float(time_limit), int(seed), dual=getattr(res, "dual", None))
+                     res.bound_method, float(time_limit), int(seed), dual=getattr(res, "dual", None),
+                     start_weight=start_weight)
     # a solve cut short by Ctrl-C is not cached: its settings would not reproduce it
     if cache and not getattr(res, "interrupted", False):
         try:

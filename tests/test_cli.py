@@ -129,3 +129,28 @@ def test_solve_with_balanced_families(capsys, shape, group, exchange, rounds, ch
     assert main(argv) == 0
     res = json.loads(capsys.readouterr().out)
     assert (res["rounds"], res["chunks"], res["omega"], res["psi"], res["theta"]) == (rounds, chunks, "1", "1", "1")
+
+
+def test_solve_can_start_from_a_certificate(tmp_path, capsys):
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    code, out, _ = run(capsys, "solve", "--torus", "8x8", "--depth", "3", "--time-limit", "20", "--solver",
+                       "heuristic", "--out", str(first), "--json")
+    assert code == 0
+    w = int(json.loads(out)["weight"])
+    code, out, err = run(capsys, "solve", "--torus", "8x8", "--depth", "3", "--time-limit", "5", "--solver",
+                         "heuristic", "--start", str(first), "--out", str(second), "--json")
+    assert code == 0 and int(json.loads(out)["weight"]) <= w
+    assert f"started from a tree of weight {w}" in err
+    assert json.loads(second.read_text())["solver"]["start_weight"] == w
+    assert run(capsys, "check", str(second))[0] == 0
+    for argv, msg in [
+        (["--torus", "8x8", "--depth", "2"], "more than the depth bound 2"),       # the start is deeper
+        (["--torus", "6x6", "--depth", "3"], "is for torus 8x8, not torus 6x6"),
+        (["--torus", "8x8"], "needs --depth K below the diameter"),
+        (["--torus", "8x8", "--depth", "3", "--exchange"], "no --exchange"),
+    ]:
+        code, out, err = run(capsys, "solve", *argv, "--start", str(first), "--out", "-")
+        assert code == 2 and msg in err and len(err.strip().splitlines()) == 1, (argv, err)
+    (tmp_path / "junk.json").write_text("{}")
+    code, _, err = run(capsys, "solve", "--torus", "8x8", "--depth", "3", "--start", str(tmp_path / "junk.json"))
+    assert code == 2 and "cannot read the certificate" in err

@@ -2,12 +2,14 @@
 
 import functools
 import json
+from fractions import Fraction
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from synth.dualbound import KIND, khop_dual_bound, root_stabilizer_perms
+from synth.dualbound import CONE_KIND, KIND, cone_count_bound, khop_dual_bound, root_stabilizer_perms
 from synth.errors import SynthError
 from synth.torus import parse_torus
 
@@ -240,3 +242,97 @@ def test_tree_deeper_than_the_dual_fails():
     cert.solver["depth_bound"] = 2          # the dual (depth 3) still proves a bound for depth 2
     rep = check_certificate(cert)
     assert not rep.claims["depth_bound"][2] and not rep.valid
+
+
+# ----------------------------------------------------------------- the cone-counting bound
+
+
+def _cone_count_by_definition(t, k):
+    """cone_count_bound's value written out from its definition, loop by loop (exact)."""
+    V = t.n_vertices
+    D = t.dist(np.arange(V)[:, None], np.arange(V)[None, :])
+    far = [j for j in range(V) if D[0, j] > k]
+    if not far:
+        return Fraction(V - 1)
+    rho = None
+    for d in range(1, V):
+        if D[0, d] < 2:
+            continue
+        for s in range(k - 1):
+            n = sum(1 for x in range(V) if D[0, x] <= s and D[d, x] >= s + 2)
+            if rho is None or Fraction(n, int(D[0, d]) - 1) > rho:
+                rho = Fraction(n, int(D[0, d]) - 1)
+    kids = []
+    for c in range(1, V):
+        n = sum(1 for j in far if D[c, j] <= k - 1)
+        if D[0, c] >= 2 and n:
+            kids.append((Fraction(n, int(D[0, c]) - 1), n, int(D[0, c]) - 1))
+    left, extra = Fraction(len(far)), Fraction(0)
+    for ratio, n, length in sorted(kids, reverse=True):
+        if left and (rho is None or ratio > rho):
+            take = min(Fraction(1), left / n)
+            extra, left = extra + take * length, left - take * n
+    return V - 1 + extra + (left / rho if left else 0)
+
+
+@pytest.mark.parametrize("shape", ["3x3", "4x4", "5x5", "3x4", "6x6", "3x3x3", "9", "8x5"])
+def test_cone_count_bound_matches_its_definition(shape):
+    t = parse_torus(shape)
+    for k in range(1, t.diameter + 1):
+        want = _cone_count_by_definition(t, k)
+        got = cone_count_bound(t, k)
+        assert got.value == pytest.approx(float(want), abs=1e-12)
+        assert got.bound == int(np.ceil(want))
+        assert khop_dual_bound(t, k, {"kind": CONE_KIND, "k": k}) == got
+
+
+@pytest.mark.parametrize("shape", ["3x3", "4x4", "3x4"])
+def test_cone_count_bound_never_exceeds_brute_force_k2(shape):
+    t = parse_torus(shape)
+    assert cone_count_bound(t, 2).bound <= _brute_optimum_k2(t)
+
+
+def _random_tree(t, k, rng):
+    """A random spanning tree of depth <= k rooted at 0 (random attachment to shallower vertices)."""
+    V = t.n_vertices
+    D = t.dist(np.arange(V)[:, None], np.arange(V)[None, :])
+    parent, depth = np.full(V, -1), np.zeros(V, dtype=int)
+    placed = [0]
+    for v in rng.permutation(np.arange(1, V)):
+        options = [u for u in placed if depth[u] < k]
+        near = min(D[u, v] for u in options)
+        u = rng.choice([u for u in options if D[u, v] <= near + 2])     # mostly short edges
+        parent[v], depth[v] = u, depth[u] + 1
+        placed.append(v)
+    return parent, depth, D
+
+
+@pytest.mark.parametrize("shape,k", [("8x8", 2), ("8x8", 3), ("9x7", 4), ("4x4x4", 2)])
+def test_cone_count_charging_lemma_on_random_trees(shape, k):
+    """Every far vertex is charged to an edge of its root path that the proof's count allows."""
+    t = parse_torus(shape)
+    rng = np.random.default_rng(11)
+    b = cone_count_bound(t, k)
+    for _ in range(10):
+        parent, depth, D = _random_tree(t, k, rng)
+        charges = {}
+        for j in np.flatnonzero(D[0] > k):
+            path = [int(j)]
+            while parent[path[-1]] >= 0:
+                path.append(int(parent[path[-1]]))
+            path = path[::-1]                                   # 0 = v_0, ..., v_m = j
+            h = next(h for h in range(len(path)) if D[path[h], j] - (k - h) <= 0)
+            assert h >= 1 and D[path[h - 1], j] >= k - h + 2 and D[path[h - 1], path[h]] >= 2
+            charges[(path[h - 1], path[h])] = charges.get((path[h - 1], path[h]), 0) + 1
+        for (u, v), n in charges.items():
+            s = k - depth[v]
+            assert n <= np.sum((D[v] <= s) & (D[u] >= s + 2) & (D[0] > k))
+        w = int(sum(D[v, parent[v]] for v in range(1, t.n_vertices)))
+        assert w >= b.bound
+
+
+def test_cone_count_dual_rejects_a_smaller_depth():
+    with pytest.raises(SynthError):
+        khop_dual_bound(parse_torus("6x6"), 3, {"kind": CONE_KIND, "k": 2})
+    with pytest.raises(SynthError):
+        cone_count_bound(parse_torus("6x6"), 0)

@@ -141,6 +141,14 @@ def test_known_values(brute):
         assert all(a >= b for a, b in zip(ws, ws[1:]))
 
 
+@pytest.mark.parametrize("shape,k", CASES)
+def test_cone_count_bound_never_exceeds_brute_force(shape, k, brute):
+    from synth.dualbound import cone_count_bound
+
+    t = parse_torus(shape)
+    assert t.n_vertices - 1 <= cone_count_bound(t, k).bound <= brute(shape, k)[0]
+
+
 # ------------------------------------------------------ constraint families
 def _solve(model, backend):
     sol = model.solve_highs(time_limit=30) if backend == "highs" else model.solve_cpsat(time_limit=30)
@@ -469,3 +477,16 @@ def test_bad_arguments():
         solve_khop(t, 2, solver="gurobi")
     with pytest.raises(ValueError, match="depth"):
         solve_khop(t, 0)
+
+
+def test_without_the_lp_the_bound_is_the_cone_count():
+    """32x32 with 4 s: the LP is skipped, and the bound is the cone count, not p - 1 (synth check re-derives it)."""
+    from synth.dualbound import CONE_KIND, cone_count_bound, khop_dual_bound
+
+    t = parse_torus("32x32")
+    r = solve_khop(t, 6, time_limit=4)
+    _check_result(t, 6, r)
+    cone = cone_count_bound(t, 6).bound
+    assert r.lower_bound == cone > t.n_vertices - 1
+    assert r.dual == {"kind": CONE_KIND, "k": 6, "bound": cone}
+    assert khop_dual_bound(t, 6, r.dual).bound == cone
