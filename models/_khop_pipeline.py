@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 
+from synth.models._khop_coarse import coarse_start
 from synth.models._khop_heuristic import heuristic_tree
 from synth.models._khop_instance import distance_matrix, root_stabilizer, translations, tree_weight
 from synth.models._khop_dual import export_dual
@@ -27,13 +28,19 @@ from synth.models._khop_lns import kick_search, lns_search
 from synth.models._khop_lp import LayeredLP
 from synth.models._khop_model import ModelData, build_hop_model, decode_parent
 
-__all__ = ["run_pipeline", "cut_images", "lp_affordable", "MAX_MIP_ARCS", "EASY_MIP_ARCS", "ILS_ROUNDS", "LNS_FIRST"]
+__all__ = ["run_pipeline", "cut_images", "lp_affordable", "MAX_MIP_ARCS", "EASY_MIP_ARCS", "ILS_ROUNDS", "LNS_FIRST",
+           "COARSE_FROM"]
 
 _EPS = 1e-6
 MAX_MIP_ARCS = 150_000      # beyond this many surviving arcs the MIP is hopeless: spend the time elsewhere
 EASY_MIP_ARCS = 20_000      # up to this many surviving arcs the MIP goes first (it often proves optimality)
 ILS_ROUNDS = 2_000          # rounds of the long local search before a big MIP
 LNS_FIRST = 1024            # from this many vertices on, the window LNS gets the first slice
+# from this many vertices on, the first tree comes from the half torus (64x64, k = 10, 600 s: 4630
+# against 4900; but 32x32, k = 6, from 16x16: 1252 against 1239-1246 directly), with this share of
+# the time (0.7 instead: 4652)
+COARSE_FROM = 2048
+COARSE_SHARE = 0.4
 
 
 def _offer_tree(best, parent, weight, say, source):
@@ -144,14 +151,18 @@ def lp_affordable(V, seconds):
     return 2.5 * (V / 1024) ** 2.2 * 16 <= seconds
 
 
-def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=lambda _m: None, start=None):
+def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=lambda _m: None, start=None,
+                 bound=True):
     """Heuristic, LP bound, local search and LNS, then reduced-cost fixing and the MIP (see :mod:`models.khop`).
 
     Every phase checks ``deadline`` (a ``time.monotonic()`` value) and solver calls get
     only the time left.  ``start``: a parent array of a tree of depth ``<= k`` (already
     validated), offered as the first incumbent and used as a start of the local search.
+    ``bound=False`` skips the LP, fixing and MIP: all the time goes to the tree.
 
-    Phases: (1) construction + a fixed number of local-search rounds; (2) the LP bound;
+    Phases: (1) construction + a fixed number of local-search rounds (from ``COARSE_FROM``
+    vertices on, the coarse start of :mod:`models._khop_coarse` instead, with
+    ``COARSE_SHARE`` of the time: 64x64, k = 10, 600 s: W = 4630 against 4900); (2) the LP bound;
     (3) when reduced-cost fixing against the incumbent leaves more than
     ``EASY_MIP_ARCS`` arcs, a long improvement phase (local search of ``ILS_ROUNDS``
     rounds and the window LNS, at most half the time left): a lighter incumbent fixes
@@ -226,7 +237,17 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
     # 1. heuristic (a fixed number of iterations keeps it deterministic; the time cap is a safety net)
     # (random perturbations only: the shifted ones move more than its few rounds can repair;
     # 32x32, k = 12, one run each: 1155 with them, 1142 without)
-    search(seed, min(t_start + 0.25 * budget, h_deadline), None, n_orders=2, bfs=True, shift=False)
+    coarse = None
+    if V >= COARSE_FROM:
+        coarse = coarse_start(t, k, D, deadline=min(t_start + COARSE_SHARE * budget, h_deadline), seed=seed,
+                              solver=solver, say=say)
+    if coarse is not None:
+        _offer_tree(best, coarse, tree_weight(t, coarse), say, "coarse start")
+    else:
+        search(seed, min(t_start + 0.25 * budget, h_deadline), None, n_orders=2, bfs=True, shift=False)
+    if not bound:
+        improve(seed + 1, h_deadline, 100_000)
+        return
     if _left(deadline) <= 0.5 or solver == "heuristic" and not lp_affordable(V, _left(deadline)):
         improve(seed + 1, h_deadline, 100_000)
         return
