@@ -161,7 +161,7 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
     ``bound=False`` skips the LP, fixing and MIP: all the time goes to the tree.
 
     Phases: (1) construction + a fixed number of local-search rounds (from ``COARSE_FROM``
-    vertices on, the coarse start of :mod:`models._khop_coarse` instead, with
+    vertices on and for ``k >= 5``, the coarse start of :mod:`models._khop_coarse` instead, with
     ``COARSE_SHARE`` of the time: 64x64, k = 10, 600 s: W = 4630 against 4900); (2) the LP bound;
     (3) when reduced-cost fixing against the incumbent leaves more than
     ``EASY_MIP_ARCS`` arcs, a long improvement phase (local search of ``ILS_ROUNDS``

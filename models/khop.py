@@ -11,8 +11,8 @@ Pipeline (``solver="auto"``):
    cone-counting bound (:func:`synth.dualbound.cone_count_bound`), which needs no LP.
 2. A primal heuristic (:mod:`models._khop_heuristic`): farthest-point construction and
    iterated label local search (a fixed number of rounds), from ``start`` too if given.
-   From 2048 vertices on (64x64), the tree of the half torus at depth ``ceil(k / 2)``
-   scaled up by two instead (:mod:`models._khop_coarse`).
+   From 2048 vertices on (64x64) and for ``k >= 5``, the tree of the half torus at
+   depth ``ceil(k / 2)`` scaled up by two instead (:mod:`models._khop_coarse`).
 3. The layered-graph LP with directed cuts, aggregated over the root's stabilizer
    (:mod:`models._khop_lp`): a valid bound and reduced costs.  Skipped on tori too large
    for its first solve to finish in the time left (the bound is then the cone count's).

@@ -52,9 +52,10 @@ def test_scaled_labels_give_a_tree_about_twice_as_heavy(shape, k):
 
 def test_coarse_start_gives_a_valid_tree_and_needs_even_sides():
     t = parse_torus("16x16")
-    parent = coarse_start(t, 4, distance_matrix(t), deadline=time.monotonic() + 4, seed=3)
-    assert check_tree(t, parent, 4)[0] <= 4
-    assert coarse_start(parse_torus("15x15"), 4, distance_matrix(parse_torus("15x15")),
+    parent = coarse_start(t, 6, distance_matrix(t), deadline=time.monotonic() + 4, seed=3)
+    assert check_tree(t, parent, 6)[0] <= 6
+    assert coarse_start(t, 4, distance_matrix(t), deadline=time.monotonic() + 1) is None     # half depth 2
+    assert coarse_start(parse_torus("15x15"), 6, distance_matrix(parse_torus("15x15")),
                         deadline=time.monotonic() + 1) is None
 
 
@@ -74,13 +75,13 @@ def test_pipeline_starts_big_tori_from_the_half_torus(monkeypatch):
     monkeypatch.setattr(pipeline, "LayeredLP", spy_lp)
     t = parse_torus("16x16")
     best = {"parent": None, "weight": None, "bound": float(t.n_vertices - 1), "method": ""}
-    run_pipeline(t, 4, best, deadline=time.monotonic() + 12, say=seen.append)
+    run_pipeline(t, 6, best, deadline=time.monotonic() + 12, say=seen.append)
     assert coarse.coarse_start is pipeline.coarse_start
     first = [m for m in seen if m.startswith("incumbent")][0]
     assert first.endswith("(coarse start)")
-    assert any(m.startswith("coarse 8x8 k=2: incumbent") for m in seen)
+    assert any(m.startswith("coarse 8x8 k=3: incumbent") for m in seen)
     assert lp_sizes == [256]                     # the LP ran on 16x16 only, never on the half torus
-    assert check_tree(t, best["parent"], 4)[1] == best["weight"] == tree_weight(t, best["parent"])
+    assert check_tree(t, best["parent"], 6)[1] == best["weight"] == tree_weight(t, best["parent"])
 
 
 def test_no_coarse_start_below_the_threshold():
