@@ -61,7 +61,6 @@ def test_coarse_start_gives_a_valid_tree_and_needs_even_sides():
 
 def test_pipeline_starts_big_tori_from_the_half_torus(monkeypatch):
     """From COARSE_FROM vertices on the first incumbent is the coarse start; its half-torus solve has no LP."""
-    import synth.models._khop_coarse as coarse
     import synth.models._khop_pipeline as pipeline
 
     lp_sizes, seen = [], []
@@ -76,7 +75,6 @@ def test_pipeline_starts_big_tori_from_the_half_torus(monkeypatch):
     t = parse_torus("16x16")
     best = {"parent": None, "weight": None, "bound": float(t.n_vertices - 1), "method": ""}
     run_pipeline(t, 6, best, deadline=time.monotonic() + 12, say=seen.append)
-    assert coarse.coarse_start is pipeline.coarse_start
     first = [m for m in seen if m.startswith("incumbent")][0]
     assert first.endswith("(coarse start)")
     assert any(m.startswith("coarse 8x8 k=3: incumbent") for m in seen)
@@ -85,8 +83,8 @@ def test_pipeline_starts_big_tori_from_the_half_torus(monkeypatch):
 
 
 def test_no_coarse_start_below_the_threshold():
-    t = parse_torus("12x12")
+    t = parse_torus("12x12")          # k = 6 would qualify (half depth 3), but 144 < COARSE_FROM vertices
     seen = []
     best = {"parent": None, "weight": None, "bound": float(t.n_vertices - 1), "method": ""}
-    run_pipeline(t, 3, best, deadline=time.monotonic() + 3, say=seen.append)
+    run_pipeline(t, 6, best, deadline=time.monotonic() + 3, say=seen.append)
     assert not any(m.startswith("coarse") for m in seen)
