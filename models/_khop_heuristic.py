@@ -36,6 +36,7 @@ __all__ = ["HeuristicResult", "heuristic_tree", "labels_to_parent", "labels_cost
            "LabelSearch", "fps_order", "best_prefix_labels"]
 
 _BIG = np.int32(1 << 20)
+SORTED_UPTO = 2048      # LabelSearch sorts the rows of D once up to this many vertices
 
 
 @dataclass(frozen=True)
@@ -170,16 +171,33 @@ def _percentile95(c):
 class LabelSearch:
     """Local search over labellings (module docstring), on a dense distance matrix."""
 
-    def __init__(self, D, k, labels):
+    def __init__(self, D, k, labels, ext=None, frozen=None):
         self.D = _dist_no_diag(D)
         self.k = int(k)
         self.labels = np.asarray(labels, dtype=np.int64).copy()
         self.V = self.labels.size
+        # ext[v, b]: cost of v under label b through parents outside the instance (a window of a
+        # bigger tree, :mod:`models._khop_window`); frozen vertices keep their labels
+        self.ext = None if ext is None else np.minimum(np.asarray(ext, dtype=np.int64), _BIG)
+        self.frozen = np.zeros(self.V, dtype=bool) if frozen is None else np.asarray(frozen, dtype=bool).copy()
+        self.frozen[0] = True
+        # up to SORTED_UPTO vertices, every row of D sorted once makes each refresh a few
+        # whole-array operations (windows of 64x64, k = 11: 0.7 ms -> 0.2 ms a refresh)
+        self._order = None
+        if self.V <= SORTED_UPTO:
+            self._order = np.argsort(self.D, axis=1, kind="stable").astype(np.int32)
+            self._dsorted = np.take_along_axis(self.D, self._order, axis=1)
         self._refresh()
 
     # ----------------------------------------------------------- state
     def _refresh(self):
-        """Own cost ``c``, nearest ``n1`` and second-nearest cost ``c2`` of every vertex."""
+        """Own cost ``c``, nearest ``n1`` and second-nearest cost ``c2`` of every vertex.
+
+        Ties go to the smaller vertex id (both ways of computing it below agree).
+        """
+        if self._order is not None:
+            self._refresh_sorted()
+            return
         V, lab = self.V, self.labels
         c = np.zeros(V, dtype=np.int64)
         c2 = np.full(V, _BIG, dtype=np.int64)
@@ -196,6 +214,35 @@ class LabelSearch:
             if a.size > 1:
                 sub[np.arange(w.size), i1] = _BIG
                 c2[w] = sub.min(axis=1)
+            if self.ext is not None:
+                e = self.ext[w, h]
+                outside = e <= c[w]                     # served from outside: no hub of ours to lose
+                c2[w] = np.where(outside, c[w], np.minimum(c2[w], e))
+                n1[w[outside]] = -1
+                c[w] = np.minimum(c[w], e)
+        self.c, self.c2, self.n1 = c, c2, n1
+        self.cost = int(c.sum())
+
+    def _refresh_sorted(self):
+        """:meth:`_refresh` from the rows of ``D`` sorted once: the first two vertices of smaller label."""
+        lab, V = self.labels, self.V
+        rows = np.arange(V)
+        ok = lab[self._order] < lab[:, None]
+        i1 = ok.argmax(axis=1)
+        has1 = ok[rows, i1]
+        ok[rows, i1] = False
+        i2 = ok.argmax(axis=1)
+        has2 = ok[rows, i2]
+        n1 = np.where(has1, self._order[rows, i1], -1).astype(np.int64)
+        c = np.where(has1, self._dsorted[rows, i1], 0).astype(np.int64)
+        c2 = np.where(has2, self._dsorted[rows, i2], _BIG).astype(np.int64)
+        if self.ext is not None:
+            e = self.ext[rows, lab]
+            served = lab >= 1
+            outside = served & (e <= c)
+            c2 = np.where(outside, c, np.where(served, np.minimum(c2, e), c2))
+            n1[outside] = -1
+            c = np.where(served, np.minimum(c, e), c)
         self.c, self.c2, self.n1 = c, c2, n1
         self.cost = int(c.sum())
 
@@ -209,6 +256,8 @@ class LabelSearch:
             m = np.flatnonzero(lab == h)
             R[:, h] = D[:, m].min(axis=1) if m.size else _BIG
         own = np.minimum.accumulate(R, axis=1)          # own[:, b-1] = dist(v, A_b - v)
+        if self.ext is not None:
+            own = np.minimum(own, self.ext[:, 1:])
         # promotion gains: P[v, h] = sum over w of label h of max(0, c_w - d(v, w))
         cols = np.flatnonzero((self.c >= 2) & (lab >= 1))
         P = np.zeros((V, k + 1), dtype=np.float64)
@@ -218,9 +267,9 @@ class LabelSearch:
             onehot[np.arange(cols.size), lab[cols]] = 1
             P = (M @ onehot).astype(np.float64)
         # demotion losses: Q[v, h] = sum over clients w of v with label h of (c2_w - c_w)
-        Q = np.zeros((V, k + 1), dtype=np.float64)
         has = self.n1 >= 0
-        np.add.at(Q, (self.n1[has], lab[has]), (self.c2[has] - self.c[has]).astype(np.float64))
+        Q = np.bincount(self.n1[has] * (k + 1) + lab[has], weights=(self.c2[has] - self.c[has]).astype(np.float64),
+                        minlength=V * (k + 1)).reshape(V, k + 1)
         Pc = np.cumsum(P, axis=1)                        # Pc[v, h] = sum_{h' <= h} P[v, h']
         Qc = np.cumsum(Q, axis=1)
         self._own, self._Pc, self._Qc = own, Pc, Qc      # reused by swap_deltas
@@ -232,7 +281,7 @@ class LabelSearch:
             loss = np.where(b > a, Qc[:, b] - Qc[rows, a], 0.0)
             delta[:, b] = own[:, b - 1] - self.c - gain + loss
         delta[rows, a] = np.inf
-        delta[0] = np.inf
+        delta[self.frozen] = np.inf
         return delta
 
     def set_labels(self, labels):
@@ -258,7 +307,7 @@ class LabelSearch:
         near = D[hubs] <= radius
         pu, pv = np.nonzero(near)
         u, v = hubs[pu], pv
-        ok = lab[v] > lab[u]
+        ok = (lab[v] > lab[u]) & ~self.frozen[u] & ~self.frozen[v]
         u, v = u[ok], v[ok]
         if u.size == 0:
             return u, v, np.zeros(0)
@@ -334,12 +383,27 @@ class LabelSearch:
 
         This never increases the weight: a lowered vertex has a neighbour of label one
         less on its shortest path to ``u``, so it costs 1, and lowering labels only
-        enlarges the sets ``A_h`` the other vertices choose their parents from.
+        enlarges the sets ``A_h`` the other vertices choose their parents from.  With
+        frozen vertices (besides the root) the labels are lowered along edges instead,
+        so that the neighbour of label one less exists.
         """
         lab = self.labels
-        new = np.minimum(lab, (lab[:, None] + self.D).min(axis=0))
-        new = np.minimum(new, self.k)
-        new[0] = 0
+        if not self.frozen[1:].any():
+            new = np.minimum(lab, (lab[:, None] + self.D).min(axis=0))
+            new = np.minimum(new, self.k)
+            new[0] = 0
+        else:
+            # frozen labels stay, so a lowered label needs a neighbour one less: relax along edges
+            nbr_i, nbr_j = np.nonzero(self.D == 1)
+            new = lab.copy()
+            free = ~self.frozen
+            while True:
+                best = np.full(self.V, np.iinfo(np.int64).max)
+                np.minimum.at(best, nbr_j, new[nbr_i] + 1)
+                low = free & (best < new)
+                if not low.any():
+                    break
+                new[low] = best[low]
         if np.array_equal(new, lab):
             return False
         self.set_labels(new)
@@ -352,15 +416,6 @@ class LabelSearch:
             if not self.close() or (deadline is not None and time.monotonic() > deadline):
                 return self.cost
 
-    def normalize(self):
-        """Leaves get label ``k`` (free), then every label is lowered to the actual depth + slack 0."""
-        parent = labels_to_parent(self.D, self.labels)
-        has_child = np.zeros(self.V, dtype=bool)
-        has_child[parent[parent >= 0]] = True
-        lab = self.labels.copy()
-        lab[(~has_child) & (lab >= 1)] = self.k
-        self.set_labels(lab)
-
 
 def _perturb(labels, D, k, rng, radius):
     """Randomize the labels of the vertices in a ball around a random centre."""
@@ -372,7 +427,7 @@ def _perturb(labels, D, k, rng, radius):
     return new
 
 
-def _shift_perturb(labels, D, rng, shifts, max_radius):
+def _shift_perturb(labels, D, rng, shifts, max_radius, centre=None):
     """Move the label pattern of a ball around a random centre by a translation (``shifts``: its rows).
 
     A random relabelling destroys the hubs of the ball and their clusters; shifting
@@ -380,7 +435,8 @@ def _shift_perturb(labels, D, rng, shifts, max_radius):
     the border instead of rebuilding the ball.
     """
     V = labels.size
-    centre = int(rng.integers(1, V))
+    if centre is None:
+        centre = int(rng.integers(1, V))
     radius = int(rng.integers(2, max_radius + 1))
     ball = np.flatnonzero((D[centre] <= radius) & (np.arange(V) > 0))
     g = shifts[int(rng.integers(shifts.shape[0]))]

@@ -21,12 +21,13 @@ import time
 import numpy as np
 
 from synth.models._khop_coarse import coarse_start
-from synth.models._khop_heuristic import heuristic_tree
+from synth.models._khop_heuristic import heuristic_tree, labels_to_parent, parent_to_labels
 from synth.models._khop_instance import distance_matrix, root_stabilizer, translations, tree_weight
 from synth.models._khop_dual import export_dual
 from synth.models._khop_lns import kick_search, lns_search
 from synth.models._khop_lp import LayeredLP
 from synth.models._khop_model import ModelData, build_hop_model, decode_parent
+from synth.models._khop_window import window_search
 
 __all__ = ["run_pipeline", "cut_images", "lp_affordable", "MAX_MIP_ARCS", "EASY_MIP_ARCS", "ILS_ROUNDS", "LNS_FIRST",
            "COARSE_FROM"]
@@ -190,21 +191,27 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
         _offer_tree(best, res.parent, res.weight, say, "heuristic")
 
     def improve(seed_, until, iterations):
-        """Iterated local search, the window LNS and kicks (both need CP-SAT: ``heuristic`` runs the search alone).
+        """The local search (small tori) or the windowed search (bigger ones), the window LNS and kicks.
 
         None wins everywhere.  On fewer than ``LNS_FIRST`` vertices the local search
         gains most and its walk is long (16x16, k = 3: the LNS finds nothing after it; k =
         7: 287 -> 281), so it gets the first 70 %, then the LNS until it stalls, then the
         kicks (:func:`models._khop_lns.kick_search`; 16x16, k = 7: 282 -> 280 where the
-        local search had stalled).  On bigger tori (W after 90 s from the same start:
-        64x64, k = 11: LNS 4820, local search 4896; k = 14: LNS 4793, local search 4660;
-        32x32, k = 6: the LNS far ahead; once it stalls, kicks: 32x32, k = 11, 1134 ->
-        1129 in 150 s) each gets a first slice, the LNS first, then each slice (a
-        quarter of the time left, at least 4 s) goes to the best recent gain per second.
+        local search had stalled).  On bigger tori the windowed search
+        (:mod:`models._khop_window`), the LNS and the kicks each get a first slice, in
+        that order, then each slice (a quarter of the time left, at least 4 s) goes to
+        the best recent gain per second.  The windowed search alone, 240 s from the
+        construction (W = 1316), reached 1225 on 32x32, k = 6, where this pipeline
+        reached 1239 in 600 s before it; the whole-torus local search it replaces found
+        nothing in its slices of a 600 s solve.  With ``solver="heuristic"`` (no CP-SAT)
+        the windowed search runs alone.
         """
-        if solver == "heuristic":
-            search(seed_, until, iterations)
-            return
+
+        def window(seed__, stop):
+            res = window_search(D, k, np.minimum(parent_to_labels(best["parent"]), k), seed=seed__, deadline=stop,
+                                shifts=shifts, progress=say)
+            parent = labels_to_parent(D, res.labels)
+            _offer_tree(best, parent, tree_weight(t, parent), say, "window search")
 
         def lns(seed__, stop):
             res = lns_search(D, k, best["parent"], seed=seed__, deadline=stop, progress=say)
@@ -215,11 +222,14 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
             _offer_tree(best, res.parent, res.weight, say, "kick")
 
         if V < LNS_FIRST:
+            if solver == "heuristic":
+                search(seed_, until, iterations)
+                return
             search(seed_, time.monotonic() + 0.7 * (until - time.monotonic()), iterations)
             lns(seed_, until)
             kick(seed_, until)
             return
-        arms = {"lns": lns, "ils": lambda s_, stop: search(s_, stop, iterations), "kick": kick}
+        arms = {"window": window} if solver == "heuristic" else {"window": window, "lns": lns, "kick": kick}
         order = list(arms)
         rate = {}
         turn = 0
