@@ -162,8 +162,9 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
     ``bound=False`` skips the LP, fixing and MIP: all the time goes to the tree.
 
     Phases: (1) construction + a fixed number of local-search rounds (from ``COARSE_FROM``
-    vertices on and for ``k >= 5``, the coarse start of :mod:`models._khop_coarse` instead, with
-    ``COARSE_SHARE`` of the time: 64x64, k = 10, 600 s: W = 4630 against 4900); (2) the LP bound;
+    vertices on and for ``k >= 5``, unless ``start`` is given, the coarse start of
+    :mod:`models._khop_coarse` instead, with ``COARSE_SHARE`` of the time: 64x64, k = 10,
+    600 s: W = 4630 against 4900); (2) the LP bound;
     (3) when reduced-cost fixing against the incumbent leaves more than
     ``EASY_MIP_ARCS`` arcs, a long improvement phase (local search of ``ILS_ROUNDS``
     rounds and the window LNS, at most half the time left): a lighter incumbent fixes
@@ -248,7 +249,7 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
     # (random perturbations only: the shifted ones move more than its few rounds can repair;
     # 32x32, k = 12, one run each: 1155 with them, 1142 without)
     coarse = None
-    if V >= COARSE_FROM:
+    if V >= COARSE_FROM and start is None:          # a given start tree is continued, not replaced
         coarse = coarse_start(t, k, D, deadline=min(t_start + COARSE_SHARE * budget, h_deadline), seed=seed,
                               solver=solver, say=say)
     if coarse is not None:

@@ -88,3 +88,18 @@ def test_no_coarse_start_below_the_threshold():
     best = {"parent": None, "weight": None, "bound": float(t.n_vertices - 1), "method": ""}
     run_pipeline(t, 6, best, deadline=time.monotonic() + 3, say=seen.append)
     assert not any(m.startswith("coarse") for m in seen)
+
+
+def test_a_start_tree_is_continued_not_replaced_by_the_coarse_start(monkeypatch):
+    import synth.models._khop_pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "COARSE_FROM", 256)
+    t = parse_torus("16x16")
+    D = distance_matrix(t)
+    start = labels_to_parent(D, np.minimum(D[0].astype(np.int64), 6))      # truncated BFS, depth 6
+    seen = []
+    best = {"parent": None, "weight": None, "bound": float(t.n_vertices - 1), "method": ""}
+    run_pipeline(t, 6, best, deadline=time.monotonic() + 6, say=seen.append, start=start, bound=False)
+    assert seen[0].endswith("(start)")
+    assert not any(m.startswith("coarse") for m in seen)
+    assert best["weight"] <= tree_weight(t, start)

@@ -5,11 +5,14 @@ of the whole tree's weight, for any change of the movable labels.  That is check
 against recomputing the whole tree, on random labellings of small tori.
 """
 
+import time
+
 import numpy as np
 import pytest
 
-from synth.models._khop_heuristic import LabelSearch, labels_cost
-from synth.models._khop_instance import distance_matrix, translations
+import synth.models._khop_pipeline as pipeline
+from synth.models._khop_heuristic import LabelSearch, labels_cost, labels_to_parent
+from synth.models._khop_instance import check_tree, distance_matrix, translations, tree_weight
 from synth.models._khop_window import own_costs, window_instance, window_search
 from synth.torus import parse_torus
 
@@ -132,3 +135,20 @@ def test_sorted_refresh_agrees_with_the_label_loop(shape, k):
             ls._refresh()
             for a, b in zip(sorted_state, (ls.c, ls.c2, ls.n1, ls.cost)):
                 assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("solver", ["heuristic", "cpsat"])
+def test_pipeline_improves_big_tori_with_the_windowed_search(monkeypatch, solver):
+    """From LNS_FIRST vertices on the improvement phase starts with the windowed search (lowered here to 64)."""
+    monkeypatch.setattr(pipeline, "LNS_FIRST", 64)
+    t = parse_torus("12x12")
+    D = distance_matrix(t)
+    start = np.minimum(D[0].astype(np.int64), 3)
+    seen = []
+    best = {"parent": None, "weight": None, "bound": float(t.n_vertices - 1), "method": ""}
+    pipeline.run_pipeline(t, 3, best, deadline=time.monotonic() + 4, solver=solver, say=seen.append,
+                          start=labels_to_parent(D, start), bound=False)
+    assert any(m.startswith("window search: W =") for m in seen)
+    assert any(m.endswith("(window search)") for m in seen)
+    assert check_tree(t, best["parent"], 3)[1] == best["weight"] == tree_weight(t, best["parent"])
+    assert best["weight"] < labels_cost(D, start)
