@@ -198,6 +198,7 @@ class LabelSearch:
         # up to SORTED_UPTO vertices, every row of D sorted once makes each refresh a few
         # whole-array operations (windows of 32x32, k = 6: 0.68 ms -> 0.12 ms a refresh, 7.2 -> 5.5 ms a window)
         self._order = None
+        self._edges = None              # (tail, head) of the unit-distance pairs, for close()
         if self.V <= SORTED_UPTO:
             self._order = np.argsort(self.D, axis=1, kind="stable").astype(np.int32)
             self._dsorted = np.take_along_axis(self.D, self._order, axis=1)
@@ -408,7 +409,9 @@ class LabelSearch:
             new[0] = 0
         else:
             # frozen labels stay, so a lowered label needs a neighbour one less: relax along edges
-            nbr_i, nbr_j = np.nonzero(self.D == 1)
+            if self._edges is None:
+                self._edges = np.nonzero(self.D == 1)
+            nbr_i, nbr_j = self._edges
             new = lab.copy()
             free = ~self.frozen
             while True:
