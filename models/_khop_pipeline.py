@@ -20,8 +20,8 @@ import time
 
 import numpy as np
 
-from synth.models._khop_coarse import coarse_start
 from synth.models._khop_heuristic import heuristic_tree, labels_to_parent, parent_to_labels
+from synth.models._khop_jump import jump_search, unit_metric
 from synth.models._khop_instance import distance_matrix, root_stabilizer, translations, tree_weight
 from synth.models._khop_dual import export_dual
 from synth.models._khop_lns import kick_search, lns_search
@@ -29,19 +29,20 @@ from synth.models._khop_lp import LayeredLP
 from synth.models._khop_model import ModelData, build_hop_model, decode_parent
 from synth.models._khop_window import window_search
 
-__all__ = ["run_pipeline", "cut_images", "lp_affordable", "MAX_MIP_ARCS", "EASY_MIP_ARCS", "ILS_ROUNDS", "LNS_FIRST",
-           "COARSE_FROM"]
+__all__ = ["run_pipeline", "cut_images", "lp_affordable", "jump_rounds", "MAX_MIP_ARCS", "EASY_MIP_ARCS",
+           "ILS_ROUNDS", "LNS_FIRST", "MIN_SLICE"]
 
 _EPS = 1e-6
 MAX_MIP_ARCS = 150_000      # beyond this many surviving arcs the MIP is hopeless: spend the time elsewhere
 EASY_MIP_ARCS = 20_000      # up to this many surviving arcs the MIP goes first (it often proves optimality)
 ILS_ROUNDS = 2_000          # rounds of the long local search before a big MIP
-LNS_FIRST = 1024            # from this many vertices on, the window LNS gets the first slice
-# from this many vertices on, the first tree comes from the half torus (64x64, k = 10, 600 s: 4630
-# against 4900; but 32x32, k = 6, from 16x16: 1252 against 1239-1246 directly), with this share of
-# the time (0.7 instead: 4652)
-COARSE_FROM = 2048
-COARSE_SHARE = 0.4
+LNS_FIRST = 1024            # from this many vertices on, the windowed search replaces the whole-torus one
+MIN_SLICE = 4.0             # seconds: the shortest slice of the improvement phase an arm gets
+
+
+def jump_rounds(V):
+    """Perturbation rounds of the first jump search: a few seconds (16x16: 500, 32x32: 195, 64x64: 50)."""
+    return int(min(500, max(50, 200_000 // V)))
 
 
 def _offer_tree(best, parent, weight, say, source):
@@ -161,15 +162,13 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
     validated), offered as the first incumbent and used as a start of the local search.
     ``bound=False`` skips the LP, fixing and MIP: all the time goes to the tree.
 
-    Phases: (1) construction + a fixed number of local-search rounds (from ``COARSE_FROM``
-    vertices on and for ``k >= 5``, unless ``start`` is given, the coarse start of
-    :mod:`models._khop_coarse` instead, with ``COARSE_SHARE`` of the time: 64x64, k = 10,
-    600 s: W = 4630 against 4900); (2) the LP bound;
-    (3) when reduced-cost fixing against the incumbent leaves more than
-    ``EASY_MIP_ARCS`` arcs, a long improvement phase (local search of ``ILS_ROUNDS``
-    rounds and the window LNS, at most half the time left): a lighter incumbent fixes
-    more arcs; (4) fixing + MIP; (5) the improvement phase until the deadline if nothing
-    is proven.
+    Phases: (1) the jump search (:mod:`models._khop_jump`) from ``start`` or from the
+    root alone, ``jump_rounds(V)`` perturbations (deterministic; the deadline is a
+    safety net), then on small tori the label search's construction and descent from
+    its tree; (2) the LP bound; (3) when reduced-cost fixing against the incumbent
+    leaves more than ``EASY_MIP_ARCS`` arcs, a long improvement phase (at most half the
+    time left): a lighter incumbent fixes more arcs; (4) fixing + MIP; (5) the
+    improvement phase until the deadline if nothing is proven.
     """
     t_start = time.monotonic()
     budget = max(deadline - t_start, 0.1)
@@ -192,27 +191,33 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
         _offer_tree(best, res.parent, res.weight, say, "heuristic")
 
     def improve(seed_, until, iterations):
-        """The local search (small tori) or the windowed search (bigger ones), the window LNS and kicks.
+        """Share ``[now, until]`` between the jump search, a label search, the window LNS and kicks.
 
-        None wins everywhere.  On fewer than ``LNS_FIRST`` vertices the local search
-        gains most and its walk is long (16x16, k = 3: the LNS finds nothing after it; k =
-        7: 287 -> 281), so it gets the first 70 %, then the LNS until it stalls, then the
-        kicks (:func:`models._khop_lns.kick_search`; 16x16, k = 7: 282 -> 280 where the
-        local search had stalled).  On bigger tori the windowed search
-        (:mod:`models._khop_window`), the LNS and the kicks each get a first slice, in
-        that order, then each slice (a quarter of the time left, at least 4 s) goes to
-        the best recent gain per second.  The windowed search alone, 240 s from the
-        construction (W = 1316), reached 1225 on 32x32, k = 6, where this pipeline
-        reached 1239 in 600 s before it; the whole-torus local search it replaces found
-        nothing in its slices of a 600 s solve.  With ``solver="heuristic"`` (no CP-SAT)
-        the windowed search runs alone.
+        Each arm gets a first slice, in that order, then each slice (a quarter of the
+        time left, at least ``MIN_SLICE``) goes to the best recent gain per second.  The jump
+        search (:mod:`models._khop_jump`) moves a jump with its whole territory; the label
+        searches re-label single vertices: the whole-torus iterated local search below
+        ``LNS_FIRST`` vertices, the windowed one (:mod:`models._khop_window`) above;
+        the window LNS re-solves 20-60 nearby vertices exactly with CP-SAT
+        (:mod:`models._khop_lns`); kicks shift a ball of the depth pattern and repair it
+        (:func:`models._khop_lns.kick_search`).  With ``solver="heuristic"`` (no CP-SAT)
+        the jump and label searches only.  ``iterations`` caps the whole-torus search's
+        perturbations per slice.
         """
+
+        def jump(seed__, stop):
+            res = jump_search(D, k, parent_to_labels(best["parent"]), seed=seed__, deadline=stop, progress=say)
+            parent = labels_to_parent(D, res.labels)
+            _offer_tree(best, parent, tree_weight(t, parent), say, "jump search")
 
         def window(seed__, stop):
             res = window_search(D, k, np.minimum(parent_to_labels(best["parent"]), k), seed=seed__, deadline=stop,
                                 shifts=shifts, progress=say)
             parent = labels_to_parent(D, res.labels)
             _offer_tree(best, parent, tree_weight(t, parent), say, "window search")
+
+        def local(seed__, stop):
+            search(seed__, stop, iterations)
 
         def lns(seed__, stop):
             res = lns_search(D, k, best["parent"], seed=seed__, deadline=stop, progress=say)
@@ -222,15 +227,10 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
             res = kick_search(D, k, best["parent"], shifts, seed=seed__, deadline=stop, progress=say)
             _offer_tree(best, res.parent, res.weight, say, "kick")
 
-        if V < LNS_FIRST:
-            if solver == "heuristic":
-                search(seed_, until, iterations)
-                return
-            search(seed_, time.monotonic() + 0.7 * (until - time.monotonic()), iterations)
-            lns(seed_, until)
-            kick(seed_, until)
-            return
-        arms = {"window": window} if solver == "heuristic" else {"window": window, "lns": lns, "kick": kick}
+        arms = {"jump": jump} if jumps else {}
+        arms["label"] = window if V >= LNS_FIRST else local
+        if solver != "heuristic":
+            arms.update(lns=lns, kick=kick)
         order = list(arms)
         rate = {}
         turn = 0
@@ -241,20 +241,19 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
             else:
                 kind = max(order, key=lambda m: rate[m])      # ties: the first in order
             t0, w0 = time.monotonic(), best["weight"]
-            arms[kind](seed_ + turn, min(until, t0 + max(4.0, 0.25 * (until - t0))))
+            arms[kind](seed_ + turn, min(until, t0 + max(MIN_SLICE, 0.25 * (until - t0))))
             gain = (w0 - best["weight"]) / max(time.monotonic() - t0, 1e-3)
             rate[kind] = gain if kind not in rate else 0.5 * (rate[kind] + gain)
 
-    # 1. heuristic (a fixed number of iterations keeps it deterministic; the time cap is a safety net)
-    # (random perturbations only: the shifted ones move more than its few rounds can repair;
-    # 32x32, k = 12, one run each: 1155 with them, 1142 without)
-    coarse = None
-    if V >= COARSE_FROM and start is None:          # a given start tree is continued, not replaced
-        coarse = coarse_start(t, k, D, deadline=min(t_start + COARSE_SHARE * budget, h_deadline), seed=seed,
-                              solver=solver, say=say)
-    if coarse is not None:
-        _offer_tree(best, coarse, tree_weight(t, coarse), say, "coarse start")
-    else:
+    # 1. the jump search, a fixed number of rounds (deterministic; the deadline is a safety net),
+    # then on small tori the label search's construction and descent from its tree
+    jumps = unit_metric(D)
+    if jumps:
+        res = jump_search(D, k, None if start is None else parent_to_labels(start), seed=seed,
+                          iterations=jump_rounds(V), deadline=min(t_start + 0.5 * budget, h_deadline), progress=say)
+        parent = labels_to_parent(D, res.labels)
+        _offer_tree(best, parent, tree_weight(t, parent), say, "jump search")
+    if V < LNS_FIRST or not jumps:
         search(seed, min(t_start + 0.25 * budget, h_deadline), None, n_orders=2, bfs=True, shift=False)
     if not bound:
         improve(seed + 1, h_deadline, 100_000)

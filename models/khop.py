@@ -9,22 +9,22 @@ Pipeline (``solver="auto"``):
 1. ``k >= H``: the BFS tree, ``W = p - 1``, optimal (every edge costs at least 1).
    ``k = 1``: the star, the only tree of depth 1.  Otherwise the first bound is the
    cone-counting bound (:func:`synth.dualbound.cone_count_bound`), which needs no LP.
-2. A primal heuristic (:mod:`models._khop_heuristic`): farthest-point construction and
-   iterated label local search (a fixed number of rounds), from ``start`` too if given.
-   From 2048 vertices on (64x64) and for ``k >= 5``, the tree of the half torus at
-   depth ``ceil(k / 2)`` scaled up by two instead (:mod:`models._khop_coarse`).
+2. The jump search (:mod:`models._khop_jump`): a tree is the min-plus closure of its few
+   jumps (the vertices whose parent is farther than one hop), and an iterated local
+   search moves, re-levels, adds and removes jumps, each move carrying a jump's whole
+   territory, priced exactly in one array operation (a fixed number of rounds, from
+   ``start`` if given, else from the root alone).  On small tori the label search's
+   farthest-point construction and descent follow (:mod:`models._khop_heuristic`).
 3. The layered-graph LP with directed cuts, aggregated over the root's stabilizer
    (:mod:`models._khop_lp`): a valid bound and reduced costs.  Skipped on tori too large
    for its first solve to finish in the time left (the bound is then the cone count's).
 4. When reduced-cost fixing against the incumbent would leave a big MIP, a long
-   improvement phase first (a lighter incumbent fixes more arcs): iterated local search
-   (half of its perturbations shift the labels of a ball by a translation; from 1024
-   vertices on the windowed version of :mod:`models._khop_window`, which repairs each
-   perturbation inside its window with the rest of the tree summarized, about 150
-   perturbations a second on 32x32), the window LNS (:mod:`models._khop_lns`: CP-SAT
-   re-solves the parents and depths of 20-60 nearby vertices exactly, the rest fixed)
-   and kicks (a ball of the depth pattern shifted, then repaired by the descent and
-   three exact windows), sharing the time.
+   improvement phase first (a lighter incumbent fixes more arcs) in which the jump
+   search, a label search (the iterated one; from 1024 vertices on the windowed one of
+   :mod:`models._khop_window`), the window LNS (:mod:`models._khop_lns`: CP-SAT re-solves
+   the parents and depths of 20-60 nearby vertices exactly, the rest fixed) and kicks
+   (a ball of the depth pattern shifted, then repaired) share the time, each slice to
+   the best recent gain per second.
 5. Reduced-cost fixing: an arc whose reduced cost lifts the bound past ``UB - 1`` is in
    no tree lighter than the incumbent (weights are integers), so it is dropped.
 6. The hop-indexed MIP (:mod:`models._khop_model`) on the surviving arcs, with the
