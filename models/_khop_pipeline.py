@@ -246,7 +246,9 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
             rate[kind] = gain if kind not in rate else 0.5 * (rate[kind] + gain)
 
     # 1. the jump search, a fixed number of rounds (deterministic; the deadline is a safety net),
-    # then on small tori the label search's construction and descent from its tree
+    # then on small tori the label search's construction and descent from its tree (random
+    # perturbations only: the shifted ones move more than its few rounds can repair; 32x32, k = 12,
+    # one run each: 1155 with them, 1142 without)
     jumps = unit_metric(D)
     if jumps:
         res = jump_search(D, k, None if start is None else parent_to_labels(start), seed=seed,
