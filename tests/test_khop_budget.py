@@ -12,7 +12,7 @@ import pytest
 
 from synth.models._khop_heuristic import _cut_candidates, best_prefix_labels, fps_order, labels_cost
 from synth.models._khop_instance import check_tree, distance_matrix, root_stabilizer
-from synth.models._khop_lp import LayeredLP
+from synth.models._khop_lp import LayeredLP, stalled, too_slow
 from synth.models.khop import solve_khop
 from synth.torus import parse_torus
 
@@ -90,6 +90,33 @@ def test_lp_solve_respects_its_deadline_and_its_bound_stays_valid():
     assert time.monotonic() - t0 < 2.0
     assert not res.converged
     assert res.bound <= 376 + 1e-6                  # a known tree of depth 3 weighs 376
+
+
+def test_lp_pace_is_measured_since_the_bound_reached_its_integer_part():
+    # the bound climbs in bursts: flat for the last two rounds, but 0.05 in 10 s since it
+    # passed 288, and 0.05 more is in reach in the 90 s left
+    hist = [(0.0, 287.9), (1.0, 288.90), (6.0, 288.95), (10.0, 288.95), (11.0, 288.95)]
+    assert not too_slow(hist, deadline=100.0)
+    assert too_slow(hist, deadline=12.0)                     # not in 1 s
+    # past an integer, the pace since the crossing counts: 0.001 in 10 s cannot gain 0.999
+    hist = [(0.0, 288.5), (1.0, 289.001), (6.0, 289.002), (11.0, 289.002)]
+    assert too_slow(hist, deadline=100.0)
+    assert not too_slow(hist[:2], deadline=100.0)            # two rounds are too few to judge
+    # 16x16, k = 5: one round lifted the bound from 258.4 to 287.538, then +0.002 in two
+    # rounds; the pace is measured over 10 s at least, so the LP goes on (it reaches 289.007)
+    early = [(0.0, 258.43), (1.1, 287.538), (1.6, 287.538), (2.2, 287.540)]
+    assert not too_slow(early, deadline=225.0)
+    assert too_slow(early, deadline=225.0, window=0.0)       # the two-round pace alone stops it
+
+
+def test_lp_stall_rule_keeps_going_near_the_next_integer():
+    near = [288.99 + 0.0001 * i for i in range(20)]          # 0.008 to go, +0.0015 per 15 rounds
+    far = [288.95 + 0.0001 * i for i in range(20)]           # 0.048 to go: 32 times 15 rounds
+    assert not stalled(near, 15, 1e-4)
+    assert stalled(far, 15, 1e-4)
+    assert not stalled(far[:15], 15, 1e-4)                   # not enough rounds yet
+    climbing = [280.0 + i for i in range(20)]
+    assert not stalled(climbing, 15, 1e-4)
 
 
 def test_pricing_and_fixing_give_up_instead_of_running_long():
