@@ -104,7 +104,7 @@ def stalled(bounds, rounds, tol):
 
     Examples
     --------
-    >>> stalled([288.950, 288.960, 288.972], 2, 1e-4)      # 0.028 to go at 0.011 per 2 rounds
+    >>> stalled([288.950, 288.960, 288.972], 2, 1e-4)      # 0.028 to go, +0.022 per 2 rounds
     False
     >>> stalled([289.050, 289.060, 289.072], 2, 1e-4)      # 0.93 to go
     True

@@ -111,7 +111,7 @@ def test_lp_pace_is_measured_since_the_bound_reached_its_integer_part():
 
 def test_lp_stall_rule_keeps_going_near_the_next_integer():
     near = [288.99 + 0.0001 * i for i in range(20)]          # 0.008 to go, +0.0015 per 15 rounds
-    far = [288.95 + 0.0001 * i for i in range(20)]           # 0.048 to go: 32 times 15 rounds
+    far = [288.95 + 0.0001 * i for i in range(20)]           # 0.048 to go: 32 times 15 rounds at this pace
     assert not stalled(near, 15, 1e-4)
     assert stalled(far, 15, 1e-4)
     assert not stalled(far[:15], 15, 1e-4)                   # not enough rounds yet
