@@ -18,6 +18,10 @@ Pipeline (``solver="auto"``):
 3. The layered-graph LP with directed cuts, aggregated over the root's stabilizer
    (:mod:`models._khop_lp`): a valid bound and reduced costs.  Skipped on tori too large
    for its first solve to finish in the time left (the bound is then the cone count's).
+   Then the excess Steiner bound (:mod:`synth.steinerbound`, terminals chosen by
+   :mod:`models._khop_steiner`), an exact hop-constrained Steiner arborescence over a few
+   far vertices: it beats the LP when few vertices lie beyond depth ``k`` (16x16,
+   k = 9, 10, 11, 12: 266, 264, 263, 261 against the LP's 265, 263, 261, 260).
 4. When reduced-cost fixing against the incumbent would leave a big MIP, a long
    improvement phase first (a lighter incumbent fixes more arcs) in which the jump
    search, a label search (the iterated one; from 1024 vertices on the windowed one of

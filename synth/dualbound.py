@@ -58,7 +58,10 @@ costs at least 1.  Real duals come from the k-hop solver's LP
 
 A second kind, ``"khop-cone-count"``, stores nothing but ``k``: its bound
 (:func:`cone_count_bound`) is re-derived from the topology alone and needs no LP, which
-is what large tori (64x64), where the LP does not finish, get.
+is what large tori (64x64), where the LP does not finish, get.  A third,
+``"khop-terminal-steiner"``, stores ``k`` and a few terminal vertices: its bound is the
+exact least excess of a depth-``k`` arborescence reaching them
+(:func:`synth.steinerbound.terminal_bound`).
 """
 
 from __future__ import annotations
@@ -240,14 +243,18 @@ def khop_dual_bound(t, k: int, dual: dict) -> DualBound:
         If the dual is malformed: wrong kind, a depth below ``k``, ids out of range, a cut that
         is not a valid ``S``, or a dual of the wrong sign.
     """
-    if not isinstance(dual, dict) or dual.get("kind") not in (KIND, CONE_KIND):
-        raise SynthError(f"dual bound: expected kind {KIND!r} or {CONE_KIND!r}")
+    from synth.steinerbound import STEINER_KIND, terminal_bound
+
+    if not isinstance(dual, dict) or dual.get("kind") not in (KIND, CONE_KIND, STEINER_KIND):
+        raise SynthError(f"dual bound: expected kind {KIND!r}, {CONE_KIND!r} or {STEINER_KIND!r}")
     kd = dual.get("k")
     if not isinstance(kd, int) or isinstance(kd, bool) or kd < k:
         raise SynthError(f"dual bound is for depth {kd!r}; a bound for depth {k} needs a dual for depth >= {k}")
     k = kd                                  # W*(k) >= W*(kd) for k <= kd
     if dual["kind"] == CONE_KIND:
         return cone_count_bound(t, k)
+    if dual["kind"] == STEINER_KIND:
+        return terminal_bound(t, k, dual.get("terminals"))
     V = t.n_vertices
     if k < 1 or V < 2:
         raise SynthError("dual bound: need k >= 1 and at least two vertices")
