@@ -9,7 +9,8 @@ cone count reaches (``cone/LP``, both measured in this process); then the excess
 bound (:func:`synth.models._khop_steiner.terminal_search`, at most ``--steiner-limit``
 seconds) and its seconds, and how far it is above the LP's rounded-up bound (``St-LP``).
 
-Run: ``python bench/bench_khop_bounds.py [--set quick|table1|deep] [--lp-limit 300] [--lp-max-vertices 1024]``
+Run: ``python bench/bench_khop_bounds.py [--set quick|table1|deep] [--only 16x16:10,...] [--lp-limit 300]
+[--lp-max-vertices 1024] [--steiner-limit 60]``
 (``quick``: 8x8 and 16x16, seconds; ``table1``: the depths of the paper's Table 1, minutes;
 ``deep``: depths near the diameter, where few vertices lie beyond ``k``).
 """
@@ -26,6 +27,8 @@ from synth.models._khop_lp import LayeredLP
 from synth.models._khop_steiner import terminal_search
 from synth.torus import parse_torus
 
+from bench_khop import parse_only       # the sibling script (this directory is on sys.path when run)
+
 SETS = {
     "quick": [("8x8", k) for k in (2, 3, 4, 5)] + [("16x16", k) for k in (3, 4, 7)],
     "table1": [("8x8", k) for k in (3, 5)] + [("16x16", k) for k in (3, 4, 7)]
@@ -40,10 +43,12 @@ def main(argv=None):
     ap.add_argument("--lp-limit", type=float, default=300.0, help="seconds per LP")
     ap.add_argument("--lp-max-vertices", type=int, default=1024, help="skip the LP on bigger tori")
     ap.add_argument("--steiner-limit", type=float, default=60.0, help="seconds per Steiner terminal search")
+    ap.add_argument("--only", help="instances as SHAPE:K,SHAPE:K (overrides --set)")
     a = ap.parse_args(argv)
+    todo = parse_only(a.only) if a.only else SETS[a.set]
     print(f"{'torus':>6} {'k':>3} {'p-1':>6} {'cone':>6} {'s':>6} {'LP':>9} {'s':>6} {'cone/LP':>8} "
           f"{'Steiner':>7} {'s':>6} {'St-LP':>5}", flush=True)
-    for shape, k in SETS[a.set]:
+    for shape, k in todo:
         t = parse_torus(shape)
         p1 = t.n_vertices - 1
         t0 = time.perf_counter()
@@ -56,7 +61,7 @@ def main(argv=None):
             res = lp.solve(deadline=time.monotonic() + a.lp_limit, stall_rounds=15)
             t_lp = time.perf_counter() - t0
             lp_text = f"{res.bound:>9.2f} {t_lp:>6.1f}"
-            lp_bound = math.ceil(res.bound - 1e-6)
+            lp_bound = math.ceil(res.bound - 1e-6) if math.isfinite(res.bound) else None
             if res.bound > p1 + 1e-9:
                 share = f"{(cone.value - p1) / (res.bound - p1):.2f}"
         t0 = time.perf_counter()

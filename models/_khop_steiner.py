@@ -15,7 +15,8 @@ at one or two radii from it along the axes), which are cheap and often stronger.
 
 Measured (16x16, :func:`terminal_search`, best of both; the layered LP's bound in brackets):
 k = 8: 267 [268]; k = 9: 266 [265]; k = 10: 264 [263]; k = 11: 263 [261]; k = 12: 261
-[260]; 20-30 s each with both cores busy.
+[260]; k = 13: 260 [259], which is optimal; about 7 s each.  Up to 15 terminals (35-47 s)
+does not do better.
 
 Examples
 --------

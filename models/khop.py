@@ -88,9 +88,10 @@ class KHopResult:
         Provenance.
     dual : dict or None
         The dual behind the strongest bound ``synth check`` can re-derive
-        (:mod:`synth.dualbound`): the layered LP's when it ran and proved more, else the
-        cone-counting bound's, or for ``k = 1`` and ``k >= H`` the closed form's (``p - 1``,
-        or the star's weight at ``k = 1``).  Its ``bound`` can be below
+        (:mod:`synth.dualbound`): the excess Steiner bound's terminals when they prove the
+        most (:mod:`synth.steinerbound`), else the layered LP's when it ran and proved more,
+        else the cone-counting bound's, or for ``k = 1`` and ``k >= H`` the closed form's
+        (``p - 1``, or the star's weight at ``k = 1``).  Its ``bound`` can be below
         ``lower_bound`` when the MIP proved more.
     """
 

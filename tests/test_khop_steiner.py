@@ -85,3 +85,14 @@ def test_axis_sets_are_the_farthest_vertex_and_its_rings(shape, k):
         for v in S[1:]:                                    # on an axis through a
             diff = np.asarray(t.coords(np.asarray([v]))).reshape(-1) - np.asarray(t.coords(np.asarray([a]))).reshape(-1)
             assert np.count_nonzero(diff) == 1
+
+
+@pytest.mark.slow
+def test_solve_16x16_depth_10_ends_within_one_percent():
+    from synth.models.khop import solve_khop
+
+    t = parse_torus("16x16")
+    r = solve_khop(t, 10, time_limit=120)
+    assert r.lower_bound >= 264 and r.dual["kind"] == STEINER_KIND        # the LP alone: 263
+    assert khop_dual_bound(t, 10, r.dual).bound == r.lower_bound
+    assert (r.weight - r.lower_bound) / r.weight <= 0.01

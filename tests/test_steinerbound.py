@@ -75,6 +75,17 @@ def test_tables_match_the_recursion_written_out(shape):
             assert int(excess_tables(t, k, S)[-1, 0, 0]) == _naive_excess(t, k, S), (k, S)
 
 
+def test_merges_in_small_batches_give_the_same_tables(monkeypatch):
+    import synth.steinerbound as sb
+
+    t = parse_torus("5x5")
+    S = [12, 7, 17, 11, 13, 6]
+    want = excess_tables(t, 3, S)
+    monkeypatch.setattr(sb, "_MERGE_BYTES", 3 * 4 * 4 * 25)        # 3 sums per batch: splits cut apart
+    assert np.array_equal(excess_tables(t, 3, S), want)
+    assert int(want[-1, 0, 0]) == _naive_excess(t, 3, S)
+
+
 @pytest.mark.parametrize("shape", ["3x3", "4x4", "3x5", "7", "3x4"])
 def test_bound_never_exceeds_the_brute_force_optimum(shape):
     from synth.models._khop_brute import brute_force_khop
