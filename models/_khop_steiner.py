@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import breadth_first_order
+from scipy.sparse.csgraph import breadth_first_order, shortest_path
 
 from synth.steinerbound import MAX_CELLS, MAX_TERMINALS, excess_tables, steiner_dual
 
@@ -116,10 +116,8 @@ def jump_tree(D, jumps):
         ju, jw = np.asarray(jumps, dtype=np.int64).T
         u, w = np.r_[u, ju, jw], np.r_[w, jw, ju]
     A = sp.csr_matrix((np.ones(u.size, dtype=np.int8), (u, w)), shape=(V, V))
-    order, pred = breadth_first_order(A, 0, directed=True, return_predecessors=True)
-    depth = np.zeros(V, dtype=np.int64)
-    for v in order[1:]:                 # BFS order: a parent comes before its children
-        depth[v] = depth[pred[v]] + 1
+    _, pred = breadth_first_order(A, 0, directed=True, return_predecessors=True)
+    depth = shortest_path(A, unweighted=True, indices=0).astype(np.int64)
     parent = pred.astype(np.int64)
     parent[0] = -1
     return parent, depth

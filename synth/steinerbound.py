@@ -87,6 +87,11 @@ def _extend(h, shape):
     return best.reshape(B, -1)
 
 
+def _check_depth(k):
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise SynthError(f"steiner bound: need an integer depth k >= 1, got {k!r}")
+
+
 def _check_terminals(t, terminals):
     V = t.n_vertices
     if not isinstance(terminals, (list, tuple)):
@@ -137,8 +142,7 @@ def excess_tables(t, k: int, terminals) -> np.ndarray:
     >>> int(g[1, 0, 0]), int(g[1, 1, 0]), int(g[1, 1, 3]), int(g[1, 2, 21])
     (4, 268435456, 2, 0)
     """
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise SynthError(f"steiner bound: need an integer depth k >= 1, got {k!r}")
+    _check_depth(k)
     terms = _check_terminals(t, terminals)
     V, s = t.n_vertices, len(terms)
     if (1 << s) * (k + 1) * V > MAX_CELLS:
@@ -207,11 +211,10 @@ def terminal_bound(t, k: int, terminals) -> DualBound:
     >>> terminal_bound(t, 10, [136]).bound       # the antipode (8, 8), 16 away: excess >= 16 - 10
     261
     """
+    _check_depth(k)
     terms = _check_terminals(t, terminals)
     V = t.n_vertices
     if not terms:
-        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-            raise SynthError(f"steiner bound: need an integer depth k >= 1, got {k!r}")
         return DualBound(V - 1, float(V - 1), 0.0, 0)
     g = excess_tables(t, k, terms)
     excess = int(g[-1, 0, 0])
