@@ -152,7 +152,8 @@ def _steiner_bound(t, k, best, D, deadline, say):
     """
     if not (D[0] > k).any():
         return
-    res = terminal_search(t, k, D=D, deadline=time.monotonic() + min(60.0, 0.2 * _left(deadline)), progress=say)
+    res = terminal_search(t, k, D=D, deadline=time.monotonic() + min(60.0, 0.2 * _left(deadline)),
+                          beat=math.ceil(best["bound"] - _EPS), progress=say)
     if res.parent is not None:
         _offer_tree(best, res.parent, tree_weight(t, res.parent), say, "steiner bound's jumps")
     method = f"excess Steiner bound, {len(res.terminals)} terminals (re-derived by synth check)"

@@ -165,7 +165,7 @@ def axis_sets(t, k, d0):
     return [S for S in sets if len(S) <= MAX_TERMINALS and (1 << len(S)) * (k + 1) * V <= MAX_CELLS]
 
 
-def terminal_search(t, k, *, D=None, deadline, max_terminals=12, lookahead=3, progress=None):
+def terminal_search(t, k, *, D=None, deadline, max_terminals=12, lookahead=3, beat=None, progress=None):
     """Grow a terminal set by separation (module docstring), then try :func:`axis_sets`; keep the best.
 
     Parameters
@@ -183,6 +183,11 @@ def terminal_search(t, k, *, D=None, deadline, max_terminals=12, lookahead=3, pr
     lookahead : int
         How many of the deepest uncovered vertices are tried at each step (the best bound wins;
         ties go to the deepest).  Only while a table takes under a second.
+    beat : int, optional
+        A bound already proven (the LP's): work that cannot prove more is skipped.  A terminal
+        ``v`` adds at most ``max(0, dist(0, v) - k)`` to the excess (a path of its own), so
+        separation stops when its bound plus that much per terminal left stays at or below
+        ``beat``, and a structured set whose terminals add up to no more is not solved.
     progress : callable, optional
         Gets one line per terminal added.
 
@@ -202,6 +207,8 @@ def terminal_search(t, k, *, D=None, deadline, max_terminals=12, lookahead=3, pr
         return SteinerResult(V - 1, (), steiner_dual(t, k, []), None, time.monotonic() - t0)
     terms = [int(far[np.argmax(d0[far])])]
     half = t0 + 0.5 * (deadline - t0)           # separation's share; the axis sets get the rest
+    reach = int(d0.max()) - k                   # the most one terminal can add to the excess
+    beat = -1 if beat is None else int(beat)
     best, parent = None, None
     while True:
         ts = time.monotonic()
@@ -221,7 +228,8 @@ def terminal_search(t, k, *, D=None, deadline, max_terminals=12, lookahead=3, pr
             best = (bound, tuple(terms))
             break
         if (len(terms) >= max_terminals or time.monotonic() + _GROWTH * last > half
-                or (2 << len(terms)) * (k + 1) * V > MAX_CELLS):
+                or (2 << len(terms)) * (k + 1) * V > MAX_CELLS
+                or bound + (max_terminals - len(terms)) * reach <= beat):
             break
         order = uncovered[np.lexsort((uncovered, -d0[uncovered], -depth[uncovered]))]
         pick = int(order[0])
@@ -234,7 +242,7 @@ def terminal_search(t, k, *, D=None, deadline, max_terminals=12, lookahead=3, pr
         terms.append(pick)
     if parent is None:
         for S in axis_sets(t, k, d0):
-            if len(S) > max_terminals:
+            if len(S) > max_terminals or V - 1 + int(np.maximum(d0[S] - k, 0).sum()) <= max(beat, best[0]):
                 continue
             if time.monotonic() + last * _GROWTH ** (len(S) - last_size) > deadline:
                 continue

@@ -96,3 +96,15 @@ def test_solve_16x16_depth_10_ends_within_one_percent():
     assert r.lower_bound >= 264 and r.dual["kind"] == STEINER_KIND        # the LP alone: 263
     assert khop_dual_bound(t, 10, r.dual).bound == r.lower_bound
     assert (r.weight - r.lower_bound) / r.weight <= 0.01
+
+
+def test_search_skips_work_that_cannot_beat_a_known_bound():
+    t = parse_torus("16x16")
+    # depth 3: the LP proves 361; 12 terminals add at most 13 each to the antipode's 268, so separation
+    # stops early and no structured set is solved
+    res = terminal_search(t, 3, deadline=time.monotonic() + 60, beat=361)
+    assert res.bound < 361 and len(res.terminals) < 12
+    full = terminal_search(t, 3, deadline=time.monotonic() + 60)
+    assert len(full.terminals) > len(res.terminals) and full.bound < 361
+    # where the Steiner bound wins, knowing the LP's changes nothing
+    assert terminal_search(t, 10, deadline=time.monotonic() + 60, beat=263).bound == 264
