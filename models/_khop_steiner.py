@@ -34,9 +34,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import breadth_first_order, shortest_path
+from scipy.sparse.csgraph import shortest_path
 
-from synth.steinerbound import MAX_CELLS, MAX_TERMINALS, excess_tables, steiner_dual
+from synth.steinerbound import MAX_CELLS, MAX_TERMINALS, excess_tables, splits, steiner_dual
 
 __all__ = ["SteinerResult", "terminal_search", "axis_sets", "relaxed_jumps", "jump_tree"]
 
@@ -91,17 +91,13 @@ def relaxed_jumps(D, k, terminals, g):
                     jumps.append((u, w))
                 stack.append((X, d + 1, w))
                 continue
-        low = X & -X
-        rest = X ^ low
-        sub = rest
-        while True:
-            if sub != rest and int(g[sub | low, d, u]) + int(g[X ^ (sub | low), d, u]) == val:
-                stack.append((sub | low, d, u))
-                stack.append((X ^ (sub | low), d, u))
-                break
-            if sub == 0:
-                raise AssertionError("steiner tables: no decomposition matches")   # cannot happen
-            sub = (sub - 1) & rest
+        parts = splits(X, X.bit_count())
+        match = np.flatnonzero(g[parts, d, u].astype(np.int64) + g[X ^ parts, d, u] == val)
+        if match.size == 0:
+            raise AssertionError("steiner tables: no decomposition matches")   # cannot happen
+        a = int(parts[match[0]])
+        stack.append((a, d, u))
+        stack.append((X ^ a, d, u))
     return jumps
 
 
@@ -116,8 +112,8 @@ def jump_tree(D, jumps):
         ju, jw = np.asarray(jumps, dtype=np.int64).T
         u, w = np.r_[u, ju, jw], np.r_[w, jw, ju]
     A = sp.csr_matrix((np.ones(u.size, dtype=np.int8), (u, w)), shape=(V, V))
-    _, pred = breadth_first_order(A, 0, directed=True, return_predecessors=True)
-    depth = shortest_path(A, unweighted=True, indices=0).astype(np.int64)
+    depth, pred = shortest_path(A, unweighted=True, indices=0, return_predecessors=True)
+    depth = depth.astype(np.int64)
     parent = pred.astype(np.int64)
     parent[0] = -1
     return parent, depth

@@ -53,7 +53,7 @@ import numpy as np
 from synth.dualbound import DualBound
 from synth.errors import SynthError
 
-__all__ = ["terminal_bound", "excess_tables", "steiner_dual", "STEINER_KIND", "MAX_TERMINALS", "MAX_CELLS"]
+__all__ = ["terminal_bound", "excess_tables", "steiner_dual", "splits", "STEINER_KIND", "MAX_TERMINALS", "MAX_CELLS"]
 
 STEINER_KIND = "khop-terminal-steiner"
 MAX_TERMINALS = 16          # 3^16 merges: minutes on 16x16, and the tables take 2^16 (k + 1) p int32s
@@ -108,7 +108,7 @@ def _check_terminals(t, terminals):
     return out
 
 
-def _splits(X: int, size: int) -> np.ndarray:
+def splits(X: int, size: int) -> np.ndarray:
     """The subsets ``Y`` of the bit mask ``X`` that hold its lowest bit, ``Y != X``: one side of every split."""
     low = X & -X
     rest = [1 << b for b in range(X.bit_length()) if (X ^ low) >> b & 1]
@@ -160,7 +160,7 @@ def excess_tables(t, k: int, terminals) -> np.ndarray:
             for X in Xs:
                 g[X, 1:, terms[int(X).bit_length() - 1]] = 0
         else:
-            parts = np.stack([_splits(int(X), size) for X in Xs])     # (nX, 2^(size-1) - 1), same width
+            parts = np.stack([splits(int(X), size) for X in Xs])     # (nX, 2^(size-1) - 1), same width
             n_split = parts.shape[1]
             per = max(1, _MERGE_BYTES // cell)               # sums per batch
             xs_step = max(1, per // n_split)
