@@ -75,7 +75,7 @@ def main():
           f"failures: {failures or 'none'}; units by (m odd, n odd): "
           + ", ".join(f"{k}: {sorted(v)}" for k, v in sorted(by_parity.items())))
 
-    print(f"-- same grid, translations only (|G| = mn, 4 orbits): fewer chunks where every level splits in 4")
+    print("-- same grid, translations only (|G| = mn, 4 orbits): fewer chunks where every level splits in 4")
     t0 = time.perf_counter()
     fewer, at_bound, total = [], 0, 0
     for m in range(3, args.max_side + 1):

@@ -72,7 +72,6 @@ def brute_force_khop(t, k: int, allowed=None, max_vertices: int = 17):
     Dm = D.copy() if allowed is None else np.where(allowed, D, _INF)
     np.fill_diagonal(Dm, _INF)
     m = V - 1
-    full = (1 << m) - 1
     dA = _subset_dists(Dm)
     bits = ((np.arange(1 << m)[:, None] >> np.arange(m)[None, :]) & 1).astype(bool)
     out_cost = np.where(bits, 0, dA[:, 1:])          # cost of each vertex outside A, attached to A

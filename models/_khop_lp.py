@@ -728,7 +728,6 @@ class LayeredLP:
     # =================================================================== loop
     def arc_vector(self, parent, depth):
         """Member-arc values of the tree ``parent`` averaged over the group (``None`` if an arc is missing)."""
-        V = self.V
         v = np.flatnonzero(np.asarray(parent) >= 0)
         key = self._keys(np.asarray(parent)[v], v, np.asarray(depth)[v])
         cols = [self._key_to_col.get(kk) for kk in key.tolist()]

@@ -57,12 +57,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.models._khop_heuristic import heuristic_tree
-from synth.models._khop_instance import check_tree, distance_matrix, hop_arcs, root_stabilizer
+from synth.models._khop_instance import check_tree, root_stabilizer
 
-__all__ = ["KHopResult", "solve_khop", "SOLVERS"]
+__all__ = ["KHopResult", "solve_khop", "SOLVERS", "SOLVER_REVISION"]
 
 SOLVERS = ("auto", "highs", "cpsat", "heuristic")
+
+#: Bumped whenever a change to the pipeline can change its result for the same inputs
+#: (a lighter tree, a stronger bound): :func:`synth.trees.khop_tree` keys its cache on
+#: it, so a solve cached by an older solver is run again instead of served stale.
+SOLVER_REVISION = 2
 
 
 @dataclass(frozen=True)

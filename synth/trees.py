@@ -79,8 +79,11 @@ def cache_dir() -> Path:
 
 
 def _key(t, k, solver, time_limit, seed) -> str:
+    """The cache entry's name: the solve's inputs and the solver's revision."""
+    from synth.models.khop import SOLVER_REVISION
+
     shape = "x".join(map(str, t.shape))
-    return f"khop-torus-{shape}-k{k}-{solver}-t{time_limit:g}-s{seed}.json"
+    return f"khop-torus-{shape}-k{k}-{solver}-t{time_limit:g}-s{seed}-r{SOLVER_REVISION}.json"
 
 
 def _tree_weight(t, parent):

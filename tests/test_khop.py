@@ -17,7 +17,7 @@ from synth.group import torus_gamma
 from synth.models._khop_brute import brute_force_khop
 from synth.models._khop_heuristic import LabelSearch, _shift_perturb, heuristic_tree, labels_cost, labels_to_parent
 from synth.models._khop_instance import (allowed_pairs, check_tree, distance_matrix, hop_arcs, root_stabilizer,
-                                         translations, tree_depths, tree_weight)
+                                         translations, tree_depths)
 from synth.models._khop_lp import LayeredLP, lagrangian_bound
 from synth.models._khop_model import (LinearModel, ModelData, add_arc_vars, add_depth_vars, add_layer_cuts,
                                       add_one_parent, add_parent_above, add_weight_objective, build_hop_model,

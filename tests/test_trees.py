@@ -83,6 +83,19 @@ def test_cache_round_trip(tmp_path, monkeypatch):
     assert not khop_tree(t, 2, time_limit=20).cached
 
 
+def test_cache_is_keyed_on_the_solver_revision(tmp_path, monkeypatch):
+    """A tree cached by an older solver is solved again, not served with the older solver's weaker bound."""
+    import synth.models.khop as khop
+
+    monkeypatch.setenv("SYNTH_CACHE_DIR", str(tmp_path))
+    t = parse_torus("4x4")
+    assert not khop_tree(t, 2, time_limit=20).cached
+    assert khop_tree(t, 2, time_limit=20).cached
+    monkeypatch.setattr(khop, "SOLVER_REVISION", khop.SOLVER_REVISION + 1)
+    assert not khop_tree(t, 2, time_limit=20).cached
+    assert len(list(tmp_path.iterdir())) == 2
+
+
 def test_tighten_is_monotone_and_honest():
     """Heuristic-only solves are not monotone in k; tighten() makes W and the bound non-increasing in k,
     keeps every tree within its own depth bound, and only calls a record optimal when W meets its bound."""
