@@ -69,7 +69,7 @@ if __name__ == "__main__":
     ap.add_argument("--big", action="store_true", help="include 64x64 explicit (needs ~4 GiB)")
     args = ap.parse_args()
     n, secs = explicit("32x32")
-    base = baseline_add_at(n) 
+    base = baseline_add_at(n)
     print(f"  executor vs np.add.at on {n:,} updates: {base:.2f} s / {secs:.2f} s = {base / secs:.1f}x")
     for shape in ("16x16x16", "8x8x8x8", "64x64"):
         symmetric(shape)

@@ -340,7 +340,9 @@ class LayeredLP:
         isrep = self.vrep[mi] == mi
         rr = self.rep_index[mi[isrep]] * k + mh[isrep] - 1
         pair, cnt = np.unique(np.stack([rr, mc[isrep]]), axis=1, return_counts=True)
-        R.append(pair[0]); C.append(pair[1]); X.append(-cnt.astype(np.float64))
+        R.append(pair[0])
+        C.append(pair[1])
+        X.append(-cnt.astype(np.float64))
         # cut rows
         if self.cuts:
             inc = self._incidence()
@@ -351,13 +353,17 @@ class LayeredLP:
             if enter.nnz:
                 agg = sp.csr_matrix((enter.data, (mc[enter.row] - base, enter.col)),
                                     shape=(n_new, len(self.cuts))).tocoo()
-                R.append(np.asarray(self._cut_rows)[agg.col]); C.append(agg.row + base); X.append(agg.data)
+                R.append(np.asarray(self._cut_rows)[agg.col])
+                C.append(agg.row + base)
+                X.append(agg.data)
         R, C, X = np.concatenate(R), np.concatenate(C), np.concatenate(X)
         M = sp.csc_matrix((X, (R, C - base)), shape=(self.row_lo.size, n_new))
         costs = size * dist
         self.h.addCols(n_new, costs, np.zeros(n_new), np.ones(n_new), M.nnz, M.indptr[:-1].astype(np.int32),
                        M.indices.astype(np.int32), M.data)
-        self._coo[0].append(R); self._coo[1].append(C + self.n_y); self._coo[2].append(X)
+        self._coo[0].append(R)
+        self._coo[1].append(C + self.n_y)
+        self._coo[2].append(X)
         # link rows z - y[rep(tail), h - 1] <= 0 for h >= 2, with a representative arc whose head is a rep
         lk = np.flatnonzero(h0 >= 2)
         if lk.size:
@@ -389,7 +395,9 @@ class LayeredLP:
         self._cols_only &= feasible
         self.h.addRows(n_new, np.where(np.isfinite(lo), lo, -inf), np.where(np.isfinite(hi), hi, inf), A.nnz,
                        A.indptr[:-1].astype(np.int32), A.indices.astype(np.int32), A.data)
-        self._coo[0].append(np.asarray(rows)); self._coo[1].append(np.asarray(cols)); self._coo[2].append(vals)
+        self._coo[0].append(np.asarray(rows))
+        self._coo[1].append(np.asarray(cols))
+        self._coo[2].append(vals)
         self.row_lo = np.concatenate([self.row_lo, lo])
         self.row_hi = np.concatenate([self.row_hi, hi])
         start = int(self.row_ids[-1]) + 1 if self.row_ids.size else 0
@@ -427,7 +435,9 @@ class LayeredLP:
             enter = inS[hn] & ~inS[tn]
             cnt = np.bincount(mc[enter], minlength=self.n_z)
             nz = np.flatnonzero(cnt)
-            R.append(np.full(nz.size, nr + n)); C.append(nz + self.n_y); X.append(cnt[nz].astype(np.float64))
+            R.append(np.full(nz.size, nr + n))
+            C.append(nz + self.n_y)
+            X.append(cnt[nz].astype(np.float64))
             self.cuts.append((int(j), np.flatnonzero(inS)))
             self._cut_rows.append(nr + n)
         m = len(found)

@@ -312,7 +312,8 @@ def round_lower_bound(topology, group=None):
     comp = topology.compute
     is_c = topology.is_compute
     if group is not None:
-        vert = [int(comp[np.flatnonzero(group.vertex_orbit[comp] == o)[0]]) for o in np.unique(group.vertex_orbit[comp])]
+        orbit = group.vertex_orbit[comp]
+        vert = [int(comp[np.flatnonzero(orbit == o)[0]]) for o in np.unique(orbit)]
         link_reps = [int(np.flatnonzero(group.link_orbit == o)[0]) for o in range(group.n_link_orbits)]
     else:
         vert = comp.tolist()

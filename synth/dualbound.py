@@ -299,8 +299,10 @@ def khop_dual_bound(t, k: int, dual: dict) -> DualBound:
         if not (isinstance(tt, int) and 0 < tt < V) or not allowed[tt, vertex(i)] or (h >= 3 and nbr[tt]):
             raise SynthError(f"dual bound: lambda on ({tt}, {i}, {h}), not an arc of the relaxation")
         pairs = np.unique(np.stack([perms[:, tt], perms[:, i]], axis=1), axis=0)
-        lam_t.append(pairs[:, 0]); lam_i.append(pairs[:, 1])
-        lam_h.append(np.full(pairs.shape[0], h)); lam_v.append(np.full(pairs.shape[0], value(x, -1)))
+        lam_t.append(pairs[:, 0])
+        lam_i.append(pairs[:, 1])
+        lam_h.append(np.full(pairs.shape[0], h))
+        lam_v.append(np.full(pairs.shape[0], value(x, -1)))
         n_rows += pairs.shape[0]
     if lam_t:
         lam_t, lam_i, lam_h, lam_v = (np.concatenate(a) for a in (lam_t, lam_i, lam_h, lam_v))

@@ -87,7 +87,9 @@ class FullLP:
         R, C, X = [], [], []
         for r, (ent, _, _) in enumerate(rows):
             for c, x in ent.items():
-                R.append(r); C.append(c); X.append(x)
+                R.append(r)
+                C.append(c)
+                X.append(x)
         return sp.csr_matrix((X, (R, C)), shape=(len(rows), self.nvar))
 
     def solve(self):

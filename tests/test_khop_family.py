@@ -133,7 +133,10 @@ def test_labelled_tree_schedule_is_allreduce():
     depths[t.vertex((1, 1))] = 2
     a = labelled_tree_schedule(t, parent, depths, 2)
     ref = tree_schedule(t, parent, 0, route=t.route)
-    key = lambda s: sorted(zip(s.round.tolist(), s.src.tolist(), s.dst.tolist(), s.op.tolist()))
+
+    def key(s):
+        return sorted(zip(s.round.tolist(), s.src.tolist(), s.dst.tolist(), s.op.tolist()))
+
     assert key(a) == key(ref)
     with pytest.raises(SynthError):
         labelled_tree_schedule(t, parent, np.zeros(t.n_vertices, dtype=np.int64), 3)

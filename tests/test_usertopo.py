@@ -19,7 +19,8 @@ def spec_of(graph, **extra):
 
 
 @pytest.mark.parametrize("graph", [nx.cycle_graph(6), nx.hypercube_graph(3), nx.complete_bipartite_graph(3, 3),
-                                   nx.petersen_graph(), nx.complete_graph(4)], ids=["C6", "Q3", "K33", "petersen", "K4"])
+                                   nx.petersen_graph(), nx.complete_graph(4)],
+                         ids=["C6", "Q3", "K33", "petersen", "K4"])
 def test_searched_groups_balance_symmetric_graphs(graph):
     t = topology_from_json(spec_of(graph))
     g = search_group(t)

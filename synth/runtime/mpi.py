@@ -49,8 +49,8 @@ from synth.runtime import _mpi_worker as worker
 from synth.runtime.plan import Plan, build_plan, load_schedule
 from synth.schedule import COPY, chunk_elements
 
-__all__ = ["RunReport", "Prepared", "run_schedule", "prepare_run", "rank_plans", "simulate_run", "parse_size", "find_mpiexec",
-           "DTYPES", "MODES", "INSTALL_HINT"]
+__all__ = ["RunReport", "Prepared", "run_schedule", "prepare_run", "rank_plans", "simulate_run", "parse_size",
+           "find_mpiexec", "DTYPES", "MODES", "INSTALL_HINT"]
 
 DTYPES = ("float32", "float64", "int64", "int32")
 MODES = ("rounds", "deps")
