@@ -11,7 +11,7 @@ LP bound leaves, ``(W* - ceil(LP)) / W*``: what a certificate resting on the LP 
 would show.  A solve stopped by the clock prints its bound instead and no gap.
 
 Run: ``python bench/bench_khop_intgap.py [--set quick|wide] [--only 10x10:3,...] [--time-limit 600]``
-(``quick``: 8x8, every depth from 2 to 6, about a minute; ``wide``: adds 10x10 and
+(``quick``: 8x8, every depth from 2 to 6, about 10 s; ``wide``: adds 10x10 and
 12x12 at depths 3 to 5, an hour or more; two solves at a time on a 2-core machine
 slow each other).
 """
