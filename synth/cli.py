@@ -15,6 +15,9 @@ import time
 from synth import __version__
 from synth.errors import SynthError
 
+#: ``synth.models.khop.SOLVERS``, spelled out so that building the parser imports no solver
+KHOP_SOLVERS = ("auto", "scip", "highs", "cpsat", "heuristic")
+
 __all__ = ["main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -411,9 +414,10 @@ def _parser() -> argparse.ArgumentParser:
                         "translations-negation); smaller groups need fewer chunks")
     s.add_argument("--time-limit", type=float, default=60.0, metavar="S", help="solver time limit in seconds")
     s.add_argument("--seed", type=int, default=0, help="solver seed (results are deterministic per seed)")
-    s.add_argument("--solver", default="auto", choices=("auto", "highs", "cpsat", "heuristic"),
-                   help="k-hop solver: LP bound, CP-SAT MIP and window LNS (auto, cpsat); the same with a "
-                        "HiGHS MIP (highs); or local search and the bound only (heuristic)")
+    s.add_argument("--solver", default="auto", choices=KHOP_SOLVERS,
+                   help="k-hop solver: LP bound, branch-and-cut in SCIP and window LNS (auto, scip; auto "
+                        "falls back to CP-SAT without pyscipopt); the same with a CP-SAT or HiGHS MIP (cpsat, "
+                        "highs); or local search and the bound only (heuristic)")
     s.add_argument("--start", metavar="FILE",
                    help="with --depth: start the k-hop solve from the tree of this certificate (e.g. an "
                         "earlier run's); the result is never heavier")
@@ -475,7 +479,7 @@ def _parser() -> argparse.ArgumentParser:
     sw.add_argument("--jobs", type=int, default=1, help="parallel solver processes")
     sw.add_argument("--time-limit", type=float, default=60.0, metavar="S", help="per depth")
     sw.add_argument("--seed", type=int, default=0)
-    sw.add_argument("--solver", default="auto", choices=("auto", "highs", "cpsat", "heuristic"))
+    sw.add_argument("--solver", default="auto", choices=KHOP_SOLVERS)
     sw.add_argument("--sizes", help="comma-separated message sizes (default 64KiB..256MiB, powers of two)")
     sw.add_argument("--bandwidth", default="400Gbps")
     sw.add_argument("--hop-latency", default="400ns")

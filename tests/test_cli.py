@@ -1,6 +1,7 @@
 """The command line: outputs, exit codes, one-line errors, and the README's commands."""
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -154,3 +155,20 @@ def test_solve_can_start_from_a_certificate(tmp_path, capsys):
     (tmp_path / "junk.json").write_text("{}")
     code, _, err = run(capsys, "solve", "--torus", "8x8", "--depth", "3", "--start", str(tmp_path / "junk.json"))
     assert code == 2 and "cannot read the certificate" in err
+
+
+def test_solver_choices_are_the_solvers_of_the_khop_module():
+    from synth.cli import KHOP_SOLVERS
+    from synth.models.khop import SOLVERS
+
+    assert KHOP_SOLVERS == SOLVERS
+
+
+def test_scip_solve_keeps_stdout_to_the_result(tmp_path):
+    """SCIP's C code may print to file descriptor 1 (it does on Ctrl-C): ``--json`` output stays pure JSON."""
+    env = {**os.environ, "SYNTH_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-m", "synth", "solve", "--depth", "3", "--torus", "8x8", "--solver", "scip",
+                          "--json", "--out", str(tmp_path / "c.json")], capture_output=True, text=True, env=env,
+                         check=True).stdout
+    data = json.loads(out)
+    assert (data["status"], data["weight"]) == ("optimal", "77")

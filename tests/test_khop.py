@@ -151,12 +151,12 @@ def test_cone_count_bound_never_exceeds_brute_force(shape, k, brute):
 
 # ------------------------------------------------------ constraint families
 def _solve(model, backend):
-    sol = model.solve_highs(time_limit=30) if backend == "highs" else model.solve_cpsat(time_limit=30)
+    sol = {"highs": model.solve_highs, "cpsat": model.solve_cpsat, "scip": model.solve_scip}[backend](time_limit=30)
     assert sol.status == "optimal"
     return sol
 
 
-@pytest.mark.parametrize("backend", ["highs", "cpsat"])
+@pytest.mark.parametrize("backend", ["highs", "cpsat", "scip"])
 @pytest.mark.parametrize("reduce", [False, True])
 @pytest.mark.parametrize("shape,k", [c for c in CASES if c[0] in ("3x3", "3x4", "9", "4x4")])
 def test_hop_model_optimum_matches_brute_force(shape, k, reduce, backend, brute):
@@ -254,6 +254,82 @@ def test_helpers_return_what_they_create():
     assert set(above) == {key for key in z if key[2] >= 2}
     obj = add_weight_objective(model, z, data)
     assert obj[z[0, 5, 1]] == 2.0
+
+
+def _all_trees(t, k):
+    """Parent arrays of every spanning tree of depth <= k of K_V rooted at 0 (tiny V only)."""
+    V = t.n_vertices
+    out = []
+    for row in np.array(np.meshgrid(*[np.arange(V)] * (V - 1), indexing="ij")).reshape(V - 1, -1).T:
+        parent = np.concatenate([[-1], row])
+        try:
+            depth = tree_depths(parent)
+        except ValueError:
+            continue
+        if depth.max() <= k:
+            out.append((parent, depth))
+    return out
+
+
+@pytest.mark.parametrize("shape,k", [("5", 2), ("6", 2), ("6", 3), ("7", 2)])
+def test_separated_cuts_hold_for_every_tree_and_cut_off_the_point(shape, k):
+    """Rows of the branch-and-cut separator: violated by the point, satisfied by every tree of the model."""
+    from synth.models._khop_pipeline import layered_separator
+
+    t = parse_torus(shape)
+    data = ModelData(distance_matrix(t), k, *hop_arcs(t, k, reduce=False))
+    model, z, _y = build_hop_model(data)
+    sep = layered_separator(data.D, k, z)
+    trees = []
+    for parent, depth in _all_trees(t, k):
+        x = np.zeros(model.n_cols)
+        for v in range(1, t.n_vertices):
+            x[z[int(parent[v]), v, int(depth[v])]] = 1.0
+        trees.append(x)
+    trees = np.array(trees)
+    assert trees.shape[0] == _count_trees(t.n_vertices - 1, k)
+    assert all(sep(x) == [] for x in trees[:50])
+    rng = np.random.default_rng(1)
+    n_rows = 0
+    for _ in range(20):
+        # a fractional point: a mix of trees, scaled down, with noise on some arcs
+        w = rng.dirichlet(np.ones(3))
+        noise = rng.random(model.n_cols) * (rng.random(model.n_cols) < 0.1)
+        x = 0.8 * (w @ trees[rng.choice(len(trees), 3)]) + 0.2 * noise
+        for cols, coefs, lo in sep(x):
+            n_rows += 1
+            assert coefs @ x[cols] < lo - 1e-6
+            assert (trees[:, cols] @ coefs >= lo - 1e-9).all()
+    assert n_rows > 0
+
+
+@pytest.mark.parametrize("shape,k", [c for c in CASES if c[0] in ("3x3", "3x4", "4x4", "11") and c[1] > 1])
+def test_branch_and_cut_without_root_cuts_matches_brute_force(shape, k, brute):
+    """SCIP with only the separator's cuts (none given up front) reaches W*."""
+    from synth.models._khop_pipeline import layered_separator
+
+    t = parse_torus(shape)
+    data = ModelData(distance_matrix(t), k, *hop_arcs(t, k))
+    model, z, _y = build_hop_model(data)
+    sol = model.solve_scip(time_limit=30, separate=layered_separator(data.D, k, z))
+    assert sol.status == "optimal" and round(sol.objective) == brute(shape, k)[0]
+    _valid_tree(t, decode_parent(z, sol.values, t.n_vertices), k, brute(shape, k)[0])
+
+
+def test_scip_reports_infeasible_and_stops_early():
+    t = parse_torus("4x4")
+    data = ModelData(distance_matrix(t), 2, *hop_arcs(t, 2))
+    model, z, _y = build_hop_model(data)
+    cols = list(model.cost)
+    model.add_row(cols, [model.cost[c] for c in cols], -np.inf, 17, "cutoff")      # W* = 18
+    sol = model.solve_scip(time_limit=30)
+    assert (sol.status, sol.values, sol.bound) == ("infeasible", None, np.inf)
+    model.rows.pop()
+    msgs = []
+    sol = model.solve_scip(time_limit=30, stop_below=40, progress=msgs.append)
+    assert sol.values is not None and sol.objective <= 40 and not sol.interrupted
+    assert sol.status == "feasible" and sol.bound < 18         # stopped before proving anything
+    assert any(m.startswith("scip: incumbent") and "none" not in m for m in msgs)
 
 
 # --------------------------------------------------------------- LP bounds
@@ -435,7 +511,7 @@ def test_solve_khop_is_optimal_on_tiny_tori(shape, k, brute):
 def test_solve_khop_small_tori_every_k(shape):
     t = parse_torus(shape)
     for k in range(1, t.diameter + 2):
-        r = solve_khop(t, k, time_limit=30, solver="cpsat" if k % 2 else "highs")
+        r = solve_khop(t, k, time_limit=30, solver=("cpsat", "highs", "scip")[k % 3])
         _check_result(t, k, r)
         assert r.status == "optimal"
 
@@ -471,6 +547,21 @@ def test_interrupt_returns_the_best_tree():
     assert r.status in ("feasible", "optimal")
 
 
+def test_interrupt_inside_branch_and_cut_returns_the_best_tree():
+    t = parse_torus("10x10")
+    seen = []
+
+    def progress(msg):
+        seen.append(msg)
+        if msg.startswith("scip:"):
+            raise KeyboardInterrupt            # as if Ctrl-C arrived during SCIP's search
+
+    r = solve_khop(t, 3, time_limit=120, solver="scip", progress=progress)
+    _check_result(t, 3, r)
+    assert any(m.startswith("scip:") for m in seen)
+    assert r.status == "feasible" and r.lower_bound < r.weight and r.seconds < 60
+
+
 def test_bad_arguments():
     t = parse_torus("4x4")
     with pytest.raises(ValueError, match="solver"):
@@ -490,3 +581,17 @@ def test_without_the_lp_the_bound_is_the_cone_count():
     assert r.lower_bound == cone > t.n_vertices - 1
     assert r.dual == {"kind": CONE_KIND, "k": 6, "bound": cone}
     assert khop_dual_bound(t, 6, r.dual).bound == cone
+
+
+def test_without_pyscipopt_auto_falls_back_and_scip_is_a_clear_error(monkeypatch):
+    import sys
+
+    from synth.errors import SynthError
+    from synth.models._khop_pipeline import mip_engines
+
+    monkeypatch.setitem(sys.modules, "pyscipopt", None)        # import pyscipopt now raises ImportError
+    assert mip_engines("auto", 100) == [("cpsat", None)]
+    with pytest.raises(SynthError, match="pyscipopt"):
+        solve_khop(parse_torus("5x5"), 2, solver="scip")
+    r = solve_khop(parse_torus("8x8"), 3, time_limit=60)
+    assert (r.status, r.weight) == ("optimal", 77)
