@@ -330,6 +330,9 @@ def test_scip_reports_infeasible_and_stops_early():
     assert sol.values is not None and sol.objective <= 40 and not sol.interrupted
     assert sol.status == "feasible" and sol.bound < 18         # stopped before proving anything
     assert any(m.startswith("scip: incumbent") and "none" not in m for m in msgs)
+    best = model.solve_highs(time_limit=30)
+    sol = model.solve_scip(time_limit=30, start=best.values, stop_below=18)     # the start is optimal
+    assert sol.objective == 18 and sol.status in ("feasible", "optimal")
 
 
 # --------------------------------------------------------------- LP bounds
