@@ -30,8 +30,8 @@ from synth.models._khop_model import ModelData, build_hop_model, decode_parent
 from synth.models._khop_steiner import terminal_search
 from synth.models._khop_window import window_search
 
-__all__ = ["run_pipeline", "cut_images", "layered_separator", "mip_engines", "lp_affordable", "jump_rounds",
-           "MAX_MIP_ARCS", "EASY_MIP_ARCS", "ILS_ROUNDS", "LNS_FIRST", "MIN_SLICE"]
+__all__ = ["run_pipeline", "cut_images", "layered_separator", "mip_engines", "scip_available", "lp_affordable",
+           "jump_rounds", "MAX_MIP_ARCS", "EASY_MIP_ARCS", "ILS_ROUNDS", "LNS_FIRST", "MIN_SLICE"]
 
 _EPS = 1e-6
 MAX_MIP_ARCS = 150_000      # beyond this many surviving arcs the MIP is hopeless: spend the time elsewhere
@@ -125,6 +125,15 @@ def layered_separator(D, k, z, deadline=None):
 ENGINE_NAMES = {"cpsat": "cp-sat", "highs": "highs", "scip": "scip"}
 
 
+def scip_available():
+    """Whether ``pyscipopt`` (SCIP's branch-and-cut) can be imported."""
+    try:
+        import pyscipopt  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def mip_engines(solver, seconds, n_arcs=0):
     """Which MIP engines solve the fixed model of ``n_arcs`` arcs, in turn, and for how long (``None``: the rest).
 
@@ -148,11 +157,7 @@ def mip_engines(solver, seconds, n_arcs=0):
     """
     if solver != "auto":
         return [(solver, None)]
-    if n_arcs > EASY_MIP_ARCS:
-        return [("cpsat", None)]
-    try:
-        import pyscipopt  # noqa: F401
-    except ImportError:
+    if n_arcs > EASY_MIP_ARCS or not scip_available():
         return [("cpsat", None)]
     return [("cpsat", float(min(seconds, max(10.0, 0.1 * seconds)))), ("scip", None)]
 

@@ -38,8 +38,9 @@ Pipeline (``solver="auto"``):
    every node of its search (:func:`models._khop_pipeline.layered_separator`); ``auto``
    gives CP-SAT a tenth of the time first, and all of it on big models or without
    ``pyscipopt`` (:func:`models._khop_pipeline.mip_engines`); ``cpsat`` and ``highs``
-   give the model to CP-SAT or HiGHS with the root's cuts only.  12x12, k = 3: SCIP proves
-   ``W* = 192`` in 421 s, where CP-SAT and HiGHS left 192 / 189 after 25 minutes.
+   give the model to CP-SAT or HiGHS with the root's cuts only.  12x12, k = 3 and 4 with
+   ``time_limit=1500``: ``auto`` proves ``W* = 192`` and ``169`` in 920 s and 895 s, where the
+   pipeline with CP-SAT alone had ended at 192 / 189 and 170 / 167.
 7. The improvement phase of step 4 until the deadline when nothing is proven (also the
    whole search when the LP is skipped).  On 32x32, k = 6, 600 s: W = 1199 (1219 before
    the jump search, 1239 before the windowed search); 64x64, k = 10: 4499 (4630 before).
@@ -247,13 +248,12 @@ def solve_khop(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: st
     """
     if solver not in SOLVERS:
         raise ValueError(f"unknown solver {solver!r}; valid: {', '.join(SOLVERS)}")
-    if solver == "scip":
-        try:
-            import pyscipopt  # noqa: F401
-        except ImportError:
-            from synth.errors import SynthError
+    from synth.models._khop_pipeline import scip_available
 
-            raise SynthError("--solver scip needs the pyscipopt package (pip install pyscipopt); "
+    if solver == "scip" and not scip_available():
+        from synth.errors import SynthError
+
+        raise SynthError("--solver scip needs the pyscipopt package (pip install pyscipopt); "
                              "--solver auto uses CP-SAT without it") from None
     k = int(k)
     if k < 1:

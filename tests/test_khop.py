@@ -209,22 +209,28 @@ def test_model_solutions_are_exactly_the_trees(shape, k):
     assert _count_solutions(model) == _count_trees(t.n_vertices - 1, k)
 
 
+def _all_trees(t, k):
+    """Parent arrays of every spanning tree of depth <= k of K_V rooted at 0 (tiny V only)."""
+    V = t.n_vertices
+    out = []
+    for row in np.array(np.meshgrid(*[np.arange(V)] * (V - 1), indexing="ij")).reshape(V - 1, -1).T:
+        parent = np.concatenate([[-1], row])
+        try:
+            depth = tree_depths(parent)
+        except ValueError:
+            continue
+        if depth.max() <= k:
+            out.append((parent, depth))
+    return out
+
+
 @pytest.mark.parametrize("shape,k", [("5", 2), ("6", 2), ("6", 3), ("7", 3)])
 def test_reduced_model_counts_the_reduced_trees(shape, k):
     t = parse_torus(shape)
     model, *_ = _feasibility_model(t, k, reduce=True)
     keep = allowed_pairs(t)
     V = t.n_vertices
-    count = 0
-    for row in np.array(np.meshgrid(*[np.arange(V)] * (V - 1), indexing="ij")).reshape(V - 1, -1).T:
-        parent = np.concatenate([[-1], row])
-        if not keep[row, np.arange(1, V)].all():
-            continue
-        try:
-            if tree_depths(parent).max() <= k:
-                count += 1
-        except ValueError:
-            pass
+    count = sum(keep[parent[1:], np.arange(1, V)].all() for parent, _depth in _all_trees(t, k))
     assert _count_solutions(model) == count
 
 
@@ -254,21 +260,6 @@ def test_helpers_return_what_they_create():
     assert set(above) == {key for key in z if key[2] >= 2}
     obj = add_weight_objective(model, z, data)
     assert obj[z[0, 5, 1]] == 2.0
-
-
-def _all_trees(t, k):
-    """Parent arrays of every spanning tree of depth <= k of K_V rooted at 0 (tiny V only)."""
-    V = t.n_vertices
-    out = []
-    for row in np.array(np.meshgrid(*[np.arange(V)] * (V - 1), indexing="ij")).reshape(V - 1, -1).T:
-        parent = np.concatenate([[-1], row])
-        try:
-            depth = tree_depths(parent)
-        except ValueError:
-            continue
-        if depth.max() <= k:
-            out.append((parent, depth))
-    return out
 
 
 @pytest.mark.parametrize("shape,k", [("5", 2), ("6", 2), ("6", 3), ("7", 2)])
