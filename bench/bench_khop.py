@@ -54,6 +54,19 @@ def parse_only(text):
     return out
 
 
+def instance_parser(doc, sets):
+    """An argument parser (described by ``doc``'s first line) with ``--set`` (default ``quick``) and ``--only``."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--set", choices=sorted(sets), default="quick")
+    ap.add_argument("--only", help="instances as SHAPE:K,SHAPE:K (overrides --set)")
+    return ap
+
+
+def instances(args, sets):
+    """The ``(shape, k)`` pairs that ``--only`` names, else those of ``--set``."""
+    return parse_only(args.only) if args.only else sets[args.set]
+
+
 def run_one(shape, k, time_limit, seed, log):
     """Solve one instance (heuristic baseline, then the full pipeline) and certify the tree."""
     t = parse_torus(shape)
@@ -78,14 +91,12 @@ def run_one(shape, k, time_limit, seed, log):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--set", choices=sorted(SETS), default="quick")
-    ap.add_argument("--only", help="instances as SHAPE:K,SHAPE:K (overrides --set)")
+    ap = instance_parser(__doc__, SETS)
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", help="also write the rows to this file")
     a = ap.parse_args(argv)
-    todo = parse_only(a.only) if a.only else SETS[a.set]
+    todo = instances(a, SETS)
 
     def log(msg):
         print(msg, file=sys.stderr, flush=True)

@@ -17,7 +17,6 @@ Run: ``python bench/bench_khop_bounds.py [--set quick|table1|deep] [--only 16x16
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 
@@ -27,7 +26,7 @@ from synth.models._khop_lp import LayeredLP
 from synth.models._khop_steiner import terminal_search
 from synth.torus import parse_torus
 
-from bench_khop import parse_only       # the sibling script (this directory is on sys.path when run)
+from bench_khop import instance_parser, instances  # the sibling script (this directory is on sys.path when run)
 
 SETS = {
     "quick": [("8x8", k) for k in (2, 3, 4, 5)] + [("16x16", k) for k in (3, 4, 7)],
@@ -38,14 +37,12 @@ SETS = {
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--set", default="quick", choices=sorted(SETS))
+    ap = instance_parser(__doc__, SETS)
     ap.add_argument("--lp-limit", type=float, default=300.0, help="seconds per LP")
     ap.add_argument("--lp-max-vertices", type=int, default=1024, help="skip the LP on bigger tori")
     ap.add_argument("--steiner-limit", type=float, default=60.0, help="seconds per Steiner terminal search")
-    ap.add_argument("--only", help="instances as SHAPE:K,SHAPE:K (overrides --set)")
     a = ap.parse_args(argv)
-    todo = parse_only(a.only) if a.only else SETS[a.set]
+    todo = instances(a, SETS)
     print(f"{'torus':>6} {'k':>3} {'p-1':>6} {'cone':>6} {'s':>6} {'LP':>9} {'s':>6} {'cone/LP':>8} "
           f"{'Steiner':>7} {'s':>6} {'St-LP':>5}", flush=True)
     for shape, k in todo:

@@ -18,7 +18,6 @@ slow each other).
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 
@@ -27,7 +26,7 @@ from synth.models._khop_lp import LayeredLP
 from synth.models.khop import solve_khop
 from synth.torus import parse_torus
 
-from bench_khop import parse_only       # the sibling script (this directory is on sys.path when run)
+from bench_khop import instance_parser, instances  # the sibling script (this directory is on sys.path when run)
 
 SETS = {
     "quick": [("8x8", k) for k in (2, 3, 4, 5, 6)],
@@ -37,12 +36,10 @@ SETS = {
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--set", default="quick", choices=sorted(SETS))
-    ap.add_argument("--only", help="instances as SHAPE:K,SHAPE:K (overrides --set)")
+    ap = instance_parser(__doc__, SETS)
     ap.add_argument("--time-limit", type=float, default=600.0, help="seconds per full solve")
     a = ap.parse_args(argv)
-    todo = parse_only(a.only) if a.only else SETS[a.set]
+    todo = instances(a, SETS)
     print(f"{'torus':>6} {'k':>3} {'LP':>9} {'s':>6} {'W':>6} {'status':>8} {'bound':>6} {'s':>6} "
           f"{'W*-LP':>7} {'W*-ceil':>7}", flush=True)
     for shape, k in todo:

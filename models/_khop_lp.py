@@ -402,6 +402,69 @@ class LayeredLP:
         self._best_vals = None
         self.ipm_columns = 8_000      # an LP with this many columns or more is solved by IPM
         self.lp_optimal = False
+        self.y_lo = np.zeros(self.n_y)    # bounds of the y columns: [0, 1] unless fix_depth narrowed them
+        self.y_hi = np.ones(self.n_y)
+
+    # ============================================================== branching
+    def fix_depth(self, v, h, value):
+        """Restrict the LP to the trees with ``v`` at depth ``h`` (``value=1``) or not (``value=0``).
+
+        A branching step: the bound of :meth:`solve` afterwards holds for the restricted
+        trees only (the minimum over both sides of a split is a bound on ``W*``).  The
+        y column stands for the whole orbit of ``v``, so ``value=0`` puts no vertex of
+        that orbit at depth ``h`` (the group keeps the LP's restriction symmetric), and
+        ``value=1`` needs ``v`` alone in its orbit: build the LP on the stabilizer of
+        ``v`` (``perms[perms[:, v] == v]``) for that side.
+
+        Both sides keep the exact arc reduction: it holds for every tree, so the trees it
+        keeps contain an optimum, and the two sides split those trees.
+
+        Parameters
+        ----------
+        v : int
+            A non-root vertex.
+        h : int
+            A depth, ``1 <= h <= k``.
+        value : {0, 1}
+
+        Raises
+        ------
+        ValueError
+            On a bad vertex, depth or value, or ``value=1`` on an orbit of several vertices.
+
+        Examples
+        --------
+        8x8, k = 3 (``W* = 77``): the LP's 75.94 splits on the depth of the antipode
+        ``(4, 4)``, which every map fixing the root fixes; both sides round up to 76.
+
+        >>> from synth.torus import parse_torus
+        >>> from synth.models._khop_instance import distance_matrix, root_stabilizer
+        >>> t = parse_torus("8x8")
+        >>> D, G = distance_matrix(t), root_stabilizer(t)
+        >>> bounds = []
+        >>> for value in (1, 0):
+        ...     lp = LayeredLP(D, 3, G)
+        ...     lp.fix_depth(36, 2, value)
+        ...     bounds.append(round(lp.solve().bound, 3))
+        >>> round(LayeredLP(D, 3, G).solve().bound, 3), bounds
+        (75.938, [76.571, 76.0])
+        """
+        v, h = int(v), int(h)
+        if not 0 < v < self.V:
+            raise ValueError(f"vertex must be a non-root vertex (1..{self.V - 1}), got {v}")
+        if not 1 <= h <= self.k:
+            raise ValueError(f"depth must be in 1..{self.k}, got {h}")
+        if value not in (0, 1):
+            raise ValueError(f"value must be 0 or 1, got {value!r}")
+        ri = int(self.rep_index[self.vrep[v]])
+        if value == 1 and self.orb[ri] != 1:
+            raise ValueError(f"vertex {v} shares its orbit with {int(self.orb[ri]) - 1} others: fix it to 1 on "
+                             "an LP built on its stabilizer")
+        col = ri * self.k + h - 1
+        self.y_lo[col] = self.y_hi[col] = float(value)
+        self.h.changeColBounds(col, float(value), float(value))
+        self._cols_only = False
+        self.lp_optimal = False
 
     # ================================================================ columns
     def _arcs_within(self, radius):
@@ -770,8 +833,8 @@ class LayeredLP:
     def _update_bound(self, missing_sum):
         A = self.matrix()
         cost = np.concatenate([np.zeros(self.n_y), self.col_size * self.col_dist])
-        lo = np.zeros(cost.size)
-        hi = np.ones(cost.size)
+        lo = np.concatenate([self.y_lo, np.zeros(self.n_z)])
+        hi = np.concatenate([self.y_hi, np.ones(self.n_z)])
         bound, rc = lagrangian_bound(A, self.row_lo, self.row_hi, cost, lo, hi, self.duals)
         bound += missing_sum
         if bound > self.bound:
@@ -828,8 +891,13 @@ class LayeredLP:
         while rounds < max_rounds:
             if not self.lp_optimal:
                 # stopped by the deadline: its duals are no better than what we have, and
-                # pricing them could take long (the bound needs every negative column)
-                say("lp: solve stopped by the time limit")
+                # pricing them could take long (the bound needs every negative column).  Or
+                # infeasible (a fix_depth no tree of the present columns meets): the bound
+                # stays where it was, since missing columns might make it feasible
+                import highspy
+
+                infeasible = self.h.getModelStatus() == highspy.HighsModelStatus.kInfeasible
+                say("lp: the restricted LP is infeasible" if infeasible else "lp: solve stopped by the time limit")
                 break
             t_, i_, h_, rc, missing = self.price(deadline=deadline)
             if missing is not None:

@@ -589,3 +589,52 @@ def test_without_pyscipopt_auto_falls_back_and_scip_is_a_clear_error(monkeypatch
         solve_khop(parse_torus("5x5"), 2, solver="scip")
     r = solve_khop(parse_torus("8x8"), 3, time_limit=60)
     assert (r.status, r.weight) == ("optimal", 77)
+
+
+def _fixed_optimum(t, k, v, h, value, group):
+    """Exact W* over the reduced trees with ``v`` at depth ``h`` (value 1) or no vertex of its orbit there (0)."""
+    D = distance_matrix(t)
+    model, z, y = build_hop_model(ModelData(D, k, *hop_arcs(t, k, dist=D)))
+    members = [int(v)] if value == 1 else np.unique(group[:, v]).tolist()
+    cols = [y[u, h][0] for u in members if (u, h) in y]
+    if value == 1 and not cols:
+        return None                                  # no reduced tree puts v at depth h
+    if cols:
+        model.add_row(cols, [1.0] * len(cols), float(value), float(value))
+    res = model.solve_highs(time_limit=30)
+    return None if res.objective is None or not np.isfinite(res.objective) else round(res.objective)
+
+
+@pytest.mark.parametrize("shape,k", [("3x3", 2), ("3x4", 2), ("4x4", 2), ("4x4", 3), ("7", 3)])
+def test_depth_fixings_bound_exactly_the_trees_they_keep(shape, k):
+    """Each side of a split on a depth: root LP <= its LP bound <= the best tree it keeps (exact MIP)."""
+    t = parse_torus(shape)
+    D = distance_matrix(t)
+    G = root_stabilizer(t)
+    root = LayeredLP(D, k, G).solve().bound
+    raised = 0
+    for v in np.unique(G.min(axis=0)[1:]):              # one vertex per orbit
+        stab = G[G[:, v] == v]
+        for h in range(1, k + 1):
+            for value, group in ((1, stab), (0, G)):
+                lp = LayeredLP(D, k, group)
+                lp.fix_depth(v, h, value)
+                res = lp.solve()
+                best = _fixed_optimum(t, k, v, h, value, G)
+                if best is None:
+                    continue
+                assert res.converged and root - 1e-6 <= res.bound <= best + 1e-6, (v, h, value)
+                if value == 1 and h == 1:                # the arc 0 -> v is paid in full, every other vertex >= 1
+                    assert res.bound >= t.n_vertices - 2 + D[0, v] - 1e-6
+                raised += res.bound > root + 1e-3
+    assert raised > 0
+
+
+def test_fix_depth_rejects_what_it_cannot_fix():
+    t = parse_torus("5x5")
+    lp = LayeredLP(distance_matrix(t), 2, root_stabilizer(t))
+    with pytest.raises(ValueError, match="orbit"):
+        lp.fix_depth(1, 1, 1)                            # (0, 1) shares its orbit with (1, 0), (0, 4), (4, 0)
+    for args, word in [((0, 1, 1), "non-root"), ((1, 3, 0), "depth"), ((1, 1, 2), "value")]:
+        with pytest.raises(ValueError, match=word):
+            lp.fix_depth(*args)
