@@ -10,12 +10,16 @@ representative, ``h`` a depth), the two sides of the orbital branching
 * ``off``: no vertex of ``v``'s orbit at depth ``h``; the LP keeps the root's stabilizer;
 * ``on``: ``v`` at depth ``h``, on the LP of ``v``'s stabilizer (larger: fewer orbits).
 
-It prints each side's bound and seconds (and the ratio to the root's), and ``min``, the
-bound the split proves.  A split that lifts ``min`` by a tenth of a unit, at a minute a
-side, says how far a plain branch-and-bound is from closing a gap of seven units.
+It prints each side's bound and seconds (and the ratio to the root's), marked ``~`` where
+that side's LP stopped on the stall rule before converging (its bound is then the Lagrangian
+value of its last duals, and may be below the root's), and ``min``, the bound the split
+proves.  A split that lifts ``min`` by a tenth of a unit, at a minute a side, says how far a
+plain branch-and-bound is from closing a gap of seven units.
 
 Run: ``python bench/bench_khop_branch.py [--set quick|issue] [--only 16x16:3] [--probes 2]``
-(``quick``: 8x8 and 10x10, k = 3, seconds; ``issue``: 16x16, k = 3 and 4, minutes a probe).
+(``quick``: 8x8 and 10x10, k = 3, seconds; ``issue``: 16x16, k = 3 and 4: a minute a probe at
+k = 3, and at k = 4 the first probe's ``on`` side, on the trivial stabilizer of ``(3, 4)``,
+took 24 minutes).
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ def _side(D, k, perms, v, h, value):
     lp = LayeredLP(D, k, perms)
     lp.fix_depth(v, h, value)
     res = lp.solve(stall_rounds=15)
-    return res.bound, time.perf_counter() - t0
+    return res.bound, time.perf_counter() - t0, "" if res.converged else "~"
 
 
 def main(argv=None):
@@ -63,13 +67,13 @@ def main(argv=None):
         for flat in np.argsort(np.abs(y - 0.5), axis=None, kind="stable")[:a.probes]:
             ri, h0 = divmod(int(flat), k)
             v, h = int(root.reps[ri]), h0 + 1
-            off, s_off = _side(D, k, G, v, h, 0)
-            on, s_on = _side(D, k, G[G[:, v] == v], v, h, 1)
+            off, s_off, c_off = _side(D, k, G, v, h, 0)
+            on, s_on, c_on = _side(D, k, G[G[:, v] == v], v, h, 1)
             low = min(off, on)
             coord = "(" + ",".join(str(int(c)) for c in t.coords(np.array([v]))[0]) + ")"
-            print(f"{shape:>6} {k:>3} {coord:>9} {h:>2} {y[ri, h0]:>6.3f} {int(root.orb[ri]):>5} {off:>9.3f} "
-                  f"{s_off:>6.1f} {s_off / t_root:>6.1f} {on:>9.3f} {s_on:>6.1f} {s_on / t_root:>6.1f} "
-                  f"{low:>9.3f} {low - res.bound:>+6.3f}", flush=True)
+            print(f"{shape:>6} {k:>3} {coord:>9} {h:>2} {y[ri, h0]:>6.3f} {int(root.orb[ri]):>5} "
+                  f"{off:>8.3f}{c_off or ' '} {s_off:>6.1f} {s_off / t_root:>6.1f} {on:>8.3f}{c_on or ' '} "
+                  f"{s_on:>6.1f} {s_on / t_root:>6.1f} {low:>9.3f} {low - res.bound:>+6.3f}", flush=True)
 
 
 if __name__ == "__main__":
