@@ -434,8 +434,9 @@ class LayeredLP:
 
         Examples
         --------
-        8x8, k = 3 (``W* = 77``): the LP's 75.94 splits on the depth of the antipode
-        ``(4, 4)``, which every map fixing the root fixes; both sides round up to 76.
+        8x8, k = 3 (``W* = 77``): the LP's 75.94 splits on whether the antipode ``(4, 4)``,
+        which every map fixing the root fixes, is at depth 2: that side proves 77 (rounded up),
+        the other 76.
 
         >>> from synth.torus import parse_torus
         >>> from synth.models._khop_instance import distance_matrix, root_stabilizer
