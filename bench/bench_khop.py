@@ -32,6 +32,8 @@ import time
 
 from synth.certify import certify
 from synth.group import torus_gamma
+from synth.models._khop_instance import distance_matrix, root_stabilizer
+from synth.models._khop_lp import LayeredLP
 from synth.models.khop import solve_khop
 from synth.schedule import tree_schedule
 from synth.torus import parse_torus
@@ -65,6 +67,26 @@ def instance_parser(doc, sets):
 def instances(args, sets):
     """The ``(shape, k)`` pairs that ``--only`` names, else those of ``--set``."""
     return parse_only(args.only) if args.only else sets[args.set]
+
+
+def timed_orbit_lp(t, k, perms=None, fix=None, deadline=None):
+    """The layered LP of ``t`` solved until it converges or stalls (15 rounds), and its seconds.
+
+    ``perms``: the group to aggregate on (default the root's stabilizer); ``fix``: a
+    ``(v, h, value)`` for :meth:`~synth.models._khop_lp.LayeredLP.fix_depth`.
+
+    Returns
+    -------
+    lp : LayeredLP
+    res : LPResult
+    seconds : float
+    """
+    t0 = time.perf_counter()
+    lp = LayeredLP(distance_matrix(t), k, root_stabilizer(t) if perms is None else perms)
+    if fix is not None:
+        lp.fix_depth(*fix)
+    res = lp.solve(deadline=deadline, stall_rounds=15)
+    return lp, res, time.perf_counter() - t0
 
 
 def run_one(shape, k, time_limit, seed, log):

@@ -21,12 +21,11 @@ import math
 import time
 
 from synth.dualbound import cone_count_bound
-from synth.models._khop_instance import distance_matrix, root_stabilizer
-from synth.models._khop_lp import LayeredLP
 from synth.models._khop_steiner import terminal_search
 from synth.torus import parse_torus
 
-from bench_khop import instance_parser, instances  # the sibling script (this directory is on sys.path when run)
+# the sibling script (this directory is on sys.path when run)
+from bench_khop import instance_parser, instances, timed_orbit_lp
 
 SETS = {
     "quick": [("8x8", k) for k in (2, 3, 4, 5)] + [("16x16", k) for k in (3, 4, 7)],
@@ -53,10 +52,7 @@ def main(argv=None):
         t_cone = time.perf_counter() - t0
         lp_text, share, lp_bound = f"{'-':>9} {'-':>6}", "-", None
         if t.n_vertices <= a.lp_max_vertices and k < t.diameter:
-            t0 = time.perf_counter()
-            lp = LayeredLP(distance_matrix(t), k, root_stabilizer(t))
-            res = lp.solve(deadline=time.monotonic() + a.lp_limit, stall_rounds=15)
-            t_lp = time.perf_counter() - t0
+            _lp, res, t_lp = timed_orbit_lp(t, k, deadline=time.monotonic() + a.lp_limit)
             lp_text = f"{res.bound:>9.2f} {t_lp:>6.1f}"
             lp_bound = math.ceil(res.bound - 1e-6) if math.isfinite(res.bound) else None
             if res.bound > p1 + 1e-9:

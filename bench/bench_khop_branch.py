@@ -24,15 +24,13 @@ took 24 minutes).
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-from synth.models._khop_instance import distance_matrix, root_stabilizer
-from synth.models._khop_lp import LayeredLP
+from synth.models._khop_instance import root_stabilizer
 from synth.torus import parse_torus
 
-from bench_khop import instance_parser, instances  # the sibling script (this directory is on sys.path when run)
+# the sibling script (this directory is on sys.path when run)
+from bench_khop import instance_parser, instances, timed_orbit_lp
 
 SETS = {
     "quick": [("8x8", 3), ("10x10", 3)],
@@ -40,12 +38,9 @@ SETS = {
 }
 
 
-def _side(D, k, perms, v, h, value):
-    t0 = time.perf_counter()
-    lp = LayeredLP(D, k, perms)
-    lp.fix_depth(v, h, value)
-    res = lp.solve(stall_rounds=15)
-    return res.bound, time.perf_counter() - t0, "" if res.converged else "~"
+def _side(t, k, perms, v, h, value):
+    _lp, res, seconds = timed_orbit_lp(t, k, perms, fix=(v, h, value))
+    return res.bound, seconds, "" if res.converged else "~"
 
 
 def main(argv=None):
@@ -57,18 +52,15 @@ def main(argv=None):
           f"{'on':>9} {'s':>6} {'x root':>6} {'min':>9} {'+root':>6}", flush=True)
     for shape, k in todo:
         t = parse_torus(shape)
-        D, G = distance_matrix(t), root_stabilizer(t)
-        t0 = time.perf_counter()
-        root = LayeredLP(D, k, G)
-        res = root.solve(stall_rounds=15)
-        t_root = time.perf_counter() - t0
+        G = root_stabilizer(t)
+        root, res, t_root = timed_orbit_lp(t, k, G)
         print(f"{shape:>6} {k:>3} {'root':>9} {'':>2} {'':>6} {'':>5} {res.bound:>9.3f} {t_root:>6.1f}", flush=True)
         y = root.x[:root.n_y].reshape(root.nrep, k)
         for flat in np.argsort(np.abs(y - 0.5), axis=None, kind="stable")[:a.probes]:
             ri, h0 = divmod(int(flat), k)
             v, h = int(root.reps[ri]), h0 + 1
-            off, s_off, c_off = _side(D, k, G, v, h, 0)
-            on, s_on, c_on = _side(D, k, G[G[:, v] == v], v, h, 1)
+            off, s_off, c_off = _side(t, k, G, v, h, 0)
+            on, s_on, c_on = _side(t, k, G[G[:, v] == v], v, h, 1)
             low = min(off, on)
             coord = "(" + ",".join(str(int(c)) for c in t.coords(np.array([v]))[0]) + ")"
             print(f"{shape:>6} {k:>3} {coord:>9} {h:>2} {y[ri, h0]:>6.3f} {int(root.orb[ri]):>5} "
