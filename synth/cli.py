@@ -229,6 +229,13 @@ def cmd_export(args) -> int:
         return export_msccl_from_args(args)
     if args.format != "explicit":
         raise SynthError(f"unknown export format {args.format!r}; valid: explicit, msccl-xml")
+    from synth.certify import file_kind
+
+    if file_kind(args.file) == "explicit":  # e.g. a baseline: already explicit, re-written after validation
+        from synth.runtime.explicit_export import reemit_explicit
+
+        print(reemit_explicit(args.file, args.out, args.elements))
+        return EXIT_OK
     cert = read_certificate(read_json(args.file))
     n = cert.base.n_transmissions * cert.group.order
     if n > args.max_transmissions:

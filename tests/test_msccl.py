@@ -1,5 +1,6 @@
 """MSCCL XML export: schedule -> XML -> validator + interpreter -> exact sums; and the checker's own rules."""
 
+import json
 import re
 import xml.etree.ElementTree as ET
 
@@ -11,7 +12,8 @@ from synth.errors import ScheduleError
 from synth.exchange import exchange_allreduce
 from synth.group import torus_gamma
 from synth.lift import lift
-from synth.runtime.msccl import MscclLimits, export_msccl
+from synth.runtime.msccl import (NO_SCRATCH_MAX_BYTES, SCRATCH_CAP, MscclLimits, export_msccl, scratch_bytes,
+                                 xml_name)
 from synth.runtime.msccl_check import CheckLimits, check_xml, interpret, parse_xml, validate
 from synth.schedule import tree_schedule
 from synth.sp import sp_allreduce
@@ -290,3 +292,128 @@ def test_cli_glue_writes_and_checks(tmp_path, capsys):
     args = p.parse_args([str(cert), "--out", str(out)])
     assert export_msccl_from_args(args) == 0
     assert "MSCCL_ALGO_DIR" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------ the runtimes' parser limits (issue 24, item 8)
+def _nodes_per_rank(xml):
+    algo = parse_xml(xml)
+    return max(1 + len(algo.gpus) + len(g.tbs) + sum(len(t.steps) for t in g.tbs) for g in algo.gpus)
+
+
+def _algo_with_nodes(total):
+    """Two GPUs, GPU 0 holding 64 threadblocks of plain sends: ``total`` XML nodes for rank 0."""
+    from synth.runtime.msccl_check import Algo, Gpu, Step, ThreadBlock
+
+    algo = Algo({"name": "n", "proto": "Simple", "nchannels": "32", "nchunksperloop": "64", "ngpus": "2",
+                 "coll": "allreduce", "inplace": "0", "outofplace": "1", "minBytes": "0", "maxBytes": "0"})
+    g0, g1 = Gpu(0, 64, 64, 0), Gpu(1, 64, 64, 0)
+    n_steps = total - 1 - 2 - 64
+    for t in range(64):
+        tb = ThreadBlock(t, 1 if t < 32 else -1, -1 if t < 32 else 1, t % 32)
+        k = n_steps // 64 + (t < n_steps % 64)
+        tb.steps = [Step(s, "s" if t < 32 else "r", "i", 0, "o", 0, 1, -1, -1, 0) for s in range(k)]
+        g0.tbs.append(tb)
+    algo.gpus = [g0, g1]
+    return algo
+
+
+def test_node_limit_is_4095_per_rank_in_exporter_and_validator():
+    assert MscclLimits().max_nodes == CheckLimits().max_nodes == 4095
+    for total, refused in ((4095, False), (4096, True)):
+        errs = validate(_algo_with_nodes(total))
+        node_errs = [e for e in errs if "XML nodes" in e]
+        assert bool(node_errs) is refused, (total, node_errs)
+        if refused:
+            assert "4096 XML nodes" in node_errs[0] and "limit of 4095" in node_errs[0]
+    # the exporter refuses at its own count, naming the limit
+    s = schedules("4x4")["sp"]()
+    xml = export_msccl(s, initial_copy=False).xml
+    n = _nodes_per_rank(xml)
+    assert _nodes_per_rank(export_msccl(s, initial_copy=False, limits=MscclLimits(max_nodes=n)).xml) == n
+    with pytest.raises(ScheduleError, match=f"{n} XML nodes for one rank, over the parser's limit of {n - 1}"):
+        export_msccl(s, initial_copy=False, limits=MscclLimits(max_nodes=n - 1))
+    assert check_xml(xml, CheckLimits(max_nodes=n)).ok
+    assert any("XML nodes" in e for e in check_xml(xml, CheckLimits(max_nodes=n - 1)).errors)
+
+
+def test_names_are_cut_by_utf8_bytes_and_validated_in_bytes(sp44):
+    s = schedules("4x4")["sp"]()
+    long_name = "schedule \u00e9t\u00e9 \u2211 " + "\u00e9" * 200  # 2-byte and 3-byte characters, > 255 bytes
+    ex = export_msccl(s, name=long_name)
+    b = ex.name.encode("utf-8")
+    assert 253 <= len(b) <= 255 and long_name.startswith(ex.name)
+    assert f'<algo name="{ex.name}"' in ex.xml and check_xml(ex.xml).ok
+    assert xml_name("a\tb\n\"c\"") == "a b 'c'"  # no tab (the tokenizer does not skip it), no quote
+    head = sp44.xml.split('"', 2)
+    ok_name, bad_name = "\u00e9" * 127 + "a", "\u00e9" * 128  # 255 and 256 bytes, both under 255 characters
+    assert check_xml(head[0] + '"' + ok_name + '"' + head[2]).ok
+    errs = check_xml(head[0] + '"' + bad_name + '"' + head[2]).errors
+    assert any("256 bytes" in e for e in errs) and any("255-byte" in e for e in errs), errs
+
+
+def test_default_max_bytes_keeps_msccl_scratch_under_the_cap(capsys):
+    s = schedules("4x4")["exchange"]()
+    ex = export_msccl(s)
+    assert ex.scratch_chunks > 0 and not ex.notes
+    u, k = ex.nchunksperloop, ex.scratch_chunks
+    assert scratch_bytes(ex.max_bytes, k, u) <= SCRATCH_CAP < scratch_bytes(ex.max_bytes + -(-u // k), k, u)
+    assert f'maxBytes="{ex.max_bytes}"' in ex.xml.split("\n", 1)[0]
+    assert not [n for n in check_xml(ex.xml).notes if "scratch" in n]
+    # a larger explicit maxBytes is kept, with a note from the exporter and from the checker
+    big = export_msccl(s, max_bytes=1 << 40)
+    assert big.max_bytes == 1 << 40 and len(big.notes) == 1 and "scratch per GPU" in big.notes[0]
+    assert f"{scratch_bytes(1 << 40, k, u):,} bytes" in big.notes[0]
+    assert any("scratch per GPU" in n for n in check_xml(big.xml).notes)
+    small = export_msccl(s, scratch_cap=1 << 20)
+    assert scratch_bytes(small.max_bytes, k, u) <= 1 << 20 < scratch_bytes(small.max_bytes + -(-u // k), k, u)
+    with pytest.raises(ScheduleError, match="min_bytes"):
+        export_msccl(s, min_bytes=small.max_bytes, scratch_cap=1 << 20)
+    # no scratch: the runtime may select it up to 1 TiB
+    sp = export_msccl(schedules("4x4")["sp"]())
+    assert sp.scratch_chunks == 0 and sp.max_bytes == NO_SCRATCH_MAX_BYTES and not sp.notes
+
+
+def test_cli_exports_a_baseline_explicit_file(tmp_path, capsys):
+    from synth.cli import main
+
+    t = parse_torus("4x4")
+    src = tmp_path / "ring.jsonl"
+    build_baseline("ring", t).write(src, 1 << 12)
+    xml = tmp_path / "ring.xml"
+    assert main(["export", str(src), "--format", "msccl-xml", "--out", str(xml), "--check", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["check"]["ok"] and info["check"]["race_checked"] and info["ngpus"] == 16
+    assert check_xml(xml.read_text()).ok
+    # --format explicit (the default) re-writes it after reading it, or re-cuts it
+    copy = tmp_path / "copy.jsonl"
+    assert main(["export", str(src), "--out", str(copy)]) == 0
+    assert "already explicit" in capsys.readouterr().out and copy.read_text() == src.read_text()
+    assert main(["export", str(src), "--out", str(copy), "--elements", "640"]) == 0
+    assert "re-cut for 640 elements" in capsys.readouterr().out
+    from synth.explicit import read_explicit
+
+    assert int(read_explicit(copy)[1].sum()) == 640 and main(["check", str(copy)]) == 0
+    capsys.readouterr()
+    # chunk sizes that cannot be MSCCL chunks: one line naming the reason, exit 2
+    odd = tmp_path / "odd.jsonl"
+    build_baseline("ring", t).write(odd, 64 * 1000 + 1)
+    assert main(["export", str(odd), "--format", "msccl-xml", "--out", str(tmp_path / "odd.xml")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "nchunksperloop" in err and "odd.jsonl" in err and "Traceback" not in err
+    assert not (tmp_path / "odd.xml").exists()
+
+
+def test_cli_notes_scratch_over_the_cap_on_stderr(tmp_path, capsys):
+    from synth.cli import main
+    from synth.explicit import write_explicit
+    from synth.schedule import chunk_elements
+
+    s = schedules("4x4")["exchange"]()
+    src = tmp_path / "ex.jsonl"
+    write_explicit(s, chunk_elements(np.ones(s.n_chunks, dtype=np.int64), 64), src)
+    out = tmp_path / "ex.xml"
+    assert main(["export", str(src), "--format", "msccl-xml", "--out", str(out), "--max-bytes", str(1 << 40)]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("note: maxBytes 1099511627776 makes the original MSCCL") and err.count("\n") == 1
+    assert main(["export", str(src), "--format", "msccl-xml", "--out", str(out)]) == 0
+    assert capsys.readouterr().err == ""

@@ -74,7 +74,8 @@ def add_msccl_export_arguments(parser):
     g.add_argument("--name", help="algorithm name in the XML (msccl-xml)")
     g.add_argument("--min-bytes", type=int, default=0, help="smallest buffer the runtime may use it for (msccl-xml)")
     g.add_argument("--max-bytes", type=int, default=None,
-                   help="largest buffer the runtime may use it for (msccl-xml; default 1 TiB)")
+                   help="largest buffer the runtime may use it for (msccl-xml; default: 1 TiB, or less so that the "
+                        "scratch microsoft/msccl allocates at init stays within 1 GiB per GPU)")
     g.add_argument("--no-inplace", action="store_true", help="declare inplace=0 (msccl-xml)")
     g.add_argument("--no-outofplace", action="store_true", help="declare outofplace=0 (msccl-xml)")
     g.add_argument("--check", action="store_true",
@@ -106,6 +107,8 @@ def export_msccl_from_args(args) -> int:
         print(json.dumps(out))
     else:
         print(f"wrote {args.out}: {ex.summary()}")
+        for note in ex.notes:
+            print(f"note: {note}", file=sys.stderr)
         print(f"  load it with MSCCL_XML_FILES={args.out} (MSCCL), or put it in MSCCL_ALGO_DIR "
               f"(msccl-executor-nccl: NCCL_MSCCL_ENABLE=1; RCCL: RCCL_MSCCL_ENABLE=1); the buffer's element count "
               f"must be a multiple of {ex.nchunksperloop}, and the communicator needs >= {ex.nchannels} channel(s)")

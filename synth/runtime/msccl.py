@@ -35,6 +35,14 @@ Translation
 * Limits (:class:`MscclLimits`): when a threadblock would exceed ``max_steps``, its
   connection is split by rounds over more channels; what still does not fit is refused
   with :class:`~synth.errors.ScheduleError` saying which limit.
+* ``maxBytes``: the original MSCCL (microsoft/msccl) allocates scratch for the largest
+  buffer an algorithm may be selected for, ``maxBytes * s_chunks / nchunksperloop`` bytes
+  per GPU (:func:`scratch_bytes`), where msccl-executor-nccl and RCCL size it per call
+  from the actual buffer (``mscclSetupScratch`` in ``src/misc/msccl/msccl_setup.cc``:
+  ``nBytes * nScratchChunks / nChunksPerLoop``).  By default the export therefore picks
+  the largest ``maxBytes`` whose scratch stays within :data:`SCRATCH_CAP` (1 GiB), or
+  :data:`NO_SCRATCH_MAX_BYTES` (1 TiB) when the algorithm uses no scratch; an explicit
+  ``max_bytes`` above that is kept, with a note in :attr:`MscclExport.notes`.
 
 Examples
 --------
@@ -57,6 +65,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -65,10 +74,13 @@ from synth.errors import ScheduleError
 from synth.runtime.plan import flatten, greedy_layout, load_schedule
 from synth.schedule import COPY, REDUCE
 
-__all__ = ["MscclLimits", "MscclExport", "export_msccl", "export_summary_json", "PROTOCOLS", "DEFAULT_MAX_BYTES"]
+__all__ = ["MscclLimits", "MscclExport", "export_msccl", "export_summary_json", "scratch_bytes", "xml_name",
+           "PROTOCOLS", "DEFAULT_MAX_BYTES", "NO_SCRATCH_MAX_BYTES", "SCRATCH_CAP"]
 
 PROTOCOLS = ("Simple", "LL", "LL128")
-DEFAULT_MAX_BYTES = 1 << 40  # 1 TiB; nonzero because the original MSCCL selects only below maxBytes
+NO_SCRATCH_MAX_BYTES = 1 << 40  # 1 TiB; nonzero because the original MSCCL selects only below maxBytes
+SCRATCH_CAP = 1 << 30  # 1 GiB: the scratch per GPU the default maxBytes lets microsoft/msccl allocate
+DEFAULT_MAX_BYTES = None  # chosen per export from the scratch it uses (see the module docstring)
 _O, _S = 0, 1  # place classes: the input/output buffer (one memory when in place) and scratch
 
 
@@ -98,10 +110,23 @@ class MscclLimits:
     max_chunks : int
         32767: offsets are ``int16`` in ``mscclTransmission``.
     max_nodes : int
-        ``MAX_NODES`` = 4096 of the runtime's XML parser: per rank it holds the ``algo``
-        element, every ``gpu`` element, and that rank's threadblocks and steps.
+        XML nodes one rank loads: the ``algo`` element, every ``gpu`` element, and that
+        rank's ``tb`` and ``step`` elements (other ranks' are skipped without taking a
+        slot).  ``MAX_NODES`` is 4096 (``src/include/msccl/msccl_parser.h`` of
+        msccl-executor-nccl and RCCL), but ``mscclXmlLoadSub`` (``src/misc/msccl/
+        msccl_parser.cc``; the same ``xmlLoadSub`` in microsoft/msccl's
+        ``src/graph/xml.cc``) fails with "XML parser is limited to ... nodes" as soon as
+        ``xml->maxIndex == MAX_NODES`` at the top of its read loop, *before* reading the
+        closing tag that follows every element, so at most ``MAX_NODES - 1`` = 4095 load.
     max_subs : int
-        ``MAX_SUBS`` = 1024 children per element (gpus per algo, tbs per gpu).
+        ``MAX_SUBS`` = 1024 children per element (gpus per algo, tbs per gpu): the
+        parser stores ``head->subs[head->nSubs++]`` unchecked into a 1024-entry array.
+    max_name_bytes : int
+        Bytes of the ``name`` attribute.  Attribute values go unchecked into
+        ``char value[MAX_STR_LEN+1]`` (``MAX_STR_LEN`` = 255) together with their
+        terminator (``mscclXmlGetValue``), so at most 255 bytes of UTF-8 fit; the
+        original MSCCL keeps the first ``MSCCL_MAX_ALGO_NAME`` = 63 of them
+        (``strncpy`` in ``src/graph/topo.cc``, ``src/include/msccl.h``).
     """
 
     max_steps: int = 64
@@ -110,8 +135,9 @@ class MscclLimits:
     max_channels: int = 32
     max_count: int = 72
     max_chunks: int = 32767
-    max_nodes: int = 4096
+    max_nodes: int = 4095
     max_subs: int = 1024
+    max_name_bytes: int = 255
 
 
 @dataclass
@@ -119,7 +145,9 @@ class MscclExport:
     """The exported algorithm and what it needs.
 
     ``xml`` is the file's text; ``order`` the chunk layout and ``unit_offset[c]`` where
-    schedule chunk ``c`` starts, in MSCCL chunks (each ``count / nchunksperloop`` elements).
+    schedule chunk ``c`` starts, in MSCCL chunks (each ``count / nchunksperloop`` elements);
+    ``max_bytes`` the declared ``maxBytes``; ``notes`` what a user should know (e.g. the
+    scratch the original MSCCL would allocate), one line each.
     """
 
     xml: str
@@ -136,6 +164,8 @@ class MscclExport:
     order: np.ndarray = field(repr=False)
     unit_offset: np.ndarray = field(repr=False)
     initial_copy: bool = False
+    max_bytes: int = 0
+    notes: list = field(default_factory=list)
 
     def write(self, path) -> None:
         """Write the XML atomically (temp file + rename)."""
@@ -148,7 +178,8 @@ class MscclExport:
                 f"up to {self.max_tbs_per_gpu} threadblocks per GPU and {self.max_steps_per_tb} steps per "
                 f"threadblock ({self.n_steps} steps, {self.n_nops} nops), scratch {self.scratch_chunks} chunks, "
                 f"{self.final_copies} final local copies"
-                + (", input copied to output first" if self.initial_copy else ""))
+                + (", input copied to output first" if self.initial_copy else "")
+                + f", maxBytes {self.max_bytes}")
 
 
 # ---------------------------------------------------------------------------- planning
@@ -207,10 +238,60 @@ def _segments(sizes, k):
     return bounds
 
 
+def xml_name(name: str, max_bytes: int = 255) -> str:
+    """``name`` made safe for the ``algo`` attribute and cut to ``max_bytes`` bytes of UTF-8.
+
+    The runtimes' tokenizer reads bytes up to the closing double quote and does not decode
+    entities, so quotes and markup characters are replaced, control characters (tabs and
+    newlines, which it does not skip) become spaces, and the cut never splits a character.
+
+    Examples
+    --------
+    >>> xml_name('a "b" <c> & d')
+    "a 'b' (c) and d"
+    >>> len(xml_name("é" * 200).encode()), xml_name("aé", 2)
+    (254, 'a')
+    """
+    name = name.replace('"', "'").replace("<", "(").replace(">", ")").replace("&", "and")
+    name = re.sub(r"[\x00-\x1f\x7f]", " ", name)
+    return name.encode("utf-8", "replace")[:max_bytes].decode("utf-8", "ignore")
+
+
+def scratch_bytes(max_bytes: int, s_chunks: int, nchunksperloop: int) -> int:
+    """Scratch per GPU the original MSCCL allocates at init: ``maxBytes * s_chunks // nchunksperloop``.
+
+    Examples
+    --------
+    >>> scratch_bytes(1 << 40, 8, 256) >> 30  # GiB: the 8x8 exchange export with maxBytes 1 TiB
+    32
+    """
+    return int(max_bytes) * int(s_chunks) // int(nchunksperloop)
+
+
+def _resolve_max_bytes(max_bytes, min_bytes, units, s_max, cap):
+    """``(maxBytes, notes)``: the default from the scratch cap, or the given value with a note if over it."""
+    if max_bytes is None:
+        if s_max == 0:
+            return NO_SCRATCH_MAX_BYTES, []
+        mb = min(cap * units // s_max, NO_SCRATCH_MAX_BYTES)
+        if mb <= min_bytes:
+            raise ScheduleError(f"min_bytes {min_bytes} leaves no sizes whose scratch ({s_max} of {units} chunks per "
+                                f"GPU) stays within {cap} bytes; pass max_bytes explicitly")
+        return mb, []
+    need = scratch_bytes(max_bytes, s_max, units)
+    if need <= cap:
+        return int(max_bytes), []
+    return int(max_bytes), [f"maxBytes {max_bytes} makes the original MSCCL (microsoft/msccl) allocate {need:,} bytes "
+                            f"of scratch per GPU at init (maxBytes x s_chunks {s_max} / nchunksperloop {units}), over "
+                            f"{cap:,}; lower --max-bytes, or load it with msccl-executor-nccl or RCCL, which size "
+                            "scratch per call"]
+
+
 def export_msccl(source, path=None, *, weights=None, proto: str = "Simple", name: str | None = None,
                  inplace: bool = True, outofplace: bool = True, min_bytes: int = 0,
-                 max_bytes: int = DEFAULT_MAX_BYTES, limits: MscclLimits | None = None,
-                 layout: str = "greedy", initial_copy: bool | None = None) -> MscclExport:
+                 max_bytes: int | None = DEFAULT_MAX_BYTES, limits: MscclLimits | None = None,
+                 layout: str = "greedy", initial_copy: bool | None = None,
+                 scratch_cap: int = SCRATCH_CAP) -> MscclExport:
     """Translate a schedule into an MSCCL allreduce algorithm (see the module docstring).
 
     Parameters
@@ -224,13 +305,20 @@ def export_msccl(source, path=None, *, weights=None, proto: str = "Simple", name
         Relative chunk sizes (integers); default: the source's (equal for lifted schedules).
     proto : {"Simple", "LL", "LL128"}
     name : str, optional
-        The ``algo`` name (at most 255 characters); default: from the source.
+        The ``algo`` name; default: from the source.  Quotes, ``<``, ``>``, ``&`` and
+        control characters are replaced, and it is cut to ``limits.max_name_bytes`` bytes
+        of UTF-8 at a character boundary (:func:`xml_name`).
     inplace, outofplace : bool
         What the runtime may select the algorithm for; both are safe (``i`` is never written).
         The original MSCCL selects only algorithms whose ``inplace`` matches the call:
         export twice there, once with ``inplace=False``.
     min_bytes, max_bytes : int
-        Buffer sizes the runtime may select it for.
+        Buffer sizes the runtime may select it for.  ``max_bytes=None`` (default): the
+        largest size whose scratch in the original MSCCL stays within ``scratch_cap``
+        (1 TiB if the algorithm needs no scratch).
+    scratch_cap : int
+        Scratch bytes per GPU the default ``max_bytes`` allows; an explicit ``max_bytes``
+        whose scratch exceeds it is kept and noted in :attr:`MscclExport.notes`.
     limits : MscclLimits, optional
     layout : {"greedy", "identity"}
     initial_copy : bool, optional
@@ -253,8 +341,10 @@ def export_msccl(source, path=None, *, weights=None, proto: str = "Simple", name
         raise ScheduleError(f"unknown protocol {proto!r}; valid: {', '.join(PROTOCOLS)}")
     if not (inplace or outofplace):
         raise ScheduleError("the algorithm must allow in-place or out-of-place calls (or both)")
-    if min_bytes < 0 or max_bytes < 0 or (max_bytes and max_bytes < min_bytes):
+    if min_bytes < 0 or (max_bytes is not None and (max_bytes < 0 or (max_bytes and max_bytes < min_bytes))):
         raise ScheduleError("need 0 <= min_bytes <= max_bytes (max_bytes 0: no limit in msccl-executor-nccl)")
+    if scratch_cap <= 0:
+        raise ScheduleError("scratch_cap must be positive")
     schedule, w_src, label = load_schedule(source)
     w_in = np.asarray(w_src if weights is None else weights).ravel()
     w = w_in.astype(np.int64)
@@ -264,10 +354,11 @@ def export_msccl(source, path=None, *, weights=None, proto: str = "Simple", name
     w = w // g
     units = int(w.sum())
     if units > limits.max_chunks:
-        raise ScheduleError(f"the algorithm needs nchunksperloop = {units} MSCCL chunks, over the limit "
-                            f"{limits.max_chunks} (int16 offsets); use fewer or equal-size chunks")
-    name = name or f"synth {label}, {schedule.topology.name}, {schedule.n_rounds} rounds"
-    name = name.replace('"', "'").replace("<", "(").replace(">", ")").replace("&", "and")[:255]
+        raise ScheduleError(f"the chunk sizes of {label} reduce to nchunksperloop = {units} MSCCL chunks, over the "
+                            f"limit {limits.max_chunks} (int16 offsets); use fewer or equal-size chunks (for an "
+                            "explicit file: an element count divisible by the number of chunks)")
+    name = xml_name(name or f"synth {label}, {schedule.topology.name}, {schedule.n_rounds} rounds",
+                    limits.max_name_bytes)
     p = schedule.topology.n_compute
     if p > limits.max_subs:
         raise ScheduleError(f"{p} GPUs: over the parser limit of {limits.max_subs} gpu elements")
@@ -295,7 +386,7 @@ def export_msccl(source, path=None, *, weights=None, proto: str = "Simple", name
     arrays = (rnd[srt], op[srt], chunk[srt], src[srt], dst[srt], msg[srt])
     common = dict(schedule=schedule, w=w, p=p, C=C, units=units, pos=pos, order=order, unit_offset=unit_offset,
                   mptr=mptr, limits=limits, name=name, proto=proto, inplace=inplace, outofplace=outofplace,
-                  min_bytes=min_bytes, max_bytes=max_bytes)
+                  min_bytes=min_bytes, max_bytes=max_bytes, scratch_cap=scratch_cap)
     tries = [initial_copy] if initial_copy is not None else [False, True]
     best, failure = None, None
     for ic in tries:
@@ -477,8 +568,8 @@ def _emit(ops, tbs, p, units, s_chunks, name, proto, inplace, outofplace, min_by
             break
         nodes = 1 + p + len(tbs[gpu]) + sum(tb["nsteps"] for tb in tbs[gpu])
         if nodes > limits.max_nodes:
-            problems.append(f"GPU {gpu}: {nodes} XML nodes for one rank, over the parser's MAX_NODES "
-                            f"{limits.max_nodes}")
+            problems.append(f"GPU {gpu}: {nodes} XML nodes for one rank, over the parser's limit of "
+                            f"{limits.max_nodes} (MAX_NODES {limits.max_nodes + 1} less the slot its next read takes)")
             break
     if problems:
         raise ScheduleError("the schedule does not fit the MSCCL runtime limits: " + "; ".join(problems))
@@ -525,11 +616,13 @@ def export_summary_json(ex: MscclExport, path=None) -> dict:
     return {"name": ex.name, "ngpus": ex.ngpus, "nchunksperloop": ex.nchunksperloop, "nchannels": ex.nchannels,
             "max_threadblocks_per_gpu": ex.max_tbs_per_gpu, "max_steps_per_threadblock": ex.max_steps_per_tb,
             "steps": ex.n_steps, "nops": ex.n_nops, "scratch_chunks": ex.scratch_chunks,
-            "final_copies": ex.final_copies, "path": None if path is None else os.fspath(path)}
+            "final_copies": ex.final_copies, "max_bytes": ex.max_bytes,
+            "scratch_bytes_at_max": scratch_bytes(ex.max_bytes, ex.scratch_chunks, ex.nchunksperloop),
+            "notes": list(ex.notes), "path": None if path is None else os.fspath(path)}
 
 
 def _build(arrays, *, schedule, w, p, C, units, pos, order, unit_offset, mptr, limits, name, proto, inplace,
-           outofplace, min_bytes, max_bytes, initial_copy):
+           outofplace, min_bytes, max_bytes, initial_copy, scratch_cap):
     """Plan places, build the operations with dependencies, fit them into threadblocks, emit the XML."""
     rnd, op, chunk, src, dst, msg = arrays
 
@@ -725,6 +818,8 @@ def _build(arrays, *, schedule, w, p, C, units, pos, order, unit_offset, mptr, l
     else:
         raise ScheduleError(f"cannot fit the steps within MSCCL_MAX_NUM_STEPS {limits.max_steps}: a single message "
                             "(its runs and the nops of their dependencies) is longer than that")
+    s_max = int(s_chunks.max(initial=0))
+    max_bytes, notes = _resolve_max_bytes(max_bytes, min_bytes, units, s_max, scratch_cap)
     xml, stats = _emit(ops, tbs, p, units, s_chunks, name, proto, inplace, outofplace, min_bytes, max_bytes, limits)
     return MscclExport(xml, name, p, units, stats["nchannels"], stats["max_tbs"], stats["max_steps"], stats["steps"],
-                       stats["nops"], int(s_chunks.max(initial=0)), n_final, order, unit_offset, bool(initial_copy))
+                       stats["nops"], s_max, n_final, order, unit_offset, bool(initial_copy), max_bytes, notes)

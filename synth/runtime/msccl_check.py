@@ -87,10 +87,12 @@ class CheckLimits:
     max_channels: int = 32
     max_count: int = 72
     max_chunks: int = 32767
-    max_nodes: int = 4096
+    max_nodes: int = 4095  # MAX_NODES 4096 less one: see MscclLimits.max_nodes
     max_subs: int = 1024
     max_attrs: int = 16
-    max_str: int = 255
+    max_str: int = 255  # bytes of an attribute value; keys at most max_str - 1 (see _raw_checks)
+    max_name_bytes: int = 255
+    scratch_cap: int = 1 << 30  # bytes of scratch per GPU at maxBytes above which check_xml adds a note
 
 
 @dataclass
@@ -253,8 +255,11 @@ def _raw_checks(text, limits) -> list:
             errors.append(f"<{parts[0]}> has {len(attrs)} attributes, over the parser's {limits.max_attrs}")
             break
         for k, v in attrs:
-            if len(v) > limits.max_str or len(k) > limits.max_str:
-                errors.append(f"<{parts[0]}>: attribute {k} longer than {limits.max_str} characters")
+            # mscclXmlGetValue copies a value's bytes and its terminator into char[MAX_STR_LEN+1] unchecked;
+            # mscclXmlGetToken refuses a key once it reaches MAX_STR_LEN-1 bytes (src/misc/msccl/msccl_parser.cc)
+            if len(v.encode("utf-8")) > limits.max_str or len(k.encode("utf-8")) > limits.max_str - 1:
+                errors.append(f"<{parts[0]}>: attribute {k} longer than the parser's {limits.max_str}-byte buffer "
+                              f"({limits.max_str} bytes of value, {limits.max_str - 1} of name)")
                 break
     return errors
 
@@ -297,8 +302,9 @@ def validate(algo: Algo, limits=None, coll: str | None = "allreduce") -> list:
         errors.append("algo: inplace and outofplace must be 0 or 1, and not both 0")
     if min_b < 0 or max_b < 0 or (max_b and max_b < min_b):
         errors.append("algo: need 0 <= minBytes <= maxBytes (maxBytes 0 means no limit)")
-    if len(a["name"]) > lim.max_str:
-        errors.append(f"algo: name longer than {lim.max_str} characters")
+    if len(a["name"].encode("utf-8")) > lim.max_name_bytes:
+        errors.append(f"algo: name of {len(a['name'].encode('utf-8'))} bytes (UTF-8), over the parser's "
+                      f"{lim.max_name_bytes}")
     if ngpus != len(algo.gpus):
         errors.append(f"algo: ngpus {ngpus} but {len(algo.gpus)} <gpu> elements")
     if len(algo.gpus) > lim.max_subs:
@@ -335,7 +341,8 @@ def _validate_gpu(g, ngpus, nch, ncl, coll, lim):
         errors.append(f"{where}: threadblock ids above 127 do not fit the runtime's int8 dependentBid")
     nodes = 1 + ngpus + len(g.tbs) + sum(len(t.steps) for t in g.tbs)
     if nodes > lim.max_nodes:
-        errors.append(f"{where}: {nodes} XML nodes to load for this rank, over the parser's MAX_NODES {lim.max_nodes}")
+        errors.append(f"{where}: {nodes} XML nodes to load for this rank, over the parser's limit of {lim.max_nodes} "
+                      "(it refuses to read on once MAX_NODES slots are used, and the closing tag needs one)")
     sizes = {"i": g.i_chunks, "o": g.o_chunks, "s": g.s_chunks}
     by_id = {t.id: t for t in g.tbs}
     send_chan, recv_chan = {}, {}
@@ -762,6 +769,11 @@ def check_xml(text_or_path, limits=None, *, seed: int = 0, capacity: int | None 
         report.structural = False
         return report
     p, n = algo.ngpus, algo.nchunksperloop
+    s_max = max((g.s_chunks for g in algo.gpus), default=0)
+    scratch = int(algo.attrs["maxBytes"]) * s_max // n
+    if scratch > lim.scratch_cap:
+        report.notes.append(f"maxBytes {algo.attrs['maxBytes']} makes the original MSCCL allocate {scratch:,} bytes of "
+                            f"scratch per GPU at init (maxBytes x s_chunks {s_max} / nchunksperloop {n})")
     rng = np.random.default_rng(seed)
     inputs = rng.integers(0, 2**62, size=(p, n * elements_per_chunk), dtype=np.int64).astype(np.uint64)
     with np.errstate(over="ignore"):
