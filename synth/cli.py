@@ -191,10 +191,6 @@ def cmd_solve(args) -> int:
         else:
             args.depth = int(chosen.split("=")[1])
         args.elements = args.elements or size // Network().element_bytes
-    else:
-        note = _time_note(topology, args)
-        if note:
-            _note(note)
     start_parent = None
     if args.start:
         from synth.torus import Torus
@@ -203,6 +199,9 @@ def cmd_solve(args) -> int:
         if not isinstance(topology, Torus):
             raise SynthError("--start continues a k-hop tree solve on a torus")
         start_parent = start_tree(topology, args.start)
+    note = None if chosen else _time_note(topology, args, start_parent)
+    if note:
+        _note(note)
     result = solve(topology, depth=args.depth, elements=args.elements, mode=args.mode, exchange=args.exchange,
                    progress=_progress, generators=getattr(args, "generators", None),
                    allow_unbalanced=args.allow_unbalanced, group=args.group, time_limit=args.time_limit,
@@ -264,8 +263,11 @@ def _print_table(summary: dict, stream) -> None:
             print(f"{k:<{width}}  {v}", file=stream)
 
 
-def _time_note(topology, args):
-    """The one-line note that this solve may run up to ``--time-limit`` (None when it will not)."""
+def _time_note(topology, args, start=None):
+    """The one-line note that this solve may run up to ``--time-limit`` (None when it will not).
+
+    None too when the solve will refuse ``--start`` at once: an error is then the only line.
+    """
     from synth.torus import Torus
 
     if not isinstance(topology, Torus):
@@ -276,7 +278,12 @@ def _time_note(topology, args):
     balance = not khop and (args.group not in (None, "gamma") or not topology.is_equal_sided)
     if not (khop or balance):
         return None
-    if plain_tree and args.start is None:
+    if start is not None:
+        from synth.schedule import forest_depths
+
+        if not plain_tree or int(forest_depths(topology, start, [0]).max()) > args.depth:
+            return None
+    elif plain_tree:
         from synth.sweep import cached_depths
 
         if cached_depths(topology, [args.depth], args.time_limit, args.seed, args.solver):
@@ -504,7 +511,7 @@ def cmd_sweep(args) -> int:
         check_writable(args.out)
     t = _topology_from_args(args)
     net = Network(parse_bandwidth(args.bandwidth), parse_time(args.hop_latency), parse_time(args.alpha))
-    depths = parse_depths(args.depths, t.diameter) if args.depths else None
+    depths = parse_depths(args.depths, t.diameter) if args.depths is not None else None
     kw = {"sizes": args.sizes} if args.sizes else {}
     note = sweep_note(t, depths, args.time_limit, args.seed, args.solver, args.jobs)
     if note:
