@@ -154,12 +154,14 @@ def _add_topology_args(parser):
     parser.add_argument("--torus", metavar="SHAPE", help="torus side lengths, e.g. 16x16 or 8x8x8")
     parser.add_argument("--hyperx", metavar="SHAPE", help="HyperX sides, e.g. 32x32")
     parser.add_argument("--spine-leaf", metavar="S,L,H", help="spines, leaves, hosts per leaf, e.g. 16,32,16")
-    parser.add_argument("--topology", metavar="FILE", help="a synth-topology JSON file (see README)")
+    parser.add_argument("--topology", metavar="FILE",
+                        help="a synth-topology JSON file: vertices, links, optional compute and generators "
+                             "(README, section 'The --topology file')")
 
 
 # ---------------------------------------------------------------- commands
 def cmd_solve(args) -> int:
-    """Build a schedule, check it, print a summary and write its certificate.
+    """Build a schedule, check it, print a summary and, with --out, write its certificate.
 
     Example: ``synth solve --torus 16x16 --out sp-16x16.json``
     """
@@ -422,7 +424,7 @@ def cmd_bound(args) -> int:
     if isinstance(t, Torus):
         closed = 2 * t.diameter - (1 if any(n % 2 == 0 for n in t.shape) else 0)
     out = {"topology": t.name, "round_lower_bound": bound, "attained_by": witness, "closed_form": closed,
-           "agrees": None if closed is None else bound == closed}
+           "agrees": None if closed is None else bound == closed, "round_lower_bound_scope": ROUND_BOUND_SCOPE}
     if args.json:
         print(json.dumps(out))
     else:
