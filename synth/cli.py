@@ -180,19 +180,19 @@ def cmd_solve(args) -> int:
 
         if args.depth is not None or args.exchange:
             raise SynthError("--size chooses the depth and tree vs exchange itself: drop --depth / --exchange")
-        size = args.size
+        nbytes = args.size
         note = sweep_note(topology, None, args.time_limit, args.seed, args.solver)
         if note:
-            _note(f"--size {format_size(size)}: {note}")
-        table = sweep(topology, time_limit=args.time_limit, seed=args.seed, solver=args.solver, sizes=[size],
+            _note(f"--size {format_size(nbytes)}: {note}")
+        table = sweep(topology, time_limit=args.time_limit, seed=args.seed, solver=args.solver, sizes=[nbytes],
                       net=Network(), progress=_progress, report=_report)
-        chosen = table.best[size]
-        _report(f"best at {format_size(size)}: {chosen} ({table.times[size][chosen] * 1e6:.2f} us modeled)")
+        chosen = table.best[nbytes]
+        _report(f"best at {format_size(nbytes)}: {chosen} ({table.times[nbytes][chosen] * 1e6:.2f} us modeled)")
         if chosen == "exchange":
             args.exchange = True
         else:
             args.depth = int(chosen.split("=")[1])
-        args.elements = args.elements or size // Network().element_bytes
+        args.elements = args.elements or nbytes // Network().element_bytes
     start_parent = None
     if args.start:
         from synth.torus import Torus
