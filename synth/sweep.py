@@ -19,6 +19,7 @@ Examples
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -32,7 +33,7 @@ from synth.lift import lifted_weights
 from synth.schedule import chunk_elements
 from synth.sp import sp_allreduce
 
-__all__ = ["SweepRow", "SweepTable", "sweep", "parse_depths"]
+__all__ = ["SweepRow", "SweepTable", "sweep", "parse_depths", "cached_depths", "sweep_note"]
 
 
 @dataclass(frozen=True)
@@ -70,20 +71,58 @@ class SweepTable:
 
 
 def parse_depths(text: str, H: int) -> list:
-    """``'1..16'``, ``'2,3,5'`` or ``'3'`` into a sorted list of depth bounds (clipped at ``H``)."""
+    """``'1..16'``, ``'2,3,5'`` or ``'3'`` into a sorted list of depth bounds (clipped at ``H``).
+
+    Ranges are clipped at the diameter ``H`` before they are expanded (``k >= H`` is the
+    BFS tree), so ``1..100000000`` costs no more than ``1..H``.
+
+    >>> parse_depths("1..100000000", 4), parse_depths("2,3,9", 4)
+    ([1, 2, 3, 4], [2, 3, 4])
+    """
     out = set()
     try:
         for part in str(text).split(","):
             if ".." in part:
-                a, b = part.split("..")
-                out.update(range(int(a), int(b) + 1))
+                a, b = (int(x) for x in part.split(".."))
+                if a < 1 or b < a:
+                    raise SynthError(f"depth range {part.strip()!r} must be 1 <= first <= last")
+                out.update(range(min(a, H), min(b, H) + 1))
             elif part.strip():
-                out.add(int(part))
+                k = int(part)
+                if k < 1:
+                    raise SynthError("depths must be positive")
+                out.add(min(k, H))
     except ValueError:
-        raise SynthError(f"cannot read depths {text!r}; write e.g. 1..16 or 2,3,5") from None
-    if not out or min(out) < 1:
+        raise SynthError(f"cannot read depths {str(text)[:40]!r}; write e.g. 1..16 or 2,3,5") from None
+    if not out:
         raise SynthError("depths must be positive")
-    return sorted({min(k, H) for k in out})
+    return sorted(out)
+
+
+def cached_depths(t, depths, time_limit, seed, solver) -> list:
+    """The depth bounds among ``depths`` whose k-hop tree is in the cache (:mod:`synth.trees`) already."""
+    try:
+        from synth.trees import _key, cache_dir
+
+        folder = cache_dir()
+        return [k for k in depths if (folder / _key(t, k, solver, time_limit, seed)).exists()]
+    except Exception:  # an unreadable cache only means the note says "to solve"
+        return []
+
+
+def sweep_note(t, depths, time_limit, seed, solver, jobs=1):
+    """One line saying how long a sweep may take, or None when every depth is cached (or none is solved)."""
+    if not getattr(t, "is_equal_sided", False):
+        return None
+    H = t.diameter
+    ks = [k for k in (depths or range(1, H + 1)) if k < H]
+    todo = len(ks) - len(cached_depths(t, ks, time_limit, seed, solver))
+    if todo == 0:
+        return None
+    parallel = f", {jobs} at a time" if jobs > 1 and todo > 1 else ""
+    cached = f" ({len(ks) - todo} cached)" if todo < len(ks) else ""
+    return (f"solving {todo} of {len(ks)} depth bound(s){cached} on {t.name}, up to --time-limit {time_limit:g} s "
+            f"each{parallel}; one line per depth follows")
 
 
 def _solve_one(args):
@@ -95,8 +134,12 @@ def _solve_one(args):
 
 
 def sweep(t, depths=None, *, time_limit=60.0, seed=0, solver="auto", jobs=1, sizes=PAPER_SIZES,
-          net: Network = Network(), cache=True, progress=lambda m: None) -> SweepTable:
-    """Solve every depth bound and pick the best schedule per message size (see module docstring)."""
+          net: Network = Network(), cache=True, progress=lambda m: None, report=None) -> SweepTable:
+    """Solve every depth bound and pick the best schedule per message size (see module docstring).
+
+    ``report``, if given, gets one line as each depth starts and one as it ends (``progress``
+    otherwise); solved depths come from the cache of :func:`synth.trees.khop_tree`.
+    """
     if not getattr(t, "is_equal_sided", False):
         raise SynthError("sweeps lift trees by Γ: they need an equal-sided torus")
     H = t.diameter
@@ -104,11 +147,26 @@ def sweep(t, depths=None, *, time_limit=60.0, seed=0, solver="auto", jobs=1, siz
     solve_ks = [k for k in depths if k < H]
     jobs_args = [(tuple(t.shape), k, time_limit, seed, solver, cache) for k in solve_ks]
     progress(f"solving {len(solve_ks)} depth bound(s) on {t.name} with {jobs} process(es)")
+    say = report or progress
+    cached = set(cached_depths(t, solve_ks, time_limit, seed, solver)) if cache else set()
     if jobs > 1 and len(jobs_args) > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            records = list(pool.map(_solve_one, jobs_args))
+            records = []
+            for i, rec in enumerate(pool.map(_solve_one, jobs_args), 1):
+                say(f"k={rec.k} ({i} of {len(jobs_args)}): W = {rec.weight}, {rec.status}"
+                    f"{' (cached)' if rec.cached else ''}")
+                records.append(rec)
     else:
-        records = [_solve_one(a) for a in jobs_args]
+        records = []
+        for i, a in enumerate(jobs_args, 1):
+            k = a[1]
+            if k not in cached:
+                say(f"k={k} ({i} of {len(jobs_args)}): solving, up to {time_limit:g} s")
+            t0 = time.perf_counter()
+            rec = _solve_one(a)
+            took = "cached" if rec.cached else f"{time.perf_counter() - t0:.1f} s"
+            say(f"k={k} ({i} of {len(jobs_args)}): W = {rec.weight}, {rec.status} ({took})")
+            records.append(rec)
     from synth.trees import tighten, tree_base
 
     records = tighten(records)

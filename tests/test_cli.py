@@ -172,3 +172,87 @@ def test_scip_solve_keeps_stdout_to_the_result(tmp_path):
                          check=True).stdout
     data = json.loads(out)
     assert (data["status"], data["weight"]) == ("optimal", "77")
+
+
+def test_solve_writes_only_with_out_and_dash_is_stdout(tmp_path, capsys):
+    code, out, err = run(capsys, "solve", "--torus", "4x4")
+    assert code == 0 and "not written (--out FILE writes it)" in out and list(tmp_path.iterdir()) == []
+    code, out, err = run(capsys, "solve", "--torus", "4x4", "--out", "-", "--json")
+    cert = json.loads(out)                      # stdout is the certificate itself ...
+    assert code == 0 and cert["format"] == "synth-certificate"
+    assert json.loads(err)["certificate"] == "-"  # ... and the summary went to stderr
+    (tmp_path / "c.json").write_text(out)
+    assert run(capsys, "check", str(tmp_path / "c.json"))[0] == 0
+
+
+def test_export_and_baseline_out_dash_and_json(tmp_path, capsys):
+    cert = tmp_path / "c.json"
+    assert run(capsys, "solve", "--torus", "3x3", "--out", str(cert))[0] == 0
+    code, out, err = run(capsys, "export", str(cert), "--out", "-")
+    assert code == 0 and json.loads(out.splitlines()[0])["format"] == "synth-explicit" and err.startswith("wrote -")
+    code, out, _ = run(capsys, "export", str(cert), "--out", str(tmp_path / "e.jsonl"), "--json")
+    assert code == 0 and json.loads(out)["transmissions"] == 576 and (tmp_path / "e.jsonl").exists()
+    code, out, err = run(capsys, "baseline", "bucket", "--torus", "4x4", "--out", "-", "--json")
+    assert code == 0 and json.loads(out.splitlines()[0])["format"] == "synth-explicit"
+    assert json.loads(err)["rounds"] == 12
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json", "e.jsonl"]  # no file named '-'
+
+
+def test_time_limit_note_and_bound_label(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("SYNTH_CACHE_DIR", str(tmp_path / "cache"))
+    argv = ["solve", "--torus", "4x4", "--depth", "2", "--time-limit", "2", "--solver", "heuristic"]
+    code, out, err = run(capsys, *argv)     # stderr is not a terminal here: the note shows all the same
+    assert code == 0 and "may take up to --time-limit 2 s (default 60)" in err
+    assert re.search(r"^round_lower_bound \(one-hop\) +7$", out, re.M)
+    code, out, err = run(capsys, *argv, "--json")  # cached now: no note
+    res = json.loads(out)
+    assert "may take up to" not in err and "from the cache" in err
+    assert res["round_lower_bound"] == 7 and res["round_lower_bound_scope"].startswith("one-hop")
+    assert "may take up to" not in run(capsys, "solve", "--torus", "4x4")[2]  # SP-allreduce solves nothing
+    code, out, _ = run(capsys, "check", str(ROOT / "instances" / "torus" / "sp-8x8.json"))
+    assert code == 0 and "round lower bound (one-hop) 15" in out
+
+
+def test_help_documents_defaults():
+    from synth.cli import _parser
+
+    sub = next(a for a in _parser()._actions if a.__class__.__name__ == "_SubParsersAction")
+    text = " ".join(sub.choices["solve"].format_help().split())
+    assert "(default 60)" in text and "without --out no file is written" in text
+
+
+def test_one_size_parser_for_every_command(capsys):
+    import synth.runtime.mpi
+    from synth.cost import parse_size
+
+    assert synth.runtime.mpi.parse_size is parse_size
+    for argv in (["solve", "--torus", "4x4", "--size", "0"], ["run", "x.json", "--size", "0"],
+                 ["compare", "--torus", "4x4", "--sizes", "0"], ["sweep", "--torus", "4x4", "--sizes", "0"]):
+        code, _, err = run(capsys, *argv)
+        assert code == 2 and "must be a positive whole number of bytes" in err, argv
+
+
+def test_size_reports_each_depth_and_reuses_solved_ones(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("SYNTH_CACHE_DIR", str(tmp_path / "cache"))
+    argv = ["solve", "--torus", "4x4", "--time-limit", "2", "--solver", "heuristic", "--json"]
+    code, out, err = run(capsys, *argv, "--size", "64KiB")
+    assert code == 0 and json.loads(out)["chosen"] == "k=1"
+    assert "solving 3 of 3 depth bound(s)" in err
+    assert [f"k={k} ({k} of 3): solving" in err for k in (1, 2, 3)] == [True] * 3
+    code, out, err = run(capsys, *argv, "--size", "256MiB")  # another size: every depth from the cache
+    assert code == 0 and json.loads(out)["chosen"] == "exchange"
+    assert "solving" not in err and err.count("(cached)") == 3
+
+
+def test_sweep_depths_are_clipped_before_they_are_expanded(capsys):
+    from synth.sweep import parse_depths
+
+    assert parse_depths("1..100000000", 4) == [1, 2, 3, 4]
+    code, out, _ = run(capsys, "sweep", "--torus", "4x4", "--depths", "4..100000000", "--sizes", "64KiB", "--json")
+    assert code == 0 and [r["k"] for r in json.loads(out)["rows"]] == [4]
+
+
+def test_readme_documents_topology_format_and_exit_codes():
+    text = (ROOT / "README.md").read_text()
+    assert "## The `--topology` file" in text and '"format": "synth-topology"' in text
+    assert "exit code 2" in text and "SIGTERM" in text and "without `--out`" in text

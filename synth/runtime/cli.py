@@ -15,7 +15,7 @@ Examples
 >>> add_run_command(sub)
 >>> a = p.parse_args(["run", "cert.json", "--size", "64KiB", "--mode", "deps"])
 >>> a.size, a.mode, a.iters, a.dtype, a.func is cmd_run
-('64KiB', 'deps', 5, 'float32', True)
+(65536, 'deps', 5, 'float32', True)
 """
 
 from __future__ import annotations
@@ -28,20 +28,21 @@ __all__ = ["add_run_command", "cmd_run", "add_msccl_export_arguments", "export_m
 
 def add_run_command(sub):
     """Add ``synth run FILE`` to the subparsers ``sub``."""
+    from synth.cli import int_in, seconds, size
     from synth.runtime.mpi import DTYPES, MODES
 
     r = sub.add_parser("run", help="execute a schedule under MPI, check it and time it against MPI_Allreduce",
                        description=cmd_run.__doc__)
     r.add_argument("file", help="a certificate or an explicit schedule file")
-    r.add_argument("--size", default="1MiB", help="bytes per rank, e.g. 64KiB, 1MiB (default 1MiB)")
-    r.add_argument("--iters", type=int, default=5, help="timed iterations (default 5), each checked")
-    r.add_argument("--warmup", type=int, default=1, help="untimed iterations first (default 1)")
+    r.add_argument("--size", type=size, default="1MiB", help="bytes per rank, e.g. 64KiB, 1MiB (default 1MiB)")
+    r.add_argument("--iters", type=int_in(1, 10**6), default=5, help="timed iterations (default 5), each checked")
+    r.add_argument("--warmup", type=int_in(0, 10**6), default=1, help="untimed iterations first (default 1)")
     r.add_argument("--dtype", default="float32", choices=DTYPES)
     r.add_argument("--mode", default="rounds", choices=MODES,
                    help="rounds: round-synchronous; deps: each rank moves on as soon as its data has arrived")
     r.add_argument("--mpiexec", metavar="CMD",
                    help="MPI launcher, with flags if needed (default: the mpiexec next to this Python, then PATH)")
-    r.add_argument("--timeout", type=float, default=1800.0, help="seconds before the job is killed")
+    r.add_argument("--timeout", type=seconds, default=1800.0, help="seconds before the job is killed (default 1800)")
     r.add_argument("--workdir", metavar="DIR",
                    help="write the per-rank plans here (a directory every node can read, on a cluster) and keep them;"
                         " default: a temporary directory")
@@ -95,6 +96,7 @@ def export_msccl_from_args(args) -> int:
                       outofplace=not getattr(args, "no_outofplace", False),
                       min_bytes=getattr(args, "min_bytes", 0), max_bytes=max_bytes)
     out = export_summary_json(ex, args.out)
+    stream = sys.stderr if args.out == "-" else sys.stdout  # '-': the XML itself is on stdout
     ok = True
     if getattr(args, "check", False):
         from synth.runtime.msccl_check import check_xml
@@ -104,18 +106,19 @@ def export_msccl_from_args(args) -> int:
         out["check"] = {"ok": rep.ok, "errors": rep.errors[:20], "executed": rep.executed,
                         "race_checked": rep.race_checked, "notes": rep.notes}
     if getattr(args, "json", False):
-        print(json.dumps(out))
+        print(json.dumps(out), file=stream)
     else:
-        print(f"wrote {args.out}: {ex.summary()}")
+        print(f"wrote {args.out}: {ex.summary()}", file=stream)
         for note in ex.notes:
             print(f"note: {note}", file=sys.stderr)
         print(f"  load it with MSCCL_XML_FILES={args.out} (MSCCL), or put it in MSCCL_ALGO_DIR "
               f"(msccl-executor-nccl: NCCL_MSCCL_ENABLE=1; RCCL: RCCL_MSCCL_ENABLE=1); the buffer's element count "
-              f"must be a multiple of {ex.nchunksperloop}, and the communicator needs >= {ex.nchannels} channel(s)")
+              f"must be a multiple of {ex.nchunksperloop}, and the communicator needs >= {ex.nchannels} channel(s)",
+              file=stream)
         if "check" in out:
             c = out["check"]
             print(f"  check: {'OK' if c['ok'] else 'FAILED'} ({', '.join(c['executed'])}"
-                  f"{', race-free' if c['race_checked'] else ''})")
+                  f"{', race-free' if c['race_checked'] else ''})", file=stream)
             for e in c["errors"]:
                 print(f"  error: {e}", file=sys.stderr)
     return 0 if ok else 1

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from synth.cost import parse_size  # the one size parser of every command
 from synth.errors import ScheduleError, SynthError
 from synth.runtime import _mpi_worker as worker
 from synth.runtime.plan import Plan, build_plan, load_schedule
@@ -57,34 +58,6 @@ MODES = ("rounds", "deps")
 INSTALL_HINT = "pip install -e '.[mpi]'  (mpi4py and the MPICH wheel)"
 WORKER = os.path.abspath(worker.__file__)
 TAG_MOD = 32767  # the MPI standard guarantees tags up to 32767
-_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2, "mib": 1024**2,
-          "g": 1000**3, "gb": 1000**3, "gib": 1024**3}
-
-
-def parse_size(text) -> int:
-    """Bytes in ``text``: ``4096``, ``64KiB``, ``1MiB``, ``1MB``, ``2G`` (``k``/``K`` = 1024, ``kB`` = 1000).
-
-    >>> parse_size("2 KiB"), parse_size("1kB"), parse_size("1K")
-    (2048, 1000, 1024)
-    """
-    if isinstance(text, (int, np.integer)):
-        return int(text)
-    s = str(text).strip().replace(" ", "")
-    num = s.rstrip("bBkKmMgGiI")
-    unit = s[len(num):]
-    try:
-        value = float(num)
-    except ValueError:
-        raise SynthError(f"cannot read the size {text!r}: use e.g. 4096, 64KiB or 1MiB") from None
-    u = unit.lower()
-    if unit in ("k", "K", "m", "M", "g", "G"):  # bare letter: binary, as most HPC tools read it
-        u = unit.lower() + "ib"
-    if u not in _UNITS:
-        raise SynthError(f"cannot read the size {text!r}: use e.g. 4096, 64KiB or 1MiB")
-    out = int(value * _UNITS[u])
-    if out < 0:
-        raise SynthError("the size must be non-negative")
-    return out
 
 
 def find_mpiexec(mpiexec=None) -> list:
