@@ -91,7 +91,12 @@ def _cases(files):
               ["info", "--topology", files["binary"]], ["info", "--topology", files["array"]],
               ["info", "--topology", files["nested"]], ["info"], ["bound"], ["compare"], ["sweep"],
               ["baseline", "nope", *TOPO], ["export", c, "--format", "pdf", "--out", str(d / "x")],
-              ["export", files["explicit"], "--out", str(d / "x.jsonl")], ["solve", *TOPO, "--mode", "bogus"]]
+              ["export", files["explicit"], "--out", str(d / "x.jsonl"), "--elements", "0"],
+              ["solve", *TOPO, "--mode", "bogus"]]
+    for v in ["-1", str(10**30), "0", "1e9", "2"]:  # --min-bytes 2 exceeds --max-bytes 1
+        cases += [["export", c, "--format", "msccl-xml", "--out", str(d / "a.xml"), "--max-bytes", v]] * (v != "2")
+        cases += [["export", c, "--format", "msccl-xml", "--out", str(d / "a.xml"), "--min-bytes", v,
+                   "--max-bytes", "1"]] * (v != "0")
     for kind in ["missing", "folder", "empty", "binary", "array", "nested", "nan", "huge", "truncated",
                  "truncated_explicit", "devnull"]:
         f = files[kind]

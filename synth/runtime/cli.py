@@ -68,13 +68,30 @@ def cmd_run(args) -> int:
     return 0 if report.ok else 1
 
 
+#: largest byte count accepted for --min-bytes / --max-bytes: the runtimes read them as 64-bit sizes
+MAX_BUFFER_BYTES = 1 << 62
+
+
+def _buffer_bytes(text) -> int:
+    """A ``type=`` for --min-bytes / --max-bytes: a whole number of bytes, 0 to :data:`MAX_BUFFER_BYTES`."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{str(text)[:40]!r} is not a whole number of bytes") from None
+    if not 0 <= value <= MAX_BUFFER_BYTES:
+        raise argparse.ArgumentTypeError(f"{str(text)[:40]} is out of range (0 to 2^62 bytes)")
+    return value
+
+
 def add_msccl_export_arguments(parser):
     """Options of ``synth export`` that only ``--format msccl-xml`` uses."""
     g = parser.add_argument_group("msccl-xml")
     g.add_argument("--proto", default="Simple", choices=("Simple", "LL", "LL128"), help="NCCL protocol (msccl-xml)")
     g.add_argument("--name", help="algorithm name in the XML (msccl-xml)")
-    g.add_argument("--min-bytes", type=int, default=0, help="smallest buffer the runtime may use it for (msccl-xml)")
-    g.add_argument("--max-bytes", type=int, default=None,
+    g.add_argument("--min-bytes", type=_buffer_bytes, default=0, help="smallest buffer the runtime may use it for (msccl-xml)")
+    g.add_argument("--max-bytes", type=_buffer_bytes, default=None,
                    help="largest buffer the runtime may use it for (msccl-xml; default: 1 TiB, or less so that the "
                         "scratch microsoft/msccl allocates at init stays within 1 GiB per GPU)")
     g.add_argument("--no-inplace", action="store_true", help="declare inplace=0 (msccl-xml)")

@@ -278,6 +278,9 @@ def _resolve_max_bytes(max_bytes, min_bytes, units, s_max, cap):
             raise ScheduleError(f"min_bytes {min_bytes} leaves no sizes whose scratch ({s_max} of {units} chunks per "
                                 f"GPU) stays within {cap} bytes; pass max_bytes explicitly")
         return mb, []
+    if max_bytes < 1 or max_bytes < min_bytes:
+        raise ScheduleError(f"max_bytes {max_bytes} must be at least 1 and at least min_bytes {min_bytes}: "
+                            "the runtime would never select the algorithm")
     need = scratch_bytes(max_bytes, s_max, units)
     if need <= cap:
         return int(max_bytes), []
