@@ -127,6 +127,12 @@ def cmd_solve(args) -> int:
         _progress(f"wrote {args.out}")
     else:
         args.out = None
+    from synth.solve import check_written
+
+    report = check_written(cert, args.out)      # `valid` is what `synth check` says of the file
+    failed = [f"{k}: claimed {v[0]}, measured {v[1]}" for k, v in report.claims.items() if not v[2]]
+    for error in report.errors + failed:
+        print(f"synth: the certificate does not check: {error}", file=sys.stderr)
     c = cert.claims
     if chosen is not None:
         from synth.check import measure_symmetric
@@ -145,8 +151,9 @@ def cmd_solve(args) -> int:
         "compute_nodes": c["compute_nodes"], "links": c["links"], "diameter": getattr(topology, "diameter", None),
         "chunks": c["chunks"], "rounds": c["rounds"], "round_lower_bound": c["round_lower_bound"],
         "round_optimal": c["round_optimal"], "psi": c["psi"], "theta": c["theta"], "omega": c["omega"],
-        "weight": c["weight"], "depth": result.depth, "valid": True, "certificate": args.out,
-        **{k: v for k, v in cert.solver.items() if k in ("status", "lower_bound", "gap", "balance_status")},
+        "weight": c["weight"], "depth": result.depth, "valid": report.valid, "certificate": args.out,
+        **{k: v for k, v in cert.solver.items()
+           if k in ("status", "lower_bound", "gap", "solver_lower_bound", "balance_status")},
         **extra,
     }
     for note in result.notes:
@@ -158,7 +165,7 @@ def cmd_solve(args) -> int:
         for k, v in summary.items():
             if v is not None:
                 print(f"{k:<{width}}  {v}")
-    return EXIT_OK
+    return EXIT_OK if report.valid else EXIT_FAILED
 
 
 def _default_certificate_name(topology, cert, depth) -> str:
