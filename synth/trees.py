@@ -271,7 +271,10 @@ def khop_tree(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: str
     The solver gets ``time_limit`` less a reserve (3 %, at least 1 s) for lifting and
     checking the schedule, so that ``synth solve --time-limit S`` ends within ``S``.
     ``start`` (a parent array, e.g. from :func:`start_tree`) is the solve's first
-    incumbent, so the result is never heavier; such a solve bypasses the cache.
+    incumbent, so the result is never heavier; such a solve bypasses the cache, as do
+    ``k = 1`` and ``k >= H`` (solved at once).  A solve cut short by Ctrl-C is returned
+    (``interrupted``) but not cached; a cache entry is re-checked and its bound
+    re-derived when read (module docstring).
     """
     from synth.models.khop import solve_khop
 
