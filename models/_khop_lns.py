@@ -189,6 +189,10 @@ def solve_window(D, k, parent, depth, window, *, seed=0, work_limit=1.0, time_li
     s.parameters.random_seed = int(seed)
     s.parameters.max_deterministic_time = float(work_limit)
     s.parameters.max_time_in_seconds = float(time_limit)
+    # CP-SAT would catch Ctrl-C and stop as at a limit, so the search would go on and the
+    # solve would end as if completed (and be cached): let Python raise KeyboardInterrupt
+    # when the window returns instead (a window is short: its work limit)
+    s.parameters.catch_sigint_signal = False
     st = s.solve(m)
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None

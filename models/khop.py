@@ -103,6 +103,10 @@ class KHopResult:
         else the cone-counting bound's, or for ``k = 1`` and ``k >= H`` the closed form's
         (``p - 1``, or the star's weight at ``k = 1``).  Its ``bound`` can be below
         ``lower_bound`` when the MIP proved more.
+    interrupted : bool
+        The solve was cut short (Ctrl-C, or a solver stopped early by it) rather than
+        ending on a proof, its fixed iteration counts or its time limit: the same
+        inputs would not reproduce it, so :func:`synth.trees.khop_tree` does not cache it.
     """
 
     status: str
@@ -118,6 +122,7 @@ class KHopResult:
     time_limit: float
     k: int = 0
     dual: dict | None = None
+    interrupted: bool = False
 
 
 def _bfs_parent(t):
@@ -135,7 +140,7 @@ def _bfs_parent(t):
     return parent
 
 
-def _result(t, k, parent, bound, method, t0, seed, solver, time_limit, status=None, dual=None):
+def _result(t, k, parent, bound, method, t0, seed, solver, time_limit, status=None, dual=None, interrupted=False):
     depth, weight = check_tree(t, parent, k)
     if dual is None:        # the closed-form bound's dual (p - 1, or the star's weight at k = 1)
         from synth.models._khop_dual import simple_dual
@@ -151,7 +156,7 @@ def _result(t, k, parent, bound, method, t0, seed, solver, time_limit, status=No
     gap = (weight - bound) / weight if weight > 0 else 0.0
     lb = int(bound) if float(bound).is_integer() else bound
     return KHopResult(status, np.asarray(parent, dtype=np.int64), depth, weight, lb, gap,
-                      time.monotonic() - t0, seed, solver, method, time_limit, k, dual)
+                      time.monotonic() - t0, seed, solver, method, time_limit, k, dual, bool(interrupted))
 
 
 def _check_start(t, k, start):
@@ -206,7 +211,8 @@ def solve_khop(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: st
     Returns
     -------
     KHopResult
-        Ctrl-C during the solve returns the best tree so far with its honest status and gap.
+        Ctrl-C during the solve returns the best tree so far with its honest status and gap,
+        marked ``interrupted``.
 
     Raises
     ------
@@ -276,6 +282,7 @@ def solve_khop(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: st
     from synth.models._khop_pipeline import run_pipeline
 
     best = {"parent": None, "weight": None, "bound": float(V - 1), "method": "W >= p - 1"}
+    interrupted = False
     try:
         cone = cone_dual(t, k)      # the bound that needs no LP (1.7 s on 64x64)
         best.update(bound=float(cone["bound"]), dual=cone,
@@ -283,7 +290,8 @@ def solve_khop(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: st
         say(f"bound {cone['bound']} (cone counting)")
         run_pipeline(t, k, best, deadline=deadline, seed=seed, solver=solver, threads=threads, say=say,
                      start=start)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:       # Ctrl-C in any phase; a MIP engine that caught it re-raises it
+        interrupted = True
         say("interrupted: returning the best tree so far")
     if best["parent"] is None:
         parent = _bfs_parent(t)
@@ -291,4 +299,4 @@ def solve_khop(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: st
         parent[0] = -1
         best["parent"] = parent
     return _result(t, k, best["parent"], best["bound"], best["method"], t0, seed,
-                   best.get("solver", solver), time_limit, dual=best.get("dual"))
+                   best.get("solver", solver), time_limit, dual=best.get("dual"), interrupted=interrupted)

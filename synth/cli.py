@@ -215,6 +215,13 @@ def cmd_solve(args) -> int:
 
         write_certificate(cert, args.out)
         _progress(f"wrote {args.out}")
+    from synth.solve import check_written
+
+    # `valid` is what `synth check` says of the file (of the certificate itself when none is written)
+    report = check_written(cert, args.out if args.out not in (None, "-") else None)
+    failed = [f"{k}: claimed {v[0]}, measured {v[1]}" for k, v in report.claims.items() if not v[2]]
+    for error in report.errors + failed:
+        print(f"synth: the certificate does not check: {error}", file=sys.stderr)
     c = cert.claims
     if chosen is not None:
         from synth.check import measure_symmetric
@@ -234,8 +241,9 @@ def cmd_solve(args) -> int:
         "chunks": c["chunks"], "rounds": c["rounds"], "round_lower_bound": c["round_lower_bound"],
         "round_lower_bound_scope": ROUND_BOUND_SCOPE,
         "round_optimal": c["round_optimal"], "psi": c["psi"], "theta": c["theta"], "omega": c["omega"],
-        "weight": c["weight"], "depth": result.depth, "valid": True, "certificate": args.out,
-        **{k: v for k, v in cert.solver.items() if k in ("status", "lower_bound", "gap", "balance_status")},
+        "weight": c["weight"], "depth": result.depth, "valid": report.valid, "certificate": args.out,
+        **{k: v for k, v in cert.solver.items()
+           if k in ("status", "lower_bound", "gap", "solver_lower_bound", "balance_status")},
         **extra,
     }
     for note in result.notes:
@@ -245,7 +253,7 @@ def cmd_solve(args) -> int:
         print(json.dumps(summary), file=stream)
     else:
         _print_table(summary, stream)
-    return EXIT_OK
+    return EXIT_OK if report.valid else EXIT_FAILED
 
 
 #: labels of the text tables where the JSON key alone would mislead

@@ -171,7 +171,9 @@ def test_scip_solve_keeps_stdout_to_the_result(tmp_path):
                           "--json", "--out", str(tmp_path / "c.json")], capture_output=True, text=True, env=env,
                          check=True).stdout
     data = json.loads(out)
-    assert (data["status"], data["weight"]) == ("optimal", "77")
+    assert data["weight"] == "77" and data["valid"] is True
+    # the MIP proves 77 optimal; what the stored dual proves (and synth check re-derives) may be less
+    assert data["status"] == "optimal" if data["lower_bound"] == 77 else data["status"] == "optimal (solver claim)"
 
 
 def test_solve_writes_only_with_out_and_dash_is_stdout(tmp_path, capsys):

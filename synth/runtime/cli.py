@@ -90,7 +90,8 @@ def add_msccl_export_arguments(parser):
     g = parser.add_argument_group("msccl-xml")
     g.add_argument("--proto", default="Simple", choices=("Simple", "LL", "LL128"), help="NCCL protocol (msccl-xml)")
     g.add_argument("--name", help="algorithm name in the XML (msccl-xml)")
-    g.add_argument("--min-bytes", type=_buffer_bytes, default=0, help="smallest buffer the runtime may use it for (msccl-xml)")
+    g.add_argument("--min-bytes", type=_buffer_bytes, default=0,
+                   help="smallest buffer the runtime may use it for (msccl-xml)")
     g.add_argument("--max-bytes", type=_buffer_bytes, default=None,
                    help="largest buffer the runtime may use it for (msccl-xml; default: 1 TiB, or less so that the "
                         "scratch microsoft/msccl allocates at init stays within 1 GiB per GPU)")
