@@ -178,7 +178,8 @@ def read_explicit(path):
             if len(line) > MAX_ROW_BYTES:
                 raise FileFormatError(f"{path}, line {lineno}: longer than {MAX_ROW_BYTES >> 10} KiB")
             if total > MAX_EXPLICIT_BYTES:
-                raise FileFormatError(f"{path}: larger than {MAX_EXPLICIT_BYTES >> 20} MiB, the limit for explicit files")
+                raise FileFormatError(f"{path}: larger than {MAX_EXPLICIT_BYTES >> 20} MiB, the limit for "
+                                      "explicit files")
             if not line.strip():
                 continue
             rnd, op, chunk, route = _row(line, f"{path}, line {lineno}", rounds, C, V)
@@ -193,7 +194,8 @@ def read_explicit(path):
     if n_rows == 0:
         raise FileFormatError(f"{path}: no transmission lines")
     if rounds != last:
-        raise FileFormatError(f"{path}: the header says {rounds} rounds but the last round with a transmission is {last}")
+        raise FileFormatError(f"{path}: the header says {rounds} rounds but the last round with a transmission "
+                              f"is {last}")
     if rounds > n_rows:
         raise FileFormatError(f"{path}: the header says {rounds} rounds for only {n_rows} transmissions")
     if C * max(t.n_compute - 1, 1) > n_rows:

@@ -104,7 +104,8 @@ def loads_strict(text: str, where: str = "input"):
     except _Refused as exc:
         raise FileFormatError(f"{where}: {exc}") from None
     except json.JSONDecodeError as exc:
-        raise FileFormatError(f"{where}: not valid JSON (line {exc.lineno}: {exc.msg}); truncated or corrupt?") from None
+        raise FileFormatError(f"{where}: not valid JSON (line {exc.lineno}: {exc.msg}); "
+                              "truncated or corrupt?") from None
     except RecursionError:
         raise FileFormatError(f"{where}: JSON nested too deeply") from None
 

@@ -119,7 +119,7 @@ def spec_size(spec) -> tuple:
             return None
         return q * l + l + q, 4 * q * l, h * l
     if kind == "links":
-        n, links, compute = spec.get("vertices"), spec.get("links"), spec.get("compute")
+        n, links = spec.get("vertices"), spec.get("links")
         if not _is_int(n) or not isinstance(links, list):
             return None
         return n, len(links), None   # listed in the file itself: its size bounds the work already
