@@ -291,9 +291,12 @@ def named_group(topology: Topology, spec: dict) -> Group:
     kind = spec.get("kind") if isinstance(spec, dict) else None
     if kind == "generators":
         gens = spec.get("generators")
+        if not isinstance(gens, list) or not all(isinstance(g, list) and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in g) for g in gens):
+            raise GroupError("group generators must be lists of integer vertex ids")
         try:
             arr = np.asarray(gens, dtype=np.int64)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise GroupError("group generators must be lists of vertex ids") from None
         if arr.ndim != 2 or arr.shape[1] != topology.n_vertices:
             raise GroupError(f"each group generator must list {topology.n_vertices} vertex images")
