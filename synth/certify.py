@@ -29,7 +29,7 @@ from synth.check import Metrics, execute, measure_explicit, measure_symmetric, r
 from synth.certificate import Certificate, read_certificate
 from synth.errors import FileFormatError, ScheduleError, SynthError
 from synth.explicit import FORMAT as EXPLICIT_FORMAT, read_explicit
-from synth.fileio import MAX_JSON_BYTES, loads_strict, open_regular, read_json
+from synth.fileio import open_regular, read_json, read_line
 from synth.lift import lift, lifted_weights
 from synth.registry import default_group
 from synth.schedule import chunk_elements
@@ -40,6 +40,8 @@ __all__ = ["Report", "certify", "check_certificate", "check_explicit", "check_fi
 MODES = ("auto", "explicit", "symmetric")
 EXPLICIT_LIMIT = 30_000_000  # lifted transmissions up to which 'auto' executes explicitly
 EXPLICIT_HARD_LIMIT = 60_000_000  # lifted route links beyond which even '--mode explicit' refuses (memory)
+_KIND_BYTES = 1 << 20  # how much of a file file_kind looks at
+_EXPLICIT_HEAD = re.compile(rb'\s*\{\s*"format"\s*:\s*"' + re.escape(EXPLICIT_FORMAT.encode()) + rb'"')
 _FRACTION = re.compile(r"^-?\d{1,60}(/\d{1,60})?$")  # how claims spell exact numbers (bounded: no huge parse)
 
 
@@ -232,20 +234,16 @@ def check_explicit(path) -> Report:
 def file_kind(path) -> str:
     """``'explicit'`` when the first line is a synth-explicit header, else ``'certificate'``.
 
-    Reads one line of at most ``MAX_JSON_BYTES`` bytes, from a regular file only.
+    Looks at the first line's first MiB only, from a regular file only: an explicit header
+    names its format first (:func:`synth.explicit.explicit_lines`); the readers then check
+    everything, so a file taken for the wrong kind is refused with the other kind's error.
     """
     with open_regular(path) as f:
         try:
-            first = f.readline(MAX_JSON_BYTES + 1)
+            first = read_line(f, _KIND_BYTES)
         except OSError as exc:
             raise FileFormatError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
-    if EXPLICIT_FORMAT.encode() not in first:
-        return "certificate"
-    try:
-        head = loads_strict(first.decode("utf-8"), str(path))
-    except (FileFormatError, UnicodeDecodeError):
-        return "certificate"
-    return "explicit" if isinstance(head, dict) and head.get("format") == EXPLICIT_FORMAT else "certificate"
+    return "explicit" if _EXPLICIT_HEAD.match(first) else "certificate"
 
 
 def check_file(path, mode: str = "auto") -> Report:

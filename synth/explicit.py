@@ -26,7 +26,7 @@ from array import array
 import numpy as np
 
 from synth.errors import FileFormatError, SynthError
-from synth.fileio import MAX_JSON_BYTES, loads_strict, open_regular, write_atomic
+from synth.fileio import MAX_JSON_BYTES, loads_strict, open_regular, read_line, write_atomic
 from synth.registry import build_topology, spec_size
 from synth.schedule import OPS, Block, Schedule
 from synth.topology import Topology
@@ -141,12 +141,12 @@ def read_explicit(path):
     with open_regular(path) as f:
         if os.fstat(f.fileno()).st_size > MAX_EXPLICIT_BYTES:
             raise FileFormatError(f"{path}: larger than {MAX_EXPLICIT_BYTES >> 20} MiB, the limit for explicit files")
-        first = f.readline(MAX_JSON_BYTES + 1)
+        first = read_line(f, MAX_JSON_BYTES)
         if len(first) > MAX_JSON_BYTES:
             raise FileFormatError(f"{path}: line 1 is longer than {MAX_JSON_BYTES >> 20} MiB")
         try:
             header = loads_strict(first.decode("utf-8"), f"{path}, line 1")
-        except (FileFormatError, UnicodeDecodeError):
+        except UnicodeDecodeError:
             raise FileFormatError(f"{path}: line 1 is not a JSON header") from None
         if not isinstance(header, dict) or header.get("format") != FORMAT:
             raise FileFormatError(f"{path}: not a synth-explicit file")
@@ -170,7 +170,7 @@ def read_explicit(path):
         n_rows, last, total = 0, 0, len(first)
         lineno = 1
         while True:
-            line = f.readline(MAX_ROW_BYTES + 1)
+            line = read_line(f, MAX_ROW_BYTES)
             if not line:
                 break
             lineno += 1

@@ -20,7 +20,7 @@ import tempfile
 
 from synth.errors import FileFormatError
 
-__all__ = ["write_atomic", "read_json", "loads_strict", "open_regular", "read_capped", "MAX_JSON_BYTES",
+__all__ = ["write_atomic", "read_json", "loads_strict", "open_regular", "read_capped", "read_line", "MAX_JSON_BYTES",
            "MAX_INT"]
 
 MAX_JSON_BYTES = 64 << 20  # 64 MiB: 200x the largest certificate in instances/ (64x64 is 0.34 MB)
@@ -133,16 +133,41 @@ def open_regular(path, mode: str = "rb"):
     return f
 
 
+_PIECE = 1 << 20  # read in pieces: f.read(n) and f.readline(n) allocate n bytes up front
+
+
 def read_capped(path, cap: int = MAX_JSON_BYTES) -> bytes:
     """The bytes of the regular file ``path``, refusing files over ``cap`` bytes after reading at most ``cap + 1``."""
     with open_regular(path) as f:
+        if os.fstat(f.fileno()).st_size > cap:
+            raise FileFormatError(f"{path}: larger than {cap >> 20} MiB, the limit for this kind of file")
+        pieces, size = [], 0
         try:
-            data = f.read(cap + 1)
+            while size <= cap:
+                piece = f.read(min(_PIECE, cap + 1 - size))
+                if not piece:
+                    break
+                pieces.append(piece)
+                size += len(piece)
         except OSError as exc:
             raise FileFormatError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
-    if len(data) > cap:
+    if size > cap:
         raise FileFormatError(f"{path}: larger than {cap >> 20} MiB, the limit for this kind of file")
-    return data
+    return b"".join(pieces)
+
+
+def read_line(f, cap: int) -> bytes:
+    """The next line of the binary file ``f``, at most ``cap + 1`` bytes (longer lines come back cut)."""
+    pieces, size = [], 0
+    while size <= cap:
+        piece = f.readline(min(_PIECE, cap + 1 - size))
+        if not piece:
+            break
+        pieces.append(piece)
+        size += len(piece)
+        if piece.endswith(b"\n"):
+            break
+    return b"".join(pieces)
 
 
 def read_json(path, cap: int = MAX_JSON_BYTES) -> dict:
