@@ -42,10 +42,12 @@ from synth import __version__
 from synth.errors import FileFormatError, ScheduleError, SynthError
 from synth.fileio import read_json, write_atomic
 from synth.group import Group, named_group
-from synth.registry import build_topology
+from synth.registry import build_topology, spec_size
 from synth.schedule import OPS, BaseSchedule
+from synth.topology import check_size
 
-__all__ = ["Certificate", "FORMAT", "VERSION", "base_to_json", "base_from_json", "read_certificate",
+__all__ = ["Certificate", "FORMAT", "VERSION", "base_to_json", "base_from_json", "base_shape",
+           "check_declared_size", "read_certificate",
            "write_certificate", "certificate_to_json", "dumps"]
 
 FORMAT = "synth-certificate"
@@ -83,40 +85,80 @@ def base_to_json(base: BaseSchedule) -> dict:
     return {"rounds": int(base.n_rounds), "components": comps}
 
 
-def base_from_json(topology, data) -> BaseSchedule:
-    """Parse a ``base_schedule`` object, with one-line errors for anything malformed."""
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def base_shape(data) -> list:
+    """Transmissions per component of a ``base_schedule`` object, checking its structure only.
+
+    Cheap and done before the topology is built, so the counts can be checked against it
+    (:func:`read_certificate`).
+    """
     if not isinstance(data, dict) or not isinstance(data.get("components"), list) or not data["components"]:
         raise FileFormatError("base_schedule needs a non-empty 'components' list")
     rounds = data.get("rounds")
-    if not isinstance(rounds, int) or rounds < 1:
+    if not _is_int(rounds) or rounds < 1:
         raise FileFormatError("base_schedule.rounds must be a positive integer")
-    rows, weights, labels = [], [], []
+    counts = []
     for c, comp in enumerate(data["components"]):
         if not isinstance(comp, dict) or not isinstance(comp.get("transmissions"), list):
             raise FileFormatError(f"component {c} needs a 'transmissions' list")
+        counts.append(len(comp["transmissions"]))
+    if rounds > sum(counts):
+        raise FileFormatError(f"base_schedule.rounds is {rounds} but the schedule has only {sum(counts)} "
+                              "transmissions")
+    return counts
+
+
+def _row(topology, tr):
+    """One transmission ``[round, src, dst, op, route]``, strictly typed; returns (round, src, dst, op, links)."""
+    if not isinstance(tr, list) or len(tr) != 5:
+        raise ValueError("a transmission is [round, src, dst, op, route]")
+    rnd, src, dst, op, route = tr
+    if not (_is_int(rnd) and _is_int(src) and _is_int(dst)):
+        raise ValueError("round, src and dst must be integers")
+    if op not in OPS:
+        raise ValueError(f"op must be one of {', '.join(OPS)}")
+    if not isinstance(route, list) or len(route) < 2 or not all(_is_int(v) for v in route):
+        raise ValueError("route must be a list of at least two integer vertex ids")
+    if route[0] != src or route[-1] != dst:
+        raise ValueError("route does not start at src and end at dst")
+    verts = np.asarray(route, dtype=np.int64)
+    links = topology.link_ids(verts[:-1], verts[1:])
+    if np.any(links < 0):
+        k = int(np.argmax(links < 0))
+        raise ValueError(f"route step {verts[k]}->{verts[k + 1]} is not a link")
+    return rnd, src, dst, OPS.index(op), links
+
+
+def base_from_json(topology, data) -> BaseSchedule:
+    """Parse a ``base_schedule`` object, with one-line errors for anything malformed.
+
+    Types are strict (``1.5``, ``"1"`` and ``true`` are not integers); weights are integers in
+    ``1..2**53-1``; ``rounds`` must be the last round that has a transmission (:func:`synth.certify.certify`
+    writes exactly that), so nothing is allocated for rounds the file does not fill.
+    """
+    base_shape(data)
+    rows, weights, labels = [], [], []
+    for c, comp in enumerate(data["components"]):
         w = comp.get("weight", 1)
-        if not isinstance(w, int) or w < 1:
-            raise FileFormatError(f"component {c}: weight must be a positive integer")
+        if not _is_int(w) or w < 1:
+            raise FileFormatError(f"component {c}: weight must be a positive integer, got {str(w)[:40]}")
         weights.append(w)
-        labels.append(str(comp.get("label", f"component {c}")))
+        labels.append(str(comp.get("label", f"component {c}"))[:1000])
         for j, tr in enumerate(comp["transmissions"]):
             try:
-                rnd, src, dst, op, route = tr
-                op_code = OPS.index(op)
-                verts = np.asarray(route, dtype=np.int64)
-                if verts.ndim != 1 or verts.size < 2:
-                    raise ValueError("route needs at least two vertices")
-                if verts[0] != src or verts[-1] != dst:
-                    raise ValueError("route does not start at src and end at dst")
-                links = topology.link_ids(verts[:-1], verts[1:])
-                if np.any(links < 0):
-                    k = int(np.argmax(links < 0))
-                    raise ValueError(f"route step {verts[k]}->{verts[k + 1]} is not a link")
+                rnd, src, dst, op_code, links = _row(topology, tr)
             except (TypeError, ValueError) as exc:
                 raise FileFormatError(f"component {c}, transmission {j}: {exc}") from None
-            rows.append((c, int(rnd), int(src), int(dst), op_code, links))
+            rows.append((c, rnd, src, dst, op_code, links))
+    last = max(r[1] for r in rows) if rows else 0
+    if rows and data["rounds"] != last:
+        raise FileFormatError(f"base_schedule.rounds is {data['rounds']} but the last round with a transmission "
+                              f"is {last}")
     try:
-        return BaseSchedule.from_rows(topology, rounds, rows, weights, labels)
+        return BaseSchedule.from_rows(topology, data["rounds"], rows, weights, labels)
     except ScheduleError as exc:
         raise FileFormatError(f"base schedule: {exc}") from None
 
@@ -165,23 +207,52 @@ def read_certificate(path_or_data) -> Certificate:
     """Read and structurally validate a certificate (claims are *not* checked here)."""
     data = read_json(path_or_data) if not isinstance(path_or_data, dict) else path_or_data
     if data.get("format") != FORMAT:
-        raise FileFormatError(f"not a synth certificate (format {data.get('format')!r})")
+        raise FileFormatError(f"not a synth certificate (format {str(data.get('format'))[:40]!r})")
     if data.get("version") != VERSION:
-        raise FileFormatError(f"certificate version {data.get('version')!r} is not supported (this is {VERSION})")
+        raise FileFormatError(f"certificate version {str(data.get('version'))[:40]!r} is not supported "
+                              f"(this is {VERSION})")
     for key in ("topology", "group", "base_schedule", "chunking"):
         if key not in data:
             raise FileFormatError(f"certificate lacks '{key}'")
+    for key in ("claims", "solver", "provenance"):
+        if not isinstance(data.get(key, {}), dict):
+            raise FileFormatError(f"certificate '{key}' must be an object")
+    elements = data["chunking"].get("elements") if isinstance(data["chunking"], dict) else None
+    if not _is_int(elements) or elements < 1:
+        raise FileFormatError("chunking.elements must be a positive integer")
+    counts = base_shape(data["base_schedule"])
+    check_declared_size(data["topology"], counts)
     try:
         topology = build_topology(data["topology"])
         group = named_group(topology, data["group"])
     except SynthError as exc:
         raise FileFormatError(f"certificate: {exc}") from None
     base = base_from_json(topology, data["base_schedule"])
-    elements = data["chunking"].get("elements") if isinstance(data["chunking"], dict) else None
-    if not isinstance(elements, int) or isinstance(elements, bool) or elements < 1:
-        raise FileFormatError("chunking.elements must be a positive integer")
-    for key in ("claims", "solver", "provenance"):
-        if not isinstance(data.get(key, {}), dict):
-            raise FileFormatError(f"certificate '{key}' must be an object")
     return Certificate(topology, group, base, elements, data.get("claims", {}), data.get("solver", {}),
                        data.get("provenance", {}))
+
+
+def check_declared_size(spec, counts) -> None:
+    """Check the topology ``spec`` names against the schedule, before building either.
+
+    Every component is an allreduce of one chunk over all ``p`` compute vertices, and each of
+    them but one must receive at least once, so a component has at least ``p - 1`` transmissions.
+    With the size caps of :func:`synth.topology.check_size` this bounds the work by the file.
+
+    Raises
+    ------
+    FileFormatError
+        If the topology is over the caps or too large for the schedule.
+    """
+    size = spec_size(spec)
+    if size is None:
+        return
+    V, E, p = size
+    try:
+        check_size(f"the certificate's {spec.get('kind')}", V, E)
+    except SynthError as exc:
+        raise FileFormatError(f"certificate: {exc}") from None
+    if p is not None and counts and p - 1 > min(counts):
+        c = counts.index(min(counts))
+        raise FileFormatError(f"certificate: component {c} has {counts[c]} transmissions but its topology has "
+                              f"{p} compute nodes; an allreduce needs at least {p - 1}")

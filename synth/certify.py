@@ -20,8 +20,8 @@ Examples
 
 from __future__ import annotations
 
-import json
 import math
+import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -29,16 +29,20 @@ from synth.check import Metrics, execute, measure_explicit, measure_symmetric, r
 from synth.certificate import Certificate, read_certificate
 from synth.errors import FileFormatError, ScheduleError, SynthError
 from synth.explicit import FORMAT as EXPLICIT_FORMAT, read_explicit
-from synth.fileio import read_json
+from synth.fileio import open_regular, read_json, read_line
 from synth.lift import lift, lifted_weights
 from synth.registry import default_group
 from synth.schedule import chunk_elements
 
 __all__ = ["Report", "certify", "check_certificate", "check_explicit", "check_file", "claims_of", "file_kind",
-           "MODES", "EXPLICIT_LIMIT"]
+           "MODES", "EXPLICIT_LIMIT", "EXPLICIT_HARD_LIMIT"]
 
 MODES = ("auto", "explicit", "symmetric")
 EXPLICIT_LIMIT = 30_000_000  # lifted transmissions up to which 'auto' executes explicitly
+EXPLICIT_HARD_LIMIT = 60_000_000  # lifted route links beyond which even '--mode explicit' refuses (memory)
+_KIND_BYTES = 1 << 20  # how much of a file file_kind looks at
+_EXPLICIT_HEAD = re.compile(rb'\s*\{\s*"format"\s*:\s*"' + re.escape(EXPLICIT_FORMAT.encode()) + rb'"')
+_FRACTION = re.compile(r"^-?\d{1,60}(/\d{1,60})?$")  # how claims spell exact numbers (bounded: no huge parse)
 
 
 @dataclass
@@ -93,9 +97,17 @@ def claims_of(m: Metrics, bound: int) -> dict:
 
 
 def _measure(base, group, elements, mode):
+    if isinstance(elements, bool) or not isinstance(elements, int) or elements < 1:
+        raise ScheduleError(f"the number of elements must be a positive integer, got {str(elements)[:40]}")
+    n_chunks = base.n_components * group.order
+    if elements < n_chunks:  # checked before the sizes are made: some chunk would get no element
+        raise ScheduleError(f"{elements} elements cannot fill {n_chunks} chunks; every chunk needs at least one")
     n_lifted = base.n_transmissions * group.order
     if mode == "auto":
         mode = "explicit" if n_lifted <= EXPLICIT_LIMIT else "symmetric"
+    if mode == "explicit" and base.route_links.size * group.order > EXPLICIT_HARD_LIMIT:
+        raise ScheduleError(f"the lifted schedule has {base.route_links.size * group.order} route links, more than "
+                            f"{EXPLICIT_HARD_LIMIT} that an explicit check may hold in memory; use --mode symmetric")
     sizes = chunk_elements(lifted_weights(base, group), elements)
     if mode == "explicit":
         schedule = lift(base, group)
@@ -113,13 +125,18 @@ def certify(base, group, elements=None, *, mode="auto", solver=None, provenance=
     """Check a fresh schedule and wrap it, with what was measured as claims, into a certificate.
 
     ``elements`` defaults to one element per unit of chunk weight (``|G| * sum(weights)``).
+    Empty rounds at the end are dropped (:meth:`synth.schedule.BaseSchedule.trimmed`): a certificate's
+    ``rounds`` is its last round with a transmission.
 
     Raises
     ------
     ScheduleError
-        If the schedule is not a correct allreduce: nothing false is ever certified.
+        If the schedule is not a correct allreduce, or a chunk would get no element: nothing false
+        is ever certified.
     """
-    elements = int(elements or group.order * int(base.weights.sum()))
+    base = base.trimmed()
+    if elements is None:
+        elements = group.order * sum(int(w) for w in base.weights.tolist())
     mode, errors, metrics = _measure(base, group, elements, mode)
     if errors:
         raise ScheduleError("refusing to certify an incorrect schedule: " + errors[0])
@@ -128,17 +145,27 @@ def certify(base, group, elements=None, *, mode="auto", solver=None, provenance=
                        dict(provenance or {}))
 
 
-def _canon(value):
-    if isinstance(value, bool) or value is None:
-        return value
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return Fraction(value).limit_denominator(1 << 40)
-    try:
-        return Fraction(str(value))
-    except (ValueError, ZeroDivisionError):
-        return str(value)
+def _same(claimed, measured) -> bool:
+    """Is ``claimed`` exactly the re-derived ``measured`` (a bool, an int or a fraction string)?
+
+    No rounding and no coercion: a bool matches only a bool, an int only an equal int (or a
+    fraction equal to it), a fraction only a string ``a`` or ``a/b`` of at most 60 digits each
+    (or an int) with exactly that value.  Floats never match: claims are exact.
+    """
+    if isinstance(measured, bool) or isinstance(claimed, bool):
+        return isinstance(measured, bool) and isinstance(claimed, bool) and claimed == measured
+    if isinstance(measured, int):
+        return isinstance(claimed, int) and claimed == measured
+    if isinstance(measured, str) and _FRACTION.match(measured):
+        if isinstance(claimed, int):
+            return Fraction(measured) == claimed
+        if isinstance(claimed, str) and _FRACTION.match(claimed):
+            try:
+                return Fraction(claimed) == Fraction(measured)
+            except ZeroDivisionError:
+                return False
+        return False
+    return False
 
 
 def _compare(claimed: dict, measured: dict) -> dict:
@@ -148,8 +175,7 @@ def _compare(claimed: dict, measured: dict) -> dict:
             out[key] = (value, None, False)
             continue
         mine = measured[key]
-        same_kind = isinstance(value, bool) == isinstance(mine, bool)
-        out[key] = (value, mine, same_kind and _canon(value) == _canon(mine))
+        out[key] = (value, mine, _same(value, mine))
     return out
 
 
@@ -165,8 +191,9 @@ def _dual_claims(cert: Certificate, metrics: Metrics, errors: list) -> dict:
     solver = cert.solver
     k = solver.get("depth_bound")
     claimed = solver["dual_bound"].get("bound")
-    if not isinstance(k, int) or isinstance(claimed, bool) or not isinstance(claimed, (int, float)):
-        errors.append("solver section: a dual bound needs an integer 'depth_bound' and a numeric 'bound'")
+    if not isinstance(k, int) or isinstance(k, bool) or isinstance(claimed, bool) \
+            or not isinstance(claimed, (int, float)) or not math.isfinite(claimed):
+        errors.append("solver section: a dual bound needs an integer 'depth_bound' and a finite numeric 'bound'")
         return {}
     try:
         derived = khop_dual_bound(cert.topology, k, solver["dual_bound"])
@@ -205,21 +232,18 @@ def check_explicit(path) -> Report:
 
 
 def file_kind(path) -> str:
-    """``'explicit'`` when the first line is a synth-explicit header, else ``'certificate'``."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            first = f.readline()
-    except FileNotFoundError:
-        raise FileFormatError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FileFormatError(f"{path}: cannot read ({exc.__class__.__name__})") from None
-    try:
-        head = json.loads(first)
-        if isinstance(head, dict) and head.get("format") == EXPLICIT_FORMAT:
-            return "explicit"
-    except json.JSONDecodeError:
-        pass
-    return "certificate"
+    """``'explicit'`` when the first line is a synth-explicit header, else ``'certificate'``.
+
+    Looks at the first line's first MiB only, from a regular file only: an explicit header
+    names its format first (:func:`synth.explicit.explicit_lines`); the readers then check
+    everything, so a file taken for the wrong kind is refused with the other kind's error.
+    """
+    with open_regular(path) as f:
+        try:
+            first = read_line(f, _KIND_BYTES)
+        except OSError as exc:
+            raise FileFormatError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
+    return "explicit" if _EXPLICIT_HEAD.match(first) else "certificate"
 
 
 def check_file(path, mode: str = "auto") -> Report:

@@ -41,11 +41,49 @@ from fractions import Fraction
 import numpy as np
 
 from synth.errors import ScheduleError
-from synth.schedule import COPY, BaseSchedule, Schedule
+from synth.schedule import COPY, BaseSchedule, Schedule, positive_chunks
 
 __all__ = ["Metrics", "execute", "measure_explicit", "measure_symmetric", "round_lower_bound"]
 
 _MAX_ERRORS = 5
+_INT64_LIMIT = 1 << 63
+
+
+def _load_bound(sizes, incidences, what: str) -> None:
+    """Prove that int64 link loads cannot wrap, or refuse.
+
+    A link's load in a round, a round's total load and every partial sum of them are at most
+    ``sum_c size_c * incidences_c <= N * max_c incidences_c`` (``incidences_c``: route links of
+    chunk ``c`` over the whole schedule), computed here with Python integers.
+
+    Raises
+    ------
+    ScheduleError
+        If that bound reaches ``2**63``.
+    """
+    total = sum(int(x) for x in np.asarray(sizes).ravel().tolist())
+    worst = total * (int(np.max(incidences)) if np.size(incidences) else 0)
+    if worst >= _INT64_LIMIT:
+        raise ScheduleError(f"{total} elements over routes of up to {int(np.max(incidences))} links per {what} "
+                            "give link loads beyond the int64 range; use fewer elements")
+
+
+def _check_sizes(sizes, n_chunks: int, compute_nodes: int, n_transmissions: int) -> np.ndarray:
+    if compute_nodes < 2:
+        raise ScheduleError(f"an allreduce needs at least two compute nodes, the topology has {compute_nodes}")
+    if n_transmissions == 0:
+        raise ScheduleError("the schedule has no transmission")
+    try:
+        arr = np.asarray(sizes)
+        if arr.dtype.kind not in "iu":
+            raise TypeError
+        arr = arr.astype(np.int64).ravel()
+    except (TypeError, ValueError, OverflowError):
+        raise ScheduleError("chunk sizes must be integers") from None
+    if arr.size != n_chunks:
+        raise ScheduleError(f"{arr.size} chunk sizes given for {n_chunks} chunks")
+    positive_chunks(arr)
+    return arr
 
 
 @dataclass(frozen=True)
@@ -215,9 +253,13 @@ def execute(schedule: Schedule, seed: int = 0, batch_entries: int = 1 << 21) -> 
 def measure_explicit(schedule: Schedule, chunk_sizes) -> Metrics:
     """Volumes and per-round link loads counted transmission by transmission."""
     t = schedule.topology
-    sizes = np.asarray(chunk_sizes, dtype=np.int64)
-    if sizes.size != schedule.n_chunks:
-        raise ScheduleError(f"{sizes.size} chunk sizes given for {schedule.n_chunks} chunks")
+    sizes = _check_sizes(chunk_sizes, schedule.n_chunks, t.n_compute, schedule.n_transmissions)
+    incidences = np.zeros(schedule.n_chunks, dtype=np.int64)
+    for b in schedule.blocks:
+        if b.chunk.size and (b.chunk.min() < 0 or b.chunk.max() >= schedule.n_chunks):
+            raise ScheduleError(f"round {b.round}: a chunk id lies outside 0..{schedule.n_chunks - 1}")
+        incidences += np.bincount(b.chunk, minlength=schedule.n_chunks) * b.links.shape[1]
+    _load_bound(sizes, incidences, "chunk")
     distinct = np.unique(sizes)
     max_load = [0] * schedule.n_rounds
     total_load = [0] * schedule.n_rounds
@@ -242,7 +284,7 @@ def measure_explicit(schedule: Schedule, chunk_sizes) -> Metrics:
                         load += np.bincount(b.links[sel].ravel(), minlength=t.n_links) * int(value)
         max_load[rnd - 1] = int(load.max())
         total_load[rnd - 1] = int(load.sum())
-    return Metrics(schedule.n_rounds, t.n_compute, t.n_links, schedule.n_chunks, int(sizes.sum()), n_trans,
+    return Metrics(schedule.n_rounds, t.n_compute, t.n_links, schedule.n_chunks, sum(sizes.tolist()), n_trans,
                    vol_abs, vol_phys, max_route, tuple(max_load), tuple(total_load), tuple(hops))
 
 
@@ -256,9 +298,12 @@ def measure_symmetric(base: BaseSchedule, group, chunk_sizes) -> Metrics:
     """
     t = base.topology
     G = group.order
-    sizes = np.asarray(chunk_sizes, dtype=np.int64).reshape(base.n_components, G)
-    comp_total = sizes.sum(axis=1)
+    sizes = _check_sizes(chunk_sizes, base.n_components * G, t.n_compute, base.n_transmissions)
     L = base.route_lengths
+    _load_bound(sizes, np.bincount(base.component, weights=L, minlength=base.n_components).astype(np.int64),
+                "component")
+    sizes = sizes.reshape(base.n_components, G)
+    comp_total = [sum(row) for row in sizes.tolist()]  # Python ints
     n_orbits = group.n_link_orbits
     orbit_size = group.orbit_sizes.astype(np.int64)
     multiplicity = G // orbit_size  # |stabilizer| of a link of each orbit
@@ -291,7 +336,7 @@ def measure_symmetric(base: BaseSchedule, group, chunk_sizes) -> Metrics:
             total_load[s] = int(load.sum())
     hops = np.zeros(base.n_rounds, dtype=np.int64)
     np.maximum.at(hops, base.round - 1, L)
-    return Metrics(base.n_rounds, t.n_compute, t.n_links, G * base.n_components, int(sizes.sum()),
+    return Metrics(base.n_rounds, t.n_compute, t.n_links, G * base.n_components, sum(comp_total),
                    base.n_transmissions * G, vol_abs, vol_phys, int(L.max()) if L.size else 0,
                    tuple(max_load), tuple(total_load), tuple(int(h) for h in hops))
 

@@ -80,6 +80,13 @@ __all__ = ["DualBound", "khop_dual_bound", "cone_count_bound", "root_stabilizer_
 KIND = "khop-layered-lagrangian"
 CONE_KIND = "khop-cone-count"
 
+# Work limits, checked before anything of that size is made (the duals come from files):
+MAX_LAGRANGIAN_VERTICES = 4096  # the re-derivation holds a few V x V float64 arrays: about 1 GB at 64x64
+MAX_CONE_VERTICES = 16384       # cone counting takes O(V^2 k) time: seconds at 64x64, a minute at 128x128
+_MAX_PERM_ENTRIES = 1 << 25     # root stabilizer permutations x V (int64)
+_MAX_CUT_ENTRIES = 1 << 26      # cut images x (k + 1) x V (float64): 512 MiB
+_MAX_CUT_FLOPS = 1 << 36        # cut images x (k + 1) x V^2: the cut products, a few seconds
+
 
 @dataclass(frozen=True)
 class DualBound:
@@ -178,8 +185,10 @@ def cone_count_bound(t, k: int) -> DualBound:
     63
     """
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise SynthError(f"cone-count bound: need an integer depth k >= 1, got {k!r}")
+        raise SynthError(f"cone-count bound: need an integer depth k >= 1, got {str(k)[:40]}")
     V = t.n_vertices
+    if V > MAX_CONE_VERTICES:
+        raise SynthError(f"cone-count bound: {V} vertices is beyond the {MAX_CONE_VERTICES} this check re-derives")
     verts = np.arange(V)
     d0 = t.dist(0, verts).astype(np.int64)
     far_mask = d0 > k
@@ -244,12 +253,16 @@ def khop_dual_bound(t, k: int, dual: dict) -> DualBound:
         is not a valid ``S``, or a dual of the wrong sign.
     """
     from synth.steinerbound import STEINER_KIND, terminal_bound
+    from synth.torus import Torus
 
+    if not isinstance(t, Torus):
+        raise SynthError(f"dual bound: k-hop bounds are defined on tori, not on {t.name}")
     if not isinstance(dual, dict) or dual.get("kind") not in (KIND, CONE_KIND, STEINER_KIND):
         raise SynthError(f"dual bound: expected kind {KIND!r}, {CONE_KIND!r} or {STEINER_KIND!r}")
     kd = dual.get("k")
     if not isinstance(kd, int) or isinstance(kd, bool) or kd < k:
-        raise SynthError(f"dual bound is for depth {kd!r}; a bound for depth {k} needs a dual for depth >= {k}")
+        raise SynthError(f"dual bound is for depth {str(kd)[:40]}; a bound for depth {k} needs a dual for "
+                         f"depth >= {k}")
     k = kd                                  # W*(k) >= W*(kd) for k <= kd
     if dual["kind"] == CONE_KIND:
         return cone_count_bound(t, k)
@@ -258,6 +271,16 @@ def khop_dual_bound(t, k: int, dual: dict) -> DualBound:
     V = t.n_vertices
     if k < 1 or V < 2:
         raise SynthError("dual bound: need k >= 1 and at least two vertices")
+    if V > MAX_LAGRANGIAN_VERTICES:
+        raise SynthError(f"dual bound: a layered dual on {V} vertices is beyond the {MAX_LAGRANGIAN_VERTICES} "
+                         "this check re-derives (use the cone-count bound)")
+    if k > V - 1:
+        raise SynthError(f"dual bound: depth {k} exceeds {V - 1}, the deepest a tree on {V} vertices can be")
+    n_perms = 2 ** len(t.shape)
+    for side in set(t.shape):
+        n_perms *= math.factorial(list(t.shape).count(side))
+    if n_perms * V > _MAX_PERM_ENTRIES:
+        raise SynthError(f"dual bound: the root stabilizer of {t.name} has {n_perms} elements, too many to expand")
     perms = root_stabilizer_perms(t)
     verts = np.arange(V)
     D = t.dist(verts[:, None], verts[None, :]).astype(np.float64)
@@ -319,6 +342,10 @@ def khop_dual_bound(t, k: int, dual: dict) -> DualBound:
         full = inside.reshape(k + 1, V)[1:].all(axis=0)
         if not full.any():
             raise SynthError("dual bound: a cut does not hold every copy of any vertex")
+        if (len(cut_sets) + perms.shape[0]) * (k + 1) * V > _MAX_CUT_ENTRIES \
+                or (len(cut_sets) + perms.shape[0]) * (k + 1) * V * V > _MAX_CUT_FLOPS:
+            raise SynthError(f"dual bound: the cuts expand to more than {len(cut_sets)} sets of up to {(k + 1) * V} "
+                             "nodes, beyond what this check re-derives")
         for img in _images(perms, V, nodes):
             cut_sets.append(img)
             cut_vals.append(x)

@@ -1,15 +1,31 @@
-"""Atomic file writes and guarded JSON reads."""
+"""Atomic file writes and guarded JSON reads.
+
+Reading is bounded: :func:`read_json` refuses anything that is not a regular
+file (``/dev/zero``, a FIFO, a folder), reads at most ``MAX_JSON_BYTES + 1``
+bytes, and parses strictly (:func:`loads_strict`): ``NaN``, ``Infinity``, floats
+that overflow to infinity and integers of magnitude ``>= MAX_INT`` are errors
+naming the file.  ``MAX_INT = 2**53``: every count, id, weight and size in our
+formats is far below it, it is the range JSON shares with every float64-based
+reader, and products of two such numbers stay far from what we check against
+int64 explicitly (:mod:`synth.check`).
+"""
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import stat
 import sys
 import tempfile
 
 from synth.errors import FileFormatError
 
-__all__ = ["write_atomic", "check_writable", "read_json"]
+__all__ = ["write_atomic", "check_writable", "read_json", "loads_strict", "open_regular", "read_capped", "read_line",
+           "MAX_JSON_BYTES", "MAX_INT"]
+
+MAX_JSON_BYTES = 64 << 20  # 64 MiB: 200x the largest certificate in instances/ (64x64 is 0.34 MB)
+MAX_INT = 1 << 53          # |integers| in files must stay below this (see the module docstring)
 
 
 def write_atomic(path, lines) -> None:
@@ -89,17 +105,127 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or exc.__class__.__name__
 
 
-def read_json(path) -> dict:
-    """Read a JSON object from ``path``, turning every failure into a one-line :class:`FileFormatError`."""
+class _Refused(ValueError):
+    """A value json parsed but our formats never hold (NaN, Infinity, a huge integer)."""
+
+
+def _constant(name):
+    raise _Refused(f"{name} is not a number synth accepts")
+
+
+def _int(text):
+    if len(text.lstrip("-")) > 16 or abs(int(text)) >= MAX_INT:   # 2**53 has 16 digits: no huge int() parse
+        raise _Refused(f"integer {text[:20]}{'...' if len(text) > 20 else ''} is out of range "
+                       f"(|x| must be below 2**53)")
+    return int(text)
+
+
+def _float(text):
+    x = float(text)
+    if not math.isfinite(x):
+        raise _Refused(f"number {text[:20]} overflows to infinity")
+    return x
+
+
+def loads_strict(text: str, where: str = "input"):
+    """``json.loads`` that refuses NaN, Infinity and integers of magnitude ``>= MAX_INT``.
+
+    Raises
+    ------
+    FileFormatError
+        Naming ``where`` and what is wrong.
+
+    Examples
+    --------
+    >>> loads_strict('{"a": [1, 2.5]}')
+    {'a': [1, 2.5]}
+    >>> loads_strict('{"a": NaN}', "c.json")
+    Traceback (most recent call last):
+    ...
+    synth.errors.FileFormatError: c.json: NaN is not a number synth accepts
+    """
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        return json.loads(text, parse_constant=_constant, parse_int=_int, parse_float=_float)
+    except _Refused as exc:
+        raise FileFormatError(f"{where}: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise FileFormatError(f"{where}: not valid JSON (line {exc.lineno}: {exc.msg}); "
+                              "truncated or corrupt?") from None
+    except RecursionError:
+        raise FileFormatError(f"{where}: JSON nested too deeply") from None
+
+
+def open_regular(path, mode: str = "rb"):
+    """Open ``path`` for reading if it is a regular file; one-line :class:`FileFormatError` otherwise.
+
+    The check is made on the open descriptor (``fstat``), so a file swapped in between cannot slip by.
+    """
+    try:
+        f = open(path, mode, **({} if "b" in mode else {"encoding": "utf-8"}))
     except FileNotFoundError:
         raise FileFormatError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FileFormatError(f"{path}: cannot read ({exc.__class__.__name__})") from None
-    except json.JSONDecodeError as exc:
-        raise FileFormatError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg}); truncated or corrupt?") from None
+    except IsADirectoryError:
+        raise FileFormatError(f"{path}: is a folder, not a file") from None
+    except OSError as exc:
+        raise FileFormatError(f"{path}: cannot open ({exc.strerror or exc.__class__.__name__})") from None
+    try:
+        regular = stat.S_ISREG(os.fstat(f.fileno()).st_mode)
+    except OSError:
+        regular = False
+    if not regular:
+        f.close()
+        raise FileFormatError(f"{path}: not a regular file")
+    return f
+
+
+_PIECE = 1 << 20  # read in pieces: f.read(n) and f.readline(n) allocate n bytes up front
+
+
+def read_capped(path, cap: int = MAX_JSON_BYTES) -> bytes:
+    """The bytes of the regular file ``path``, refusing files over ``cap`` bytes after reading at most ``cap + 1``."""
+    with open_regular(path) as f:
+        if os.fstat(f.fileno()).st_size > cap:
+            raise FileFormatError(f"{path}: larger than {cap >> 20} MiB, the limit for this kind of file")
+        pieces, size = [], 0
+        try:
+            while size <= cap:
+                piece = f.read(min(_PIECE, cap + 1 - size))
+                if not piece:
+                    break
+                pieces.append(piece)
+                size += len(piece)
+        except OSError as exc:
+            raise FileFormatError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
+    if size > cap:
+        raise FileFormatError(f"{path}: larger than {cap >> 20} MiB, the limit for this kind of file")
+    return b"".join(pieces)
+
+
+def read_line(f, cap: int) -> bytes:
+    """The next line of the binary file ``f``, at most ``cap + 1`` bytes (longer lines come back cut)."""
+    pieces, size = [], 0
+    while size <= cap:
+        piece = f.readline(min(_PIECE, cap + 1 - size))
+        if not piece:
+            break
+        pieces.append(piece)
+        size += len(piece)
+        if piece.endswith(b"\n"):
+            break
+    return b"".join(pieces)
+
+
+def read_json(path, cap: int = MAX_JSON_BYTES) -> dict:
+    """Read a JSON object from ``path``, turning every failure into a one-line :class:`FileFormatError`.
+
+    At most ``cap + 1`` bytes are read, only from a regular file; parsing is strict (:func:`loads_strict`).
+    """
+    data = read_capped(path, cap)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise FileFormatError(f"{path}: not UTF-8 text; truncated or corrupt?") from None
+    data = loads_strict(text, str(path))
     if not isinstance(data, dict):
         raise FileFormatError(f"{path}: expected a JSON object at the top level")
     return data

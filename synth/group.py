@@ -171,15 +171,20 @@ class Group:
         return out
 
     def _check_base_stabilizer(self):
-        """Schreier's lemma: the stabilizer of f0 is trivial iff s.u_e == u_{s(e)} for all s, e."""
-        U = self.vertex_images(np.arange(self.topology.n_vertices))
+        """Schreier's lemma: the stabilizer of f0 is trivial iff s.u_e == u_{s(e)} for all s, e.
+
+        Both sides are vertex maps compared point by point, so the check runs on blocks of
+        vertices: memory stays at about ``_BLOCK`` entries instead of ``|G| x V``.
+        """
         pos = np.full(self.topology.n_links, -1, dtype=np.int64)
         pos[self.orbit_links] = np.arange(self.order)
-        step = max(1, _BLOCK // max(1, U.shape[1]))
-        for s, (gv, gl) in enumerate(zip(self.generators, self.generator_links)):
-            target = pos[gl[self.orbit_links]]
-            for a in range(0, self.order, step):
-                if not np.array_equal(gv[U[a:a + step]], U[target[a:a + step]]):
+        targets = [pos[gl[self.orbit_links]] for gl in self.generator_links]
+        V = self.topology.n_vertices
+        step = max(1, _BLOCK // max(1, self.order))
+        for a in range(0, V, step):
+            U = self.vertex_images(np.arange(a, min(V, a + step)))  # G x block
+            for gv, target in zip(self.generators, targets):
+                if not np.array_equal(gv[U], U[target]):
                     raise GroupError(
                         f"{self.name}: no link has a trivial stabilizer (a non-identity element fixes "
                         f"link {int(self.orbit_links[0])}, from a largest orbit); such a group cannot number chunks")
@@ -286,9 +291,12 @@ def named_group(topology: Topology, spec: dict) -> Group:
     kind = spec.get("kind") if isinstance(spec, dict) else None
     if kind == "generators":
         gens = spec.get("generators")
+        if not isinstance(gens, list) or not all(isinstance(g, list) and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in g) for g in gens):
+            raise GroupError("group generators must be lists of integer vertex ids")
         try:
             arr = np.asarray(gens, dtype=np.int64)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise GroupError("group generators must be lists of vertex ids") from None
         if arr.ndim != 2 or arr.shape[1] != topology.n_vertices:
             raise GroupError(f"each group generator must list {topology.n_vertices} vertex images")

@@ -36,7 +36,8 @@ import numpy as np
 from synth.errors import TopologyError
 from synth.group import Group
 from synth.schedule import BaseSchedule, tree_schedule
-from synth.topology import Grid, Topology
+from synth.topology import MAX_VERTICES, Grid, Topology, check_size
+from synth.torus import shape_sides
 
 __all__ = ["HyperX", "hyperx", "parse_hyperx", "hyperx_group", "windmill_parents", "hyperx_tree"]
 
@@ -45,19 +46,24 @@ def parse_hyperx(text: str) -> "HyperX":
     """Parse ``'32x32'`` (or ``'8x8x8'``) into a :class:`HyperX`."""
     text = str(text).strip().lower()
     if not re.match(r"^\d+(x\d+)*$", text):
-        raise TopologyError(f"hyperx shape {text!r} is not of the form NxN... (e.g. 32x32)")
-    return hyperx(tuple(int(s) for s in text.split("x")))
+        raise TopologyError(f"hyperx shape {text[:40]!r} is not of the form NxN... (e.g. 32x32)")
+    return hyperx(shape_sides(text, "hyperx"))
 
 
 def hyperx(shape) -> "HyperX":
-    """The HyperX with the given sides (each at least 2)."""
+    """The HyperX with the given sides (each at least 2), within :data:`synth.topology.MAX_LINKS`."""
+    if any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) for s in shape):
+        raise TopologyError("hyperx sides must be integers")
     shape = tuple(int(s) for s in shape)
     if not shape or any(s < 2 for s in shape):
-        raise TopologyError(f"hyperx sides must be at least 2, got {'x'.join(map(str, shape))}")
-    V = int(np.prod(shape))
+        raise TopologyError(f"hyperx sides must be at least 2, got {'x'.join(map(str, shape))[:60]}")
+    V = 1
+    for s in shape:  # exact, and stops once certainly over the cap (a long shape has a huge product)
+        V *= s
+        if V > MAX_VERTICES:
+            break
     D = sum(s - 1 for s in shape)
-    if V * D >= 2**31:
-        raise TopologyError("hyperx too large for int32 link ids")
+    check_size(f"hyperx {'x'.join(map(str, shape))[:60]}", V, V * D)
     coords = np.indices(shape).reshape(len(shape), V)
     dst = []
     for i, n in enumerate(shape):

@@ -35,7 +35,8 @@ from synth.errors import ScheduleError
 from synth.topology import Topology
 
 __all__ = [
-    "REDUCE", "COPY", "OPS", "BaseSchedule", "Block", "Schedule", "chunk_elements", "tree_schedule",
+    "REDUCE", "COPY", "OPS", "BaseSchedule", "Block", "Schedule", "chunk_elements", "positive_chunks",
+    "tree_schedule",
     "exchange_schedule", "forest_depths",
 ]
 
@@ -44,16 +45,65 @@ OPS = ("reduce", "copy")
 
 
 def chunk_elements(weights, n_elements: int) -> np.ndarray:
-    """Integer elements per chunk for ``n_elements`` split proportionally to ``weights``."""
-    w = np.asarray(weights, dtype=object)
-    total = int(sum(int(x) for x in w))
-    if total <= 0:
+    """Integer elements per chunk for ``n_elements`` split proportionally to ``weights``.
+
+    The arithmetic is exact: int64 when ``n_elements * sum(weights)`` provably fits, Python
+    integers otherwise.  Sizes can be zero (fewer elements than weight); the checker refuses
+    such chunks (:func:`positive_chunks`).
+
+    Raises
+    ------
+    ScheduleError
+        If a weight is not a positive integer or ``n_elements`` is negative.
+
+    Examples
+    --------
+    >>> chunk_elements([2**57 + 1], 64).tolist()
+    [64]
+    >>> chunk_elements([1, 2**52], 2**52 + 1).tolist()
+    [1, 4503599627370496]
+    """
+    if isinstance(n_elements, bool) or not isinstance(n_elements, (int, np.integer)):
+        raise ScheduleError(f"the number of elements must be an integer, got {n_elements!r}")
+    n = int(n_elements)
+    w = [int(x) for x in np.asarray(weights).ravel().tolist()]
+    if not w or min(w) < 1:
         raise ScheduleError("chunk weights must be positive")
-    if n_elements < 0:
+    if n < 0:
         raise ScheduleError("the number of elements must be non-negative")
-    cum = np.concatenate([[0], np.cumsum(np.asarray(weights, dtype=np.int64))]).astype(object)
-    bounds = np.array([int(n_elements) * int(c) // total for c in cum], dtype=object)
-    return np.diff(bounds).astype(np.int64)
+    total = sum(w)
+    if n >= 1 << 62:
+        raise ScheduleError(f"{n} elements is beyond the int64 range of chunk sizes")
+    if n * total < 1 << 62:  # then every cumulative weight times n fits int64: no wrap is possible
+        cum = np.concatenate([[0], np.cumsum(np.asarray(w, dtype=np.int64))])
+        return np.diff(n * cum // total)
+    cum, bounds = 0, [0]
+    for x in w:
+        cum += x
+        bounds.append(n * cum // total)
+    return np.diff(np.asarray(bounds, dtype=np.int64))  # each bound is at most n < 2**62
+
+
+def positive_chunks(sizes, what: str = "chunk") -> None:
+    """Refuse a chunk of zero or negative elements: it moves nothing and its loads prove nothing.
+
+    Raises
+    ------
+    ScheduleError
+        Naming the first such chunk.
+
+    Examples
+    --------
+    >>> positive_chunks(chunk_elements([1, 1, 1], 2))
+    Traceback (most recent call last):
+    ...
+    synth.errors.ScheduleError: chunk 0 gets 0 elements; every chunk needs at least one (use more elements)
+    """
+    sizes = np.asarray(sizes)
+    if sizes.size and sizes.min() < 1:
+        c = int(np.argmax(sizes < 1))
+        raise ScheduleError(f"{what} {c} gets {int(sizes[c])} elements; every chunk needs at least one "
+                            "(use more elements)")
 
 
 def _check_routes(topology, src, dst, ptr, links):
@@ -172,6 +222,18 @@ class BaseSchedule:
             blocks.append(Block(int(self.round[part[0]]), int(self.op[part[0]]),
                                 self.component[part], self.route_matrix(part)))
         return Schedule(self.topology, self.n_components, self.n_rounds, tuple(blocks))
+
+    def trimmed(self) -> "BaseSchedule":
+        """The same schedule with ``n_rounds`` the last round that has a transmission (empty tail rounds dropped).
+
+        Certificates store exactly this count (see :func:`synth.certificate.base_from_json`).
+        """
+        last = int(self.round.max()) if self.round.size else self.n_rounds
+        if last == self.n_rounds:
+            return self
+        from dataclasses import replace
+
+        return replace(self, n_rounds=last)
 
     def grouped(self):
         """Index arrays of transmissions sharing (round, component, op, route length), in that order."""

@@ -35,27 +35,35 @@ import numpy as np
 from synth.errors import TopologyError
 from synth.group import Group
 from synth.schedule import COPY, REDUCE, BaseSchedule
-from synth.topology import Topology
+from synth.topology import Topology, check_size
 
 __all__ = ["SpineLeaf", "spine_leaf", "parse_spine_leaf", "spine_leaf_group", "spine_leaf_star"]
 
 
 def parse_spine_leaf(text: str) -> "SpineLeaf":
     """Parse ``'spines,leaves,hosts_per_leaf'``, e.g. ``'16,32,16'``."""
-    m = re.match(r"^\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*$", str(text))
+    m = re.match(r"^\s*(\d{1,9})\s*,\s*(\d{1,9})\s*,\s*(\d{1,9})\s*$", str(text))
     if not m:
-        raise TopologyError(f"spine-leaf {text!r} is not of the form SPINES,LEAVES,HOSTS (e.g. 16,32,16)")
+        raise TopologyError(f"spine-leaf {str(text)[:40]!r} is not of the form SPINES,LEAVES,HOSTS (e.g. 16,32,16), "
+                            "each at most 9 digits")
     return spine_leaf(*(int(x) for x in m.groups()))
 
 
 def spine_leaf(spines: int, leaves: int, hosts: int) -> "SpineLeaf":
-    """The spine-leaf network; ``hosts`` per leaf must equal ``spines`` (the paper's symmetric case)."""
+    """The spine-leaf network; ``hosts`` per leaf must equal ``spines`` (the paper's symmetric case).
+
+    Within :data:`synth.topology.MAX_LINKS` (``4 * spines * leaves`` links), checked before building.
+    """
+    if any(isinstance(x, bool) or not isinstance(x, (int, np.integer)) for x in (spines, leaves, hosts)):
+        raise TopologyError("spine-leaf spines, leaves and hosts must be integers")
+    spines, leaves, hosts = int(spines), int(leaves), int(hosts)
     if spines < 1 or leaves < 2 or hosts < 1:
         raise TopologyError("spine-leaf needs at least 1 spine, 2 leaves and 1 host per leaf")
     if hosts != spines:
         raise TopologyError(f"spine-leaf with {hosts} hosts per leaf and {spines} spines: the symmetry "
                             "h_(i,j) -> h_(i+a,j+b), S_i -> S_(i+a) needs hosts per leaf = spines")
     q, l = spines, leaves
+    check_size(f"spine-leaf {q},{l},{hosts}", q * l + l + q, 4 * q * l)
     n_hosts = q * l
     host = np.arange(n_hosts)
     leaf_of = n_hosts + host // q

@@ -87,9 +87,19 @@ def _extend(h, shape):
     return best.reshape(B, -1)
 
 
+_MAX_WORK = 1 << 34     # 3^s (k + 1) V: the merges, well under a minute
+
+
 def _check_depth(k):
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise SynthError(f"steiner bound: need an integer depth k >= 1, got {k!r}")
+        raise SynthError(f"steiner bound: need an integer depth k >= 1, got {str(k)[:40]}")
+
+
+def _check_work(t, k, s):
+    """Refuse merges beyond ``_MAX_WORK`` before making them (the tables' size is ``MAX_CELLS``'s job)."""
+    if 3 ** s * (k + 1) * t.n_vertices > _MAX_WORK:
+        raise SynthError(f"steiner bound: {s} terminals at depth {k} on {t.n_vertices} vertices is beyond what this "
+                         "check re-derives")
 
 
 def _check_terminals(t, terminals):
@@ -97,9 +107,11 @@ def _check_terminals(t, terminals):
     if not isinstance(terminals, (list, tuple)):
         raise SynthError("steiner bound: 'terminals' must be a list of vertex ids")
     out = []
+    if len(terminals) > MAX_TERMINALS:
+        raise SynthError(f"steiner bound: {len(terminals)} terminals; at most {MAX_TERMINALS} are supported")
     for s in terminals:
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 0 < int(s) < V:
-            raise SynthError(f"steiner bound: terminal {s!r} is not a vertex id in 1..{V - 1}")
+            raise SynthError(f"steiner bound: terminal {str(s)[:40]} is not a vertex id in 1..{V - 1}")
         out.append(int(s))
     if len(set(out)) != len(out):
         raise SynthError("steiner bound: a terminal is listed twice")
@@ -148,6 +160,7 @@ def excess_tables(t, k: int, terminals) -> np.ndarray:
     if (1 << s) * (k + 1) * V > MAX_CELLS:
         raise SynthError(f"steiner bound: {s} terminals at depth {k} on {V} vertices need more than "
                          f"{MAX_CELLS * 4 >> 30} GiB of tables; use fewer terminals")
+    _check_work(t, k, s)
     shape = tuple(t.shape)
     g = np.full((1 << s, k + 1, V), _BIG, dtype=np.int32)
     by_size = [[] for _ in range(s + 1)]
@@ -216,6 +229,7 @@ def terminal_bound(t, k: int, terminals) -> DualBound:
     V = t.n_vertices
     if not terms:
         return DualBound(V - 1, float(V - 1), 0.0, 0)
+    k = min(k, V - 1)   # no arborescence on V vertices is deeper, so the tables for V - 1 are those for k
     g = excess_tables(t, k, terms)
     excess = int(g[-1, 0, 0])
     if excess >= _BIG:                      # cannot happen for k >= 1 (one edge reaches anything)

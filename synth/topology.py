@@ -27,7 +27,30 @@ import numpy as np
 
 from synth.errors import TopologyError
 
-__all__ = ["Topology", "Grid"]
+__all__ = ["Topology", "Grid", "MAX_VERTICES", "MAX_LINKS", "check_size"]
+
+MAX_VERTICES = 1 << 22  # 4,194,304 vertices: 256x the largest network we solve (64x64 torus, 32x32 HyperX)
+MAX_LINKS = 1 << 24     # 16,777,216 directed links: building them peaks near 1 GB (int32 ids, int64 keys)
+
+
+def check_size(name: str, n_vertices: int, n_links: int) -> None:
+    """Refuse a topology beyond ``MAX_VERTICES`` or ``MAX_LINKS``, from counts computed before building it.
+
+    Raises
+    ------
+    TopologyError
+        Naming the topology, its size and the cap.
+
+    Examples
+    --------
+    >>> check_size("torus 3000x3000", 9_000_000, 36_000_000)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    synth.errors.TopologyError: torus 3000x3000 has 9000000 vertices and 36000000 links; synth handles at most ...
+    """
+    if n_vertices > MAX_VERTICES or n_links > MAX_LINKS:
+        raise TopologyError(f"{name} has {n_vertices} vertices and {n_links} links; synth handles at most "
+                            f"{MAX_VERTICES} vertices and {MAX_LINKS} links")
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,6 +79,10 @@ class Topology:
     compute: np.ndarray = field(default=None)
 
     def __post_init__(self):
+        if isinstance(self.n_vertices, bool) or not isinstance(self.n_vertices, (int, np.integer)) \
+                or self.n_vertices < 0:
+            raise TopologyError(f"the vertex count must be a non-negative integer, got {self.n_vertices!r}")
+        check_size(self.name, int(self.n_vertices), int(np.size(self.link_src)))
         src = np.ascontiguousarray(self.link_src, dtype=np.int32)
         dst = np.ascontiguousarray(self.link_dst, dtype=np.int32)
         if src.shape != dst.shape or src.ndim != 1:
@@ -77,9 +104,28 @@ class Topology:
 
     @classmethod
     def from_links(cls, name, spec, n_vertices, links, compute=None):
-        """Build a topology from a list of ``(u, v)`` directed links."""
-        arr = np.asarray(links, dtype=np.int64).reshape(-1, 2)
-        return cls(name, spec, int(n_vertices), arr[:, 0], arr[:, 1], compute)
+        """Build a topology from a list of ``(u, v)`` directed links.
+
+        The vertex count is checked against the cap and against the links (a graph whose
+        compute vertices can reach each other has at most ``links + 1`` vertices) before
+        any array of ``n_vertices`` entries is made.
+        """
+        if isinstance(n_vertices, bool) or not isinstance(n_vertices, (int, np.integer)):
+            raise TopologyError(f"the vertex count must be an integer, got {n_vertices!r}")
+        n_vertices = int(n_vertices)
+        try:
+            arr = np.asarray(links, dtype=np.int64)
+        except (TypeError, ValueError, OverflowError):
+            raise TopologyError("links must be a list of [u, v] pairs of vertex ids") from None
+        if arr.size == 0:
+            arr = arr.reshape(0, 2)
+        if arr.ndim != 2 or arr.shape[1] != 2:
+            raise TopologyError("links must be a list of [u, v] pairs of vertex ids")
+        check_size(name, n_vertices, arr.shape[0])
+        if n_vertices > arr.shape[0] + 1:
+            raise TopologyError(f"{name}: {n_vertices} vertices but only {arr.shape[0]} links; "
+                                "some vertex would have no link")
+        return cls(name, spec, n_vertices, arr[:, 0], arr[:, 1], compute)
 
     # ------------------------------------------------------------------ basics
     @property

@@ -31,9 +31,9 @@ from functools import cached_property
 import numpy as np
 
 from synth.errors import TopologyError
-from synth.topology import Grid, Topology
+from synth.topology import MAX_VERTICES, Grid, Topology, check_size
 
-__all__ = ["Torus", "torus", "parse_torus"]
+__all__ = ["Torus", "torus", "parse_torus", "shape_sides"]
 
 _SHAPE = re.compile(r"^\d+(x\d+)*$")
 
@@ -48,21 +48,39 @@ def parse_torus(text: str) -> "Torus":
     """
     text = str(text).strip().lower()
     if not _SHAPE.match(text):
-        raise TopologyError(f"torus shape {text!r} is not of the form NxNx... (e.g. 16x16) with positive integer sides")
-    return torus(tuple(int(s) for s in text.split("x")))
+        raise TopologyError(f"torus shape {text[:40]!r} is not of the form NxNx... (e.g. 16x16) with positive "
+                            "integer sides")
+    return torus(shape_sides(text, "torus"))
+
+
+def shape_sides(text: str, kind: str) -> tuple:
+    """The sides of ``'NxNx...'`` as ints, refusing more than 32 sides or sides of more than 9 digits.
+
+    The shape is bounded before ``int`` sees it, so a huge string costs nothing.
+    """
+    parts = text.split("x")
+    if len(parts) > 32 or any(len(p) > 9 for p in parts):
+        raise TopologyError(f"{kind} shape {text[:40]!r}{'...' if len(text) > 40 else ''} is too large "
+                            f"(at most {MAX_VERTICES} vertices)")
+    return tuple(int(s) for s in parts)
 
 
 def torus(shape) -> "Torus":
-    """The torus with the given side lengths (each at least 3)."""
+    """The torus with the given side lengths (each at least 3), within :data:`synth.topology.MAX_VERTICES`."""
+    if any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) for s in shape):
+        raise TopologyError("torus sides must be integers")
     shape = tuple(int(s) for s in shape)
     if not shape:
         raise TopologyError("a torus needs at least one dimension")
     if any(s < 3 for s in shape):
         raise TopologyError(f"torus sides must be at least 3, got {'x'.join(map(str, shape))}")
-    if np.prod(shape, dtype=np.float64) * 2 * len(shape) >= 2**31:
-        raise TopologyError(f"torus {'x'.join(map(str, shape))} has too many links for int32 ids")
     d = len(shape)
-    V = int(np.prod(shape))
+    V = 1
+    for s in shape:  # exact (Python ints), and stops early: the product of a long shape can be huge
+        V *= s
+        if V > MAX_VERTICES:
+            break
+    check_size(f"torus {'x'.join(map(str, shape))}", V, V * 2 * d)
     coords = np.indices(shape, dtype=np.int32).reshape(d, V)
     src = np.repeat(np.arange(V, dtype=np.int32), 2 * d)
     dst = np.empty((V, 2 * d), dtype=np.int32)

@@ -38,7 +38,7 @@ from synth.errors import FileFormatError, GroupError, TopologyError
 from synth.fileio import read_json
 from synth.group import Group
 from synth.schedule import COPY, REDUCE, BaseSchedule, tree_schedule
-from synth.topology import Topology
+from synth.topology import Topology, check_size
 
 __all__ = ["topology_from_json", "read_topology", "search_group", "user_group", "shortest_path_tree"]
 
@@ -47,16 +47,25 @@ FORMAT = "synth-topology"
 
 def topology_from_json(data: dict) -> Topology:
     """Build the topology a ``synth-topology`` object describes."""
-    if data.get("format", FORMAT) != FORMAT or data.get("version", 1) != 1:
+    if not isinstance(data, dict) or data.get("format", FORMAT) != FORMAT or data.get("version", 1) != 1:
         raise FileFormatError("not a synth-topology version 1 object")
+    n, links, compute = data.get("vertices"), data.get("links"), data.get("compute", [])
+    if not _is_int(n) or not isinstance(links, list) or not all(
+            isinstance(pair, list) and len(pair) == 2 and _is_int(pair[0]) and _is_int(pair[1]) for pair in links):
+        raise FileFormatError("a topology needs 'vertices' (an integer count) and 'links' ([[u, v], ...] of "
+                              "integer vertex ids)")
+    if not isinstance(compute, list) or not all(_is_int(c) for c in compute):
+        raise FileFormatError("a topology's 'compute' must be a list of integer vertex ids")
+    if not isinstance(data.get("directed", False), bool):
+        raise FileFormatError("a topology's 'directed' must be true or false")
     try:
-        n = int(data["vertices"])
-        pairs = np.asarray(data["links"], dtype=np.int64).reshape(-1, 2)
-    except (KeyError, TypeError, ValueError):
-        raise FileFormatError("a topology needs 'vertices' (a count) and 'links' ([[u, v], ...])") from None
+        check_size(str(data.get("name", "user topology"))[:200], n, len(links) * (1 if data.get("directed") else 2))
+    except TopologyError as exc:
+        raise FileFormatError(f"topology: {exc}") from None
+    pairs = np.asarray(links, dtype=np.int64).reshape(-1, 2)
     if not data.get("directed", False):
         pairs = np.unique(np.concatenate([pairs, pairs[:, ::-1]]), axis=0)
-    spec = {"kind": "links", "name": str(data.get("name", "user topology")), "vertices": n,
+    spec = {"kind": "links", "name": str(data.get("name", "user topology"))[:200], "vertices": n,
             "links": pairs.tolist()}
     if "compute" in data:
         spec["compute"] = [int(c) for c in data["compute"]]
@@ -70,10 +79,22 @@ def topology_from_json(data: dict) -> Topology:
     return t
 
 
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
 def read_topology(path):
-    """Read a topology file: returns ``(topology, generators or None)``."""
+    """Read a topology file: returns ``(topology, generators or None)``.
+
+    The file is read bounded and strictly (:func:`synth.fileio.read_json`); its size is checked
+    against :func:`synth.topology.check_size` before any array of the graph's size is made.
+    """
     data = read_json(path)
-    return topology_from_json(data), data.get("generators")
+    gens = data.get("generators")
+    if gens is not None and not (isinstance(gens, list) and all(
+            isinstance(g, list) and all(_is_int(v) for v in g) for g in gens)):
+        raise FileFormatError(f"{path}: 'generators' must be lists of integer vertex ids")
+    return topology_from_json(data), gens
 
 
 def user_group(t: Topology, generators=None, *, max_automorphisms=200_000, seconds=30.0) -> Group:

@@ -14,21 +14,88 @@ not, 2 when the file cannot be read.
 """
 
 import json
+import os
+import re
+import stat
 import sys
 from fractions import Fraction
+
+MAX_BYTES = 1 << 30   # refuse larger files (and anything that is not a regular file)
+MAX_LINE = 64 << 20   # bytes per line (the header lists every link)
+FRACTION = re.compile(r"^-?[0-9]{1,60}(/[0-9]{1,60})?$")
+
+
+def _refuse(name):
+    raise ValueError(f"{name} is not a number this format holds")
+
+
+def _int(text):
+    if len(text.lstrip("-")) > 16 or abs(int(text)) >= 2**53:
+        raise ValueError("an integer is out of range (|x| must be below 2**53)")
+    return int(text)
+
+
+def _loads(line):
+    return json.loads(line, parse_constant=_refuse, parse_int=_int)
+
+
+def _is_int(x):
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _read(path):
+    """Header and rows, read line by line with bounded lines from a regular file of bounded size."""
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
+            raise ValueError(f"not a regular file of at most {MAX_BYTES >> 20} MiB")
+        lines = iter(lambda: f.readline(MAX_LINE + 1), b"")
+        header = None
+        rows = []
+        for line in lines:
+            if len(line) > MAX_LINE:
+                raise ValueError(f"a line is longer than {MAX_LINE >> 20} MiB")
+            if header is None:
+                header = _loads(line.decode("utf-8"))
+            elif line.strip():
+                rows.append(_loads(line.decode("utf-8")))
+    if not isinstance(header, dict) or not all(isinstance(r, dict) for r in rows):
+        raise ValueError("the header and every transmission must be JSON objects")
+    return header, rows
+
+
+def _exact(claimed):
+    """A claim as an exact number: an int or a string 'a' or 'a/b'; None when it is neither."""
+    if _is_int(claimed):
+        return Fraction(claimed)
+    if isinstance(claimed, str) and FRACTION.match(claimed) and not claimed.endswith("/0"):
+        return Fraction(claimed)
+    return None
 
 
 def verify(path):
     """Return (ok, messages, metrics)."""
-    with open(path, encoding="utf-8") as f:
-        header = json.loads(f.readline())
-        rows = [json.loads(line) for line in f if line.strip()]
+    header, rows = _read(path)
     if header.get("format") != "synth-explicit" or header.get("version") != 1:
         raise ValueError("not a synth-explicit version 1 file")
     compute = list(header["compute"])
     links = {(u, v): i for i, (u, v) in enumerate(header["links"])}
     sizes = header["chunk_elements"]
     n_rounds = header["rounds"]
+    if not all(_is_int(v) for v in compute) or len(set(compute)) < 2:
+        raise ValueError("compute must list at least two integer vertex ids")
+    if not isinstance(sizes, list) or not sizes or not all(_is_int(x) and x >= 1 for x in sizes):
+        raise ValueError("chunk_elements must be a non-empty list of positive integers")
+    if not _is_int(n_rounds) or not 1 <= n_rounds <= len(rows):
+        raise ValueError(f"rounds must be an integer in 1..{len(rows)} (the number of transmissions)")
+    if len(sizes) * (len(set(compute)) - 1) > len(rows):
+        raise ValueError("fewer transmissions than the chunks need (each needs p - 1 at least)")
+    for i, r in enumerate(rows):
+        if not all(_is_int(r.get(k)) for k in ("round", "chunk", "src", "dst")) \
+                or not isinstance(r.get("route"), list) or not all(_is_int(v) for v in r["route"]):
+            raise ValueError(f"transmission {i}: round, chunk, src, dst must be integers and route a list of them")
+        if not 0 <= r["chunk"] < len(sizes):
+            raise ValueError(f"transmission {i}: chunk {r['chunk']} outside 0..{len(sizes) - 1}")
     errors = []
     # state[(node, chunk)] = frozenset of compute nodes whose input the value sums
     state = {(v, c): frozenset([v]) for v in compute for c in range(len(sizes))}
@@ -86,9 +153,10 @@ def verify(path):
     metrics = {"rounds": n_rounds, "vol_abs": vol_abs, "vol_phys": vol_phys,
                "psi": Fraction(vol_abs, 2 * N * (p - 1)), "theta": Fraction(vol_phys, vol_abs),
                "omega": Fraction(E * sum(load_max), sum(load_total)), "weight": Fraction(vol_phys, 2 * N)}
-    for key, claimed in (header.get("claims") or {}).items():
-        if key in metrics and Fraction(str(claimed)) != metrics[key]:
-            errors.append(f"claim {key} = {claimed} but measured {metrics[key]}")
+    claims = header.get("claims") or {}
+    for key, claimed in (claims.items() if isinstance(claims, dict) else ()):
+        if key in metrics and _exact(claimed) != metrics[key]:
+            errors.append(f"claim {str(key)[:40]} = {str(claimed)[:40]} but measured {metrics[key]}")
     return not errors, errors, metrics
 
 
@@ -98,7 +166,7 @@ def main(argv):
         return 2
     try:
         ok, errors, metrics = verify(argv[0])
-    except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, IndexError, ZeroDivisionError, RecursionError) as exc:
         print(f"verify_explicit: cannot read {argv[0]}: {exc}", file=sys.stderr)
         return 2
     if "--json" in argv:
