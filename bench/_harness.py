@@ -84,7 +84,8 @@ def parse_only(text, fields=(str, int), required=None):
         try:
             values = [conv(b) for conv, b in zip(fields, bits)]
         except ValueError:
-            raise ValueError(f"instance {part.strip()!r} has a field that is not a {'/'.join(f.__name__ for f in fields)}")
+            kinds = ":".join(f.__name__ for f in fields)
+            raise ValueError(f"instance {part.strip()!r} does not read as {kinds}") from None
         out.append(tuple(values) + (None,) * (len(fields) - len(values)))
     return out
 
@@ -202,6 +203,8 @@ class Col:
         if key not in row:
             return f"{'':{width}}"
         v = row[key]
+        if isinstance(v, bool) or type(v).__name__ == "bool_":
+            v = str(bool(v))
         return f"{'-':{align}{width}}" if v is None else f"{v:{self.fmt}}"
 
 
@@ -213,7 +216,7 @@ class Ratio:
     the row's group, or from the row itself when the table has no baseline; ``minus`` (a key
     of the row, or a number) is taken off both, as the excess over ``p - 1`` is. A missing
     value, or a denominator that is not finite and above zero, prints ``-``. The row's JSON object holds the ratio under
-    ``head``.
+    ``key`` (default ``head``).
     """
 
     head: str
@@ -221,12 +224,13 @@ class Ratio:
     den: str | None = None
     minus: Any = None
     fmt: str = ">7.3f"
+    key: str | None = None
 
     def header(self):
         return Col(self.head, fmt=self.fmt).header()
 
     def cell(self, row, table):
-        return Col(self.head, fmt=self.fmt).cell(row, table)
+        return Col(self.head, self.key, fmt=self.fmt).cell(row, table)
 
     def value(self, row, table):
         base = table.baseline_of(row)
@@ -235,6 +239,9 @@ class Ratio:
         if num is None or den is None or off is None or not (math.isfinite(den) and den - off > 1e-9):
             return None
         return (num - off) / (den - off)
+
+
+_KEPT = {}  # path -> the JSON lines of every table of this process that keeps that file
 
 
 class Table:
@@ -252,7 +259,8 @@ class Table:
         Print a line of dashes under the header.
     json : str, optional
         ``"-"``: print each row as one JSON object in place of the table; a path: also keep
-        that file rewritten with one JSON object per line (usually ``args.json``).
+        that file rewritten with one JSON object per line, the rows of every table given the
+        same path (usually ``args.json``).
     out : file, optional
         Where the table goes (default ``sys.stdout``).
     title : str, optional
@@ -263,6 +271,9 @@ class Table:
         self.columns, self.is_baseline, self.group = list(columns), baseline, tuple(group)
         self.json, self.out, self.rule = json, sys.stdout if out is None else out, rule
         self.rows, self._bases = [], {}
+        keys = [c.head if c.key is None else c.key for c in self.columns if isinstance(c, Ratio)]
+        if len(set(keys)) < len(keys):
+            raise ValueError(f"ratio columns share a key: {keys}; give each its own key=")
         self.section(title)
 
     def section(self, title=None):
@@ -285,20 +296,22 @@ class Table:
         return self._bases.get(tuple(row.get(k) for k in self.group))
 
     def add(self, row):
-        """Print ``row`` (a dict); return it with its ratios added under their heads."""
+        """Print ``row`` (a dict); return it with its ratios added under their keys."""
         if self.is_baseline is not None and self.is_baseline(row):
             self._bases[tuple(row.get(k) for k in self.group)] = row
         row = dict(row)
         for c in self.columns:
             if isinstance(c, Ratio) and c.num in row:
-                row[c.head] = c.value(row, self)
+                row[c.head if c.key is None else c.key] = c.value(row, self)
         self.rows.append(row)
         if self.json == "-":
             self._print(json.dumps(row, default=_plain))
         else:
             self._print(" ".join(c.cell(row, self) for c in self.columns).rstrip())
             if self.json:
-                write_atomic(self.json, [json.dumps(r, default=_plain) + "\n" for r in self.rows])
+                kept = _KEPT.setdefault(self.json, [])
+                kept.append(json.dumps(row, default=_plain) + "\n")
+                write_atomic(self.json, kept)
         return row
 
     def note(self, line):

@@ -44,8 +44,9 @@ def _bound(side):
 
 COLUMNS = [Col("torus", "shape", ">6"), Col("k", fmt=">3"), Col("vertex", fmt=">9"), Col("h", fmt=">2"),
            Col("y", fmt=">6.3f"), Col("orbit", fmt=">5"), Col("off", fmt=">9", text=_bound("off")),
-           Col("s", "off_s", ">6.1f"), Ratio("x root", "off_s", "off_s", fmt=">6.1f"),
-           Col("on", fmt=">9", text=_bound("on")), Col("s", "on_s", ">6.1f"), Ratio("x root", "on_s", "off_s", fmt=">6.1f"),
+           Col("s", "off_s", ">6.1f"), Ratio("x root", "off_s", "off_s", fmt=">6.1f", key="off_x_root"),
+           Col("on", fmt=">9", text=_bound("on")), Col("s", "on_s", ">6.1f"),
+           Ratio("x root", "on_s", "off_s", fmt=">6.1f", key="on_x_root"),
            Col("min", fmt=">9.3f"), Col("+root", "lift", ">+6.3f")]
 
 
