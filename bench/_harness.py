@@ -42,7 +42,8 @@ from typing import Any, Callable
 
 from synth.fileio import write_atomic
 
-__all__ = ["Col", "Ratio", "Table", "log", "parse_args", "parse_only", "parser", "timed", "timed_orbit_lp"]
+__all__ = ["Col", "Ratio", "Table", "khop_starts", "log", "parse_args", "parse_only", "parser", "timed",
+           "timed_orbit_lp"]
 
 
 def parse_only(text, fields=(str, int), required=None):
@@ -90,7 +91,8 @@ def parse_only(text, fields=(str, int), required=None):
     return out
 
 
-def parser(doc, sets=None, *, default_set="quick", fields=(str, int), required=None, time_limit=None, seed=None):
+def parser(doc, sets=None, *, default_set="quick", fields=(str, int), required=None, time_limit=None, seed=None,
+           seconds=None):
     """An argument parser described by ``doc``'s first line, with the harness's arguments.
 
     Parameters
@@ -102,8 +104,9 @@ def parser(doc, sets=None, *, default_set="quick", fields=(str, int), required=N
     default_set : str
     fields, required
         The fields of an ``--only`` instance (see :func:`parse_only`).
-    time_limit, seed : optional
-        Defaults of ``--time-limit`` (seconds) and ``--seed``; ``None`` leaves the argument out.
+    time_limit, seed, seconds : optional
+        Defaults of ``--time-limit`` (seconds), ``--seed`` and ``--seconds`` (the time of each
+        search in a race of searches); ``None`` leaves the argument out.
 
     Returns
     -------
@@ -123,6 +126,8 @@ def parser(doc, sets=None, *, default_set="quick", fields=(str, int), required=N
                         + ",... (overrides --set)")
     if time_limit is not None:
         ap.add_argument("--time-limit", type=float, default=time_limit, help="seconds (default %(default)g)")
+    if seconds is not None:
+        ap.add_argument("--seconds", type=float, default=seconds, help="time of each search (default %(default)g)")
     if seed is not None:
         ap.add_argument("--seed", type=int, default=seed, help="random seed (default %(default)d)")
     ap.add_argument("--json", nargs="?", const="-", metavar="FILE",
@@ -351,3 +356,25 @@ def timed_orbit_lp(t, k, perms=None, fix=None, deadline=None):
         lp.fix_depth(*fix)
     res = lp.solve(deadline=deadline, stall_rounds=15)
     return lp, res, time.perf_counter() - t0
+
+
+def khop_starts(instances):
+    """The common start of the k-hop search races: per ``(shape, k)``, the torus, its distances and a tree.
+
+    The tree is the farthest-point construction plus descent (seed 0, two orders), from which
+    bench_khop_window and bench_khop_jump start each search they compare.
+
+    Yields
+    ------
+    shape, k, t, D, start
+        ``t`` the torus, ``D`` its distance matrix, ``start`` the construction's result.
+    """
+    # imported here so that scripts that search no tree do not load the models
+    from synth.models._khop_heuristic import heuristic_tree
+    from synth.models._khop_instance import distance_matrix
+    from synth.torus import parse_torus
+
+    for shape, k in instances:
+        t = parse_torus(shape)
+        D = distance_matrix(t)
+        yield shape, k, t, D, heuristic_tree(D, k, seed=0, iterations=0, n_orders=2)

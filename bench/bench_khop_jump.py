@@ -20,13 +20,12 @@ import time
 
 import numpy as np
 
-from _harness import Col, Ratio, Table, parse_args, parser
+from _harness import Col, Ratio, Table, khop_starts, parse_args, parser
 
-from synth.models._khop_heuristic import heuristic_tree, parent_to_labels
-from synth.models._khop_instance import distance_matrix, translations
+from synth.models._khop_heuristic import parent_to_labels
+from synth.models._khop_instance import translations
 from synth.models._khop_jump import jump_search
 from synth.models._khop_window import window_search
-from synth.torus import parse_torus
 
 SETS = {
     "quick": [("16x16", 3), ("16x16", 4), ("32x32", 6), ("32x32", 9)],
@@ -39,14 +38,9 @@ COLUMNS = [Col("torus", "shape", ">6"), Col("k", fmt=">3"), Col("p-1", "p1", ">6
 
 
 def main(argv=None):
-    ap = parser(__doc__, SETS, seed=1)
-    ap.add_argument("--seconds", type=float, default=60.0, help="time of each search")
-    a = parse_args(ap, argv)
+    a = parse_args(parser(__doc__, SETS, seed=1, seconds=60.0), argv)
     table = Table(COLUMNS, json=a.json)
-    for shape, k in a.instances:
-        t = parse_torus(shape)
-        D = distance_matrix(t)
-        start = heuristic_tree(D, k, seed=0, iterations=0, n_orders=2)
+    for shape, k, t, D, start in khop_starts(a.instances):
         labels = np.minimum(parent_to_labels(start.parent), k)
         win = window_search(D, k, labels, seed=a.seed, deadline=time.monotonic() + a.seconds,
                             shifts=translations(t, 2))

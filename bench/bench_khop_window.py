@@ -17,12 +17,11 @@ import time
 
 import numpy as np
 
-from _harness import Col, Ratio, Table, parse_args, parser
+from _harness import Col, Ratio, Table, khop_starts, parse_args, parser
 
 from synth.models._khop_heuristic import heuristic_tree, parent_to_labels
-from synth.models._khop_instance import distance_matrix, translations
+from synth.models._khop_instance import translations
 from synth.models._khop_window import window_search
-from synth.torus import parse_torus
 
 SETS = {
     "quick": [("32x32", 6), ("32x32", 9)],
@@ -35,15 +34,10 @@ COLUMNS = [Col("torus", "shape", ">6"), Col("k", fmt=">3"), Col("p-1", "p1", ">6
 
 
 def main(argv=None):
-    ap = parser(__doc__, SETS, seed=1)
-    ap.add_argument("--seconds", type=float, default=60.0, help="time of each search")
-    a = parse_args(ap, argv)
+    a = parse_args(parser(__doc__, SETS, seed=1, seconds=60.0), argv)
     table = Table(COLUMNS, json=a.json)
-    for shape, k in a.instances:
-        t = parse_torus(shape)
-        D = distance_matrix(t)
+    for shape, k, t, D, start in khop_starts(a.instances):
         shifts = translations(t, 2)
-        start = heuristic_tree(D, k, seed=0, iterations=0, n_orders=2)
         ils = heuristic_tree(D, k, seed=a.seed, iterations=10 ** 9, time_limit=a.seconds, start=start.parent,
                              n_orders=0, bfs=False, shifts=shifts)
         t0 = time.monotonic()
