@@ -193,7 +193,7 @@ class Col:
     text: Callable[[dict], str] | None = None
 
     def _place(self):
-        m = re.match(r"(.?[<>^])?(\d+)?", self.fmt)
+        m = re.match(r"(.?[<>^=])?[-+ ]?z?#?0?(\d+)?", self.fmt)
         return (m.group(1) or ">"), (m.group(2) or "")
 
     def header(self):
