@@ -91,8 +91,8 @@ def parse_only(text, fields=(str, int), required=None):
     return out
 
 
-def parser(doc, sets=None, *, default_set="quick", fields=(str, int), required=None, time_limit=None, seed=None,
-           seconds=None):
+def parser(doc, sets=None, *, default_set="quick", fields=(str, int), required=None, spec="SHAPE:K",
+           time_limit=None, seed=None, seconds=None):
     """An argument parser described by ``doc``'s first line, with the harness's arguments.
 
     Parameters
@@ -104,6 +104,8 @@ def parser(doc, sets=None, *, default_set="quick", fields=(str, int), required=N
     default_set : str
     fields, required
         The fields of an ``--only`` instance (see :func:`parse_only`).
+    spec : str
+        How ``--help`` spells one instance.
     time_limit, seed, seconds : optional
         Defaults of ``--time-limit`` (seconds), ``--seed`` and ``--seconds`` (the time of each
         search in a race of searches); ``None`` leaves the argument out.
@@ -122,8 +124,7 @@ def parser(doc, sets=None, *, default_set="quick", fields=(str, int), required=N
     ap.set_defaults(_sets=sets, _fields=fields, _required=required)
     if sets is not None:
         ap.add_argument("--set", choices=sorted(sets), default=default_set, help="instance set (default %(default)s)")
-        ap.add_argument("--only", help="instances as " + ":".join(f.__name__.upper() for f in fields)
-                        + ",... (overrides --set)")
+        ap.add_argument("--only", metavar=spec + ",...", help="these instances in place of --set's")
     if time_limit is not None:
         ap.add_argument("--time-limit", type=float, default=time_limit, help="seconds (default %(default)g)")
     if seconds is not None:

@@ -50,7 +50,7 @@ def solve_with(engine, model, z, D, k, ub, seconds, seed):
 
 
 def main(argv=None):
-    ap = parser(__doc__, SETS, fields=(str, int, int), required=2, time_limit=600.0, seed=0)
+    ap = parser(__doc__, SETS, fields=(str, int, int), required=2, spec="SHAPE:K[:UB]", time_limit=600.0, seed=0)
     ap.add_argument("--engines", default="cpsat,highs,scip")
     ap.add_argument("--heuristic-seconds", type=float, default=20.0)
     a = parse_args(ap, argv)  # --time-limit: seconds per engine and instance

@@ -58,7 +58,7 @@ def cases(shape):
 
 
 def main(argv=None):
-    ap = parser(__doc__, SETS, fields=(str,))
+    ap = parser(__doc__, SETS, fields=(str,), spec="SHAPE")
     ap.add_argument("--big", action="store_true", help="also 8x8 (64 ranks): the same as --set big")
     ap.add_argument("--sizes", default="64KiB,1MiB")
     ap.add_argument("--iters", type=int, default=5)

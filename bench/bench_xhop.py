@@ -113,7 +113,7 @@ def _best(table, rows, sizes):
 
 
 def main(argv=None):
-    ap = parser(__doc__, SETS, default_set="default", fields=(str,), time_limit=30.0, seed=0)
+    ap = parser(__doc__, SETS, default_set="default", fields=(str,), spec="SHAPE", time_limit=30.0, seed=0)
     ap.add_argument("--sizes", default="64KiB,1MiB,64MiB")
     args = parse_args(ap, argv)
     sizes = [parse_size(s) for s in args.sizes.split(",")]
