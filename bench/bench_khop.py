@@ -20,20 +20,17 @@ Instance sets (``--set``):
 ``quick``   8x8 k = 2..7 and 16x16 k = 3 (a few minutes at ``--time-limit 60``).
 
 Run: ``python bench/bench_khop.py [--set quick|table1|issue] [--only 16x16:3,32x32:11]
-[--time-limit 600] [--seed 0] [--json out.json]``.
+[--time-limit 600] [--seed 0] [--json [rows.jsonl]]``.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 import time
+
+from _harness import Col, Ratio, Table, log, parse_args, parser
 
 from synth.certify import certify
 from synth.group import torus_gamma
-from synth.models._khop_instance import distance_matrix, root_stabilizer
-from synth.models._khop_lp import LayeredLP
 from synth.models.khop import solve_khop
 from synth.schedule import tree_schedule
 from synth.torus import parse_torus
@@ -46,50 +43,13 @@ SETS = {
     + [("32x32", k) for k in (6, 9, 11, 12, 20, 22)] + [("64x64", k) for k in (10, 11, 14)],
 }
 
-
-def parse_only(text):
-    """``'16x16:3,32x32:11'`` into ``[("16x16", 3), ("32x32", 11)]``."""
-    out = []
-    for part in text.split(","):
-        shape, _, k = part.partition(":")
-        out.append((shape.strip(), int(k)))
-    return out
+COLUMNS = [Col("torus", "shape", ">6"), Col("k", fmt=">3"), Col("status", fmt=">9"), Col("W", fmt=">6"),
+           Col("LB", fmt=">9.1f"), Col("gap %", "gap_pct", ">6.2f"), Col("s", "seconds", ">6.1f"),
+           Col("limit", fmt=">5g"), Col("rounds", fmt=">6"), Ratio("W/Wh", "W", "W_heuristic", fmt=">6.3f"),
+           Col("W/(p-1)", "theta", ">7.3f")]
 
 
-def instance_parser(doc, sets):
-    """An argument parser (described by ``doc``'s first line) with ``--set`` (default ``quick``) and ``--only``."""
-    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
-    ap.add_argument("--set", choices=sorted(sets), default="quick")
-    ap.add_argument("--only", help="instances as SHAPE:K,SHAPE:K (overrides --set)")
-    return ap
-
-
-def instances(args, sets):
-    """The ``(shape, k)`` pairs that ``--only`` names, else those of ``--set``."""
-    return parse_only(args.only) if args.only else sets[args.set]
-
-
-def timed_orbit_lp(t, k, perms=None, fix=None, deadline=None):
-    """The layered LP of ``t`` solved until it converges or stalls (15 rounds), and its seconds.
-
-    ``perms``: the group to aggregate on (default the root's stabilizer); ``fix``: a
-    ``(v, h, value)`` for :meth:`~synth.models._khop_lp.LayeredLP.fix_depth`.
-
-    Returns
-    -------
-    lp : LayeredLP
-    res : LPResult
-    seconds : float
-    """
-    t0 = time.perf_counter()
-    lp = LayeredLP(distance_matrix(t), k, root_stabilizer(t) if perms is None else perms)
-    if fix is not None:
-        lp.fix_depth(*fix)
-    res = lp.solve(deadline=deadline, stall_rounds=15)
-    return lp, res, time.perf_counter() - t0
-
-
-def run_one(shape, k, time_limit, seed, log):
+def run_one(shape, k, time_limit, seed):
     """Solve one instance (heuristic baseline, then the full pipeline) and certify the tree."""
     t = parse_torus(shape)
     t0 = time.monotonic()
@@ -103,37 +63,21 @@ def run_one(shape, k, time_limit, seed, log):
     weight = int(claims["weight"])
     if weight != r.weight:
         raise SystemExit(f"{shape} k={k}: the checker measures W = {weight}, the solver claims {r.weight}")
+    gap = (weight - r.lower_bound) / weight
     row = {"shape": shape, "k": k, "status": r.status, "W": weight, "LB": r.lower_bound,
-           "gap": (weight - r.lower_bound) / weight, "seconds": round(seconds, 1), "limit": time_limit,
+           "gap": gap, "gap_pct": 100 * gap, "seconds": round(seconds, 1), "limit": time_limit,
            "depth": r.depth, "rounds": int(claims["rounds"]), "W_heuristic": base.weight,
            "heuristic_seconds": round(t_heur, 1), "theta": weight / (t.n_vertices - 1),
            "bound_method": r.bound_method}
-    log(f"{shape} k={k}: {r.status} W={weight} LB={r.lower_bound:g} gap={100 * row['gap']:.2f}% {seconds:.1f}s")
+    log(f"{shape} k={k}: {r.status} W={weight} LB={r.lower_bound:g} gap={100 * gap:.2f}% {seconds:.1f}s")
     return row
 
 
 def main(argv=None):
-    ap = instance_parser(__doc__, SETS)
-    ap.add_argument("--time-limit", type=float, default=60.0)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--json", help="also write the rows to this file")
-    a = ap.parse_args(argv)
-    todo = instances(a, SETS)
-
-    def log(msg):
-        print(msg, file=sys.stderr, flush=True)
-
-    rows = [run_one(shape, k, a.time_limit, a.seed, log) for shape, k in todo]
-    head = f"{'torus':>6} {'k':>3} {'status':>9} {'W':>6} {'LB':>9} {'gap %':>6} {'s':>6} {'limit':>5} " \
-           f"{'rounds':>6} {'W/Wh':>6} {'W/(p-1)':>7}"
-    print(head)
-    for r in rows:
-        print(f"{r['shape']:>6} {r['k']:>3} {r['status']:>9} {r['W']:>6} {r['LB']:>9.1f} {100 * r['gap']:>6.2f} "
-              f"{r['seconds']:>6.1f} {r['limit']:>5g} {r['rounds']:>6} {r['W'] / r['W_heuristic']:>6.3f} "
-              f"{r['theta']:>7.3f}")
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(rows, f, indent=1)
+    a = parse_args(parser(__doc__, SETS, time_limit=60.0, seed=0), argv)
+    table = Table(COLUMNS, json=a.json)
+    for shape, k in a.instances:
+        table.add(run_one(shape, k, a.time_limit, a.seed))
 
 
 if __name__ == "__main__":

@@ -20,12 +20,11 @@ from __future__ import annotations
 import math
 import time
 
+from _harness import Col, Ratio, Table, parse_args, parser, timed, timed_orbit_lp
+
 from synth.dualbound import cone_count_bound
 from synth.models._khop_steiner import terminal_search
 from synth.torus import parse_torus
-
-# the sibling script (this directory is on sys.path when run)
-from bench_khop import instance_parser, instances, timed_orbit_lp
 
 SETS = {
     "quick": [("8x8", k) for k in (2, 3, 4, 5)] + [("16x16", k) for k in (3, 4, 7)],
@@ -34,35 +33,33 @@ SETS = {
     "deep": [("16x16", k) for k in (8, 9, 10, 11, 12, 13)] + [("32x32", k) for k in (20, 22)],
 }
 
+COLUMNS = [Col("torus", "shape", ">6"), Col("k", fmt=">3"), Col("p-1", "p1", ">6"), Col("cone", fmt=">6"),
+           Col("s", "cone_s", ">6.2f"), Col("LP", fmt=">9.2f"), Col("s", "LP_s", ">6.1f"),
+           Ratio("cone/LP", "cone_value", "LP", minus="p1", fmt=">8.2f"),
+           Col("Steiner", fmt=">7"), Col("s", "Steiner_s", ">6.1f"), Col("St-LP", "St_minus_LP", ">+5d")]
+
 
 def main(argv=None):
-    ap = instance_parser(__doc__, SETS)
+    ap = parser(__doc__, SETS)
     ap.add_argument("--lp-limit", type=float, default=300.0, help="seconds per LP")
     ap.add_argument("--lp-max-vertices", type=int, default=1024, help="skip the LP on bigger tori")
     ap.add_argument("--steiner-limit", type=float, default=60.0, help="seconds per Steiner terminal search")
-    a = ap.parse_args(argv)
-    todo = instances(a, SETS)
-    print(f"{'torus':>6} {'k':>3} {'p-1':>6} {'cone':>6} {'s':>6} {'LP':>9} {'s':>6} {'cone/LP':>8} "
-          f"{'Steiner':>7} {'s':>6} {'St-LP':>5}", flush=True)
-    for shape, k in todo:
+    a = parse_args(ap, argv)
+    table = Table(COLUMNS, json=a.json)
+    for shape, k in a.instances:
         t = parse_torus(shape)
         p1 = t.n_vertices - 1
-        t0 = time.perf_counter()
-        cone = cone_count_bound(t, k)
-        t_cone = time.perf_counter() - t0
-        lp_text, share, lp_bound = f"{'-':>9} {'-':>6}", "-", None
+        cone, t_cone = timed(cone_count_bound, t, k)
+        row = {"shape": shape, "k": k, "p1": p1, "cone": cone.bound, "cone_value": cone.value, "cone_s": t_cone,
+               "LP": None, "LP_s": None}
+        lp_bound = None
         if t.n_vertices <= a.lp_max_vertices and k < t.diameter:
             _lp, res, t_lp = timed_orbit_lp(t, k, deadline=time.monotonic() + a.lp_limit)
-            lp_text = f"{res.bound:>9.2f} {t_lp:>6.1f}"
+            row.update(LP=res.bound, LP_s=t_lp)
             lp_bound = math.ceil(res.bound - 1e-6) if math.isfinite(res.bound) else None
-            if res.bound > p1 + 1e-9:
-                share = f"{(cone.value - p1) / (res.bound - p1):.2f}"
-        t0 = time.perf_counter()
-        st = terminal_search(t, k, deadline=time.monotonic() + a.steiner_limit)
-        t_st = time.perf_counter() - t0
-        diff = "-" if lp_bound is None else f"{st.bound - lp_bound:+d}"
-        print(f"{shape:>6} {k:>3} {p1:>6} {cone.bound:>6} {t_cone:>6.2f} {lp_text} {share:>8} "
-              f"{st.bound:>7} {t_st:>6.1f} {diff:>5}", flush=True)
+        st, t_st = timed(terminal_search, t, k, deadline=time.monotonic() + a.steiner_limit)
+        row.update(Steiner=st.bound, Steiner_s=t_st, St_minus_LP=None if lp_bound is None else st.bound - lp_bound)
+        table.add(row)
 
 
 if __name__ == "__main__":

@@ -26,11 +26,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from _harness import Col, Ratio, Table, parse_args, parser, timed_orbit_lp
+
 from synth.models._khop_instance import root_stabilizer
 from synth.torus import parse_torus
-
-# the sibling script (this directory is on sys.path when run)
-from bench_khop import instance_parser, instances, timed_orbit_lp
 
 SETS = {
     "quick": [("8x8", 3), ("10x10", 3)],
@@ -38,34 +37,43 @@ SETS = {
 }
 
 
-def _side(t, k, perms, v, h, value):
-    _lp, res, seconds = timed_orbit_lp(t, k, perms, fix=(v, h, value))
-    return res.bound, seconds, "" if res.converged else "~"
+def _bound(side):
+    """A side's bound, marked ``~`` where its LP stopped on the stall rule before converging."""
+    return lambda r: "" if r.get(side) is None else f"{r[side]:>8.3f}{' ' if r[side + '_converged'] else '~'}"
+
+
+COLUMNS = [Col("torus", "shape", ">6"), Col("k", fmt=">3"), Col("vertex", fmt=">9"), Col("h", fmt=">2"),
+           Col("y", fmt=">6.3f"), Col("orbit", fmt=">5"), Col("off", fmt=">9", text=_bound("off")),
+           Col("s", "off_s", ">6.1f"), Ratio("x root", "off_s", "off_s", fmt=">6.1f", key="off_x_root"),
+           Col("on", fmt=">9", text=_bound("on")), Col("s", "on_s", ">6.1f"),
+           Ratio("x root", "on_s", "off_s", fmt=">6.1f", key="on_x_root"),
+           Col("min", fmt=">9.3f"), Col("+root", "lift", ">+6.3f")]
 
 
 def main(argv=None):
-    ap = instance_parser(__doc__, SETS)
+    ap = parser(__doc__, SETS)
     ap.add_argument("--probes", type=int, default=2, help="fractional depth variables to branch on")
-    a = ap.parse_args(argv)
-    todo = instances(a, SETS)
-    print(f"{'torus':>6} {'k':>3} {'vertex':>9} {'h':>2} {'y':>6} {'orbit':>5} {'off':>9} {'s':>6} {'x root':>6} "
-          f"{'on':>9} {'s':>6} {'x root':>6} {'min':>9} {'+root':>6}", flush=True)
-    for shape, k in todo:
+    a = parse_args(ap, argv)
+    # the root LP's row is the baseline of its instance: its bound and seconds sit in the off columns
+    table = Table(COLUMNS, baseline=lambda r: r["vertex"] == "root", group=("shape", "k"), json=a.json)
+    for shape, k in a.instances:
         t = parse_torus(shape)
         G = root_stabilizer(t)
         root, res, t_root = timed_orbit_lp(t, k, G)
-        print(f"{shape:>6} {k:>3} {'root':>9} {'':>2} {'':>6} {'':>5} {res.bound:>9.3f} {t_root:>6.1f}", flush=True)
+        table.add({"shape": shape, "k": k, "vertex": "root", "off": res.bound, "off_converged": res.converged,
+                   "off_s": t_root})
         y = root.x[:root.n_y].reshape(root.nrep, k)
         for flat in np.argsort(np.abs(y - 0.5), axis=None, kind="stable")[:a.probes]:
             ri, h0 = divmod(int(flat), k)
             v, h = int(root.reps[ri]), h0 + 1
-            off, s_off, c_off = _side(t, k, G, v, h, 0)
-            on, s_on, c_on = _side(t, k, G[G[:, v] == v], v, h, 1)
-            low = min(off, on)
-            coord = "(" + ",".join(str(int(c)) for c in t.coords(np.array([v]))[0]) + ")"
-            print(f"{shape:>6} {k:>3} {coord:>9} {h:>2} {y[ri, h0]:>6.3f} {int(root.orb[ri]):>5} "
-                  f"{off:>8.3f}{c_off or ' '} {s_off:>6.1f} {s_off / t_root:>6.1f} {on:>8.3f}{c_on or ' '} "
-                  f"{s_on:>6.1f} {s_on / t_root:>6.1f} {low:>9.3f} {low - res.bound:>+6.3f}", flush=True)
+            row = {"shape": shape, "k": k, "h": h, "y": y[ri, h0], "orbit": int(root.orb[ri]),
+                   "vertex": "(" + ",".join(str(int(c)) for c in t.coords(np.array([v]))[0]) + ")"}
+            for side, perms, value in (("off", G, 0), ("on", G[G[:, v] == v], 1)):
+                _lp, r, seconds = timed_orbit_lp(t, k, perms, fix=(v, h, value))
+                row.update({side: r.bound, side + "_converged": r.converged, side + "_s": seconds})
+            row["min"] = min(row["off"], row["on"])
+            row["lift"] = row["min"] - res.bound
+            table.add(row)
 
 
 if __name__ == "__main__":

@@ -19,13 +19,11 @@ slow each other).
 from __future__ import annotations
 
 import math
-import time
+
+from _harness import Col, Table, parse_args, parser, timed, timed_orbit_lp
 
 from synth.models.khop import solve_khop
 from synth.torus import parse_torus
-
-# the sibling script (this directory is on sys.path when run)
-from bench_khop import instance_parser, instances, timed_orbit_lp
 
 SETS = {
     "quick": [("8x8", k) for k in (2, 3, 4, 5, 6)],
@@ -33,27 +31,25 @@ SETS = {
     + [("12x12", k) for k in (3, 4, 5)],
 }
 
+COLUMNS = [Col("torus", "shape", ">6"), Col("k", fmt=">3"), Col("LP", fmt=">9.2f"), Col("s", "LP_s", ">6.1f"),
+           Col("W", fmt=">6"), Col("status", fmt=">8"), Col("bound", fmt=">6"), Col("s", "W_s", ">6.1f"),
+           Col("W*-LP", "gap", ">7.2%"), Col("W*-ceil", "gap_ceil", ">7.2%")]
+
 
 def main(argv=None):
-    ap = instance_parser(__doc__, SETS)
-    ap.add_argument("--time-limit", type=float, default=600.0, help="seconds per full solve")
-    a = ap.parse_args(argv)
-    todo = instances(a, SETS)
-    print(f"{'torus':>6} {'k':>3} {'LP':>9} {'s':>6} {'W':>6} {'status':>8} {'bound':>6} {'s':>6} "
-          f"{'W*-LP':>7} {'W*-ceil':>7}", flush=True)
-    for shape, k in todo:
+    ap = parser(__doc__, SETS, time_limit=600.0)  # seconds per full solve
+    a = parse_args(ap, argv)
+    table = Table(COLUMNS, json=a.json)
+    for shape, k in a.instances:
         t = parse_torus(shape)
         _lp, res, t_lp = timed_orbit_lp(t, k)
-        t0 = time.perf_counter()
-        sol = solve_khop(t, k, time_limit=a.time_limit, seed=0)
-        t_sol = time.perf_counter() - t0
-        gap, gap_ceil = "-", "-"
-        if sol.status == "optimal":
+        sol, t_sol = timed(solve_khop, t, k, time_limit=a.time_limit, seed=0)
+        gap = gap_ceil = None
+        if sol.status == "optimal":  # the LP's integrality gap against the proven W*, and the rounded-up LP's
             w = sol.weight
-            gap = f"{(w - res.bound) / w:.2%}"
-            gap_ceil = f"{(w - math.ceil(res.bound - 1e-6)) / w:.2%}"
-        print(f"{shape:>6} {k:>3} {res.bound:>9.2f} {t_lp:>6.1f} {sol.weight:>6} {sol.status:>8} "
-              f"{math.ceil(sol.lower_bound - 1e-6):>6} {t_sol:>6.1f} {gap:>7} {gap_ceil:>7}", flush=True)
+            gap, gap_ceil = (w - res.bound) / w, (w - math.ceil(res.bound - 1e-6)) / w
+        table.add({"shape": shape, "k": k, "LP": res.bound, "LP_s": t_lp, "W": sol.weight, "status": sol.status,
+                   "bound": math.ceil(sol.lower_bound - 1e-6), "W_s": t_sol, "gap": gap, "gap_ceil": gap_ceil})
 
 
 if __name__ == "__main__":

@@ -9,43 +9,38 @@ and from the root alone (no start); and the ratio of the excess over ``p - 1`` t
 search (from the start) leaves to the baseline's (``jump/win``: below 1 when the jump
 search is ahead).  All run in this process, one after the other.
 
-Run: ``python bench/bench_khop_jump.py [--set quick|big] [--seconds 60] [--seed 1]``
+Run: ``python bench/bench_khop_jump.py [--set quick|big] [--only 16x16:3] [--seconds 60] [--seed 1]``
 (``quick``: 16x16, k = 3, 4 and 32x32, k = 6, 9, about 12 minutes at 60 s; ``big``:
 32x32 and 64x64 at the Table 1 depths).
 """
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
 
-from synth.models._khop_heuristic import heuristic_tree, parent_to_labels
-from synth.models._khop_instance import distance_matrix, translations
+from _harness import Col, Ratio, Table, khop_starts, parse_args, parser
+
+from synth.models._khop_heuristic import parent_to_labels
+from synth.models._khop_instance import translations
 from synth.models._khop_jump import jump_search
 from synth.models._khop_window import window_search
-from synth.torus import parse_torus
 
 SETS = {
     "quick": [("16x16", 3), ("16x16", 4), ("32x32", 6), ("32x32", 9)],
     "big": [("32x32", k) for k in (6, 9, 11, 12)] + [("64x64", k) for k in (10, 11, 14)],
 }
 
+COLUMNS = [Col("torus", "shape", ">6"), Col("k", fmt=">3"), Col("p-1", "p1", ">6"), Col("start", fmt=">6"),
+           Col("window", fmt=">7"), Col("jump", fmt=">6"), Col("rounds/s", "rate", ">9.1f"),
+           Col("jump(root)", "jump_root", ">11"), Ratio("jump/win", "jump", "window", minus="p1", fmt=">9.3f")]
+
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--set", default="quick", choices=sorted(SETS))
-    ap.add_argument("--seconds", type=float, default=60.0, help="time of each search")
-    ap.add_argument("--seed", type=int, default=1)
-    a = ap.parse_args(argv)
-    print(f"{'torus':>6} {'k':>3} {'p-1':>6} {'start':>6} {'window':>7} {'jump':>6} {'rounds/s':>9} "
-          f"{'jump(root)':>11} {'jump/win':>9}", flush=True)
-    for shape, k in SETS[a.set]:
-        t = parse_torus(shape)
-        D = distance_matrix(t)
-        p1 = t.n_vertices - 1
-        start = heuristic_tree(D, k, seed=0, iterations=0, n_orders=2)
+    a = parse_args(parser(__doc__, SETS, seed=1, seconds=60.0), argv)
+    table = Table(COLUMNS, json=a.json)
+    for shape, k, t, D, start in khop_starts(a.instances):
         labels = np.minimum(parent_to_labels(start.parent), k)
         win = window_search(D, k, labels, seed=a.seed, deadline=time.monotonic() + a.seconds,
                             shifts=translations(t, 2))
@@ -53,9 +48,8 @@ def main(argv=None):
         jump = jump_search(D, k, labels, seed=a.seed, deadline=t0 + a.seconds)
         rate = jump.rounds / max(time.monotonic() - t0, 1e-9)
         root = jump_search(D, k, None, seed=a.seed, deadline=time.monotonic() + a.seconds)
-        ratio = (jump.weight - p1) / max(win.weight - p1, 1)
-        print(f"{shape:>6} {k:>3} {p1:>6} {start.weight:>6} {win.weight:>7} {jump.weight:>6} {rate:>9.1f} "
-              f"{root.weight:>11} {ratio:>9.3f}", flush=True)
+        table.add({"shape": shape, "k": k, "p1": t.n_vertices - 1, "start": start.weight, "window": win.weight,
+                   "jump": jump.weight, "rate": rate, "jump_root": root.weight})
 
 
 if __name__ == "__main__":

@@ -18,10 +18,9 @@ Run: ``python bench/bench_khop_mip.py [--set quick|wide] [--only 12x12:3:192] [-
 
 from __future__ import annotations
 
-import argparse
-import time
-
 import numpy as np
+
+from _harness import Col, Ratio, Table, parse_args, parser, timed
 
 from synth.models._khop_instance import distance_matrix, root_stabilizer
 from synth.models._khop_lp import LayeredLP
@@ -36,14 +35,9 @@ SETS = {
     "wide": [("10x10", 3, 128), ("12x12", 3, 192), ("12x12", 4, 170)],
 }
 
-
-def parse_cases(text):
-    """``'12x12:3:192,10x10:4'`` into ``[("12x12", 3, 192), ("10x10", 4, None)]``."""
-    out = []
-    for part in text.split(","):
-        bits = part.strip().split(":")
-        out.append((bits[0], int(bits[1]), int(bits[2]) if len(bits) > 2 else None))
-    return out
+COLUMNS = [Col("torus", "shape", ">6"), Col("k", fmt=">3"), Col("UB", fmt=">5"), Col("LP", fmt=">9.3f"),
+           Col("arcs", fmt=">7"), Col("engine", fmt=">6"), Col("result", fmt=">10"), Col("bound", fmt=">8.2f"),
+           Col("s", fmt=">7.1f"), Ratio("x cpsat", "s", fmt=">7.2f")]
 
 
 def solve_with(engine, model, z, D, k, ub, seconds, seed):
@@ -56,19 +50,12 @@ def solve_with(engine, model, z, D, k, ub, seconds, seed):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--set", default="quick", choices=sorted(SETS))
-    ap.add_argument("--only", help="instances as SHAPE:K[:UB],... (overrides --set)")
+    ap = parser(__doc__, SETS, fields=(str, int, int), required=2, spec="SHAPE:K[:UB]", time_limit=600.0, seed=0)
     ap.add_argument("--engines", default="cpsat,highs,scip")
-    ap.add_argument("--time-limit", type=float, default=600.0, help="seconds per engine and instance")
     ap.add_argument("--heuristic-seconds", type=float, default=20.0)
-    ap.add_argument("--seed", type=int, default=0)
-    a = ap.parse_args(argv)
-    todo = parse_cases(a.only) if a.only else SETS[a.set]
-    engines = a.engines.split(",")
-    print(f"{'torus':>6} {'k':>3} {'UB':>5} {'LP':>9} {'arcs':>7} {'engine':>6} {'result':>10} {'bound':>8} "
-          f"{'s':>7} {'x cpsat':>7}", flush=True)
-    for shape, k, ub in todo:
+    a = parse_args(ap, argv)  # --time-limit: seconds per engine and instance
+    table = Table(COLUMNS, baseline=lambda r: r["engine"] == "cpsat", group=("shape", "k"), json=a.json)
+    for shape, k, ub in a.instances:
         t = parse_torus(shape)
         D, perms = distance_matrix(t), root_stabilizer(t)
         if ub is None:
@@ -77,20 +64,14 @@ def main(argv=None):
         res = lp.solve(stall_rounds=15)
         tail, head, layer = lp.arcs_below(ub - 1 - res.bound + 1e-6)
         cuts = cut_images(lp.binding_cuts(), perms, t.n_vertices)
-        base = None
-        for engine in engines:
+        for engine in a.engines.split(","):
             model, z, _y = build_hop_model(ModelData(D, k, tail, head, layer), cuts)
             cols = list(model.cost)
             model.add_row(cols, [model.cost[c] for c in cols], -np.inf, ub - 1, "objective_cutoff")
-            t0 = time.perf_counter()
-            sol = solve_with(engine, model, z, D, k, ub, a.time_limit, a.seed)
-            secs = time.perf_counter() - t0
+            sol, secs = timed(solve_with, engine, model, z, D, k, ub, a.time_limit, a.seed)
             result = "improved" if sol.values is not None and sol.objective <= ub - 1 + 1e-6 else sol.status
-            if engine == "cpsat":
-                base = secs
-            ratio = f"{secs / base:.2f}" if base else "-"
-            print(f"{shape:>6} {k:>3} {ub:>5} {res.bound:>9.3f} {tail.size:>7} {engine:>6} {result:>10} "
-                  f"{sol.bound:>8.2f} {secs:>7.1f} {ratio:>7}", flush=True)
+            table.add({"shape": shape, "k": k, "UB": ub, "LP": res.bound, "arcs": tail.size, "engine": engine,
+                       "result": result, "bound": sol.bound, "s": secs})
 
 
 if __name__ == "__main__":

@@ -1,52 +1,51 @@
 """Depth-bounded (k-hop) families on rectangular tori: candidates, chunks, Omega, W, seconds.
 
-Run: ``python bench/bench_khop_rect.py [--time-limit S] [--shapes 64x16,128x8] [--depths 10,20]``
+Run: ``python bench/bench_khop_rect.py [--time-limit S] [--set default|quick] [--only 64x16:10,128x8:20]``
 
 For every shape and depth bound below the diameter it runs the whole ``synth solve
 --torus SHAPE --depth K`` pipeline (candidate trees from :mod:`synth.models.khop_family`,
 weights from :func:`synth.models.balance.balance_candidates`, certification) and prints
 one row: the candidates offered, the chunks and weights chosen, Omega as measured by the
 checker, the mean tree weight W per chunk next to the lightest single tree's W and its
-Omega alone, the rounds and the wall time.
+Omega alone (the baseline: ``W/W_min`` is the mean weight over it), the rounds and the wall time.
+Depth bounds not below the diameter are left out.
 """
 
 from __future__ import annotations
 
-import argparse
-import time
+from _harness import Col, Ratio, Table, parse_args, parser, timed
 
 from synth.solve import solve
 from synth.torus import parse_torus
 
-DEFAULT = {"64x16": (10, 20, 30), "128x8": (10, 20, 40), "256x4": (10, 20, 40), "4x4x8": (3, 4, 6),
-           "8x8x16": (5, 8, 12)}
+DEPTHS = {"64x16": (10, 20, 30), "128x8": (10, 20, 40), "256x4": (10, 20, 40), "4x4x8": (3, 4, 6),
+          "8x8x16": (5, 8, 12)}
+SETS = {"default": [(shape, k) for shape, ks in DEPTHS.items() for k in ks], "quick": [("4x4x8", 3), ("4x4x8", 4)]}
+
+COLUMNS = [Col("shape", fmt=">7"), Col("k", fmt=">3"), Col("H", fmt=">3"), Col("rounds", fmt=">6"),
+           Col("cands", fmt=">5"), Col("chunks", fmt=">6"), Col("weights", fmt=">10"), Col("omega", fmt=">12"),
+           Col("W/chunk", "mean_w", ">9.1f"), Col("W_min", fmt=">6"), Col("omega_min", fmt=">10"),
+           Col("status", fmt=">10"), Col("seconds", fmt=">7.1f"), Ratio("W/W_min", "mean_w", "W_min")]
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--time-limit", type=float, default=60.0)
-    ap.add_argument("--shapes", default=",".join(DEFAULT))
-    ap.add_argument("--depths", default=None, help="comma-separated; default per shape")
+    ap = parser(__doc__, SETS, default_set="default", time_limit=60.0)
     ap.add_argument("--mode", default="symmetric", help="checker mode for the certificate (default symmetric)")
-    args = ap.parse_args(argv)
-    print(f"{'shape':>7} {'k':>3} {'H':>3} {'rounds':>6} {'cands':>5} {'chunks':>6} {'weights':>10} {'omega':>12} "
-          f"{'W/chunk':>9} {'W_min':>6} {'omega_min':>10} {'status':>10} {'seconds':>7}", flush=True)
-    for shape in args.shapes.split(","):
+    args = parse_args(ap, argv)
+    table = Table(COLUMNS, json=args.json)
+    for shape, k in args.instances:
         t = parse_torus(shape)
-        depths = [int(x) for x in args.depths.split(",")] if args.depths else DEFAULT.get(shape, (4,))
-        for k in depths:
-            if k >= t.diameter:
-                continue
-            t0 = time.perf_counter()
-            r = solve(t, depth=k, time_limit=args.time_limit, mode=args.mode)
-            sec = time.perf_counter() - t0
-            c, s = r.certificate.claims, r.certificate.solver
-            fam = s["family"]
-            mean_w = float(sum(w * x for w, x in zip(s["weights"], s["tree_weights"])) / sum(s["weights"]))
-            print(f"{shape:>7} {k:>3} {t.diameter:>3} {c['rounds']:>6} {len(fam['candidate_weights']):>5} "
-                  f"{c['chunks']:>6} {str(s['weights']):>10} {c['omega']:>12} {mean_w:>9.1f} "
-                  f"{fam['lightest_tree_weight']:>6} {fam['lightest_tree_omega']:>10} {s['balance_status']:>10} "
-                  f"{sec:>7.1f}", flush=True)
+        if k >= t.diameter:
+            continue
+        r, sec = timed(solve, t, depth=k, time_limit=args.time_limit, mode=args.mode)
+        c, s = r.certificate.claims, r.certificate.solver
+        fam = s["family"]
+        table.add({"shape": shape, "k": k, "H": t.diameter, "rounds": c["rounds"],
+                   "cands": len(fam["candidate_weights"]), "chunks": c["chunks"], "weights": str(s["weights"]),
+                   "omega": c["omega"],
+                   "mean_w": float(sum(w * x for w, x in zip(s["weights"], s["tree_weights"])) / sum(s["weights"])),
+                   "W_min": fam["lightest_tree_weight"], "omega_min": fam["lightest_tree_omega"],
+                   "status": s["balance_status"], "seconds": sec})
 
 
 if __name__ == "__main__":

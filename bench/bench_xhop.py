@@ -7,18 +7,17 @@ hop, alpha 1 us, 4-byte elements) at each message size; the faster of the two is
 (``t`` tree, ``x`` exchange, ``=`` tie).  A
 second table gives, per size, the best tree and the best exchange schedule over every ``K``.
 
-Run: ``python bench/bench_xhop.py [--shapes 8x8,16x16] [--time-limit 30] [--seed 0]
-[--sizes 64KiB,1MiB,64MiB] [--json out.json]``.  Heavy: about ``2 H`` solves of up to
-``--time-limit`` seconds per torus (plus the k-hop solver's own overruns); run it once, in the
-background, on a quiet machine.
+Run: ``python bench/bench_xhop.py [--set default|quick] [--only 8x8,16x16] [--time-limit 30] [--seed 0]
+[--sizes 64KiB,1MiB,64MiB] [--json [FILE]]``; ``x/t`` is the exchange schedule's modeled time
+over the tree's.  Heavy: about ``2 H`` solves of up to ``--time-limit`` seconds per torus (plus
+the k-hop solver's own overruns); run it once, in the background, on a quiet machine.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 import time
+
+from _harness import Col, Ratio, Table, log, parse_args, parser
 
 from synth.models.khop import solve_khop
 from synth.models.xhop import solve_xhop
@@ -30,6 +29,9 @@ from synth.group import torus_gamma
 from synth.lift import lifted_weights
 from synth.schedule import chunk_elements, exchange_schedule, tree_schedule
 from synth.torus import parse_torus
+
+SETS = {"default": [("8x8",), ("16x16",)], "quick": [("4x4",)]}
+MARK = {"exchange": "x", "tree": "t", "tie": "="}
 
 
 def _times(base, group, sizes):
@@ -45,7 +47,7 @@ def _claims(base, group):
     return int(c["rounds"]), str(c["psi"]), str(c["omega"]), str(c["weight"])
 
 
-def run(shape, time_limit, seed, sizes, log):
+def run(shape, time_limit, seed, sizes):
     t = parse_torus(shape)
     g = torus_gamma(t)
     H = t.diameter
@@ -69,63 +71,59 @@ def run(shape, time_limit, seed, sizes, log):
         assert t_claims[1:] == ("1", "1", str(tr.weight)) and x_claims[1:] == ("1", "1", str(x.weight))
         tt, xt = _times(tb, g, sizes), _times(xb, g, sizes)
         rows.append(dict(
-            shape=shape, K=k,
-            tree=dict(weight=int(tr.weight), lower_bound=float(tr.lower_bound), status=tr.status, rounds=t_claims[0],
-                      gap=float(tr.gap), seconds=round(float(tr.seconds), 1), times_us=[v * 1e6 for v in tt]),
-            exchange=dict(weight=int(x.weight), lower_bound=float(x.lower_bound), status=x.status,
-                          rounds=x_claims[0], gap=float(x.gap), seconds=round(xs, 1), b=int(x.b),
-                          b_coords=[int(c) for c in t.coords(x.b)], exchange_hops=int(t.dist(0, x.b)),
-                          bound_method=x.bound_method, times_us=[v * 1e6 for v in xt]),
+            shape=shape, K=k, sizes=sizes,
+            tree_weight=int(tr.weight), tree_lower_bound=float(tr.lower_bound), tree_status=tr.status,
+            tree_rounds=t_claims[0], tree_gap=float(tr.gap), tree_seconds=round(float(tr.seconds), 1),
+            tree_times_us=[v * 1e6 for v in tt],
+            x_weight=int(x.weight), x_lower_bound=float(x.lower_bound), x_status=x.status,
+            x_rounds=x_claims[0], x_gap=float(x.gap), x_seconds=round(xs, 1), b=int(x.b),
+            b_coords=str(tuple(int(c) for c in t.coords(x.b))), exchange_hops=int(t.dist(0, x.b)),
+            bound_method=x.bound_method, x_times_us=[v * 1e6 for v in xt],
             winner=["exchange" if b < a - 1e-12 else ("tree" if a < b - 1e-12 else "tie") for a, b in zip(tt, xt)],
+            **{f"tree_us_{i}": a * 1e6 for i, a in enumerate(tt)}, **{f"x_us_{i}": b * 1e6 for i, b in enumerate(xt)},
         ))
     return rows
 
 
-def _print(rows, sizes, out=sys.stdout):
+def _columns(sizes):
+    bar = Col("|", text=lambda r: "|")
+    cols = [Col("torus", "shape", ">6"), Col("K", fmt=">2"), bar, Col("W_tree", "tree_weight", ">6"),
+            Col("LB", "tree_lower_bound", ">6.0f"), Col("S", "tree_rounds", ">3"), Col("s", "tree_seconds", ">5.1f"),
+            bar, Col("W_x", "x_weight", ">5"), Col("LB_x", "x_lower_bound", ">5.0f"), Col("gap", "x_gap", ">6.1%"),
+            Col("S", "x_rounds", ">3"), Col("b", "b_coords", ">8"), Col("s", "x_seconds", ">5.1f")]
+    for i, size in enumerate(sizes):
+        cols += [bar, Col(f"{format_size(size)} tree/exch (us)", fmt=">26", text=lambda r, i=i: (
+                     f"{r['tree_times_us'][i]:>10.2f} / {r['x_times_us'][i]:>10.2f} {MARK[r['winner'][i]]:>2}")),
+                 Ratio("x/t", f"x_us_{i}", f"tree_us_{i}", fmt=">6.3f", key=f"x/t_{i}")]
+    return cols
+
+
+def _best(table, rows, sizes):
     names = [format_size(s) for s in sizes]
-    hdr = (f"{'torus':>6} {'K':>2} | {'W_tree':>6} {'LB':>6} {'S':>3} {'s':>5} | {'W_x':>5} {'LB_x':>5} {'gap':>6} "
-           f"{'S':>3} {'b':>8} {'s':>5} | " + " | ".join(f"{n + ' tree/exch (us)':>26}" for n in names))
-    print(hdr, file=out)
-    print("-" * len(hdr), file=out)
-    for r in rows:
-        tr, x = r["tree"], r["exchange"]
-        cells = []
-        for i in range(len(sizes)):
-            mark = {"exchange": "x", "tree": "t", "tie": "="}[r["winner"][i]]
-            cells.append(f"{tr['times_us'][i]:>10.2f} / {x['times_us'][i]:>10.2f} {mark:>2}")
-        lb = x["lower_bound"]
-        print(f"{r['shape']:>6} {r['K']:>2} | {tr['weight']:>6} {tr['lower_bound']:>6.0f} {tr['rounds']:>3} "
-              f"{tr['seconds']:>5.1f} | {x['weight']:>5} {lb:>5.0f} {100 * x['gap']:>5.1f}% {x['rounds']:>3} "
-              f"{tuple(x['b_coords'])!s:>8} {x['seconds']:>5.1f} | " + " | ".join(cells), file=out)
-    print(file=out)
     for shape in sorted(set(r["shape"] for r in rows), key=lambda s: [int(v) for v in s.split("x")]):
         sub = [r for r in rows if r["shape"] == shape]
         for i, n in enumerate(names):
-            bt = min(sub, key=lambda r: r["tree"]["times_us"][i])
-            bx = min(sub, key=lambda r: r["exchange"]["times_us"][i])
-            tt, xt = bt["tree"]["times_us"][i], bx["exchange"]["times_us"][i]
+            bt = min(sub, key=lambda r: r["tree_times_us"][i])
+            bx = min(sub, key=lambda r: r["x_times_us"][i])
+            tt, xt = bt["tree_times_us"][i], bx["x_times_us"][i]
             win = "exchange" if xt < tt - 1e-9 else ("tree" if tt < xt - 1e-9 else "tie")
-            print(f"{shape} {n}: best tree K={bt['K']} ({bt['tree']['rounds']} rounds) {tt:.2f} us; best exchange "
-                  f"K={bx['K']} ({bx['exchange']['rounds']} rounds) {xt:.2f} us; {win} wins by "
-                  f"{abs(tt - xt) / max(tt, xt) * 100:.1f}%", file=out)
+            table.note(f"{shape} {n}: best tree K={bt['K']} ({bt['tree_rounds']} rounds) {tt:.2f} us; best exchange "
+                       f"K={bx['K']} ({bx['x_rounds']} rounds) {xt:.2f} us; {win} wins by "
+                       f"{abs(tt - xt) / max(tt, xt) * 100:.1f}%")
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--shapes", default="8x8,16x16")
-    ap.add_argument("--time-limit", type=float, default=30.0)
-    ap.add_argument("--seed", type=int, default=0)
+    ap = parser(__doc__, SETS, default_set="default", fields=(str,), spec="SHAPE", time_limit=30.0, seed=0)
     ap.add_argument("--sizes", default="64KiB,1MiB,64MiB")
-    ap.add_argument("--json", default=None, help="write the rows to this file")
-    args = ap.parse_args(argv)
+    args = parse_args(ap, argv)
     sizes = [parse_size(s) for s in args.sizes.split(",")]
+    table = Table(_columns(sizes), rule=True, json=args.json)
     rows = []
-    for shape in args.shapes.split(","):
-        rows.extend(run(shape, args.time_limit, args.seed, sizes, lambda m: print(m, file=sys.stderr, flush=True)))
-        if args.json:
-            with open(args.json, "w") as f:
-                json.dump(dict(sizes=sizes, time_limit=args.time_limit, seed=args.seed, rows=rows), f, indent=1)
-    _print(rows, sizes)
+    for (shape,) in args.instances:
+        for row in run(shape, args.time_limit, args.seed, sizes):
+            rows.append(table.add(row))
+    table.note("")
+    _best(table, rows, sizes)
 
 
 if __name__ == "__main__":
