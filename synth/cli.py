@@ -288,6 +288,8 @@ def _time_note(topology, args, start=None):
     balance = not khop and (args.group not in (None, "gamma") or not topology.is_equal_sided)
     if not (khop or balance):
         return None
+    if khop and args.exchange and not (topology.is_equal_sided and args.group in (None, "gamma")):
+        return None  # depth-bounded exchange needs Γ on an equal-sided torus: solve refuses at once
     if start is not None:
         from synth.schedule import forest_depths
 

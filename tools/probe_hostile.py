@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""Run ``synth`` the way an attacker or a careless user would, and judge every outcome.
+
+Each probe is one ``python -m synth ...`` process, run with a 60 s wall-clock limit.
+A probe passes when the process
+
+* exits with the code it should (2 for bad input, 1 for a cleanly INVALID check,
+  never 0 for a forged certificate),
+* prints no traceback, and, on exit 2, exactly one line on stderr, ``synth: error: ...``,
+* stays within the time and memory budget (60 s, 3 GiB of resident memory).
+
+Usage::
+
+    python tools/probe_hostile.py [--only SUBSTRING] [--json]
+
+Prints one line per probe (exit code, seconds, peak MiB, verdict) and exits 1 if any fails.
+``tests/test_probe_hostile.py`` runs it (marked ``slow``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WALL_LIMIT = 60.0
+MEMORY_LIMIT_MIB = 3 * 1024
+ADDRESS_SPACE_CAP = 8 << 30  # a runaway probe fails with MemoryError instead of taking the machine down
+
+
+def _cap_memory():
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_CAP, ADDRESS_SPACE_CAP))
+
+
+def _synth(*argv) -> list:
+    return [sys.executable, "-m", "synth", *argv]
+
+
+def _run(cmd, cwd, stdin=None, wall=WALL_LIMIT):
+    """Run ``cmd``; return (exit code or None on time-out, stdout, stderr, seconds, peak RSS in MiB)."""
+    t0 = time.monotonic()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SYNTH_CACHE_DIR": str(Path(cwd) / "cache")}
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err, stdin=stdin or subprocess.DEVNULL, env=env,
+                                start_new_session=True, preexec_fn=_cap_memory)
+        code = None
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                code = os.waitstatus_to_exitcode(status)
+                break
+            if time.monotonic() - t0 > wall:
+                os.killpg(proc.pid, 9)
+                _, status, usage = os.wait4(proc.pid, 0)
+                break
+            time.sleep(0.02)
+        proc.returncode = code if code is not None else -9
+        out.seek(0)
+        err.seek(0)
+        return (code, out.read().decode(errors="replace"), err.read().decode(errors="replace"),
+                time.monotonic() - t0, usage.ru_maxrss / 1024)
+
+
+def _fixtures(folder: Path) -> dict:
+    """A valid 4x4 SP certificate and a 4x4 ring explicit file to mutate."""
+    cert, ring = folder / "sp44.json", folder / "ring44.jsonl"
+    for cmd in (_synth("solve", "--torus", "4x4", "--out", str(cert)),
+                _synth("baseline", "ring", "--torus", "4x4", "--out", str(ring))):
+        code, _, err, _, _ = _run(cmd, folder)
+        if code != 0:
+            raise SystemExit(f"probe_hostile: cannot build fixtures: {' '.join(cmd)}: {err.strip()}")
+    return {"cert": json.loads(cert.read_text()), "ring": ring.read_text().splitlines(keepends=True)}
+
+
+def _write(folder: Path, name: str, data) -> str:
+    path = folder / name
+    if isinstance(data, (dict, list)) and not (isinstance(data, list) and data and isinstance(data[0], str)):
+        path.write_text(json.dumps(data))
+    elif isinstance(data, list):
+        path.write_text("".join(data))
+    else:
+        path.write_text(data)
+    return str(path)
+
+
+def _cert_variant(fx, edit):
+    data = copy.deepcopy(fx["cert"])
+    edit(data)
+    return data
+
+
+def _forged_overflow(c):
+    """Issue 24, item 1: a weight of 2^57 + 1 (the claims are then edited to what the checker measures)."""
+    c["base_schedule"]["components"][0]["weight"] = 2**57 + 1
+
+
+def _adopt_measured(folder: Path, path: str) -> str:
+    """Edit the claims of the certificate at ``path`` to whatever ``synth check`` measures, if it measures."""
+    code, out, _, _, _ = _run(_synth("check", path, "--json"), folder)
+    try:
+        measured = {k: v["measured"] for k, v in json.loads(out)["claims"].items()}
+    except (ValueError, KeyError, TypeError):
+        return path
+    data = json.loads(Path(path).read_text())
+    data["claims"].update({k: v for k, v in measured.items() if v is not None})
+    Path(path).write_text(json.dumps(data))
+    return path
+
+
+def _set_first_transmission(field, value):
+    def edit(c):
+        c["base_schedule"]["components"][0]["transmissions"][0][field] = value
+    return edit
+
+
+def _ring_variant(fx, edit):
+    lines = list(fx["ring"])
+    edit(lines)
+    return lines
+
+
+def _ring_header(key, value):
+    def edit(lines):
+        head = json.loads(lines[0])
+        head[key] = value
+        lines[0] = json.dumps(head) + "\n"
+    return edit
+
+
+def _ring_line(key, value):
+    def edit(lines):
+        row = json.loads(lines[1])
+        row[key] = value
+        lines[1] = json.dumps(row) + "\n"
+    return edit
+
+
+def probes(folder: Path, fx: dict) -> list:
+    """(name, argv, allowed exit codes) for every probe."""
+    w = lambda name, data: _write(folder, name, data)  # noqa: E731
+    cv = lambda edit: _cert_variant(fx, edit)  # noqa: E731
+    rv = lambda edit: _ring_variant(fx, edit)  # noqa: E731
+    sparse = folder / "big.json"
+    with open(sparse, "wb") as f:
+        f.truncate(1 << 30)  # 1 GiB of NUL bytes, sparse on disk
+    ro_dir = Path("/proc/self")  # not writable even by root (a chmod'ed folder is, to root)
+    bad, check = (2,), (1, 2)
+    out = []
+
+    def add(name, argv, codes):
+        out.append((name, list(argv), codes))
+
+    # item 1 and 7: forged or mistyped numbers in certificates
+    forged = _adopt_measured(folder, w("forged.json", cv(_forged_overflow)))
+    add("cert: weight 2^57+1, wrapped claims", ["check", forged], check)
+    add("cert: forged, symmetric mode", ["check", str(folder / "forged.json"), "--mode", "symmetric"], check)
+    add("cert: weight true", ["check", w("wtrue.json", cv(lambda c: c["base_schedule"]["components"][0].update(
+        weight=True)))], check)
+    add("cert: weight 10^30", ["check", w("wbig.json", cv(lambda c: c["base_schedule"]["components"][0].update(
+        weight=10**30)))], check)
+    for label, value in (("1.5", 1.5), ('"1"', "1"), ("true", True), ("10^30", 10**30), ("-1", -1)):
+        add(f"cert: transmission round {label}", ["check", w(f"round-{len(out)}.json", cv(
+            _set_first_transmission(0, value)))], check)
+    add("cert: src 10^30", ["check", w("src.json", cv(_set_first_transmission(1, 10**30)))], check)
+    # item 2: declared sizes far beyond the content
+    add("cert: rounds 10^9", ["check", w("rounds.json", cv(lambda c: c["base_schedule"].update(rounds=10**9)))],
+        check)
+    add("cert: rounds 10^9, claims edited", ["check", w("rounds2.json", cv(lambda c: (
+        c["base_schedule"].update(rounds=10**9), c["claims"].update(rounds=10**9))))], check)
+    add("cert: 3000x3000 torus, 4x4 schedule", ["check", w("huge-topo.json", cv(lambda c: c["topology"].update(
+        shape=[3000, 3000])))], check)
+    add("cert: elements 10^30", ["check", w("elements.json", cv(lambda c: c["chunking"].update(
+        elements=10**30)))], check)
+    add("cert: elements 2^62", ["check", w("elements62.json", cv(lambda c: (c["chunking"].update(
+        elements=2**62), c["claims"].update(elements=2**62))))], check)
+    add("cert: 1 GiB file", ["check", str(sparse)], check)
+    add("cert: /dev/zero", ["check", "/dev/zero"], check)
+    add("cert: a directory", ["check", str(folder)], check)
+    # item 5: NaN, Infinity, huge integers in claims and bounds
+    add("cert: claim NaN", ["check", w("nan.json", json.dumps(fx["cert"]).replace('"omega": "1"',
+                                                                                 '"omega": NaN'))], check)
+    add("cert: claim Infinity", ["check", w("inf.json", json.dumps(fx["cert"]).replace(
+        '"rounds": 8', '"rounds": Infinity', 1))], check)
+    add("cert: claim 10^30", ["check", w("claim-big.json", cv(lambda c: c["claims"].update(vol_abs=10**30)))], check)
+    add("cert: claim '1e400'", ["check", w("claim-str.json", cv(lambda c: c["claims"].update(psi="1e400")))], check)
+    add("cert: dual bound NaN", ["check", w("dual.json", json.dumps(cv(lambda c: c["solver"].update(
+        depth_bound=4, dual_bound={"bound": 0.5}))).replace('"bound": 0.5', '"bound": NaN'))], check)
+    # explicit files
+    add("explicit: chunk size 0", ["check", w("ring-zero.jsonl", rv(_ring_header(
+        "chunk_elements", [0] * len(json.loads(fx["ring"][0])["chunk_elements"]))))], check)
+    add("explicit: chunk size -1", ["check", w("ring-neg.jsonl", rv(_ring_header(
+        "chunk_elements", [-1] * len(json.loads(fx["ring"][0])["chunk_elements"]))))], check)
+    add("explicit: chunk size 2^62", ["check", w("ring-big.jsonl", rv(_ring_header(
+        "chunk_elements", [2**62] * len(json.loads(fx["ring"][0])["chunk_elements"]))))], check)
+    add("explicit: rounds 10^9", ["check", w("ring-rounds.jsonl", rv(_ring_header("rounds", 10**9)))], check)
+    add("explicit: vertices 10^9", ["check", w("ring-vert.jsonl", rv(_ring_header("vertices", 10**9)))], check)
+    add("explicit: round 1.5", ["check", w("ring-r15.jsonl", rv(_ring_line("round", 1.5)))], check)
+    add("explicit: chunk true", ["check", w("ring-ct.jsonl", rv(_ring_line("chunk", True)))], check)
+    add("explicit: chunk 10^30", ["check", w("ring-cbig.jsonl", rv(_ring_line("chunk", 10**30)))], check)
+    add("explicit: export to msccl-xml", ["export", w("ring-ok.jsonl", fx["ring"]), "--format", "msccl-xml",
+                                          "--out", str(folder / "ring.xml")], (0, 2))
+    # flags
+    cert = w("ok.json", fx["cert"])
+    add("info --hyperx 1000x1000", ["info", "--hyperx", "1000x1000"], bad)
+    add("solve --hyperx 1000x1000", ["solve", "--hyperx", "1000x1000"], bad)
+    add("info --torus 100000x100000", ["info", "--torus", "100000x100000"], bad)
+    # a range past the diameter is clipped to it before it is expanded: a quick sweep of 1..4, or an error
+    add("sweep --depths 1..100000000", ["sweep", "--torus", "4x4", "--depths", "1..100000000", "--time-limit", "5"],
+        (0, 2))
+    for flag, value in (("--seed", "-1"), ("--seed", "99999999999999999999"), ("--time-limit", "-5"),
+                        ("--time-limit", "0"), ("--time-limit", "nan"), ("--time-limit", "inf"),
+                        ("--elements", str(10**30)), ("--elements", "0")):
+        add(f"solve {flag} {value}", ["solve", "--torus", "4x4", "--depth", "2", flag, value], bad)
+    for value in ("1e400", "0", "-1MiB", "nan", "1.5B"):
+        add(f"solve --size {value}", ["solve", "--torus", "4x4", "--size", value], bad)
+    add("run --size 0", ["run", cert, "--size", "0"], bad)
+    add("compare --element-bytes 0", ["compare", "--torus", "4x4", "--element-bytes", "0"], bad)
+    add("compare --sizes 1e400", ["compare", "--torus", "4x4", "--sizes", "1e400"], bad)
+    add("solve --out an existing folder", ["solve", "--torus", "4x4", "--out", str(folder)], bad)
+    add("solve --out read-only", ["solve", "--torus", "4x4", "--out", str(ro_dir / "c.json")], bad)
+    add("solve --out below a file", ["solve", "--torus", "4x4", "--out", str(folder / "sp44.json" / "c.json")], bad)
+    add("export --out a folder", ["export", cert, "--format", "explicit", "--out", str(folder)], bad)
+    add("export --out read-only", ["export", cert, "--format", "explicit", "--out", str(ro_dir / "e.jsonl")], bad)
+    add("baseline --out a folder", ["baseline", "ring", "--torus", "4x4", "--out", str(folder)], bad)
+    add("sweep --out read-only", ["sweep", "--torus", "4x4", "--depths", "2..3", "--time-limit", "5",
+                                  "--out", str(ro_dir / "t.json")], bad)
+    add("check a missing file", ["check", str(folder / "missing.json")], bad)
+    add("--topology /dev/zero", ["info", "--topology", "/dev/zero"], bad)
+    return out
+
+
+def judge(code, err, seconds, mib, allowed) -> str:
+    """'' when the outcome is acceptable, else what is wrong."""
+    if code is None:
+        return f"killed after {WALL_LIMIT:.0f} s"
+    if mib > MEMORY_LIMIT_MIB:
+        return f"peak memory {mib:.0f} MiB"
+    if "Traceback" in err:
+        return "traceback: " + err.strip().splitlines()[-1][:120]
+    if code not in allowed:
+        return f"exit {code}, expected {'/'.join(map(str, allowed))}"
+    if code == 2:
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        errors = [ln for ln in lines if ln.startswith("synth: error:")]
+        if len(errors) != 1:
+            return f"exit 2 with {len(errors)} 'synth: error:' lines: {err.strip()[:120]!r}"
+    return ""
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="run only probes whose name contains this")
+    parser.add_argument("--json", action="store_true", help="one JSON object per probe")
+    args = parser.parse_args(argv)
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        fx = _fixtures(folder)
+        for name, cmd, allowed in probes(folder, fx):
+            if args.only and args.only not in name:
+                continue
+            code, out, err, seconds, mib = _run(_synth(*cmd), folder)
+            verdict = judge(code, err, seconds, mib, allowed)
+            failed += bool(verdict)
+            if args.json:
+                print(json.dumps({"probe": name, "exit": code, "seconds": round(seconds, 2),
+                                  "peak_mib": round(mib), "ok": not verdict, "problem": verdict,
+                                  "stderr": err.strip()[-300:]}))
+            else:
+                first = err.strip().splitlines()[0][:90] if err.strip() else ""
+                print(f"{'ok  ' if not verdict else 'FAIL'} {name:<42} exit {code}  {seconds:5.1f} s "
+                      f"{mib:6.0f} MiB  {verdict or first}", flush=True)
+    print(f"{failed} failed", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
