@@ -51,9 +51,17 @@ def clean(nb, small=False):
     """Drop what changes from run to run (timestamps, versions) and this machine's paths from ``nb``."""
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
+        outputs = []
         for out in cell.get("outputs", []):
             if out.get("output_type") == "stream":
                 out["text"] = out["text"].replace(str(ROOT) + os.sep, "").replace(str(ROOT), ".")
+                # how printed text is split into messages depends on timing: keep one output per stream
+                if outputs and outputs[-1].get("output_type") == "stream" and outputs[-1]["name"] == out["name"]:
+                    outputs[-1]["text"] += out["text"]
+                    continue
+            outputs.append(out)
+        if cell.cell_type == "code":
+            cell.outputs = outputs
     nb.metadata.pop("widgets", None)
     nb.metadata["language_info"] = {"name": "python"}
     nb.metadata["synth"] = {"small": small, "command": "python notebooks/run_all.py --inplace --fresh-cache"}
