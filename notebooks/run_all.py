@@ -3,7 +3,8 @@
 Usage: ``python notebooks/run_all.py [NAME ...] [--small] [--inplace] [--fresh-cache]``.
 
 ``--small``
-    the quick variant the test suite uses (``SYNTH_NOTEBOOK_SMALL=1``).
+    the quick variant the test suite uses (``SYNTH_NOTEBOOK_SMALL=1``); its figures go to a
+    temporary folder, not notebooks/figures/.
 ``--inplace``
     also store the outputs (tables and inline figures) in the notebook files, without the volatile
     metadata (timestamps, kernel versions), so that a repository browser shows the study; the
@@ -75,12 +76,16 @@ def main(argv):
         raise SystemExit(f"run_all.py: error: unknown option {', '.join(sorted(unknown))}")
     from synth.fileio import write_atomic
 
-    small = "--small" in argv
+    small = "--small" in argv or os.environ.get("SYNTH_NOTEBOOK_SMALL") == "1"
     if small and "--inplace" in argv:
-        raise SystemExit("run_all.py: error: the committed notebooks hold the full run: --inplace without --small")
+        raise SystemExit("run_all.py: error: the committed notebooks hold the full run: "
+                         "--inplace without --small or SYNTH_NOTEBOOK_SMALL=1")
     if small:
         os.environ["SYNTH_NOTEBOOK_SMALL"] = "1"
-    os.environ.setdefault("SYNTH_FIGURES_DIR", str(HERE / "figures"))
+    # a --small run never replaces the committed figures (unless SYNTH_FIGURES_DIR says so)
+    small_figures = Path(tempfile.gettempdir()) / "synth-notebook-figures-small"
+    os.environ.setdefault("SYNTH_FIGURES_DIR", str(small_figures if small else HERE / "figures"))
+    print(f"figures go to {os.environ['SYNTH_FIGURES_DIR']}", flush=True)
     # the kernel inherits this environment: it imports synth from this checkout
     os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p])
     with tempfile.TemporaryDirectory(prefix="synth-cache-") as tmp:
