@@ -29,7 +29,7 @@ from synth.check import Metrics, execute, measure_explicit, measure_symmetric, r
 from synth.certificate import Certificate, read_certificate
 from synth.errors import FileFormatError, ScheduleError, SynthError
 from synth.explicit import FORMAT as EXPLICIT_FORMAT, read_explicit
-from synth.fileio import open_regular, read_json, read_line
+from synth.fileio import MAX_INT, open_regular, read_json, read_line
 from synth.lift import lift, lifted_weights
 from synth.registry import default_group
 from synth.schedule import chunk_elements
@@ -131,8 +131,9 @@ def certify(base, group, elements=None, *, mode="auto", solver=None, provenance=
     Raises
     ------
     ScheduleError
-        If the schedule is not a correct allreduce, or a chunk would get no element: nothing false
-        is ever certified.
+        If the schedule is not a correct allreduce, a chunk would get no element, or a claim
+        would be too large for a file to hold (``|x| >= 2**53``, :data:`synth.fileio.MAX_INT`):
+        nothing false, and nothing that cannot be read back, is ever certified.
     """
     base = base.trimmed()
     if elements is None:
@@ -141,8 +142,13 @@ def certify(base, group, elements=None, *, mode="auto", solver=None, provenance=
     if errors:
         raise ScheduleError("refusing to certify an incorrect schedule: " + errors[0])
     bound, _ = round_lower_bound(base.topology, group)
-    return Certificate(base.topology, group, base, elements, claims_of(metrics, bound), dict(solver or {}),
-                       dict(provenance or {}))
+    claims = claims_of(metrics, bound)
+    too_big = [k for k, v in claims.items() if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= MAX_INT]
+    if too_big:
+        raise ScheduleError(f"{elements} elements per node make the claim {too_big[0]} = {claims[too_big[0]]}, "
+                            "too large for a certificate to hold (integers in files stay below 2**53); "
+                            "use fewer elements")
+    return Certificate(base.topology, group, base, elements, claims, dict(solver or {}), dict(provenance or {}))
 
 
 def _same(claimed, measured) -> bool:

@@ -186,31 +186,33 @@ def read_capped(path, cap: int = MAX_JSON_BYTES) -> bytes:
     with open_regular(path) as f:
         if os.fstat(f.fileno()).st_size > cap:
             raise FileFormatError(f"{path}: larger than {cap >> 20} MiB, the limit for this kind of file")
-        pieces, size = [], 0
         try:
-            while size <= cap:
-                piece = f.read(min(_PIECE, cap + 1 - size))
-                if not piece:
-                    break
-                pieces.append(piece)
-                size += len(piece)
+            data = _read_pieces(f.read, cap)
         except OSError as exc:
             raise FileFormatError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
-    if size > cap:
+    if len(data) > cap:
         raise FileFormatError(f"{path}: larger than {cap >> 20} MiB, the limit for this kind of file")
-    return b"".join(pieces)
+    return data
 
 
 def read_line(f, cap: int) -> bytes:
     """The next line of the binary file ``f``, at most ``cap + 1`` bytes (longer lines come back cut)."""
+    return _read_pieces(f.readline, cap, line=True)
+
+
+def _read_pieces(read, cap: int, line: bool = False) -> bytes:
+    """At most ``cap + 1`` bytes from ``read`` (``f.read`` or ``f.readline``), a piece at a time.
+
+    With ``line`` the read stops after a piece that ends a line.
+    """
     pieces, size = [], 0
     while size <= cap:
-        piece = f.readline(min(_PIECE, cap + 1 - size))
+        piece = read(min(_PIECE, cap + 1 - size))
         if not piece:
             break
         pieces.append(piece)
         size += len(piece)
-        if piece.endswith(b"\n"):
+        if line and piece.endswith(b"\n"):
             break
     return b"".join(pieces)
 

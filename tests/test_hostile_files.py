@@ -349,3 +349,16 @@ def test_the_cli_reports_hostile_files_in_one_line(tmp_path, data):
                          timeout=60, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and "rounds" in res.stderr
+
+
+def test_certify_refuses_claims_a_file_could_not_hold():
+    """Volumes past 2**53 could never be read back (the reader refuses such integers): certify says so first."""
+    from synth.certify import certify
+    from synth.group import torus_gamma
+    from synth.sp import sp_allreduce
+    from synth.torus import parse_torus
+
+    t = parse_torus("4x4")
+    assert certify(sp_allreduce(t), torus_gamma(t), 1 << 40).claims["vol_abs"] == 30 << 40
+    with pytest.raises(ScheduleError, match="vol_abs .* too large for a certificate"):
+        certify(sp_allreduce(t), torus_gamma(t), 1 << 49)

@@ -128,19 +128,12 @@ def _ring_variant(fx, edit):
     return lines
 
 
-def _ring_header(key, value):
+def _ring_edit(line, key, value):
+    """Set ``key`` of the explicit file's line ``line`` (0: the header, 1: the first transmission)."""
     def edit(lines):
-        head = json.loads(lines[0])
-        head[key] = value
-        lines[0] = json.dumps(head) + "\n"
-    return edit
-
-
-def _ring_line(key, value):
-    def edit(lines):
-        row = json.loads(lines[1])
-        row[key] = value
-        lines[1] = json.dumps(row) + "\n"
+        obj = json.loads(lines[line])
+        obj[key] = value
+        lines[line] = json.dumps(obj) + "\n"
     return edit
 
 
@@ -195,17 +188,17 @@ def probes(folder: Path, fx: dict) -> list:
     add("cert: dual bound NaN", ["check", w("dual.json", json.dumps(cv(lambda c: c["solver"].update(
         depth_bound=4, dual_bound={"bound": 0.5}))).replace('"bound": 0.5', '"bound": NaN'))], check)
     # explicit files
-    add("explicit: chunk size 0", ["check", w("ring-zero.jsonl", rv(_ring_header(
+    add("explicit: chunk size 0", ["check", w("ring-zero.jsonl", rv(_ring_edit(0,
         "chunk_elements", [0] * len(json.loads(fx["ring"][0])["chunk_elements"]))))], check)
-    add("explicit: chunk size -1", ["check", w("ring-neg.jsonl", rv(_ring_header(
+    add("explicit: chunk size -1", ["check", w("ring-neg.jsonl", rv(_ring_edit(0,
         "chunk_elements", [-1] * len(json.loads(fx["ring"][0])["chunk_elements"]))))], check)
-    add("explicit: chunk size 2^62", ["check", w("ring-big.jsonl", rv(_ring_header(
+    add("explicit: chunk size 2^62", ["check", w("ring-big.jsonl", rv(_ring_edit(0,
         "chunk_elements", [2**62] * len(json.loads(fx["ring"][0])["chunk_elements"]))))], check)
-    add("explicit: rounds 10^9", ["check", w("ring-rounds.jsonl", rv(_ring_header("rounds", 10**9)))], check)
-    add("explicit: vertices 10^9", ["check", w("ring-vert.jsonl", rv(_ring_header("vertices", 10**9)))], check)
-    add("explicit: round 1.5", ["check", w("ring-r15.jsonl", rv(_ring_line("round", 1.5)))], check)
-    add("explicit: chunk true", ["check", w("ring-ct.jsonl", rv(_ring_line("chunk", True)))], check)
-    add("explicit: chunk 10^30", ["check", w("ring-cbig.jsonl", rv(_ring_line("chunk", 10**30)))], check)
+    add("explicit: rounds 10^9", ["check", w("ring-rounds.jsonl", rv(_ring_edit(0, "rounds", 10**9)))], check)
+    add("explicit: vertices 10^9", ["check", w("ring-vert.jsonl", rv(_ring_edit(0, "vertices", 10**9)))], check)
+    add("explicit: round 1.5", ["check", w("ring-r15.jsonl", rv(_ring_edit(1, "round", 1.5)))], check)
+    add("explicit: chunk true", ["check", w("ring-ct.jsonl", rv(_ring_edit(1, "chunk", True)))], check)
+    add("explicit: chunk 10^30", ["check", w("ring-cbig.jsonl", rv(_ring_edit(1, "chunk", 10**30)))], check)
     add("explicit: export to msccl-xml", ["export", w("ring-ok.jsonl", fx["ring"]), "--format", "msccl-xml",
                                           "--out", str(folder / "ring.xml")], (0, 2))
     # flags
