@@ -1,6 +1,20 @@
 import itertools
+import os
+import shutil
+import tempfile
 
 import pytest
+
+_CACHE = tempfile.mkdtemp(prefix="synth-test-cache-")
+
+
+def pytest_configure(config):
+    """Solved trees go to a cache of this test process (each xdist worker has its own), never the user's."""
+    os.environ["SYNTH_CACHE_DIR"] = _CACHE
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(_CACHE, ignore_errors=True)
 
 from synth.torus import parse_torus
 
@@ -23,5 +37,5 @@ def t44():
 
 @pytest.fixture(autouse=True)
 def _run_in_tmp(tmp_path, monkeypatch):
-    """Commands that write files by default (synth solve) write into a fresh folder, not the repo."""
+    """Each test runs in a fresh folder, so a file a command writes (``--out``) never lands in the repo."""
     monkeypatch.chdir(tmp_path)
