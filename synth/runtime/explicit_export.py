@@ -60,7 +60,7 @@ def reemit_explicit(path, out, elements: int | None = None) -> str:
     recut = elements is not None and elements != total
     if recut:
         if elements < 0:
-            raise SynthError(f"--elements must be non-negative, not {elements}")
+            raise SynthError(f"elements must be non-negative, not {elements}")
         weights = sizes if total > 0 else np.ones(sizes.size, dtype=np.int64)
         sizes = chunk_elements(weights, elements)
         claims = None
