@@ -158,10 +158,15 @@ def test_solve_can_start_from_a_certificate(tmp_path, capsys):
 
 
 def test_solver_choices_are_the_solvers_of_the_khop_module():
-    from synth.cli import KHOP_SOLVERS
+    from synth.cli import _parser
+    from synth.models._names import SOLVERS as NAMES
     from synth.models.khop import SOLVERS
 
-    assert KHOP_SOLVERS == SOLVERS
+    assert SOLVERS == NAMES
+    commands = _parser()._subparsers._group_actions[0].choices
+    for command in ("solve", "sweep"):
+        (solver,) = [a for a in commands[command]._actions if a.dest == "solver"]
+        assert tuple(solver.choices) == NAMES
 
 
 def test_scip_solve_keeps_stdout_to_the_result(tmp_path):
