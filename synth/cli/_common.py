@@ -24,8 +24,6 @@ MAX_SECONDS = 1e7
 MAX_SEED = 2**31 - 1
 #: input elements per node (--elements): 2**48 float32 elements are 1 PiB, the largest size parse_size takes
 MAX_ELEMENTS = 2**48
-#: what the round lower bound binds: it holds for one-hop schedules with 2p-2 transmissions per chunk
-ROUND_BOUND_SCOPE = "one-hop schedules with 2p-2 transmissions per chunk"
 
 
 class Parser(argparse.ArgumentParser):

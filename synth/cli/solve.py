@@ -7,7 +7,7 @@ import sys
 import time
 
 from synth.cli._common import (DEFAULT_TIME_LIMIT, EXIT_FAILED, EXIT_OK, MAX_ELEMENTS, MAX_SEED,
-                               ROUND_BOUND_SCOPE, add_topology_args, int_in, print_note, print_table, progress,
+                               add_topology_args, int_in, print_note, print_table, progress,
                                progress_always, seconds, size, stdout_for, topology_from_args)
 from synth.errors import SynthError
 from synth.models._names import SOLVERS  # the --solver choices, without importing a solver
@@ -28,26 +28,22 @@ def cmd_solve(args) -> int:
 
         check_writable(args.out)  # before the solve, not after minutes of it
     topology = topology_from_args(args)
-    chosen = None
+    choice = None
     if args.size:
-        from synth.cost import Network, format_size
-        from synth.sweep import sweep, sweep_note
+        from synth.cost import format_size
+        from synth.solve_by_size import choose_by_size, size_note
 
         if args.depth is not None or args.exchange:
             raise SynthError("--size chooses the depth and tree vs exchange itself: drop --depth / --exchange")
-        nbytes = args.size
-        note = sweep_note(topology, None, args.time_limit, args.seed, args.solver)
+        note = size_note(topology, args.time_limit, args.seed, args.solver)
         if note:
-            print_note(f"--size {format_size(nbytes)}: {note}")
-        table = sweep(topology, time_limit=args.time_limit, seed=args.seed, solver=args.solver, sizes=[nbytes],
-                      net=Network(), progress=progress, report=progress_always)
-        chosen = table.best[nbytes]
-        progress_always(f"best at {format_size(nbytes)}: {chosen} ({table.times[nbytes][chosen] * 1e6:.2f} us modeled)")
-        if chosen == "exchange":
-            args.exchange = True
-        else:
-            args.depth = int(chosen.split("=")[1])
-        args.elements = args.elements or nbytes // Network().element_bytes
+            print_note(f"--size {format_size(args.size)}: {note}")
+        choice = choose_by_size(topology, args.size, time_limit=args.time_limit, seed=args.seed, solver=args.solver,
+                                progress=progress, report=progress_always)
+        progress_always(f"best at {format_size(args.size)}: {choice.chosen} "
+                        f"({choice.modeled_seconds * 1e6:.2f} us modeled)")
+        args.depth, args.exchange = choice.depth, choice.exchange
+        args.elements = args.elements or choice.elements
     start_parent = None
     if args.start:
         from synth.torus import Torus
@@ -56,7 +52,7 @@ def cmd_solve(args) -> int:
         if not isinstance(topology, Torus):
             raise SynthError("--start continues a k-hop tree solve on a torus")
         start_parent = start_tree(topology, args.start)
-    note = None if chosen else _time_note(topology, args, start_parent)
+    note = None if choice else _time_note(topology, args, start_parent)
     if note:
         print_note(note)
     result = solve(topology, depth=args.depth, elements=args.elements, mode=args.mode, exchange=args.exchange,
@@ -77,30 +73,14 @@ def cmd_solve(args) -> int:
     failed = [f"{k}: claimed {v[0]}, measured {v[1]}" for k, v in report.claims.items() if not v[2]]
     for error in report.errors + failed:
         print(f"synth: the certificate does not check: {error}", file=sys.stderr)
-    c = cert.claims
-    if chosen is not None:
-        from synth.check import measure_symmetric
-        from synth.cost import goodput, model_time
-        from synth.lift import lifted_weights
-        from synth.schedule import chunk_elements
+    from synth.solve_summary import solve_summary
 
-        m = measure_symmetric(cert.base, cert.group, chunk_elements(lifted_weights(cert.base, cert.group),
-                                                                    cert.elements))
-        extra = {"chosen": chosen, "size": format_size(args.size), "modeled_us": round(model_time(m) * 1e6, 3),
-                 "goodput_gbps": round(goodput(m) * 8 / 1e9, 2)}
-    else:
-        extra = {}
-    summary = {
-        "topology": topology.name, "algorithm": cert.provenance.get("algorithm"),
-        "compute_nodes": c["compute_nodes"], "links": c["links"], "diameter": getattr(topology, "diameter", None),
-        "chunks": c["chunks"], "rounds": c["rounds"], "round_lower_bound": c["round_lower_bound"],
-        "round_lower_bound_scope": ROUND_BOUND_SCOPE,
-        "round_optimal": c["round_optimal"], "psi": c["psi"], "theta": c["theta"], "omega": c["omega"],
-        "weight": c["weight"], "depth": result.depth, "valid": report.valid, "certificate": args.out,
-        **{k: v for k, v in cert.solver.items()
-           if k in ("status", "lower_bound", "gap", "solver_lower_bound", "balance_status")},
-        **extra,
-    }
+    extra = None
+    if choice is not None:
+        from synth.solve_by_size import size_summary
+
+        extra = size_summary(cert, choice)
+    summary = solve_summary(topology, result, report, args.out, extra)
     for note in result.notes:
         print_note(note)
     stream = stdout_for(args)
