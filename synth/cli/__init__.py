@@ -26,7 +26,7 @@ import threading
 
 from synth import __version__
 from synth.cli import baseline, bound, check, compare, export, info, run, solve, sweep
-from synth.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, Parser
+from synth.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, Parser, with_flags
 from synth.errors import SynthError
 
 __all__ = ["main"]
@@ -67,7 +67,7 @@ def _one_line(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         text = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
     else:
-        text = str(exc)
+        text = with_flags(exc, str(exc))  # an OptionError names a parameter: say its flag
     text = " ".join(text.split()) or exc.__class__.__name__
     return text if len(text) <= 400 else text[:400] + " ..."
 

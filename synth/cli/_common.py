@@ -1,5 +1,5 @@
 """What the ``synth`` commands share: exit codes, limits, flag types, where output and progress go,
-the topology flags and the text table of a summary.
+the topology flags, the text table of a summary, and the flags of the library's parameters.
 
 The flag types are argparse ``type=`` callables: a flag is validated where it is parsed, and a bad
 value becomes argparse's one-line usage error.
@@ -9,10 +9,16 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import signal
 import sys
 
 from synth.errors import SynthError
+
+try:
+    from synth.errors import OptionError
+except ImportError:  # OptionError comes with the synth/ part of issue 25; drop this fallback after the merge
+    OptionError = ()
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 128 + signal.SIGTERM
@@ -150,3 +156,36 @@ def group_for(topology, args):
 
         return user_group(topology, getattr(args, "generators", None))
     return default_group(topology)
+
+
+# ---------------------------------------------------------------- library parameters -> flags
+#: the flag that sets each library parameter whose name is not the flag's (``time_limit`` -> ``--time-limit``)
+FLAGS = {"keep_dir": "--workdir"}
+#: the library parameters the commands pass on from their flags (the flag is ``--`` + the name, ``_`` -> ``-``)
+PARAMETERS = ("allow_unbalanced", "alpha", "bandwidth", "depth", "depths", "dtype", "element_bytes", "elements",
+              "exchange", "generators", "group", "hop_latency", "iters", "jobs", "keep_dir", "max_bytes",
+              "max_transmissions", "min_bytes", "mode", "mpiexec", "proto", "seed", "size", "sizes", "solver",
+              "start", "time_limit", "timeout", "warmup")
+
+_LEADING_NAME = re.compile(r"(\w+)(?=[\s:=,]|$)")
+
+
+def flag_for(parameter: str) -> str:
+    """The flag that sets a library parameter.
+
+    >>> flag_for("time_limit"), flag_for("keep_dir")
+    ('--time-limit', '--workdir')
+    """
+    return FLAGS.get(parameter, "--" + parameter.replace("_", "-"))
+
+
+def with_flags(exc: BaseException, text: str) -> str:
+    """``text`` (the message of ``exc``) with the library parameter it begins with spelled as its flag.
+
+    Only an :class:`~synth.errors.OptionError` is rewritten: its message begins with the parameter it
+    names, as the library spells it (``depth must be at least 1``); the CLI says ``--depth``.
+    """
+    match = _LEADING_NAME.match(text) if isinstance(exc, OptionError) else None
+    if match is None or match.group(1) not in PARAMETERS:
+        return text
+    return flag_for(match.group(1)) + text[match.end():]
