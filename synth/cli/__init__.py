@@ -80,38 +80,39 @@ def _main(argv) -> int:
             parser.print_help()
             return EXIT_USAGE
         return args.func(args)
-    except SynthError as exc:
-        print(f"synth: error: {_one_line(exc)}", file=sys.stderr)
-        return EXIT_USAGE
-    except Terminated:
-        print("synth: terminated", file=sys.stderr)
-        return EXIT_TERMINATED
-    except KeyboardInterrupt:
-        print("synth: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
     except BrokenPipeError:  # e.g. `synth check FILE | head`: stop quietly like other shell tools
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
-    except MemoryError:
-        print("synth: error: out of memory (try --mode symmetric or a smaller instance)", file=sys.stderr)
-        return EXIT_USAGE
-    except RecursionError:
-        print("synth: error: the input is nested too deeply", file=sys.stderr)
-        return EXIT_USAGE
-    except OSError as exc:
-        print(f"synth: error: {_one_line(exc)}", file=sys.stderr)
-        return EXIT_USAGE
-    except (ValueError, OverflowError) as exc:  # a check the library missed: still the user's input, one line
-        print(f"synth: error: {_one_line(exc)} ({exc.__class__.__name__})", file=sys.stderr)
-        return EXIT_USAGE
-    except Exception as exc:  # a bug: one line and a way to the traceback, never exit 1 (INVALID)
-        if os.environ.get("SYNTH_DEBUG"):
-            import traceback
+    except (Exception, KeyboardInterrupt) as exc:
+        line, code = _failure(exc)
+        print(line, file=sys.stderr)
+        return code
 
-            traceback.print_exc()
-        print(f"synth: internal error: {exc.__class__.__name__}: {_one_line(exc)} (a bug: please report it with "
-              "the command; SYNTH_DEBUG=1 prints the traceback)", file=sys.stderr)
-        return EXIT_USAGE
+
+#: failures whose one line needs no detail, tested in this order (Terminated is a KeyboardInterrupt)
+_FIXED_LINES = (
+    (Terminated, "synth: terminated", EXIT_TERMINATED),
+    (KeyboardInterrupt, "synth: interrupted", EXIT_INTERRUPTED),
+    (MemoryError, "synth: error: out of memory (try --mode symmetric or a smaller instance)", EXIT_USAGE),
+    (RecursionError, "synth: error: the input is nested too deeply", EXIT_USAGE),
+)
+
+
+def _failure(exc: BaseException) -> tuple:
+    """The one line on stderr and the exit code of a command that raised ``exc``."""
+    if isinstance(exc, (SynthError, OSError)):
+        return f"synth: error: {_one_line(exc)}", EXIT_USAGE
+    for kind, line, code in _FIXED_LINES:
+        if isinstance(exc, kind):
+            return line, code
+    if isinstance(exc, (ValueError, OverflowError)):  # a check the library missed: still the user's input
+        return f"synth: error: {_one_line(exc)} ({exc.__class__.__name__})", EXIT_USAGE
+    if os.environ.get("SYNTH_DEBUG"):  # a bug: one line and a way to the traceback, never exit 1 (INVALID)
+        import traceback
+
+        traceback.print_exc()
+    return (f"synth: internal error: {exc.__class__.__name__}: {_one_line(exc)} (a bug: please report it with "
+            "the command; SYNTH_DEBUG=1 prints the traceback)"), EXIT_USAGE
 
 
 if __name__ == "__main__":
