@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 
 from synth.cli._common import EXIT_FAILED, EXIT_OK, progress
 
@@ -10,8 +11,6 @@ __all__ = ["add_parser", "cmd_check"]
 
 
 def _fmt(x) -> str:
-    from fractions import Fraction
-
     if isinstance(x, Fraction):
         return str(x) if x.denominator == 1 else f"{float(x):.6f} ({x})"
     return str(x)

@@ -6,6 +6,7 @@ The options only ``--format msccl-xml`` uses sit in their own argument group
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
@@ -68,8 +69,6 @@ def cmd_export(args) -> int:
 
 def _buffer_bytes(text) -> int:
     """A ``type=`` for --min-bytes / --max-bytes: a whole number of bytes, 0 to :data:`MAX_BUFFER_BYTES`."""
-    import argparse
-
     try:
         value = int(text)
     except ValueError:
