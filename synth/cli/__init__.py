@@ -113,7 +113,3 @@ def _failure(exc: BaseException) -> tuple:
         traceback.print_exc()
     return (f"synth: internal error: {exc.__class__.__name__}: {_one_line(exc)} (a bug: please report it with "
             "the command; SYNTH_DEBUG=1 prints the traceback)"), EXIT_USAGE
-
-
-if __name__ == "__main__":
-    sys.exit(main())
