@@ -11,7 +11,7 @@ import pytest
 
 from synth.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(capsys, *argv):
@@ -158,10 +158,15 @@ def test_solve_can_start_from_a_certificate(tmp_path, capsys):
 
 
 def test_solver_choices_are_the_solvers_of_the_khop_module():
-    from synth.cli import KHOP_SOLVERS
+    from synth.cli import _parser
+    from synth.models._names import SOLVERS as NAMES
     from synth.models.khop import SOLVERS
 
-    assert KHOP_SOLVERS == SOLVERS
+    assert SOLVERS == NAMES
+    commands = _parser()._subparsers._group_actions[0].choices
+    for command in ("solve", "sweep"):
+        (solver,) = [a for a in commands[command]._actions if a.dest == "solver"]
+        assert tuple(solver.choices) == NAMES
 
 
 def test_scip_solve_keeps_stdout_to_the_result(tmp_path):
@@ -259,3 +264,30 @@ def test_readme_documents_topology_format_and_exit_codes():
     text = (ROOT / "README.md").read_text()
     assert "## The `--topology` file" in text and '"format": "synth-topology"' in text
     assert "exit code 2" in text and "SIGTERM" in text and "without `--out`" in text
+
+
+def test_option_errors_name_the_flag_of_the_parameter(monkeypatch, capsys):
+    """The library names a parameter (``depth``, ``time_limit``); the CLI's one line names its flag."""
+    import importlib
+
+    from synth import errors
+
+    if not hasattr(errors, "OptionError"):
+        pytest.skip("OptionError comes with the synth/ part of issue 25")
+    for message, line in [("depth must be at least 1, got 0", "--depth must be at least 1, got 0"),
+                          ("time_limit must be finite", "--time-limit must be finite"),
+                          ("keep_dir x: not a directory", "--workdir x: not a directory"),
+                          ("depth-bounded forests need a torus", "depth-bounded forests need a torus")]:
+        def boom(*a, message=message, **k):
+            raise errors.OptionError(message)
+
+        monkeypatch.setattr(importlib.import_module("synth.solve"), "solve", boom)
+        code, out, err = run(capsys, "solve", "--torus", "4x4")
+        assert code == 2 and err == f"synth: error: {line}\n", err
+
+
+def test_only_option_errors_are_rewritten():
+    from synth.cli._common import with_flags
+    from synth.errors import SynthError
+
+    assert with_flags(SynthError("depth must be at least 1"), "depth must be at least 1") == "depth must be at least 1"

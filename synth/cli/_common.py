@@ -1,0 +1,191 @@
+"""What the ``synth`` commands share: exit codes, limits, flag types, where output and progress go,
+the topology flags, the text table of a summary, and the flags of the library's parameters.
+
+The flag types are argparse ``type=`` callables: a flag is validated where it is parsed, and a bad
+value becomes argparse's one-line usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import signal
+import sys
+
+from synth.errors import SynthError
+
+try:
+    from synth.errors import OptionError
+except ImportError:  # OptionError comes with the synth/ part of issue 25; drop this fallback after the merge
+    OptionError = ()
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 128 + signal.SIGTERM
+
+DEFAULT_TIME_LIMIT = 60.0
+#: longest accepted --time-limit / --timeout (about 4 months): a bound that catches typos, not a real wait
+MAX_SECONDS = 1e7
+#: seeds go to the solvers as 32-bit ints (SCIP's randomization/randomseedshift, CP-SAT's random_seed)
+MAX_SEED = 2**31 - 1
+#: input elements per node (--elements): 2**48 float32 elements are 1 PiB, the largest size parse_size takes
+MAX_ELEMENTS = 2**48
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2 (argparse prints the usage too)
+        raise SynthError(f"{self.prog}: {message}")
+
+
+# ---------------------------------------------------------------- where output and progress go
+def progress(message: str) -> None:
+    if sys.stderr.isatty():
+        print(f"[synth] {message}", file=sys.stderr, flush=True)
+
+
+def progress_always(message: str) -> None:
+    """Progress that shows on stderr even when it is not a terminal (one line per solved depth)."""
+    print(f"[synth] {message}", file=sys.stderr, flush=True)
+
+
+def print_note(message: str) -> None:
+    print(f"note: {message}", file=sys.stderr, flush=True)
+
+
+def stdout_for(args):
+    """Where a command's summary goes: stderr when ``--out -`` puts the file itself on stdout."""
+    return sys.stderr if getattr(args, "out", None) == "-" else sys.stdout
+
+
+#: labels of the text tables where the JSON key alone would mislead
+_LABELS = {"round_lower_bound": "round_lower_bound (one-hop)"}
+
+
+def print_table(summary: dict, stream) -> None:
+    """``key  value`` lines; the bound's scope is in its label, not a line of its own."""
+    rows = {_LABELS.get(k, k): v for k, v in summary.items() if k != "round_lower_bound_scope"}
+    if "certificate" in summary and summary["certificate"] is None:
+        rows["certificate"] = "not written (--out FILE writes it)"
+    elif summary.get("certificate") == "-":
+        rows["certificate"] = "written to stdout"
+    width = max(len(k) for k in rows)
+    for k, v in rows.items():
+        if v is not None:
+            print(f"{k:<{width}}  {v}", file=stream)
+
+
+# ---------------------------------------------------------------- flag types (argparse ``type=``)
+def seconds(text) -> float:
+    """A time limit: a finite number of seconds above 0 and at most :data:`MAX_SECONDS`."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"cannot read {str(text)[:40]!r} as seconds") from None
+    if not (math.isfinite(value) and 0 < value <= MAX_SECONDS):
+        raise argparse.ArgumentTypeError(f"{str(text)[:40]!r} must be a finite number of seconds above 0 "
+                                         f"and at most {MAX_SECONDS:g}")
+    return value
+
+
+def int_in(lo: int, hi: int):
+    """A ``type=`` for whole numbers from ``lo`` to ``hi``."""
+    def parse(text) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{str(text)[:40]!r} is not a whole number") from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{str(text)[:40]} is out of range ({lo} to {hi:,})")
+        return value
+    parse.__name__ = f"whole number {lo}..{hi}"
+    return parse
+
+
+def size(text) -> int:
+    """A message size in bytes, read by :func:`synth.cost.parse_size` (the one size parser)."""
+    from synth.cost import parse_size
+
+    try:
+        return parse_size(text)
+    except SynthError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def sizes(text) -> list:
+    """Comma-separated message sizes (``64KiB,1MiB``)."""
+    out = [size(part) for part in str(text).split(",") if part.strip()]
+    if not out:
+        raise argparse.ArgumentTypeError("give at least one size, e.g. 64KiB,1MiB")
+    return out
+
+
+# ---------------------------------------------------------------- the topology flags
+def add_topology_args(parser):
+    parser.add_argument("--torus", metavar="SHAPE", help="torus side lengths, e.g. 16x16 or 8x8x8")
+    parser.add_argument("--hyperx", metavar="SHAPE", help="HyperX sides, e.g. 32x32")
+    parser.add_argument("--spine-leaf", metavar="S,L,H", help="spines, leaves, hosts per leaf, e.g. 16,32,16")
+    parser.add_argument("--topology", metavar="FILE",
+                        help="a synth-topology JSON file: vertices, links, optional compute and generators "
+                             "(README, section 'The --topology file')")
+
+
+def topology_from_args(args):
+    from synth.hyperx import parse_hyperx
+    from synth.spineleaf import parse_spine_leaf
+    from synth.torus import parse_torus
+
+    given = [(flag, getattr(args, flag, None)) for flag in ("torus", "hyperx", "spine_leaf", "topology")]
+    given = [(flag, value) for flag, value in given if value is not None]
+    if len(given) != 1:
+        raise SynthError("name exactly one topology: --torus 16x16, --hyperx 32x32, --spine-leaf 16,32,16 "
+                         "or --topology FILE")
+    flag, value = given[0]
+    if flag == "topology":
+        from synth.usertopo import read_topology
+
+        topology, args.generators = read_topology(value)
+        return topology
+    return {"torus": parse_torus, "hyperx": parse_hyperx, "spine_leaf": parse_spine_leaf}[flag](value)
+
+
+def group_for(topology, args):
+    from synth.registry import default_group
+
+    if getattr(args, "topology", None):
+        from synth.usertopo import user_group
+
+        return user_group(topology, getattr(args, "generators", None))
+    return default_group(topology)
+
+
+# ---------------------------------------------------------------- library parameters -> flags
+#: the flag that sets each library parameter whose name is not the flag's (``time_limit`` -> ``--time-limit``)
+FLAGS = {"keep_dir": "--workdir"}
+#: the library parameters the commands pass on from their flags (the flag is ``--`` + the name, ``_`` -> ``-``)
+PARAMETERS = ("allow_unbalanced", "alpha", "bandwidth", "depth", "depths", "dtype", "element_bytes", "elements",
+              "exchange", "generators", "group", "hop_latency", "iters", "jobs", "keep_dir", "max_bytes",
+              "max_transmissions", "min_bytes", "mode", "mpiexec", "proto", "seed", "size", "sizes", "solver",
+              "start", "time_limit", "timeout", "warmup")
+
+_LEADING_NAME = re.compile(r"(\w+)(?=[\s:=,]|$)")
+
+
+def flag_for(parameter: str) -> str:
+    """The flag that sets a library parameter.
+
+    >>> flag_for("time_limit"), flag_for("keep_dir")
+    ('--time-limit', '--workdir')
+    """
+    return FLAGS.get(parameter, "--" + parameter.replace("_", "-"))
+
+
+def with_flags(exc: BaseException, text: str) -> str:
+    """``text`` (the message of ``exc``) with the library parameter it begins with spelled as its flag.
+
+    Only an :class:`~synth.errors.OptionError` is rewritten: its message begins with the parameter it
+    names, as the library spells it (``depth must be at least 1``); the CLI says ``--depth``.
+    """
+    match = _LEADING_NAME.match(text) if isinstance(exc, OptionError) else None
+    if match is None or match.group(1) not in PARAMETERS:
+        return text
+    return flag_for(match.group(1)) + text[match.end():]

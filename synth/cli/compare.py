@@ -1,0 +1,56 @@
+"""``synth compare``: modeled time and goodput of every algorithm at each message size."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from synth.cli._common import EXIT_OK, add_topology_args, int_in, progress, sizes, topology_from_args
+
+__all__ = ["add_parser", "cmd_compare"]
+
+
+def cmd_compare(args) -> int:
+    """Model every algorithm at each message size: rounds, deficiencies, time, goodput; best marked.
+
+    Example: ``synth compare --torus 8x8 --sizes 64KiB,1MiB,64MiB``
+    """
+    from synth.compare import compare
+    from synth.cost import Network, format_size, parse_bandwidth, parse_time
+
+    t = topology_from_args(args)
+    net = Network(parse_bandwidth(args.bandwidth), parse_time(args.hop_latency), parse_time(args.alpha),
+                  args.element_bytes)
+    algorithms = [a.strip() for a in args.algorithms.split(",")] if args.algorithms else None
+    notes = []
+    rows = compare(t, args.sizes, net, algorithms, progress, notes)
+    if args.json:
+        print(json.dumps({"topology": t.name, "bandwidth_bytes_per_s": net.bandwidth,
+                          "hop_latency_s": net.hop_latency, "alpha_s": net.alpha, "notes": notes,
+                          "rows": [r.to_json() for r in rows]}))
+        return EXIT_OK
+    print(f"{t.name}: {args.bandwidth} links, {args.hop_latency} per hop, alpha {args.alpha}; "
+          "* marks the fastest at each size")
+    print(f"{'size':>8} {'algorithm':<20} {'S':>5} {'psi':>7} {'theta':>7} {'omega':>7} "
+          f"{'time (us)':>11} {'goodput':>12} {'% bound':>8}")
+    for r in rows:
+        print(f"{format_size(r.size):>8} {r.algorithm + (' *' if r.best else ''):<20} {r.rounds:>5} "
+              f"{float(r.psi):>7.3f} {float(r.theta):>7.3f} {float(r.omega):>7.3f} {r.seconds * 1e6:>11.2f} "
+              f"{r.goodput * 8 / 1e9:>8.1f} Gb/s {100 * r.fraction_of_bound:>7.1f}")
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    return EXIT_OK
+
+
+def add_parser(sub) -> None:
+    """Add ``synth compare`` to the subparsers ``sub``."""
+    cp = sub.add_parser("compare", help="modeled time and goodput of every algorithm", description=cmd_compare.__doc__)
+    add_topology_args(cp)
+    cp.add_argument("--sizes", type=sizes, default="64KiB,1MiB,64MiB", help="comma-separated message sizes")
+    cp.add_argument("--bandwidth", default="400Gbps", help="per-link bandwidth (default 400Gbps)")
+    cp.add_argument("--hop-latency", default="400ns", help="latency per hop (default 400ns)")
+    cp.add_argument("--alpha", default="1us", help="fixed cost per round (default 1us; see synth.cost)")
+    cp.add_argument("--element-bytes", type=int_in(1, 1024), default=4, help="bytes per element (default 4)")
+    cp.add_argument("--algorithms", help="comma-separated subset (default: all that apply)")
+    cp.add_argument("--json", action="store_true")
+    cp.set_defaults(func=cmd_compare)

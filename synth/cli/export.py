@@ -1,0 +1,150 @@
+"""``synth export``: write a certificate's schedule as explicit JSON Lines or as MSCCL XML.
+
+The options only ``--format msccl-xml`` uses sit in their own argument group
+(:func:`add_msccl_export_arguments`), read by :func:`export_msccl_from_args`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from synth.cli._common import EXIT_OK, MAX_ELEMENTS, int_in, progress, stdout_for
+from synth.errors import SynthError
+
+__all__ = ["add_parser", "cmd_export", "add_msccl_export_arguments", "export_msccl_from_args"]
+
+#: largest byte count accepted for --min-bytes / --max-bytes: the runtimes read them as 64-bit sizes
+MAX_BUFFER_BYTES = 1 << 62
+
+
+def cmd_export(args) -> int:
+    """Write a certificate's schedule in another format.
+
+    Example: ``synth export cert.json --format explicit --out schedule.jsonl``
+    """
+    from synth.certificate import read_certificate
+    from synth.explicit import write_explicit
+    from synth.fileio import check_writable, read_json
+    from synth.lift import lift, lifted_weights
+    from synth.schedule import chunk_elements
+
+    check_writable(args.out)
+    if args.format == "msccl-xml":
+        return export_msccl_from_args(args)
+    if args.format != "explicit":
+        raise SynthError(f"unknown export format {args.format!r}; valid: explicit, msccl-xml")
+    from synth.certify import file_kind
+
+    if file_kind(args.file) == "explicit":  # e.g. a baseline: already explicit, re-written after validation
+        from synth.runtime.explicit_export import reemit_explicit
+
+        line = reemit_explicit(args.file, args.out, args.elements)
+        if args.json:
+            print(json.dumps({"file": args.out, "format": "explicit", "note": line}), file=stdout_for(args))
+        else:
+            print(line, file=stdout_for(args))
+        return EXIT_OK
+    cert = read_certificate(read_json(args.file))
+    n = cert.base.n_transmissions * cert.group.order
+    if n > args.max_transmissions:
+        raise SynthError(f"the explicit schedule has {n:,} transmissions, over --max-transmissions "
+                         f"{args.max_transmissions:,}; raise it if you really want that file")
+    elements = args.elements or cert.elements
+    progress(f"lifting {n:,} transmissions")
+    schedule = lift(cert.base, cert.group)
+    sizes = chunk_elements(lifted_weights(cert.base, cert.group), elements)
+    claims = cert.claims if elements == cert.elements else None
+    write_explicit(schedule, sizes, args.out, claims)
+    stream = stdout_for(args)
+    if args.json:
+        print(json.dumps({"file": args.out, "format": "explicit", "transmissions": n, "chunks": schedule.n_chunks,
+                          "rounds": schedule.n_rounds, "elements": elements}), file=stream)
+    else:
+        print(f"wrote {args.out}: {n} transmissions, {schedule.n_chunks} chunks, {schedule.n_rounds} rounds",
+              file=stream)
+    return EXIT_OK
+
+
+def _buffer_bytes(text) -> int:
+    """A ``type=`` for --min-bytes / --max-bytes: a whole number of bytes, 0 to :data:`MAX_BUFFER_BYTES`."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{str(text)[:40]!r} is not a whole number of bytes") from None
+    if not 0 <= value <= MAX_BUFFER_BYTES:
+        raise argparse.ArgumentTypeError(f"{str(text)[:40]} is out of range (0 to 2^62 bytes)")
+    return value
+
+
+def add_msccl_export_arguments(parser):
+    """Options of ``synth export`` that only ``--format msccl-xml`` uses."""
+    g = parser.add_argument_group("msccl-xml")
+    g.add_argument("--proto", default="Simple", choices=("Simple", "LL", "LL128"), help="NCCL protocol (msccl-xml)")
+    g.add_argument("--name", help="algorithm name in the XML (msccl-xml)")
+    g.add_argument("--min-bytes", type=_buffer_bytes, default=0,
+                   help="smallest buffer the runtime may use it for (msccl-xml)")
+    g.add_argument("--max-bytes", type=_buffer_bytes, default=None,
+                   help="largest buffer the runtime may use it for (msccl-xml; default: 1 TiB, or less so that the "
+                        "scratch microsoft/msccl allocates at init stays within 1 GiB per GPU)")
+    g.add_argument("--no-inplace", action="store_true", help="declare inplace=0 (msccl-xml)")
+    g.add_argument("--no-outofplace", action="store_true", help="declare outofplace=0 (msccl-xml)")
+    g.add_argument("--check", action="store_true",
+                   help="validate the XML and execute it with the interpreter before reporting (msccl-xml)")
+
+
+def export_msccl_from_args(args) -> int:
+    """``synth export FILE --format msccl-xml --out algo.xml``: write the XML, print a summary.
+
+    Exit 1 when ``--check`` finds a problem.
+    """
+    from synth.runtime.msccl import DEFAULT_MAX_BYTES, export_msccl, export_summary_json
+
+    max_bytes = DEFAULT_MAX_BYTES if getattr(args, "max_bytes", None) is None else args.max_bytes
+    ex = export_msccl(args.file, args.out, proto=getattr(args, "proto", "Simple"), name=getattr(args, "name", None),
+                      inplace=not getattr(args, "no_inplace", False),
+                      outofplace=not getattr(args, "no_outofplace", False),
+                      min_bytes=getattr(args, "min_bytes", 0), max_bytes=max_bytes)
+    out = export_summary_json(ex, args.out)
+    stream = sys.stderr if args.out == "-" else sys.stdout  # '-': the XML itself is on stdout
+    ok = True
+    if getattr(args, "check", False):
+        from synth.runtime.msccl_check import check_xml
+
+        rep = check_xml(ex.xml)
+        ok = rep.ok
+        out["check"] = {"ok": rep.ok, "errors": rep.errors[:20], "executed": rep.executed,
+                        "race_checked": rep.race_checked, "notes": rep.notes}
+    if getattr(args, "json", False):
+        print(json.dumps(out), file=stream)
+    else:
+        print(f"wrote {args.out}: {ex.summary()}", file=stream)
+        for note in ex.notes:
+            print(f"note: {note}", file=sys.stderr)
+        print(f"  load it with MSCCL_XML_FILES={args.out} (MSCCL), or put it in MSCCL_ALGO_DIR "
+              f"(msccl-executor-nccl: NCCL_MSCCL_ENABLE=1; RCCL: RCCL_MSCCL_ENABLE=1); the buffer's element count "
+              f"must be a multiple of {ex.nchunksperloop}, and the communicator needs >= {ex.nchannels} channel(s)",
+              file=stream)
+        if "check" in out:
+            c = out["check"]
+            print(f"  check: {'OK' if c['ok'] else 'FAILED'} ({', '.join(c['executed'])}"
+                  f"{', race-free' if c['race_checked'] else ''})", file=stream)
+            for e in c["errors"]:
+                print(f"  error: {e}", file=sys.stderr)
+    return 0 if ok else 1
+
+
+def add_parser(sub) -> None:
+    """Add ``synth export FILE`` to the subparsers ``sub``."""
+    e = sub.add_parser("export", help="write a schedule in another format", description=cmd_export.__doc__)
+    e.add_argument("file")
+    e.add_argument("--format", default="explicit", help="explicit (JSON Lines) or msccl-xml")
+    e.add_argument("--out", required=True, metavar="FILE", help="output path ('-': stdout, the summary then "
+                                                                 "goes to stderr)")
+    e.add_argument("--elements", type=int_in(1, MAX_ELEMENTS), metavar="N",
+                   help="input elements per node (default: the certificate's)")
+    e.add_argument("--max-transmissions", type=int_in(1, 2**40), default=20_000_000, metavar="N")
+    e.add_argument("--json", action="store_true")
+    add_msccl_export_arguments(e)
+    e.set_defaults(func=cmd_export)

@@ -1,0 +1,48 @@
+"""``synth info``: facts about a topology."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from synth.cli._common import EXIT_OK, add_topology_args, group_for, print_table, topology_from_args
+from synth.solve_summary import ROUND_BOUND_SCOPE
+
+__all__ = ["add_parser", "cmd_info"]
+
+
+def cmd_info(args) -> int:
+    """Facts about a topology: size, diameter, distances, symmetry group, round lower bound.
+
+    Example: ``synth info --torus 8x8x8``
+    """
+    import numpy as np
+
+    from synth.check import round_lower_bound
+
+    t = topology_from_args(args)
+    g = group_for(t, args)
+    bound, witness = round_lower_bound(t, g)
+    first = int(t.compute[0])
+    dist = t.bfs([first])[t.compute]
+    info = {"topology": t.name, "vertices": t.n_vertices, "compute_nodes": t.n_compute, "links": t.n_links,
+            "out_degree": sorted(set(np.bincount(t.link_src, minlength=t.n_vertices)[t.compute].tolist())),
+            "diameter": getattr(t, "diameter", None) or int(dist.max()),
+            "distance_distribution": np.bincount(dist).tolist(),
+            "group": g.name if g else None, "group_order": g.order if g else None,
+            "link_orbits": g.n_link_orbits if g else None, "orbit_sizes": g.orbit_sizes.tolist() if g else None,
+            "regular_on_links": g.is_regular if g else None,
+            "round_lower_bound": bound, "bound_witness": witness}
+    if args.json:
+        print(json.dumps({**info, "round_lower_bound_scope": ROUND_BOUND_SCOPE}))
+    else:
+        print_table(info, sys.stdout)
+    return EXIT_OK
+
+
+def add_parser(sub) -> None:
+    """Add ``synth info`` to the subparsers ``sub``."""
+    i = sub.add_parser("info", help="facts about a topology", description=cmd_info.__doc__)
+    add_topology_args(i)
+    i.add_argument("--json", action="store_true")
+    i.set_defaults(func=cmd_info)

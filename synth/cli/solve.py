@@ -1,0 +1,168 @@
+"""``synth solve``: build a schedule, check it, print a summary, write its certificate."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from synth.cli._common import (DEFAULT_TIME_LIMIT, EXIT_FAILED, EXIT_OK, MAX_ELEMENTS, MAX_SEED,
+                               add_topology_args, int_in, print_note, print_table, progress,
+                               progress_always, seconds, size, stdout_for, topology_from_args)
+from synth.errors import SynthError
+from synth.models._names import SOLVERS  # the --solver choices, without importing a solver
+
+__all__ = ["add_parser", "cmd_solve"]
+
+
+def cmd_solve(args) -> int:
+    """Build a schedule, check it, print a summary and, with --out, write its certificate.
+
+    Example: ``synth solve --torus 16x16 --out sp-16x16.json``
+    """
+    from synth.solve import solve
+
+    start = time.perf_counter()
+    if args.out is not None:
+        from synth.fileio import check_writable
+
+        check_writable(args.out)  # before the solve, not after minutes of it
+    topology = topology_from_args(args)
+    choice = None
+    if args.size:
+        from synth.cost import format_size
+        from synth.solve_by_size import choose_by_size, size_note
+
+        if args.depth is not None or args.exchange:
+            raise SynthError("--size chooses the depth and tree vs exchange itself: drop --depth / --exchange")
+        note = size_note(topology, args.time_limit, args.seed, args.solver)
+        if note:
+            print_note(f"--size {format_size(args.size)}: {note}")
+        choice = choose_by_size(topology, args.size, time_limit=args.time_limit, seed=args.seed, solver=args.solver,
+                                progress=progress, report=progress_always)
+        progress_always(f"best at {format_size(args.size)}: {choice.chosen} "
+                        f"({choice.modeled_seconds * 1e6:.2f} us modeled)")
+        args.depth, args.exchange = choice.depth, choice.exchange
+        args.elements = args.elements or choice.elements
+    start_parent = None
+    if args.start:
+        from synth.torus import Torus
+        from synth.trees import start_tree
+
+        if not isinstance(topology, Torus):
+            raise SynthError("--start continues a k-hop tree solve on a torus")
+        start_parent = start_tree(topology, args.start)
+    note = None if choice else _time_note(topology, args, start_parent)
+    if note:
+        print_note(note)
+    result = solve(topology, depth=args.depth, elements=args.elements, mode=args.mode, exchange=args.exchange,
+                   progress=progress, generators=getattr(args, "generators", None),
+                   allow_unbalanced=args.allow_unbalanced, group=args.group, time_limit=args.time_limit,
+                   seed=args.seed, solver=args.solver, start=start_parent)
+    cert = result.certificate
+    cert.provenance["seconds"] = round(time.perf_counter() - start, 3)
+    if args.out is not None:  # only --out writes; '-' is stdout, and the summary then goes to stderr
+        from synth.certificate import write_certificate
+
+        write_certificate(cert, args.out)
+        progress(f"wrote {args.out}")
+    from synth.solve import check_written
+
+    # `valid` is what `synth check` says of the file (of the certificate itself when none is written)
+    report = check_written(cert, args.out if args.out not in (None, "-") else None)
+    failed = [f"{k}: claimed {v[0]}, measured {v[1]}" for k, v in report.claims.items() if not v[2]]
+    for error in report.errors + failed:
+        print(f"synth: the certificate does not check: {error}", file=sys.stderr)
+    from synth.solve_summary import solve_summary
+
+    extra = None
+    if choice is not None:
+        from synth.solve_by_size import size_summary
+
+        extra = size_summary(cert, choice)
+    summary = solve_summary(topology, result, report, args.out, extra)
+    for note in result.notes:
+        print_note(note)
+    stream = stdout_for(args)
+    if args.json:
+        print(json.dumps(summary), file=stream)
+    else:
+        print_table(summary, stream)
+    return EXIT_OK if report.valid else EXIT_FAILED
+
+
+def _time_note(topology, args, start=None):
+    """The one-line note that this solve may run up to ``--time-limit`` (None when it will not).
+
+    None too when the solve will refuse ``--start`` at once: an error is then the only line.
+    """
+    from synth.torus import Torus
+
+    if not isinstance(topology, Torus):
+        return None
+    H = topology.diameter
+    khop = args.depth is not None and args.depth < H
+    plain_tree = khop and not args.exchange and args.group in (None, "gamma") and topology.is_equal_sided
+    balance = not khop and (args.group not in (None, "gamma") or not topology.is_equal_sided)
+    if not (khop or balance):
+        return None
+    if khop and args.exchange and not (topology.is_equal_sided and args.group in (None, "gamma")):
+        return None  # depth-bounded exchange needs Γ on an equal-sided torus: solve refuses at once
+    if start is not None:
+        from synth.schedule import forest_depths
+
+        if not plain_tree or int(forest_depths(topology, start, [0]).max()) > args.depth:
+            return None
+    elif plain_tree:
+        from synth.sweep import cached_depths
+
+        if cached_depths(topology, [args.depth], args.time_limit, args.seed, args.solver):
+            return None
+    if khop:
+        what = f"a depth-{args.depth} {'exchange forest' if args.exchange else 'tree'}"
+        if not plain_tree and not args.exchange:
+            what += " family"
+    else:
+        what = f"balanced {'exchange forests' if args.exchange else 'BFS trees'} (CP-SAT)"
+    cached = " (a solved tree is cached: the same command again is instant)" if plain_tree else ""
+    return (f"solving {what} on {topology.name} may take up to --time-limit {args.time_limit:g} s "
+            f"(default {DEFAULT_TIME_LIMIT:g}){cached}")
+
+
+def add_parser(sub) -> None:
+    """Add ``synth solve`` to the subparsers ``sub``."""
+    s = sub.add_parser("solve", help="build, check and certify a schedule", description=cmd_solve.__doc__)
+    add_topology_args(s)
+    s.add_argument("--depth", type=int_in(1, MAX_SEED), metavar="K", help="tree depth bound (k-SP-allreduce)")
+    s.add_argument("--size", metavar="BYTES", type=size,
+                   help="choose the depth (and tree vs exchange) with the least modeled time at this message "
+                        "size, e.g. 1MiB (solves every depth below H once, up to --time-limit each, with one "
+                        "progress line per depth; solved trees are cached and reused)")
+    s.add_argument("--exchange", action="store_true",
+                   help="forest plus exchange: 2H-1 rounds on tori with an even side (round-optimal)")
+    s.add_argument("--elements", type=int_in(1, MAX_ELEMENTS), metavar="N",
+                   help="input elements per node (default: one per chunk)")
+    s.add_argument("--group", choices=("gamma", "translations-negation", "translations"),
+                   help="torus symmetry group to lift with (default: gamma on equal sides, else "
+                        "translations-negation); smaller groups need fewer chunks")
+    s.add_argument("--time-limit", type=seconds, default=DEFAULT_TIME_LIMIT, metavar="S",
+                   help=f"solver time limit in seconds (default {DEFAULT_TIME_LIMIT:g}); only --depth K below the "
+                        "diameter, --size and the balance models of rectangular tori or smaller groups solve, "
+                        "and then a note on stderr says so; SP-allreduce needs no solver")
+    s.add_argument("--seed", type=int_in(0, MAX_SEED), default=0,
+                   help="solver seed, 0 to 2**31-1 (results are deterministic per seed)")
+    s.add_argument("--solver", default="auto", choices=SOLVERS,
+                   help="k-hop solver: LP bound, branch-and-cut in SCIP and window LNS (auto, scip; auto "
+                        "falls back to CP-SAT without pyscipopt); the same with a CP-SAT or HiGHS MIP (cpsat, "
+                        "highs); or local search and the bound only (heuristic)")
+    s.add_argument("--start", metavar="FILE",
+                   help="with --depth: start the k-hop solve from the tree of this certificate (e.g. an "
+                        "earlier run's); the result is never heavier")
+    s.add_argument("--allow-unbalanced", action="store_true",
+                   help="with --topology: return the best-omega lift even when no symmetry balances it")
+    s.add_argument("--mode", default="auto", choices=("auto", "explicit", "symmetric"), help="how to check")
+    s.add_argument("--out", metavar="FILE",
+                   help="write the certificate here ('-': to stdout, the summary then goes to stderr); without "
+                        "--out no file is written")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.set_defaults(func=cmd_solve)
