@@ -22,6 +22,7 @@ import argparse
 import difflib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -114,8 +115,13 @@ def record(folder: Path) -> int:
     return 1 if failed else 0
 
 
+_TIMING = re.compile(r"\(\d+(\.\d+)? s\)")
+
+
 def normalize_paths(text: str, work: Path) -> str:
-    return text.replace(str(work), "<dir>").replace(str(ROOT), "<root>")
+    """``text`` with the temporary folder and the checkout named, and progress timings such as ``(0.2 s)`` blanked."""
+    text = text.replace(str(work), "<dir>").replace(str(ROOT), "<root>")
+    return _TIMING.sub("(<t> s)", text)
 
 
 def compare(a: Path, b: Path) -> int:
