@@ -5,6 +5,8 @@ import tempfile
 
 import pytest
 
+from synth.torus import parse_torus
+
 _CACHE = tempfile.mkdtemp(prefix="synth-test-cache-")
 
 
@@ -15,8 +17,6 @@ def pytest_configure(config):
 
 def pytest_unconfigure(config):
     shutil.rmtree(_CACHE, ignore_errors=True)
-
-from synth.torus import parse_torus
 
 
 def equal_sided_shapes(max_p):
