@@ -3,6 +3,10 @@
 Every error a user can cause (a bad shape, a corrupt file, a schedule that is
 not an allreduce) is a :class:`SynthError`; the CLI turns it into a one-line
 message and a non-zero exit code.  Anything else escaping is a bug.
+
+Library errors name the *parameter* that is wrong, as the library spells it
+(``depth must be at least 1``); the CLI, which knows which flag sets which
+parameter, rewrites the leading name of an :class:`OptionError` into its flag.
 """
 
 __all__ = [
@@ -11,6 +15,8 @@ __all__ = [
     "GroupError",
     "ScheduleError",
     "FileFormatError",
+    "OptionError",
+    "SolverError",
 ]
 
 
@@ -32,3 +38,18 @@ class ScheduleError(SynthError, ValueError):
 
 class FileFormatError(SynthError, ValueError):
     """A certificate or explicit schedule file cannot be read."""
+
+
+class OptionError(SynthError, ValueError):
+    """A parameter of a library call is out of range or inconsistent with the others.
+
+    The message begins with the parameter's name as the library spells it, so that the
+    CLI can say the flag instead:
+
+    >>> str(OptionError("depth must be at least 1, not 0"))
+    'depth must be at least 1, not 0'
+    """
+
+
+class SolverError(SynthError):
+    """A solver is not installed, not supported for this model, or failed in a way we can name."""

@@ -13,12 +13,7 @@ import re
 import signal
 import sys
 
-from synth.errors import SynthError
-
-try:
-    from synth.errors import OptionError
-except ImportError:  # OptionError comes with the synth/ part of issue 25; drop this fallback after the merge
-    OptionError = ()
+from synth.errors import OptionError, SynthError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 128 + signal.SIGTERM

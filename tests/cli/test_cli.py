@@ -272,8 +272,6 @@ def test_option_errors_name_the_flag_of_the_parameter(monkeypatch, capsys):
 
     from synth import errors
 
-    if not hasattr(errors, "OptionError"):
-        pytest.skip("OptionError comes with the synth/ part of issue 25")
     for message, line in [("depth must be at least 1, got 0", "--depth must be at least 1, got 0"),
                           ("time_limit must be finite", "--time-limit must be finite"),
                           ("keep_dir x: not a directory", "--workdir x: not a directory"),
