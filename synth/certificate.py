@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from synth import __version__
+from synth._version import __version__
 from synth.errors import FileFormatError, ScheduleError, SynthError
 from synth.fileio import read_json, write_atomic
 from synth.group import Group, named_group

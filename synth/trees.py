@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from synth import __version__
+from synth._version import __version__
 from synth.errors import SynthError
 from synth.fileio import write_atomic
 from synth.schedule import forest_depths, tree_schedule

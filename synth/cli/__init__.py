@@ -24,7 +24,7 @@ import signal
 import sys
 import threading
 
-from synth import __version__
+from synth._version import __version__
 from synth.cli import baseline, bound, check, compare, export, info, run, solve, sweep
 from synth.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, Parser, with_flags
 from synth.errors import SynthError
