@@ -12,7 +12,7 @@ Optimization models live in :mod:`synth.models` (imported on demand; the
 checker never imports them).
 """
 
-from synth._version import __version__
+from synth._version import __version__  # noqa: F401  (synth.__version__)
 
 from synth.errors import FileFormatError, GroupError, ScheduleError, SynthError, TopologyError  # noqa: E402
 from synth.topology import Topology  # noqa: E402
