@@ -18,7 +18,7 @@ use each option, and the model stays linear.  Variables (all in the dicts of
 * ``total``: the number of units, ``sum w + sum k``; chunks are ``|G| * total``.
 
 Any integer ``y`` with these sums splits into ``w[p]`` single units
-(:func:`synth.models.balance_build.split_units`), so the aggregate model is
+(:func:`synth.models.balance.build.split_units`), so the aggregate model is
 exact, with no per-unit symmetry.  With all orbits of size ``|G|`` the lift
 has Omega = 1 iff ``load[s, O]`` is the same for every ``O`` (:func:`add_balance`).
 
@@ -27,7 +27,7 @@ Examples
 >>> from ortools.sat.python import cp_model
 >>> from synth.torus import parse_torus
 >>> from synth.group import torus_translations_negation
->>> from synth.models.balance_data import balance_data, tree_options
+>>> from synth.models.balance.data import balance_data, tree_options
 >>> t = parse_torus("3x4"); g = torus_translations_negation(t)
 >>> data = balance_data(t, g, tree_options(t, g), max_weight=4)
 >>> model = cp_model.CpModel(); v = BalanceVars()

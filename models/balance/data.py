@@ -256,7 +256,7 @@ def forest_options(topology, group, pairs=None) -> tuple:
 def candidate_columns(group, schedules) -> tuple:
     """Every component of the given base schedules as a fixed :class:`Candidate`.
 
-    This is the hook for families built elsewhere (k-hop trees of ``models/khop*.py``,
+    This is the hook for families built elsewhere (k-hop trees of :mod:`synth.models.balance.family`,
     hand-made trees, ...): the model only chooses their integer weights.
     """
     out = []

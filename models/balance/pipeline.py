@@ -1,19 +1,19 @@
-"""Balanced families: weighted BFS trees or forests whose lift has Omega = 1 under a smaller group.
+"""The balance pipeline: weighted BFS trees or forests whose lift has Omega = 1 under a smaller group.
 
 With a group ``G`` acting freely on the directed links in ``m`` orbits (all of
 size ``|G|``), lifting puts on every link of orbit ``O`` in round ``s`` the load
 ``sum_t w_t u_{t,O}(s)`` (SPEC section 6).  These functions choose base
 components and integer weights so that this is the same on every orbit in
 every round, with the fewest chunks ``|G| * sum(w)``, by a CP-SAT model
-(:mod:`synth.models.balance_model`) over per-level counts
-(:mod:`synth.models.balance_data`).  Families:
+(:mod:`synth.models.balance.model`) over per-level counts
+(:mod:`synth.models.balance.data`).  Families:
 
 * ``"trees"``: BFS trees rooted at vertex 0 (or given roots), ``2H`` rounds;
 * ``"exchange"``: BFS forests rooted at an adjacent pair plus the exchange of
   the two roots in the middle round (SPEC section 4), ``2H - 1`` rounds on
   even sides;
 * ``"candidates"``: fixed components built elsewhere (e.g. k-hop trees from
-  ``models/khop*.py``), of which only the weights are chosen; candidates can
+  ``synth.models.balance.family``), of which only the weights are chosen; candidates can
   also be added to the other two families when their rounds agree.
 
 Omega is never taken from the model: it is re-derived from the built base
@@ -56,9 +56,9 @@ from synth.check import Metrics, measure_symmetric
 from synth.errors import ScheduleError
 from synth.schedule import BaseSchedule
 
-from .balance_build import build_base, components_from_values
-from .balance_data import balance_data, candidate_columns, chunk_lower_bound, forest_options, tree_options
-from .balance_model import (BalanceVars, add_balance, add_candidates, add_max_loads, add_options, add_round_loads,
+from .build import build_base, components_from_values
+from .data import balance_data, candidate_columns, chunk_lower_bound, forest_options, tree_options
+from .model import (BalanceVars, add_balance, add_candidates, add_max_loads, add_options, add_round_loads,
                             add_total, solve)
 
 __all__ = ["BalanceResult", "FAMILIES", "balance", "balance_bfs_trees", "balance_exchange_forests",
@@ -97,7 +97,7 @@ class BalanceResult:
     roots : tuple
         Per component: its root(s), or the candidate's label.
     chunk_bound : int
-        :func:`synth.models.balance_data.chunk_lower_bound`: no Omega = 1 schedule whose
+        :func:`synth.models.balance.data.chunk_lower_bound`: no Omega = 1 schedule whose
         chunks each run one unit of the family has fewer chunks, whatever the group.
     metrics : synth.check.Metrics or None
         The checker's metrics of the lift, one element per unit of chunk weight.
@@ -246,7 +246,7 @@ def balance_exchange_forests(topology, group, *, pairs=None, candidates=(), max_
 
     ``pairs`` are the adjacent root pairs allowed; by default one per class of adjacent pairs
     under the group, among those of least joint eccentricity
-    (:func:`synth.models.balance_data.exchange_pairs`).  Other parameters as in
+    (:func:`synth.models.balance.data.exchange_pairs`).  Other parameters as in
     :func:`balance_bfs_trees`.
 
     Examples

@@ -1,4 +1,4 @@
-"""Balanced families (models/balance*.py): rectangular tori, subgroups, fallbacks, the candidate hook."""
+"""Balanced families (models/balance/): rectangular tori, subgroups, fallbacks, the candidate hook."""
 
 import doctest
 import itertools
@@ -10,12 +10,14 @@ from synth.certify import certify
 from synth.check import execute, measure_symmetric
 from synth.errors import ScheduleError
 from synth.group import Group, torus_gamma, torus_translations, torus_translations_negation
-from synth.models import balance as balance_mod
-from synth.models import balance_build, balance_data, balance_model
+from synth.models.balance import build as balance_build
+from synth.models.balance import data as balance_data
+from synth.models.balance import model as balance_model
+from synth.models.balance import pipeline as balance_mod
 from synth.models.balance import (FAMILIES, balance, balance_bfs_trees, balance_candidates,
                                   balance_exchange_forests)
-from synth.models.balance_build import split_units
-from synth.models.balance_data import exchange_pairs, tree_options
+from synth.models.balance.build import split_units
+from synth.models.balance.data import exchange_pairs, tree_options
 from synth.schedule import tree_schedule
 from synth.sp import sp_allreduce
 from synth.topology import Topology
