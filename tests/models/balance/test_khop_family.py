@@ -1,4 +1,4 @@
-"""Depth-bounded (k-hop) families under groups smaller than Γ (models/khop_family.py, solve --depth on rectangles)."""
+"""Depth-bounded (k-hop) families under groups smaller than Γ (models/balance/family/, solve --depth on rectangles)."""
 
 import json
 import subprocess
@@ -14,13 +14,14 @@ from synth.cli import main
 from synth.errors import SynthError
 from synth.group import torus_gamma, torus_translations, torus_translations_negation
 from synth.models.balance import balance_candidates
-from synth.models.khop_family import (_mirror, compact_rounds, dimension_metric, khop_family,
-                                      labelled_tree_schedule, orbit_profiles)
+from synth.models.balance.family import (compact_rounds, dimension_metric, khop_family, labelled_tree_schedule,
+                                         orbit_profiles)
+from synth.models.balance.family.labels import mirror_tree as _mirror
 from synth.schedule import BaseSchedule, tree_schedule
 from synth.solve import _solve_khop_family, solve
 from synth.torus import parse_torus
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 FAST = 6.0  # seconds per solve: the skeletons of these small tori finish well within it
 
 CASES = [("3x4", 2), ("3x5", 2), ("4x6", 2), ("4x6", 3), ("4x8", 3), ("4x8", 4), ("3x3x4", 2), ("3x3x4", 3)]

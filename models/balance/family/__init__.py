@@ -1,0 +1,33 @@
+"""Depth-bounded (k-hop) families for groups smaller than Γ (rectangular tori, SPEC sections 5-6).
+
+Under Γ on an equal-sided torus one k-hop tree lifts to Omega = 1; under a smaller
+group (translations x negation, translations) a weighted family of k-hop trees does
+when every link orbit carries the same load in every round.  The modules, bottom-up:
+
+* :mod:`~synth.models.balance.family.profiles`: route profiles per link orbit and the
+  dimension-weighted metrics;
+* :mod:`~synth.models.balance.family.labels`: trees scheduled by labels (rounds), their
+  compaction and mirror images;
+* :mod:`~synth.models.balance.family.skeletons`: the k-hop trees (heuristic or exact) that
+  give the hubs and their labels;
+* :mod:`~synth.models.balance.family.assignment`: the MIP that gives every vertex a hub and
+  a label per unit (built apart from solving);
+* :mod:`~synth.models.balance.family.family`: :func:`khop_family`, which tries families by
+  size and returns the candidates for :func:`synth.models.balance.balance_candidates`.
+
+Examples
+--------
+>>> from synth.torus import parse_torus
+>>> from synth.group import torus_translations_negation
+>>> t = parse_torus("4x6"); fam = khop_family(t, 2, torus_translations_negation(t), time_limit=3)
+>>> fam.balanced, fam.depth, len(fam.candidates) >= fam.units
+(True, 2, True)
+"""
+
+from .family import KHopFamily, khop_family
+from .labels import compact_rounds, labelled_tree_schedule
+from .profiles import dimension_metric, orbit_profiles
+from .skeletons import EXACT_MAX_VERTICES, ITERATIONS, skeletons
+
+__all__ = ["KHopFamily", "khop_family", "labelled_tree_schedule", "compact_rounds", "dimension_metric",
+           "orbit_profiles", "skeletons", "EXACT_MAX_VERTICES", "ITERATIONS"]

@@ -1,0 +1,242 @@
+"""The k-hop family: depth-bounded trees whose weighted lift balances under a group smaller than Γ.
+
+Under Γ on an equal-sided torus one k-hop tree lifts to Omega = 1.  Under a
+group ``G`` that contains the translations but is not regular on links
+(translations x negation: one link orbit per dimension; translations: one per
+dimension and direction) the lift of a weighted family puts on orbit ``O`` in
+round ``s`` a load proportional to ``sum_t w_t u_{t,O}(s)``; Omega = 1 iff this
+is the same on every orbit in every round.  This module builds k-hop trees
+whose rounds make that possible; :func:`synth.models.balance.balance_candidates`
+then chooses their integer weights and :func:`synth.check.measure_symmetric`
+re-derives Omega.
+
+It tries families by size: ``u`` trees on one skeleton
+(:mod:`~synth.models.balance.family.skeletons`), each vertex given a hub and a label by
+the assignment model (:mod:`~synth.models.balance.family.assignment`), or (under a group
+without the negation) ``u`` trees and their mirror images; the smallest size that
+balances wins, the lightest family of that size among the skeletons.  When none does,
+more skeletons are tried one at a time while the time lasts, and last the assignment
+model minimizes the bandwidth term on the lightest skeleton, so the balance model's own
+fallback starts from a good family.
+
+Examples
+--------
+>>> from synth.torus import parse_torus
+>>> from synth.group import torus_translations_negation
+>>> t = parse_torus("3x4"); g = torus_translations_negation(t)
+>>> fam = khop_family(t, 2, g, time_limit=3)
+>>> fam.balanced, fam.depth, fam.units, fam.candidates[0].n_rounds
+(True, 2, 1, 4)
+>>> from synth.models.balance import balance_candidates
+>>> r = balance_candidates(t, g, fam.candidates, time_limit=10)
+>>> r.status, str(r.omega), r.chunks
+('optimal', '1', 24)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from synth.errors import SynthError
+from synth.models._khop_instance import tree_weight
+from synth.torus import Torus
+
+from .assignment import assign
+from .labels import compress_labels, labelled_tree_schedule, mirror_tree
+from .profiles import dimension_metric, step_orbits
+from .skeletons import DEFAULT_COSTS, skeleton, skeletons
+
+__all__ = ["KHopFamily", "khop_family"]
+
+_EXTRA_COSTS = ((3, 1), (1, 3), (4, 1), (1, 4), (3, 1, 2), (1, 2, 3), (2, 3, 1))  # tried when nothing balanced
+
+
+@dataclass(frozen=True)
+class KHopFamily:
+    """Candidate k-hop trees for :func:`synth.models.balance.balance_candidates`.
+
+    Attributes
+    ----------
+    k : int
+        The depth bound asked for.
+    depth : int
+        ``K <= k``: every candidate has ``2K`` rounds (labels ``1..K``).
+    candidates : tuple of BaseSchedule
+        One component each (weight 1), all with ``2K`` rounds.
+    weights : tuple of int
+        ``W`` (sum of tree-edge lengths) of each candidate.
+    balanced : bool
+        Whether the assignment model balanced the first ``units`` candidates (every
+        orbit equally loaded in every round, one chunk per unit); a claim of the
+        model, re-derived by the checker after the weights are chosen.
+    units : int
+        How many of the candidates (the first ones) form the model's family.
+    status : str
+        The assignment model's verdict for that family: ``"optimal"`` (least ``W``
+        among balanced families on the skeleton, proven), ``"feasible"``,
+        ``"fallback"`` (no balanced family found; least bandwidth term instead).
+    skeleton : str
+        Which tree gave the hubs and their labels.
+    min_weight : int
+        The lightest tree any skeleton had (the unbalanced k-hop tree).
+    lightest : int
+        Index of that tree among ``candidates`` (scheduled by its own labels).
+    seconds : float
+    notes : tuple of str
+    """
+
+    k: int
+    depth: int
+    candidates: tuple
+    weights: tuple
+    balanced: bool
+    units: int
+    status: str
+    skeleton: str
+    min_weight: int
+    lightest: int
+    seconds: float
+    notes: tuple = ()
+
+
+def khop_family(t, k: int, group, *, time_limit: float = 60.0, seed: int = 0, max_units: int = 2,
+                slack: int = 2, costs=DEFAULT_COSTS, progress=None) -> KHopFamily:
+    """k-hop trees (depth <= ``k``) whose rounds let a weighted lift through ``group`` reach Omega = 1.
+
+    Parameters
+    ----------
+    t : Torus
+    k : int
+        Depth bound, ``1 <= k``; bounds at or above the diameter are treated as ``H``.
+    group : Group
+        A verified group containing the translations of ``t`` (e.g.
+        :func:`synth.group.torus_translations_negation`).
+    time_limit : float
+        Seconds, roughly: about half for the skeletons, then the assignment MIPs (each
+        given a share of what is left; one that has started may run past the end by a second).
+    seed : int
+    max_units : int
+        Largest family size tried (trees of weight 1; ``|G|`` chunks per tree).  Under a group
+        without the negation (orbits split by direction) a family may also be trees and
+        their mirror images, whose directions balance each other.
+    slack : int
+        Extra edge length allowed over a vertex's nearest eligible hub (module docstring).
+    costs : sequence of tuple
+        Dimension-cost vectors for the heuristic skeletons (see :func:`dimension_metric`).
+    progress : callable, optional
+
+    Returns
+    -------
+    KHopFamily
+        The first ``units`` candidates are the model's family; the lightest skeleton tree
+        is appended when it is not among them, so the balance model's fallback can use it.
+
+    Raises
+    ------
+    SynthError
+        On a bad depth bound or unit count, a group without the translations, or a non-torus.
+    """
+    if not isinstance(t, Torus):
+        raise SynthError("k-hop families are defined on tori")
+    k = int(k)
+    if k < 1:
+        raise SynthError(f"the depth bound must be at least 1, got {k}")
+    if max_units < 1:
+        raise SynthError(f"max_units must be at least 1, got {max_units}")
+    if group.topology.n_links != t.n_links:
+        raise SynthError("the group acts on a different topology")
+    orb = step_orbits(t, group)
+    say = progress or (lambda _m: None)
+    t0 = time.monotonic()
+    k = min(k, t.diameter)
+    # without the negation in the group (orbits split by direction) every tree comes with its mirror image
+    mirror = bool(np.all(orb[0::2] != orb[1::2]))
+    neg = t.vertex(-t.coords(np.arange(t.n_vertices))).astype(np.int64) if mirror else None
+
+    def left():
+        return time_limit - (time.monotonic() - t0)
+
+    sks = skeletons(t, k, costs=costs, seed=seed, time_limit=0.55 * time_limit, progress=say)
+    D = dimension_metric(t, (1,))
+    _, min_parent, min_labels = sks[0]
+    min_W = tree_weight(t, min_parent)
+    notes = []
+    best = None  # (W per tree, trees in the family, status, skeleton, [(parent, labels), ...])
+    tried = 0
+    # families by size: u trees on one skeleton, or (without the negation in the group) u trees and
+    # their mirror images, 2u trees
+    modes = sorted([(u, u, None) for u in range(1, max_units + 1)]
+                   + ([(2 * u, u, neg) for u in range(1, max_units // 2 + 1)] if mirror else []),
+                   key=lambda x: (x[0], x[2] is None))
+    for size in sorted({x[0] for x in modes}):
+        for _, units, ng in (x for x in modes if x[0] == size):
+            for name, parent, labels in sks:
+                if tried and left() <= 0:
+                    break
+                tried += 1
+                status, trees = assign(t, group, parent, labels, k, units, slack, D,
+                                                  max(1.0, left() / 2), neg=ng)
+                what = f"{units} tree(s)" + (" and their mirror images" if ng is not None else "")
+                if trees is None:
+                    say(f"{name}, {what}: {status}")
+                    continue
+                if ng is not None:
+                    trees = [x for p, lab in trees for x in ((p, lab), mirror_tree(t, p, lab, neg))]
+                W = sum(tree_weight(t, p) for p, _ in trees) / size
+                say(f"{name}, {what}: balanced, W = {W:g} per tree ({status})")
+                if best is None or W < best[0]:
+                    best = (W, size, status, name, trees)
+        if best is not None:
+            break
+    if best is None:  # more skeletons, one at a time, while the time lasts
+        seen = {p.tobytes() for _, p, _ in sks}
+        extra = [(c, seed) for c in _EXTRA_COSTS if len(c) <= t.ndim] + [(c, seed + 1) for c in costs]
+        for job, sd in extra:
+            if left() < 0.25 * time_limit:
+                break
+            sk = skeleton(t, k, job, sd, min(left() / 4, time_limit / 10))
+            if sk is None or sk[1].tobytes() in seen:
+                continue
+            seen.add(sk[1].tobytes())
+            name, parent, labels = sk
+            tried += 1
+            status, trees = assign(t, group, parent, labels, k, 1, slack, D, max(1.0, left() / 3),
+                                              neg=neg)
+            say(f"{name}: {status if trees is None else 'balanced'}")
+            if trees is not None:
+                if mirror:
+                    trees = [x for p, lab in trees for x in ((p, lab), mirror_tree(t, p, lab, neg))]
+                best = (tree_weight(t, trees[0][0]), len(trees), status, name, trees)
+                break
+    balanced = best is not None
+    if not balanced:
+        notes.append(f"no family of at most {max_units} trees on {tried} skeleton(s) balances every round "
+                     f"(slack {slack}); the assignment model minimized the bandwidth term instead")
+        name, parent, labels = sks[0]
+        status, trees = assign(t, group, parent, labels, k, 1, slack, D, max(1.0, left()),
+                                          balanced=False, neg=neg)
+        if trees is None:
+            trees = [(min_parent, min_labels)]
+        elif mirror:
+            trees = [x for p, lab in trees for x in ((p, lab), mirror_tree(t, p, lab, neg))]
+        best = (None, len(trees), "fallback" if status in ("optimal", "feasible") else status, name, trees)
+    _, units, status, skel, trees = best
+    family = list(trees)
+    same = [i for i, (p, _) in enumerate(family) if np.array_equal(p, min_parent)]
+    if same:
+        lightest = same[0]
+    else:
+        lightest = len(family)
+        family.append((min_parent, min_labels))
+    family, K = compress_labels(family)
+    cands, weights = [], []
+    for i, (p, lab) in enumerate(family):
+        W = tree_weight(t, p)
+        role = f"unit {i + 1} of {units}" if i < units else "lightest skeleton tree"
+        cands.append(labelled_tree_schedule(t, p, lab, K, label=f"k-hop tree ({role}), depth bound {k}, W = {W}"))
+        weights.append(W)
+    return KHopFamily(k, K, tuple(cands), tuple(weights), balanced, units, status, skel, min_W, lightest,
+                      time.monotonic() - t0, tuple(notes))
