@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from synth.baselines._engine import Rounds, add_allreduce, allgather_plan, offset_map
+from synth.baselines.base import Baseline
 from synth.errors import TopologyError
 from synth.torus import Torus
 
@@ -55,8 +56,6 @@ def bucket(t: Torus):
     >>> bucket(parse_torus("3x6")).measure().rounds   # 2 * (2 + 5)
     14
     """
-    from synth.baselines import Baseline
-
     if not isinstance(t, Torus):
         raise TopologyError(f"bucket is defined on tori only (any shape), not on {getattr(t, 'name', t)!r}")
     d = t.ndim

@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from synth.baselines._engine import Rounds, add_allreduce, add_enlarge, add_shrink, allgather_plan
+from synth.baselines.base import Baseline
 from synth.errors import TopologyError
 from synth.schedule import REDUCE
 from synth.topology import Topology
@@ -84,8 +85,6 @@ def recursive_doubling(t: Topology):
     >>> m.rounds, str(m.psi), str(m.theta), str(m.omega)
     (4, '32/15', '3/2', '4')
     """
-    from synth.baselines import Baseline
-
     owners, steps, shrink = _setup(t)
     r = Rounds(t)
     rnd = 1 + add_shrink(r, shrink, 1, 1)
@@ -122,8 +121,6 @@ def halving_doubling(t: Topology):
     >>> b.schedule.n_rounds, b.notes
     (4, '2 blocks, 1 halving + 1 doubling steps; 1 ranks folded in and out (+2 rounds)')
     """
-    from synth.baselines import Baseline
-
     owners, steps, shrink = _setup(t)
     B = owners.size
     r = Rounds(t)

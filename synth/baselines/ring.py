@@ -37,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from synth.baselines._engine import Rounds, add_allreduce, torus_disp
+from synth.baselines.base import Baseline
 from synth.errors import TopologyError
 from synth.torus import Torus
 
@@ -197,8 +198,6 @@ def ring(t: Torus):
     >>> m.rounds, str(m.psi), str(m.theta), str(m.omega)
     (52, '1', '1', '1')
     """
-    from synth.baselines import Baseline
-
     if not isinstance(t, Torus):
         raise TopologyError(f"ring is defined on tori only (any shape), not on {getattr(t, 'name', t)!r}")
     V, _d = t.n_vertices, t.ndim

@@ -48,6 +48,7 @@ from synth.baselines._engine import (
     Rounds, add_allreduce, add_enlarge, add_shrink, allgather_plan, ceil_log, dimension_order, floor_power,
     is_power, offset_map, shrink_plan,
 )
+from synth.baselines.base import Baseline
 from synth.errors import TopologyError
 from synth.schedule import REDUCE
 from synth.torus import Torus
@@ -107,8 +108,6 @@ def swing_l(t: Torus):
     >>> swing_l(parse_torus("6x6")).notes
     '4 ports (2 plain, 2 mirrored), 4 exchange steps; shrunk to virtual 4x4 torus (+4 rounds)'
     """
-    from synth.baselines import Baseline
-
     _check(t, "swing-l")
     d = t.ndim
     virtual = [floor_power(n, 2) for n in t.shape]
@@ -153,8 +152,6 @@ def swing_b(t: Torus):
     >>> swing_b(parse_torus("6x6")).schedule.n_rounds   # 2 * (3 + 3): ceil(log2 6) steps per side
     12
     """
-    from synth.baselines import Baseline
-
     _check(t, "swing-b")
     d = t.ndim
     virtual = [n if n % 2 == 0 else floor_power(n, 2) for n in t.shape]

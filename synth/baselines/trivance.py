@@ -38,6 +38,7 @@ from synth.baselines._engine import (
     Rounds, add_allreduce, add_enlarge, add_shrink, allgather_plan, ceil_log, dimension_order, floor_power,
     is_power, offset_map, shrink_plan,
 )
+from synth.baselines.base import Baseline
 from synth.errors import TopologyError
 from synth.schedule import REDUCE
 from synth.torus import Torus
@@ -80,8 +81,6 @@ def trivance_l(t: Torus):
     >>> trivance_l(parse_torus("4x4")).schedule.n_rounds     # virtual 3x3: 2 steps + 2 + 2
     6
     """
-    from synth.baselines import Baseline
-
     _check(t, "trivance-l")
     d = t.ndim
     virtual = [floor_power(n, 3) for n in t.shape]
@@ -122,8 +121,6 @@ def trivance_b(t: Torus):
     >>> m.rounds, str(m.psi), str(m.theta), str(m.omega)
     (8, '1', '6/5', '1')
     """
-    from synth.baselines import Baseline
-
     _check(t, "trivance-b")
     d = t.ndim
     virtual = list(t.shape)
