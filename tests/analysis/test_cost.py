@@ -2,14 +2,15 @@
 
 import pytest
 
+from synth.analysis.cost import Network, goodput, goodput_bound, model_time
 from synth.check import measure_symmetric
-from synth.cost import Network, goodput, goodput_bound, model_time, parse_bandwidth, parse_size, parse_time
 from synth.errors import SynthError
 from synth.group import torus_gamma
 from synth.lift import lifted_weights
 from synth.schedule import chunk_elements
 from synth.sp import sp_allreduce
 from synth.torus import parse_torus
+from synth.units import parse_bandwidth, parse_size, parse_time
 
 
 @pytest.mark.parametrize("shape,size", [("8x8", "1MiB"), ("4x4x4", "64KiB"), ("16x16", "256MiB")])

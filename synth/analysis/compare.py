@@ -1,0 +1,123 @@
+"""Compare SP-allreduce, its variants and the baselines under the cost model, size by size.
+
+Every candidate is a checked schedule: the base schedules through the
+checker's symmetric mode, the baselines executed transmission by transmission
+once; then each is measured at every message size (integer chunk sizes for
+that size, so Ω is honest when a size does not divide evenly) and costed with
+:func:`synth.analysis.cost.model_time`.
+
+Examples
+--------
+>>> from synth.torus import parse_torus
+>>> rows = compare(parse_torus("4x4"), [65536], algorithms=["sp", "exchange", "bucket"])
+>>> [(r.algorithm, r.rounds) for r in rows]
+[('sp', 8), ('exchange', 7), ('bucket', 12)]
+>>> [r.algorithm for r in rows if r.best]
+['exchange']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from synth.analysis.cost import Network, goodput, goodput_bound, model_time
+from synth.baselines import BASELINES, build_baseline
+from synth.check import execute, measure_explicit, measure_symmetric
+from synth.errors import SynthError
+from synth.exchange import exchange_allreduce
+from synth.lift import lifted_weights
+from synth.registry import default_group
+from synth.schedule import chunk_elements
+from synth.solve import solve
+from synth.torus import Torus
+
+__all__ = ["Row", "compare", "candidates", "EXPLICIT_BASELINE_LIMIT"]
+
+EXPLICIT_BASELINE_LIMIT = 20_000_000  # transmissions; bigger baselines are skipped with a note
+
+
+@dataclass(frozen=True)
+class Row:
+    """One algorithm at one message size."""
+
+    algorithm: str
+    size: int
+    rounds: int
+    psi: object
+    theta: object
+    omega: object
+    seconds: float
+    goodput: float
+    fraction_of_bound: float
+    best: bool = False
+
+    def to_json(self) -> dict:
+        return {"algorithm": self.algorithm, "size": self.size, "rounds": self.rounds, "psi": float(self.psi),
+                "theta": float(self.theta), "omega": float(self.omega), "seconds": self.seconds,
+                "goodput_bytes_per_s": self.goodput, "fraction_of_bound": self.fraction_of_bound,
+                "best": self.best}
+
+
+def candidates(topology, algorithms=None, progress=lambda m: None, notes=None):
+    """``name -> measure(n_elements)`` for every candidate, each checked once for correctness."""
+    notes = notes if notes is not None else []
+    wanted = list(algorithms) if algorithms else None
+    out = {}
+
+    def symmetric(base, group):
+        def measure(n):
+            return measure_symmetric(base, group, chunk_elements(lifted_weights(base, group), n))
+        return measure
+
+    group = default_group(topology)
+    if wanted is None or "sp" in wanted:
+        cert = solve(topology).certificate
+        out["sp"] = symmetric(cert.base, cert.group)
+    is_torus = isinstance(topology, Torus)
+    if is_torus and any(n % 2 == 0 for n in topology.shape) and (wanted is None or "exchange" in wanted):
+        base = exchange_allreduce(topology)
+        if execute(base.as_schedule()):
+            raise SynthError("internal: the exchange schedule failed its check")
+        out["exchange"] = symmetric(base, group)
+    for name in sorted(BASELINES):
+        if wanted is not None and name not in wanted:
+            continue
+        try:
+            b = build_baseline(name, topology)
+        except SynthError as exc:
+            notes.append(f"{name}: {exc}")
+            continue
+        if b.schedule.n_transmissions > EXPLICIT_BASELINE_LIMIT:
+            notes.append(f"{name}: skipped ({b.schedule.n_transmissions:,} transmissions)")
+            continue
+        progress(f"checking {name} ({b.schedule.n_transmissions:,} transmissions)")
+        errors = execute(b.schedule)
+        if errors:
+            raise SynthError(f"internal: baseline {name} failed its check: {errors[0]}")
+        out[name] = (lambda bl: lambda n: measure_explicit(bl.schedule, chunk_elements(bl.weights, n)))(b)
+    if wanted:
+        unknown = set(wanted) - set(out) - {n.split(":")[0] for n in notes}
+        if unknown:
+            raise SynthError(f"unknown algorithm(s) {', '.join(sorted(unknown))}; valid: sp, exchange, "
+                             f"{', '.join(sorted(BASELINES))}")
+    return out
+
+
+def compare(topology, sizes, net: Network = Network(), algorithms=None, progress=lambda m: None, notes=None):
+    """Rows for every candidate at every size (bytes); the fastest per size has ``best=True``."""
+    cands = candidates(topology, algorithms, progress, notes)
+    bound = goodput_bound(topology, net)
+    rows = []
+    for size in sizes:
+        n = size // net.element_bytes
+        if n < 1:
+            raise SynthError(f"size {size} bytes is smaller than one element of {net.element_bytes} bytes")
+        block = []
+        for name, measure in cands.items():
+            m = measure(n)
+            t = model_time(m, net)
+            g = goodput(m, net)
+            block.append(Row(name, size, m.rounds, m.psi, m.theta, m.omega, t, g, g / bound))
+        fastest = min(r.seconds for r in block)
+        rows.extend(Row(**{**r.__dict__, "best": r.seconds == fastest}) for r in block)
+    return rows

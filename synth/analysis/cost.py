@@ -1,0 +1,75 @@
+"""The cost model of SPEC section 1, with hop latency: modeled time and goodput of a measured schedule.
+
+``T = sum_s (alpha + lam * h_s + beta * max_e load_s(e))``: per round a fixed
+overhead ``alpha``, the hop latency ``lam`` times the longest route ``h_s`` of
+the round, and the busiest link's bytes at ``beta = 1 / bandwidth`` seconds per
+byte.  Goodput ``G = N (p-1) / (p T)`` (``N`` in bytes) is at most
+``G_max = D B / 2`` for ``D`` links per compute node (SPEC section 1).
+
+Defaults follow the paper's simulations for the network: 400 Gb/s links and
+400 ns per hop (100 ns of link latency, 300 ns of router processing).  The
+paper gives no per-round constant; ``alpha`` defaults to 1 us, a typical
+per-message start-up of a NIC and its software stack (our assumption, set it
+with ``--alpha``).  With ``alpha = 0`` a depth-k tree saves no latency at all:
+its few rounds carry routes of up to ``H`` hops, so the hop term alone equals
+SP-allreduce's.
+
+The sizes, rates and times it needs are read by :mod:`synth.units`
+(re-exported here, where they were first).
+
+Examples
+--------
+>>> from synth.check import measure_symmetric
+>>> from synth.group import torus_gamma
+>>> from synth.lift import lifted_weights
+>>> from synth.schedule import chunk_elements
+>>> from synth.sp import sp_allreduce
+>>> from synth.torus import parse_torus
+>>> t = parse_torus("4x4"); g, b = torus_gamma(t), sp_allreduce(t)
+>>> m = measure_symmetric(b, g, chunk_elements(lifted_weights(b, g), parse_size("1MiB") // 4))
+>>> round(model_time(m) * 1e6, 2), round(goodput(m) / goodput_bound(t), 3)
+(21.03, 0.467)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from synth.units import MAX_SIZE, format_size, parse_bandwidth, parse_size, parse_time
+
+__all__ = ["Network", "parse_size", "parse_bandwidth", "parse_time", "model_time", "goodput", "goodput_bound",
+           "format_size", "PAPER_SIZES", "MAX_SIZE"]
+
+PAPER_SIZES = tuple(2**k for k in range(16, 29))  # 64 KiB ... 256 MiB, the paper's sweep
+
+
+@dataclass(frozen=True)
+class Network:
+    """Link bandwidth (bytes/s), hop latency (s), per-round overhead alpha (s), bytes per element."""
+
+    bandwidth: float = 400e9 / 8
+    hop_latency: float = 400e-9
+    alpha: float = 1e-6
+    element_bytes: int = 4
+
+
+def model_time(metrics, net: Network = Network()) -> float:
+    """Modeled seconds of a measured schedule (SPEC section 1 with hop latency)."""
+    loads = np.asarray(metrics.max_load, dtype=np.float64) * net.element_bytes
+    hops = np.asarray(metrics.round_hops or [metrics.max_route] * metrics.rounds, dtype=np.float64)
+    return float(metrics.rounds * net.alpha + net.hop_latency * hops.sum() + loads.sum() / net.bandwidth)
+
+
+def goodput(metrics, net: Network = Network()) -> float:
+    """Bytes per second ``N (p-1) / (p T)``, ``N`` the input bytes per node."""
+    n_bytes = metrics.elements * net.element_bytes
+    p = metrics.compute_nodes
+    return n_bytes * (p - 1) / (p * model_time(metrics, net))
+
+
+def goodput_bound(topology, net: Network = Network()) -> float:
+    """``G_max = D B / 2``, ``D`` the fewest out-links of a compute node."""
+    degree = np.bincount(topology.link_src, minlength=topology.n_vertices)[topology.compute].min()
+    return float(degree) * net.bandwidth / 2
