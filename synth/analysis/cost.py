@@ -14,8 +14,7 @@ with ``--alpha``).  With ``alpha = 0`` a depth-k tree saves no latency at all:
 its few rounds carry routes of up to ``H`` hops, so the hop term alone equals
 SP-allreduce's.
 
-The sizes, rates and times it needs are read by :mod:`synth.units`
-(re-exported here, where they were first).
+The sizes, rates and times it needs are read by :mod:`synth.units`.
 
 Examples
 --------
@@ -25,6 +24,7 @@ Examples
 >>> from synth.schedule import chunk_elements
 >>> from synth.sp import sp_allreduce
 >>> from synth.torus import parse_torus
+>>> from synth.units import parse_size
 >>> t = parse_torus("4x4"); g, b = torus_gamma(t), sp_allreduce(t)
 >>> m = measure_symmetric(b, g, chunk_elements(lifted_weights(b, g), parse_size("1MiB") // 4))
 >>> round(model_time(m) * 1e6, 2), round(goodput(m) / goodput_bound(t), 3)
@@ -37,10 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.units import MAX_SIZE, format_size, parse_bandwidth, parse_size, parse_time
-
-__all__ = ["Network", "parse_size", "parse_bandwidth", "parse_time", "model_time", "goodput", "goodput_bound",
-           "format_size", "PAPER_SIZES", "MAX_SIZE"]
+__all__ = ["Network", "model_time", "goodput", "goodput_bound", "PAPER_SIZES"]
 
 PAPER_SIZES = tuple(2**k for k in range(16, 29))  # 64 KiB ... 256 MiB, the paper's sweep
 

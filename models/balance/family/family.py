@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.errors import SynthError
+from synth.errors import OptionError, SynthError
 from synth.models._khop_instance import tree_weight
 from synth.torus import Torus
 
@@ -136,16 +136,18 @@ def khop_family(t, k: int, group, *, time_limit: float = 60.0, seed: int = 0, ma
 
     Raises
     ------
+    OptionError
+        On a bad depth bound ``k`` or unit count ``max_units``.
     SynthError
-        On a bad depth bound or unit count, a group without the translations, or a non-torus.
+        On a group without the translations, or a non-torus.
     """
     if not isinstance(t, Torus):
         raise SynthError("k-hop families are defined on tori")
     k = int(k)
     if k < 1:
-        raise SynthError(f"the depth bound must be at least 1, got {k}")
+        raise OptionError(f"k (the depth bound) must be at least 1, not {k}")
     if max_units < 1:
-        raise SynthError(f"max_units must be at least 1, got {max_units}")
+        raise OptionError(f"max_units must be at least 1, not {max_units}")
     if group.topology.n_links != t.n_links:
         raise SynthError("the group acts on a different topology")
     orb = step_orbits(t, group)

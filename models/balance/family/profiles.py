@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.errors import SynthError
+from synth.errors import OptionError, SynthError
 from synth.models._khop_instance import distance_matrix
 
 __all__ = ["dimension_metric", "step_orbits", "orbit_profiles", "edge_profiles"]
@@ -42,7 +42,7 @@ def dimension_metric(t, costs) -> np.ndarray:
     """
     costs = tuple(int(c) for c in costs)
     if not costs or min(costs) < 1:
-        raise SynthError(f"dimension costs must be positive integers, got {costs}")
+        raise OptionError(f"costs must be positive integers (one per dimension), not {costs}")
     return distance_matrix(t, costs, dtype=np.int32)
 
 
