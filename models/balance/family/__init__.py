@@ -18,10 +18,9 @@ when every link orbit carries the same load in every round.  The modules, bottom
 Examples
 --------
 >>> from synth.torus import parse_torus
->>> from synth.group import torus_translations_negation
->>> t = parse_torus("4x6"); fam = khop_family(t, 2, torus_translations_negation(t), time_limit=3)
->>> fam.balanced, fam.depth, len(fam.candidates) >= fam.units
-(True, 2, True)
+>>> b = labelled_tree_schedule(parse_torus("3"), [-1, 0, 0], [0, 1, 3], 3)  # label 2 unused
+>>> b.n_rounds, compact_rounds(b).n_rounds
+(6, 4)
 """
 
 from .family import KHopFamily, khop_family

@@ -39,7 +39,7 @@ Examples
 >>> from synth.models.balance.family.profiles import dimension_metric
 >>> from synth.models.balance.family.skeletons import skeleton
 >>> t = parse_torus("4x6"); g = torus_translations_negation(t)
->>> _, parent, labels = skeleton(t, 2, (1, 1), 0, 2.0, primary=True)
+>>> _, parent, labels = skeleton(t, 2, (1, 1), 0, 30.0, primary=True)  # 30 s: never cut short here
 >>> model = build_assignment(t, g, parent, labels, 2, 1, 2, dimension_metric(t, (1,)))
 >>> model.n_options, model.n_columns == model.A.shape[1]
 (81, True)

@@ -11,7 +11,7 @@ stays below ``h``).
 Examples
 --------
 >>> from synth.torus import parse_torus
->>> name, parent, labels = skeleton(parse_torus("3x4"), 2, (1, 1), 0, 2.0, primary=True)
+>>> name, parent, labels = skeleton(parse_torus("3x4"), 2, (1, 1), 0, 30.0, primary=True)
 >>> name, int(labels.max()) <= 2, int(parent[0])
 ('heuristic tree, dimension costs (1, 1)', True, -1)
 """
