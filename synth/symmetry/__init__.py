@@ -11,11 +11,11 @@ from synth.symmetry.torus import torus_gamma, torus_translations_negation, torus
 from synth.symmetry.hyperx import hyperx_group
 from synth.symmetry.spineleaf import spine_leaf_group
 from synth.symmetry.search import search_group, user_group
-from synth.symmetry.spec import (GroupKind, GROUPS, TORUS_GROUPS, named_group, torus_group, default_group,
-    group_builder, group_kinds)
+from synth.symmetry.spec import (GroupKind, GROUPS, TORUS_GROUPS, named_group, torus_group, torus_group_builder,
+                                  default_group, group_builder, group_kinds)
 
 __all__ = [
     "Group", "torus_gamma", "torus_translations_negation", "torus_translations", "root_stabilizer", "hyperx_group",
     "spine_leaf_group", "search_group", "user_group", "GroupKind", "GROUPS", "TORUS_GROUPS", "named_group",
-    "torus_group", "default_group", "group_builder", "group_kinds",
+    "torus_group", "torus_group_builder", "default_group", "group_builder", "group_kinds",
 ]

@@ -36,8 +36,8 @@ from synth.topology.hyperx import HyperX
 from synth.topology.spineleaf import SpineLeaf
 from synth.topology.torus import Torus
 
-__all__ = ["GroupKind", "GROUPS", "TORUS_GROUPS", "named_group", "torus_group", "default_group", "group_builder",
-           "group_kinds"]
+__all__ = ["GroupKind", "GROUPS", "TORUS_GROUPS", "named_group", "torus_group", "torus_group_builder",
+           "default_group", "group_builder", "group_kinds"]
 
 
 @dataclass(frozen=True)
@@ -73,8 +73,8 @@ def group_kinds() -> list:
     return sorted(GROUPS)
 
 
-def torus_group(t, name: str) -> Group:
-    """The torus group of short name ``name`` (:data:`TORUS_GROUPS`), verified.
+def torus_group_builder(name: str) -> Callable[[Topology], Group]:
+    """The builder of the torus group of short name ``name`` (:data:`TORUS_GROUPS`).
 
     Raises
     ------
@@ -83,7 +83,12 @@ def torus_group(t, name: str) -> Group:
     """
     if name not in TORUS_GROUPS:
         raise OptionError(f"unknown group {name!r}; valid: {', '.join(TORUS_GROUPS)}")
-    return TORUS_GROUPS[name](t)
+    return TORUS_GROUPS[name]
+
+
+def torus_group(t, name: str) -> Group:
+    """The torus group of short name ``name`` (:data:`TORUS_GROUPS`), verified (see :func:`torus_group_builder`)."""
+    return torus_group_builder(name)(t)
 
 
 def named_group(topology: Topology, spec: dict) -> Group:
