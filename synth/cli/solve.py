@@ -31,7 +31,7 @@ def cmd_solve(args) -> int:
     choice = None
     if args.size:
         from synth.cost import format_size
-        from synth.solve_by_size import choose_by_size, size_note
+        from synth.solve.by_size import choose_by_size, size_note
 
         if args.depth is not None or args.exchange:
             raise SynthError("--size chooses the depth and tree vs exchange itself: drop --depth / --exchange")
@@ -46,8 +46,8 @@ def cmd_solve(args) -> int:
         args.elements = args.elements or choice.elements
     start_parent = None
     if args.start:
-        from synth.torus import Torus
-        from synth.trees import start_tree
+        from synth.topology.torus import Torus
+        from synth.solve.khop import start_tree
 
         if not isinstance(topology, Torus):
             raise SynthError("--start continues a k-hop tree solve on a torus")
@@ -73,11 +73,11 @@ def cmd_solve(args) -> int:
     failed = [f"{k}: claimed {v[0]}, measured {v[1]}" for k, v in report.claims.items() if not v[2]]
     for error in report.errors + failed:
         print(f"synth: the certificate does not check: {error}", file=sys.stderr)
-    from synth.solve_summary import solve_summary
+    from synth.solve.summary import solve_summary
 
     extra = None
     if choice is not None:
-        from synth.solve_by_size import size_summary
+        from synth.solve.by_size import size_summary
 
         extra = size_summary(cert, choice)
     summary = solve_summary(topology, result, report, args.out, extra)
@@ -96,7 +96,7 @@ def _time_note(topology, args, start=None):
 
     None too when the solve will refuse ``--start`` at once: an error is then the only line.
     """
-    from synth.torus import Torus
+    from synth.topology.torus import Torus
 
     if not isinstance(topology, Torus):
         return None
@@ -109,12 +109,12 @@ def _time_note(topology, args, start=None):
     if khop and args.exchange and not (topology.is_equal_sided and args.group in (None, "gamma")):
         return None  # depth-bounded exchange needs Γ on an equal-sided torus: solve refuses at once
     if start is not None:
-        from synth.schedule import forest_depths
+        from synth.schedule.forest import forest_depths
 
         if not plain_tree or int(forest_depths(topology, start, [0]).max()) > args.depth:
             return None
     elif plain_tree:
-        from synth.sweep import cached_depths
+        from synth.solve.sweep import cached_depths
 
         if cached_depths(topology, [args.depth], args.time_limit, args.seed, args.solver):
             return None
