@@ -11,6 +11,7 @@ from synth.cli._common import (DEFAULT_TIME_LIMIT, EXIT_FAILED, EXIT_OK, MAX_ELE
                                progress_always, seconds, size, stdout_for, topology_from_args)
 from synth.errors import SynthError
 from synth.models._names import SOLVERS  # the --solver choices, without importing a solver
+from synth.symmetry.spec import TORUS_GROUPS  # the --group choices: the one table of group names
 
 __all__ = ["add_parser", "cmd_solve"]
 
@@ -142,7 +143,7 @@ def add_parser(sub) -> None:
                    help="forest plus exchange: 2H-1 rounds on tori with an even side (round-optimal)")
     s.add_argument("--elements", type=int_in(1, MAX_ELEMENTS), metavar="N",
                    help="input elements per node (default: one per chunk)")
-    s.add_argument("--group", choices=("gamma", "translations-negation", "translations"),
+    s.add_argument("--group", choices=tuple(TORUS_GROUPS),
                    help="torus symmetry group to lift with (default: gamma on equal sides, else "
                         "translations-negation); smaller groups need fewer chunks")
     s.add_argument("--time-limit", type=seconds, default=DEFAULT_TIME_LIMIT, metavar="S",

@@ -7,7 +7,8 @@ here, where that name is the module: import it from :mod:`synth.schedule.lift`.
 """
 
 from synth.schedule.data import REDUCE, COPY, OPS, BaseSchedule, Block, Schedule, chunk_elements, positive_chunks
-from synth.schedule.forest import forest_depths, forest_weight, bfs_forest, tree_schedule, exchange_schedule
+from synth.schedule.forest import (forest_depths, forest_weight, check_forest, bfs_forest, tree_schedule,
+                                   exchange_schedule)
 from synth.schedule.lift import lifted_weights
 from synth.schedule.sp import bfs_parents, sp_allreduce
 from synth.schedule.exchange import exchange_roots, bfs_forest_parents, exchange_allreduce
@@ -17,7 +18,7 @@ from synth.schedule.user import shortest_path_tree
 
 __all__ = [
     "REDUCE", "COPY", "OPS", "BaseSchedule", "Block", "Schedule", "chunk_elements", "positive_chunks",
-    "forest_depths", "forest_weight", "bfs_forest", "tree_schedule", "exchange_schedule", "lifted_weights",
-    "bfs_parents", "sp_allreduce", "exchange_roots", "bfs_forest_parents", "exchange_allreduce", "windmill_parents",
-    "coordinate_tree_parents", "hyperx_tree", "spine_leaf_star", "shortest_path_tree",
+    "forest_depths", "forest_weight", "check_forest", "bfs_forest", "tree_schedule", "exchange_schedule",
+    "lifted_weights", "bfs_parents", "sp_allreduce", "exchange_roots", "bfs_forest_parents", "exchange_allreduce",
+    "windmill_parents", "coordinate_tree_parents", "hyperx_tree", "spine_leaf_star", "shortest_path_tree",
 ]

@@ -4,7 +4,8 @@ A forest is a parent array over the vertices: ``parent[v]`` is the vertex ``v`` 
 to, ``-1`` at the roots and off the forest.  A k-hop tree is the forest on the root set
 ``{0}``, the forest of a forest-plus-exchange schedule the one on ``{a, b}``.  This module
 is the one home of what every construction and model needs of such an array: its depths
-(:func:`forest_depths`, which also checks it), its weight (:func:`forest_weight`), the
+(:func:`forest_depths`, which also checks it), its weight (:func:`forest_weight`), both at
+once against a depth bound (:func:`check_forest`), the
 BFS forest of a torus (:func:`bfs_forest`), and its reduce-then-broadcast schedules
 (:func:`tree_schedule`, :func:`exchange_schedule`).
 
@@ -28,7 +29,7 @@ from synth.errors import ScheduleError
 from synth.schedule.data import COPY, REDUCE, BaseSchedule
 from synth.topology.base import Topology
 
-__all__ = ["forest_depths", "forest_weight", "bfs_forest", "tree_schedule", "exchange_schedule"]
+__all__ = ["forest_depths", "forest_weight", "check_forest", "bfs_forest", "tree_schedule", "exchange_schedule"]
 
 
 def forest_depths(topology, parent, roots) -> np.ndarray:
@@ -82,6 +83,32 @@ def forest_weight(t, parent) -> int:
     parent = np.asarray(parent, dtype=np.int64)
     kids = np.flatnonzero(parent >= 0)
     return int(t.dist(kids, parent[kids]).sum())
+
+
+def check_forest(t, parent, roots, depth=None) -> tuple:
+    """Validate a forest hanging from ``roots`` (of depth at most ``depth``); return ``(depth, weight)``.
+
+    Raises
+    ------
+    ScheduleError
+        If it is not a spanning forest hanging from exactly ``roots`` (:func:`forest_depths`), or is
+        deeper than ``depth``.
+
+    Examples
+    --------
+    >>> from synth.topology.torus import parse_torus
+    >>> t = parse_torus("5")
+    >>> check_forest(t, [-1, 0, 1, 4, 0], [0])
+    (2, 4)
+    >>> check_forest(t, [-1, 0, 1, 4, 0], [0], depth=1)
+    Traceback (most recent call last):
+    ...
+    synth.errors.ScheduleError: forest depth 2 exceeds the bound 1
+    """
+    reached = int(forest_depths(t, parent, roots).max())
+    if depth is not None and reached > depth:
+        raise ScheduleError(f"forest depth {reached} exceeds the bound {depth}")
+    return reached, forest_weight(t, parent)
 
 
 def bfs_forest(t, roots) -> np.ndarray:
