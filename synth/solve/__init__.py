@@ -107,7 +107,7 @@ def _solve_torus(topology, depth, elements, mode, exchange, progress, group, tim
     notes = []
     khop = depth is not None and depth < H
     if start is not None and not (khop and not exchange and group in (None, "gamma") and topology.is_equal_sided):
-        # the CLI says --start for the leading parameter; the rest names the flags of the other parameters
+        # the CLI maps the leading parameter to --start; the rest still spells flags (tests/cli pins that text)
         raise OptionError("start continues a k-hop tree solve: it needs --depth K below the diameter, an "
                           "equal-sided torus, the default group and no --exchange")
     if khop:
