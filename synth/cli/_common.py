@@ -125,9 +125,9 @@ def add_topology_args(parser):
 
 
 def topology_from_args(args):
-    from synth.hyperx import parse_hyperx
-    from synth.spineleaf import parse_spine_leaf
-    from synth.torus import parse_torus
+    from synth.topology.hyperx import parse_hyperx
+    from synth.topology.spineleaf import parse_spine_leaf
+    from synth.topology.torus import parse_torus
 
     given = [(flag, getattr(args, flag, None)) for flag in ("torus", "hyperx", "spine_leaf", "topology")]
     given = [(flag, value) for flag, value in given if value is not None]
@@ -136,7 +136,7 @@ def topology_from_args(args):
                          "or --topology FILE")
     flag, value = given[0]
     if flag == "topology":
-        from synth.usertopo import read_topology
+        from synth.topology.user import read_topology
 
         topology, args.generators = read_topology(value)
         return topology
@@ -144,10 +144,10 @@ def topology_from_args(args):
 
 
 def group_for(topology, args):
-    from synth.registry import default_group
+    from synth.symmetry.spec import default_group
 
     if getattr(args, "topology", None):
-        from synth.usertopo import user_group
+        from synth.symmetry.search import user_group
 
         return user_group(topology, getattr(args, "generators", None))
     return default_group(topology)

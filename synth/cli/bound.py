@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from synth.cli._common import EXIT_FAILED, EXIT_OK, add_topology_args, group_for, topology_from_args
-from synth.solve_summary import ROUND_BOUND_SCOPE
+from synth.solve.summary import ROUND_BOUND_SCOPE
 
 __all__ = ["add_parser", "cmd_bound"]
 
@@ -17,7 +17,7 @@ def cmd_bound(args) -> int:
     """
     from synth.check import round_lower_bound
 
-    from synth.torus import Torus
+    from synth.topology.torus import Torus
 
     t = topology_from_args(args)
     bound, witness = round_lower_bound(t, group_for(t, args))

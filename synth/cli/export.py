@@ -27,8 +27,8 @@ def cmd_export(args) -> int:
     from synth.certificate import read_certificate
     from synth.explicit import write_explicit
     from synth.fileio import check_writable, read_json
-    from synth.lift import lift, lifted_weights
-    from synth.schedule import chunk_elements
+    from synth.schedule.lift import lift, lifted_weights
+    from synth.schedule.data import chunk_elements
 
     check_writable(args.out)
     if args.format == "msccl-xml":

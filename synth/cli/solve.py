@@ -11,6 +11,7 @@ from synth.cli._common import (DEFAULT_TIME_LIMIT, EXIT_FAILED, EXIT_OK, MAX_ELE
                                progress_always, seconds, size, stdout_for, topology_from_args)
 from synth.errors import SynthError
 from synth.models._names import SOLVERS  # the --solver choices, without importing a solver
+from synth.symmetry.spec import TORUS_GROUPS  # the --group choices: the one table of group names
 
 __all__ = ["add_parser", "cmd_solve"]
 
@@ -31,7 +32,7 @@ def cmd_solve(args) -> int:
     choice = None
     if args.size:
         from synth.cost import format_size
-        from synth.solve_by_size import choose_by_size, size_note
+        from synth.solve.by_size import choose_by_size, size_note
 
         if args.depth is not None or args.exchange:
             raise SynthError("--size chooses the depth and tree vs exchange itself: drop --depth / --exchange")
@@ -46,8 +47,8 @@ def cmd_solve(args) -> int:
         args.elements = args.elements or choice.elements
     start_parent = None
     if args.start:
-        from synth.torus import Torus
-        from synth.trees import start_tree
+        from synth.topology.torus import Torus
+        from synth.solve.khop import start_tree
 
         if not isinstance(topology, Torus):
             raise SynthError("--start continues a k-hop tree solve on a torus")
@@ -73,11 +74,11 @@ def cmd_solve(args) -> int:
     failed = [f"{k}: claimed {v[0]}, measured {v[1]}" for k, v in report.claims.items() if not v[2]]
     for error in report.errors + failed:
         print(f"synth: the certificate does not check: {error}", file=sys.stderr)
-    from synth.solve_summary import solve_summary
+    from synth.solve.summary import solve_summary
 
     extra = None
     if choice is not None:
-        from synth.solve_by_size import size_summary
+        from synth.solve.by_size import size_summary
 
         extra = size_summary(cert, choice)
     summary = solve_summary(topology, result, report, args.out, extra)
@@ -96,7 +97,7 @@ def _time_note(topology, args, start=None):
 
     None too when the solve will refuse ``--start`` at once: an error is then the only line.
     """
-    from synth.torus import Torus
+    from synth.topology.torus import Torus
 
     if not isinstance(topology, Torus):
         return None
@@ -109,12 +110,12 @@ def _time_note(topology, args, start=None):
     if khop and args.exchange and not (topology.is_equal_sided and args.group in (None, "gamma")):
         return None  # depth-bounded exchange needs Γ on an equal-sided torus: solve refuses at once
     if start is not None:
-        from synth.schedule import forest_depths
+        from synth.schedule.forest import forest_depths
 
         if not plain_tree or int(forest_depths(topology, start, [0]).max()) > args.depth:
             return None
     elif plain_tree:
-        from synth.sweep import cached_depths
+        from synth.solve.sweep import cached_depths
 
         if cached_depths(topology, [args.depth], args.time_limit, args.seed, args.solver):
             return None
@@ -142,7 +143,7 @@ def add_parser(sub) -> None:
                    help="forest plus exchange: 2H-1 rounds on tori with an even side (round-optimal)")
     s.add_argument("--elements", type=int_in(1, MAX_ELEMENTS), metavar="N",
                    help="input elements per node (default: one per chunk)")
-    s.add_argument("--group", choices=("gamma", "translations-negation", "translations"),
+    s.add_argument("--group", choices=tuple(TORUS_GROUPS),
                    help="torus symmetry group to lift with (default: gamma on equal sides, else "
                         "translations-negation); smaller groups need fewer chunks")
     s.add_argument("--time-limit", type=seconds, default=DEFAULT_TIME_LIMIT, metavar="S",

@@ -18,7 +18,7 @@ def cmd_sweep(args) -> int:
     """
     from synth.cost import Network, format_size, parse_bandwidth, parse_time
     from synth.fileio import check_writable, write_atomic
-    from synth.sweep import parse_depths, sweep, sweep_note
+    from synth.solve.sweep import parse_depths, sweep, sweep_note
 
     if args.out:
         check_writable(args.out)

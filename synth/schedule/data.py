@@ -11,6 +11,8 @@ links; ``reduce`` adds it into the receiver's value, ``copy`` replaces it.
   transmissions that share a round, an op and a route length, so that the
   routes of a block form a dense ``T x L`` array of link ids.
 
+The schedules of a tree or a forest (parent arrays) are built in :mod:`synth.schedule.forest`.
+
 Chunking: :func:`chunk_elements` cuts ``N`` elements into chunks proportional
 to their weights; chunk ``c`` gets ``floor(N*U_{c+1}/U) - floor(N*U_c/U)``
 elements, ``U_c`` the cumulative weight of the chunks before ``c``, so any
@@ -27,18 +29,14 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from synth.errors import ScheduleError
-from synth.topology import Topology
+from synth.topology.base import Topology
 
-__all__ = [
-    "REDUCE", "COPY", "OPS", "BaseSchedule", "Block", "Schedule", "chunk_elements", "positive_chunks",
-    "tree_schedule",
-    "exchange_schedule", "forest_depths",
-]
+__all__ = ["REDUCE", "COPY", "OPS", "BaseSchedule", "Block", "Schedule", "chunk_elements", "positive_chunks"]
 
 REDUCE, COPY = 0, 1
 OPS = ("reduce", "copy")
@@ -231,8 +229,6 @@ class BaseSchedule:
         last = int(self.round.max()) if self.round.size else self.n_rounds
         if last == self.n_rounds:
             return self
-        from dataclasses import replace
-
         return replace(self, n_rounds=last)
 
     def grouped(self):
@@ -295,121 +291,3 @@ class Schedule:
                 j += 1
             yield blocks[i].round, blocks[i:j]
             i = j
-
-
-def tree_schedule(topology: Topology, parent, root: int, route=None, label: str = "") -> BaseSchedule:
-    """The reduce-then-broadcast schedule of one rooted spanning tree.
-
-    Parameters
-    ----------
-    topology : Topology
-    parent : array_like
-        ``parent[v]`` for every compute vertex ``v`` other than ``root``; ``-1`` elsewhere.
-    root : int
-    route : callable, optional
-        ``route(u, v) -> link ids``; defaults to ``topology.shortest_route``.
-
-    Returns
-    -------
-    BaseSchedule
-        ``2h`` rounds for a tree of depth ``h``: in round ``i <= h`` the vertices at depth
-        ``h-i+1`` reduce into their parents; in round ``h+i`` the vertices at depth ``i``
-        receive a copy from their parents.
-
-    Examples
-    --------
-    >>> from synth.torus import parse_torus
-    >>> t = parse_torus("3")
-    >>> b = tree_schedule(t, [-1, 0, 0], 0)
-    >>> b.n_rounds, b.round.tolist(), b.op.tolist()
-    (2, [1, 1, 2, 2], [0, 0, 1, 1])
-    """
-    parent = np.asarray(parent, dtype=np.int64)
-    route = route or topology.shortest_route
-    depth = _tree_depths(topology, parent, root)
-    h = int(depth.max())
-    kids = np.flatnonzero(parent >= 0)
-    kids = kids[np.argsort(-depth[kids], kind="stable")]
-    rows = []
-    for v in kids:
-        rows.append((0, h - depth[v] + 1, v, parent[v], REDUCE, route(int(v), int(parent[v]))))
-    for v in kids[::-1]:
-        rows.append((0, h + depth[v], parent[v], v, COPY, route(int(parent[v]), int(v))))
-    rows.sort(key=lambda r: (r[1], r[2], r[3]))
-    return BaseSchedule.from_rows(topology, 2 * h, rows, (1,), (label or f"tree, root {root}, depth {h}",))
-
-
-def exchange_schedule(topology: Topology, parent, a: int, b: int, route=None, label: str = "") -> BaseSchedule:
-    """Forest plus exchange (SPEC section 4): reduce to roots ``a`` and ``b``, swap, disseminate.
-
-    ``parent`` describes a forest whose two trees hang from ``a`` and ``b``.  With forest depth
-    ``h``: rounds ``1..h`` reduce towards the roots, round ``h+1`` has ``a`` and ``b`` reduce
-    into each other along ``route(a, b)`` and ``route(b, a)`` (both payloads are start-of-round
-    aggregates, so both roots end with the total), rounds ``h+2..2h+1`` copy back down.
-
-    Examples
-    --------
-    >>> from synth.torus import parse_torus
-    >>> t = parse_torus("4")
-    >>> s = exchange_schedule(t, [-1, -1, 1, 0], 0, 1)
-    >>> s.n_rounds, s.round.tolist(), s.op.tolist()
-    (3, [1, 1, 2, 2, 3, 3], [0, 0, 0, 0, 1, 1])
-    """
-    parent = np.asarray(parent, dtype=np.int64)
-    route = route or topology.shortest_route
-    if a == b:
-        raise ScheduleError("the two exchange roots must differ")
-    depth = forest_depths(topology, parent, [a, b])
-    h = int(depth.max())
-    kids = np.flatnonzero(parent >= 0)
-    rows = []
-    for v in kids:
-        rows.append((0, h - depth[v] + 1, v, parent[v], REDUCE, route(int(v), int(parent[v]))))
-        rows.append((0, h + 1 + depth[v], parent[v], v, COPY, route(int(parent[v]), int(v))))
-    rows.append((0, h + 1, a, b, REDUCE, route(int(a), int(b))))
-    rows.append((0, h + 1, b, a, REDUCE, route(int(b), int(a))))
-    rows.sort(key=lambda r: (r[1], r[2], r[3]))
-    return BaseSchedule.from_rows(topology, 2 * h + 1, rows, (1,),
-                                  (label or f"forest + exchange, roots {a} and {b}, depth {h}",))
-
-
-def _tree_depths(topology, parent, root):
-    return forest_depths(topology, parent, [root])
-
-
-def forest_depths(topology, parent, roots) -> np.ndarray:
-    """Depth of every compute vertex in the forest ``parent`` with the given roots (``-1`` off the forest).
-
-    Raises
-    ------
-    ScheduleError
-        Unless every compute vertex but the roots has a compute parent and every path ends at a root.
-    """
-    parent = np.asarray(parent, dtype=np.int64)
-    roots = np.asarray(roots, dtype=np.int64)
-    compute = topology.compute
-    if parent.size != topology.n_vertices:
-        raise ScheduleError(f"parent array must have {topology.n_vertices} entries")
-    expect = topology.is_compute.copy()
-    expect[roots] = False
-    if not np.array_equal(parent >= 0, expect):
-        raise ScheduleError("every compute vertex but the roots needs a parent (and nothing else)")
-    has = parent >= 0
-    if np.any(parent[has] >= topology.n_vertices) or not np.all(topology.is_compute[parent[has]]):
-        raise ScheduleError("a parent is not a compute vertex")
-    # pointer jumping: anc[v] is an ancestor of v at distance dist[v]; O(log depth) vectorized passes
-    is_root = np.zeros(topology.n_vertices, dtype=bool)
-    is_root[roots] = True
-    anc = np.where(has, parent, np.arange(topology.n_vertices))
-    dist = has.astype(np.int64)
-    for _ in range(64):
-        done = is_root[anc]
-        if done[compute].all():
-            break
-        dist = np.where(done, dist, dist + dist[anc])
-        anc = np.where(done, anc, anc[anc])
-    if not is_root[anc[compute]].all():
-        raise ScheduleError("the parent array has a cycle: not a forest hanging from the roots")
-    depth = np.full(topology.n_vertices, -1, dtype=np.int64)
-    depth[compute] = dist[compute]
-    return depth

@@ -9,7 +9,9 @@ import pytest
 from synth.certify import certify, check_certificate
 from synth.cli import main
 from synth.errors import FileFormatError, GroupError
-from synth.usertopo import search_group, shortest_path_tree, topology_from_json, user_group
+from synth.schedule.user import shortest_path_tree
+from synth.symmetry.search import search_group, user_group
+from synth.topology.user import topology_from_json
 
 
 def spec_of(graph, **extra):

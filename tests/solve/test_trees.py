@@ -6,10 +6,11 @@ import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from synth.certify import certify
-from synth.group import torus_gamma
-from synth.schedule import forest_depths
-from synth.torus import parse_torus
-from synth.trees import khop_tree, tighten, tree_base
+from synth.schedule.forest import forest_depths
+from synth.solve.khop import khop_tree, tree_base
+from synth.solve.record import tighten
+from synth.symmetry.torus import torus_gamma
+from synth.topology.torus import parse_torus
 
 
 def reference_optimum(t, k):

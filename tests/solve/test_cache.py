@@ -18,11 +18,12 @@ from synth.certify import check_certificate, check_file
 from synth.cli import main
 from synth.dualbound import khop_dual_bound
 from synth.models._khop_dual import simple_dual
-from synth.models._khop_instance import root_stabilizer
 from synth.models._khop_model import MipSolution
 from synth.solve import solve
-from synth.torus import parse_torus
-from synth.trees import SOLVER_CLAIM, TreeRecord, khop_tree
+from synth.solve.khop import khop_tree
+from synth.solve.record import SOLVER_CLAIM, TreeRecord
+from synth.symmetry.torus import root_stabilizer
+from synth.topology.torus import parse_torus
 
 SHAPE, K, LIMIT = "4x4", 2, 20.0
 
@@ -274,7 +275,7 @@ def test_optimality_only_the_mip_proved_is_labelled_a_solver_claim(torus, solved
 
 
 def test_tighten_keeps_the_solver_claim_apart():
-    from synth.trees import tighten
+    from synth.solve.record import tighten
 
     def rec(k, w, lb, sb):
         return TreeRecord((4, 4), k, np.zeros(16, np.int64), k, w, lb, 0.0, "feasible", 1.0, "auto", "LP", 10.0, 0,

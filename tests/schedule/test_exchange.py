@@ -5,10 +5,10 @@ import pytest
 from synth.certify import certify, check_certificate
 from synth.cli import main
 from synth.errors import TopologyError
-from synth.exchange import bfs_forest_parents, exchange_allreduce, exchange_roots
-from synth.group import torus_gamma
-from synth.schedule import forest_depths
-from synth.torus import parse_torus
+from synth.schedule.exchange import bfs_forest_parents, exchange_allreduce, exchange_roots
+from synth.schedule.forest import forest_depths
+from synth.symmetry.torus import torus_gamma
+from synth.topology.torus import parse_torus
 
 EVEN = ["4", "6", "10", "4x4", "6x6", "8x8", "10x10", "12x12", "4x4x4", "6x6x6", "4x4x4x4", "16x16"]
 

@@ -3,7 +3,7 @@
 A :class:`Topology` is the generic data every other module works on: the two
 endpoint arrays of the directed links, the compute vertices (the ones that
 hold data; switches forward only) and a JSON ``spec`` that names how to build
-it again.  Tori live in :mod:`synth.torus`; they add closed forms on top.
+it again.  Tori live in :mod:`synth.topology.torus`; they add closed forms on top.
 
 Examples
 --------
@@ -62,7 +62,7 @@ class Topology:
     name : str
         Short human name, e.g. ``"torus 16x16"``.
     spec : dict
-        JSON-ready description from which :func:`synth.build_topology` rebuilds it.
+        JSON-ready description from which :func:`synth.topology.spec.build_topology` rebuilds it.
     n_vertices : int
         Number of vertices ``V``.
     link_src, link_dst : numpy.ndarray

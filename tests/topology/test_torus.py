@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from synth.errors import TopologyError
-from synth.torus import parse_torus
+from synth.topology.torus import parse_torus
 
 SHAPES = ["3", "9", "4x4", "3x5", "5x5", "6x4", "3x3x3", "4x4x4", "3x4x5", "3x3x3x3"]
 

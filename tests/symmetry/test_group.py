@@ -4,8 +4,10 @@ import numpy as np
 import pytest
 
 from synth.errors import GroupError
-from synth.group import Group, named_group, torus_gamma, torus_translations, torus_translations_negation
-from synth.torus import parse_torus
+from synth.symmetry.group import Group
+from synth.symmetry.spec import named_group
+from synth.symmetry.torus import torus_gamma, torus_translations, torus_translations_negation
+from synth.topology.torus import parse_torus
 
 from conftest import equal_sided_shapes
 

@@ -8,9 +8,13 @@ import pytest
 from synth.certify import certify, check_certificate
 from synth.cli import main
 from synth.errors import TopologyError
-from synth.hyperx import hyperx_group, hyperx_tree, parse_hyperx, windmill_parents
-from synth.schedule import forest_depths
-from synth.spineleaf import parse_spine_leaf, spine_leaf_group, spine_leaf_star
+from synth.schedule.forest import forest_depths
+from synth.schedule.hyperx import hyperx_tree, windmill_parents
+from synth.schedule.spineleaf import spine_leaf_star
+from synth.symmetry.hyperx import hyperx_group
+from synth.symmetry.spineleaf import spine_leaf_group
+from synth.topology.hyperx import parse_hyperx
+from synth.topology.spineleaf import parse_spine_leaf
 
 
 @pytest.mark.parametrize("shape", ["3x3", "4x4", "3x5", "4x4x4", "2x3", "5"])

@@ -1,8 +1,17 @@
-"""Pick the construction for a request, build it, and certify it.
+"""Pick the construction for a request, build it, and certify it: one function per network family.
+
+:func:`solve` dispatches on the topology's family: tori (SP-allreduce, the forest plus
+exchange, k-hop trees and families, balanced families under smaller groups), HyperX,
+spine-leaf and user graphs.  The submodules hold what the torus solves need:
+:mod:`~synth.solve.khop` (k-hop trees, from the cache of :mod:`~synth.solve.cache` or the
+models), :mod:`~synth.solve.record`, :mod:`~synth.solve.sweep` (every depth bound),
+:mod:`~synth.solve.by_size` (a depth chosen by message size) and :mod:`~synth.solve.summary`
+(what ``synth solve`` prints).  Errors in the parameters are :class:`~synth.errors.OptionError`
+s that begin with the parameter's name; the CLI says its flag.
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> r = solve(parse_torus("4x4"))
 >>> r.certificate.claims["rounds"], r.depth
 (8, 4)
@@ -11,24 +20,31 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 
-from synth.certificate import Certificate
-from synth.certify import certify
-from synth.errors import SynthError
-from synth.exchange import exchange_allreduce
-from synth.group import torus_gamma, torus_translations, torus_translations_negation
-from synth.hyperx import HyperX, hyperx_group, hyperx_tree
-from synth.sp import sp_allreduce
-from synth.spineleaf import SpineLeaf, spine_leaf_group, spine_leaf_star
-from synth.torus import Torus
+import numpy as np
+
+from synth.certificate import Certificate, read_certificate
+from synth.certify import certify, check_certificate
+from synth.check import measure_symmetric
+from synth.errors import OptionError, SynthError
+from synth.schedule.exchange import exchange_allreduce
+from synth.schedule.forest import exchange_schedule
+from synth.schedule.hyperx import hyperx_tree
+from synth.schedule.sp import sp_allreduce
+from synth.schedule.spineleaf import spine_leaf_star
+from synth.schedule.user import shortest_path_tree
+from synth.solve.khop import khop_tree, tree_base
+from synth.symmetry.hyperx import hyperx_group
+from synth.symmetry.search import user_group
+from synth.symmetry.spec import TORUS_GROUPS, torus_group_builder
+from synth.symmetry.spineleaf import spine_leaf_group
+from synth.symmetry.torus import torus_gamma
+from synth.topology.hyperx import HyperX
+from synth.topology.spineleaf import SpineLeaf
+from synth.topology.torus import Torus
 
 __all__ = ["SolveResult", "solve", "check_written", "TORUS_GROUPS"]
-
-TORUS_GROUPS = {
-    "gamma": torus_gamma,
-    "translations-negation": torus_translations_negation,
-    "translations": torus_translations,
-}
 
 
 @dataclass
@@ -52,9 +68,6 @@ def check_written(cert, path=None):
     element; 16x16, k = 3: about 0.3 s), so ``valid True`` is what ``synth check``
     says of the same file.
     """
-    from synth.certificate import read_certificate
-    from synth.certify import check_certificate
-
     return check_certificate(cert if path is None else read_certificate(path), "symmetric")
 
 
@@ -67,26 +80,36 @@ def solve(topology, depth=None, elements=None, mode="auto", exchange=False, prog
     torus with an even side it is the forest plus exchange, ``2H - 1`` rounds; on an
     all-odd torus ``2H`` is already the lower bound and SP-allreduce is returned.
 
-    ``group`` picks the torus symmetry group (:data:`TORUS_GROUPS`); Γ (the default on
+    ``group`` picks the torus symmetry group (:data:`synth.symmetry.spec.TORUS_GROUPS`); Γ (the default on
     equal-sided tori) is regular on links so any BFS tree balances; under a smaller group
     (fewer chunks) or on a rectangular torus the balance model of :mod:`synth.models.balance`
     chooses weighted trees or forests with Ω = 1.
 
-    ``start``: a parent array of a tree of depth ``<= depth`` (:func:`synth.trees.start_tree`)
+    ``start``: a parent array of a tree of depth ``<= depth`` (:func:`synth.solve.khop.start_tree`)
     that a k-hop solve (Γ on an equal-sided torus, ``depth < H``) starts from.
     """
-    if isinstance(topology, (HyperX, SpineLeaf)):
-        return _solve_other(topology, depth, elements, mode, exchange, progress)
-    if not isinstance(topology, Torus):
-        return _solve_user(topology, generators, elements, mode, exchange, allow_unbalanced, progress)
+    if isinstance(topology, Torus):
+        return _solve_torus(topology, depth, elements, mode, exchange, progress, group, time_limit, seed, solver,
+                            start)
+    if isinstance(topology, HyperX):
+        return _solve_hyperx(topology, depth, elements, mode, exchange, progress)
+    if isinstance(topology, SpineLeaf):
+        return _solve_spine_leaf(topology, depth, elements, mode, exchange, progress)
+    return _solve_user(topology, generators, elements, mode, exchange, allow_unbalanced, progress)
+
+
+def _solve_torus(topology, depth, elements, mode, exchange, progress, group, time_limit, seed, solver,
+                 start) -> SolveResult:
+    """Tori: SP-allreduce, the forest plus exchange, or (``depth < H``) a k-hop solve (:func:`solve`)."""
     H = topology.diameter
     if depth is not None and depth < 1:
-        raise SynthError(f"--depth must be at least 1, got {depth}")
+        raise OptionError(f"depth must be at least 1, got {depth}")
     notes = []
     khop = depth is not None and depth < H
     if start is not None and not (khop and not exchange and group in (None, "gamma") and topology.is_equal_sided):
-        raise SynthError("--start continues a k-hop tree solve: it needs --depth K below the diameter, an "
-                         "equal-sided torus, the default group and no --exchange")
+        # the CLI maps the leading parameter to --start; the rest still spells flags (tests/cli pins that text)
+        raise OptionError("start continues a k-hop tree solve: it needs --depth K below the diameter, an "
+                          "equal-sided torus, the default group and no --exchange")
     if khop:
         return _solve_khop(topology, depth, elements, mode, exchange, group, time_limit, seed, solver, progress,
                            start)
@@ -97,11 +120,10 @@ def solve(topology, depth=None, elements=None, mode="auto", exchange=False, prog
                      "rounds is already the lower bound; returning SP-allreduce")
         exchange = False
     group_kind = group or ("gamma" if topology.is_equal_sided else "translations-negation")
-    if group_kind not in TORUS_GROUPS:
-        raise SynthError(f"unknown group {group_kind!r}; valid: {', '.join(TORUS_GROUPS)}")
+    build = torus_group_builder(group_kind)
     progress(f"verifying the group ({group_kind})")
-    grp = TORUS_GROUPS[group_kind](topology)
-    solver = {}
+    grp = build(topology)
+    claims = {}
     if grp.is_regular:
         # Γ acts regularly on links: every BFS tree or forest lifts to Ω = 1 (balance lemma)
         if exchange:
@@ -109,6 +131,7 @@ def solve(topology, depth=None, elements=None, mode="auto", exchange=False, prog
         else:
             base, algorithm = sp_allreduce(topology), "sp-allreduce"
     else:
+        # the models load on demand: they pull in the solvers, which the other constructions never need
         from synth.models.balance import balance_bfs_trees, balance_exchange_forests
 
         progress(f"balancing {'exchange forests' if exchange else 'BFS trees'} over {grp.n_link_orbits} "
@@ -117,15 +140,15 @@ def solve(topology, depth=None, elements=None, mode="auto", exchange=False, prog
         result = fn(topology, grp, time_limit=time_limit, seed=seed)
         base = result.base
         algorithm = "balanced-forest-exchange" if exchange else "balanced-bfs-trees"
-        solver = {"model": "synth.models.balance", "balance_status": result.status, "chunks": result.chunks,
+        claims = {"model": "synth.models.balance", "balance_status": result.status, "chunks": result.chunks,
                   "seconds": round(result.seconds, 3), "seed": seed,
                   "meaning": "status 'optimal': no balanced family of this kind has fewer chunks"}
         if not result.balanced:
             notes.append(f"no balanced family found ({result.status}); best omega = {result.omega}")
     depth_out = H - 1 if exchange else H
     progress(f"checking the lifted schedule ({base.n_transmissions * grp.order:,} transmissions)")
-    cert = certify(base, grp, elements, mode=mode, solver=solver,
-                   provenance={"algorithm": algorithm, "group": group_kind, "seed": seed if solver else None})
+    cert = certify(base, grp, elements, mode=mode, solver=claims,
+                   provenance={"algorithm": algorithm, "group": group_kind, "seed": seed if claims else None})
     return SolveResult(cert, depth_out, notes)
 
 
@@ -136,12 +159,10 @@ def _solve_khop(t, depth, elements, mode, exchange, group, time_limit, seed, sol
     On a rectangular torus, or under a group other than Γ, a weighted family of k-hop
     trees chosen for balance (:func:`_solve_khop_family`).
     """
-    from synth.trees import khop_tree, tree_base
-
     if group not in (None, "gamma") or not t.is_equal_sided:
         if exchange:
-            raise SynthError("depth-bounded exchange forests are lifted by Γ: they need an equal-sided torus and "
-                             "the default group")
+            raise OptionError("depth-bounded exchange forests are lifted by Γ: they need an equal-sided torus and "
+                              "the default group")
         return _solve_khop_family(t, depth, elements, mode, group, time_limit, seed, progress)
     if exchange:
         return _solve_xhop(t, depth, elements, mode, time_limit, seed, progress)
@@ -173,21 +194,16 @@ def _solve_khop_family(t, depth, elements, mode, group, time_limit, seed, progre
     admit balance, :func:`synth.models.balance.balance_candidates` picks integer weights with
     the fewest chunks (or, failing that, the smallest Omega), and the checker re-derives it all.
     """
-    from fractions import Fraction
-
-    import numpy as np
-
-    from synth.check import measure_symmetric
+    # the models load on demand: they pull in the solvers
     from synth.models.balance import balance_candidates
     from synth.models.khop_family import compact_rounds, khop_family
 
     group_kind = group or "translations-negation"
-    if group_kind not in TORUS_GROUPS:
-        raise SynthError(f"unknown group {group_kind!r}; valid: {', '.join(TORUS_GROUPS)}")
+    build = torus_group_builder(group_kind)
     progress(f"verifying the group ({group_kind})")
-    grp = TORUS_GROUPS[group_kind](t)
+    grp = build(t)
     if grp.is_regular:
-        raise SynthError(f"the {group_kind} group is regular on links: use the default k-hop tree (no family needed)")
+        raise OptionError(f"the {group_kind} group is regular on links: use the default k-hop tree (no family needed)")
     progress(f"building k-hop candidate trees (depth <= {depth}) for {grp.n_link_orbits} link orbits")
     fam = khop_family(t, depth, grp, time_limit=0.75 * time_limit, seed=seed, progress=progress)
     progress(f"balancing {len(fam.candidates)} candidate tree(s) (CP-SAT)")
@@ -230,8 +246,8 @@ def _solve_khop_family(t, depth, elements, mode, group, time_limit, seed, progre
 
 def _solve_xhop(t, depth, elements, mode, time_limit, seed, progress) -> SolveResult:
     """A minimum-weight forest of depth <= ``depth`` with an exchange (2h+1 rounds), lifted by Γ."""
+    # the models load on demand: they pull in the solvers
     from synth.models.xhop import solve_xhop
-    from synth.schedule import exchange_schedule
 
     res = solve_xhop(t, depth, time_limit=time_limit, seed=seed, progress=progress)
     if res.parent is None or res.status in ("infeasible", "unknown"):
@@ -250,20 +266,34 @@ def _solve_xhop(t, depth, elements, mode, time_limit, seed, progress) -> SolveRe
     return SolveResult(cert, res.depth, notes)
 
 
-def _solve_other(topology, depth, elements, mode, exchange, progress) -> SolveResult:
-    notes = []
+def _solve_hyperx(topology, depth, elements, mode, exchange, progress) -> SolveResult:
+    """HyperX: the windmill (2-D) or coordinate BFS tree, lifted by the HyperX group."""
+    _no_exchange(topology, exchange)
+    progress("verifying the HyperX group")
+    group, base = hyperx_group(topology), hyperx_tree(topology)
+    algorithm = "windmill" if topology.ndim == 2 else "coordinate-tree"
+    return _certify_tree(topology, group, base, algorithm, depth, elements, mode, progress)
+
+
+def _solve_spine_leaf(topology, depth, elements, mode, exchange, progress) -> SolveResult:
+    """Spine-leaf: the shortest-path star, lifted by the host and leaf shifts."""
+    _no_exchange(topology, exchange)
+    progress("verifying the spine-leaf group")
+    group, base = spine_leaf_group(topology), spine_leaf_star(topology)
+    return _certify_tree(topology, group, base, "spine-leaf-star", depth, elements, mode, progress)
+
+
+def _no_exchange(topology, exchange):
     if exchange:
-        raise SynthError(f"--exchange is defined on tori; {topology.name} is not one")
-    if isinstance(topology, HyperX):
-        progress("verifying the HyperX group")
-        group, base = hyperx_group(topology), hyperx_tree(topology)
-        algorithm = "windmill" if topology.ndim == 2 else "coordinate-tree"
-    else:
-        progress("verifying the spine-leaf group")
-        group, base = spine_leaf_group(topology), spine_leaf_star(topology)
-        algorithm = "spine-leaf-star"
+        raise OptionError(f"exchange is defined on tori; {topology.name} is not one")
+
+
+def _certify_tree(topology, group, base, algorithm, depth, elements, mode, progress) -> SolveResult:
+    """The certified lift of a fixed construction, refused below its depth; a note when Omega > 1."""
+    notes = []
     tree_depth = base.n_rounds // 2
     if depth is not None and depth < tree_depth:
+        # a SynthError: as an OptionError the CLI would say '--depth 1 is below ...', not today's line
         raise SynthError(f"depth {depth} is below this construction's depth {tree_depth} on {topology.name}")
     progress(f"checking the lifted schedule ({base.n_transmissions * group.order:,} transmissions)")
     cert = certify(base, group, elements, mode=mode, provenance={"algorithm": algorithm, "seed": None})
@@ -273,10 +303,9 @@ def _solve_other(topology, depth, elements, mode, exchange, progress) -> SolveRe
 
 
 def _solve_user(topology, generators, elements, mode, exchange, allow_unbalanced, progress) -> SolveResult:
-    from synth.usertopo import shortest_path_tree, user_group
-
+    """User graphs: a shortest-path tree lifted by the given or a searched group."""
     if exchange:
-        raise SynthError("--exchange is defined on tori only")
+        raise OptionError("exchange is defined on tori only")
     progress("verifying the given group" if generators is not None else "searching the automorphisms")
     group = user_group(topology, generators)
     base = shortest_path_tree(topology)

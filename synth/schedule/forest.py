@@ -1,0 +1,207 @@
+"""Parent arrays: forests hanging from a root set, and the schedules they define.
+
+A forest is a parent array over the vertices: ``parent[v]`` is the vertex ``v`` sends
+to, ``-1`` at the roots and off the forest.  A k-hop tree is the forest on the root set
+``{0}``, the forest of a forest-plus-exchange schedule the one on ``{a, b}``.  This module
+is the one home of what every construction and model needs of such an array: its depths
+(:func:`forest_depths`, which also checks it), its weight (:func:`forest_weight`), both at
+once against a depth bound (:func:`check_forest`), the
+BFS forest of a torus (:func:`bfs_forest`), and its reduce-then-broadcast schedules
+(:func:`tree_schedule`, :func:`exchange_schedule`).
+
+Examples
+--------
+>>> from synth.topology.torus import parse_torus
+>>> t = parse_torus("4x4")
+>>> parent = bfs_forest(t, [0])
+>>> int(forest_depths(t, parent, [0]).max()), forest_weight(t, parent)
+(4, 15)
+>>> pair = bfs_forest(t, [0, 4])
+>>> int(forest_depths(t, pair, [0, 4]).max()), forest_weight(t, pair)
+(3, 14)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from synth.errors import ScheduleError
+from synth.schedule.data import COPY, REDUCE, BaseSchedule
+from synth.topology.base import Topology
+
+__all__ = ["forest_depths", "forest_weight", "check_forest", "bfs_forest", "tree_schedule", "exchange_schedule"]
+
+
+def forest_depths(topology, parent, roots) -> np.ndarray:
+    """Depth of every compute vertex in the forest ``parent`` with the given roots (``-1`` off the forest).
+
+    Raises
+    ------
+    ScheduleError
+        Unless every compute vertex but the roots has a compute parent and every path ends at a root.
+    """
+    parent = np.asarray(parent, dtype=np.int64)
+    roots = np.asarray(roots, dtype=np.int64)
+    compute = topology.compute
+    if parent.size != topology.n_vertices:
+        raise ScheduleError(f"parent array must have {topology.n_vertices} entries")
+    expect = topology.is_compute.copy()
+    expect[roots] = False
+    if not np.array_equal(parent >= 0, expect):
+        raise ScheduleError("every compute vertex but the roots needs a parent (and nothing else)")
+    has = parent >= 0
+    if np.any(parent[has] >= topology.n_vertices) or not np.all(topology.is_compute[parent[has]]):
+        raise ScheduleError("a parent is not a compute vertex")
+    # pointer jumping: anc[v] is an ancestor of v at distance dist[v]; O(log depth) vectorized passes
+    is_root = np.zeros(topology.n_vertices, dtype=bool)
+    is_root[roots] = True
+    anc = np.where(has, parent, np.arange(topology.n_vertices))
+    dist = has.astype(np.int64)
+    for _ in range(64):
+        done = is_root[anc]
+        if done[compute].all():
+            break
+        dist = np.where(done, dist, dist + dist[anc])
+        anc = np.where(done, anc, anc[anc])
+    if not is_root[anc[compute]].all():
+        raise ScheduleError("the parent array has a cycle: not a forest hanging from the roots")
+    depth = np.full(topology.n_vertices, -1, dtype=np.int64)
+    depth[compute] = dist[compute]
+    return depth
+
+
+def forest_weight(t, parent) -> int:
+    """``W = sum over forest edges of dist(v, parent[v])``: the hops one chunk's reduction takes.
+
+    ``t`` needs a closed-form ``dist`` (tori, HyperX).  An exchange schedule adds the
+    exchange's ``dist(a, b)`` on top.
+
+    >>> from synth.topology.torus import parse_torus
+    >>> forest_weight(parse_torus("5"), [-1, 0, 0, 0, 0])
+    6
+    """
+    parent = np.asarray(parent, dtype=np.int64)
+    kids = np.flatnonzero(parent >= 0)
+    return int(t.dist(kids, parent[kids]).sum())
+
+
+def check_forest(t, parent, roots, depth=None) -> tuple:
+    """Validate a forest hanging from ``roots`` (of depth at most ``depth``); return ``(depth, weight)``.
+
+    Raises
+    ------
+    ScheduleError
+        If it is not a spanning forest hanging from exactly ``roots`` (:func:`forest_depths`), or is
+        deeper than ``depth``.
+
+    Examples
+    --------
+    >>> from synth.topology.torus import parse_torus
+    >>> t = parse_torus("5")
+    >>> check_forest(t, [-1, 0, 1, 4, 0], [0])
+    (2, 4)
+    >>> check_forest(t, [-1, 0, 1, 4, 0], [0], depth=1)
+    Traceback (most recent call last):
+    ...
+    synth.errors.ScheduleError: forest depth 2 exceeds the bound 1
+    """
+    reached = int(forest_depths(t, parent, roots).max())
+    if depth is not None and reached > depth:
+        raise ScheduleError(f"forest depth {reached} exceeds the bound {depth}")
+    return reached, forest_weight(t, parent)
+
+
+def bfs_forest(t, roots) -> np.ndarray:
+    """The dimension-order BFS forest of a torus hanging from ``roots`` (``-1`` at the roots).
+
+    Every vertex hangs from its nearest root (the first of ``roots`` on ties) through the
+    first hop of its dimension-order route to it (:meth:`synth.topology.torus.Torus.route`),
+    so every forest edge is one link and the depth is the eccentricity of the root set.
+    """
+    roots = [int(r) for r in roots]
+    v = np.arange(t.n_vertices)
+    if len(roots) == 1:
+        root = np.full_like(v, roots[0])
+    else:
+        dist = np.stack([t.dist(v, r) for r in roots])
+        root = np.asarray(roots)[np.argmin(dist, axis=0)]   # argmin: the first root on ties
+    first = t.first_hop(v, root)
+    parent = np.where(first >= 0, t.link_dst[np.maximum(first, 0)], -1).astype(np.int64)
+    parent[roots] = -1
+    return parent
+
+
+def tree_schedule(topology: Topology, parent, root: int, route=None, label: str = "") -> BaseSchedule:
+    """The reduce-then-broadcast schedule of one rooted spanning tree.
+
+    Parameters
+    ----------
+    topology : Topology
+    parent : array_like
+        ``parent[v]`` for every compute vertex ``v`` other than ``root``; ``-1`` elsewhere.
+    root : int
+    route : callable, optional
+        ``route(u, v) -> link ids``; defaults to ``topology.shortest_route``.
+
+    Returns
+    -------
+    BaseSchedule
+        ``2h`` rounds for a tree of depth ``h``: in round ``i <= h`` the vertices at depth
+        ``h-i+1`` reduce into their parents; in round ``h+i`` the vertices at depth ``i``
+        receive a copy from their parents.
+
+    Examples
+    --------
+    >>> from synth.topology.torus import parse_torus
+    >>> t = parse_torus("3")
+    >>> b = tree_schedule(t, [-1, 0, 0], 0)
+    >>> b.n_rounds, b.round.tolist(), b.op.tolist()
+    (2, [1, 1, 2, 2], [0, 0, 1, 1])
+    """
+    parent = np.asarray(parent, dtype=np.int64)
+    route = route or topology.shortest_route
+    depth = forest_depths(topology, parent, [root])
+    h = int(depth.max())
+    kids = np.flatnonzero(parent >= 0)
+    kids = kids[np.argsort(-depth[kids], kind="stable")]
+    rows = []
+    for v in kids:
+        rows.append((0, h - depth[v] + 1, v, parent[v], REDUCE, route(int(v), int(parent[v]))))
+    for v in kids[::-1]:
+        rows.append((0, h + depth[v], parent[v], v, COPY, route(int(parent[v]), int(v))))
+    rows.sort(key=lambda r: (r[1], r[2], r[3]))
+    return BaseSchedule.from_rows(topology, 2 * h, rows, (1,), (label or f"tree, root {root}, depth {h}",))
+
+
+def exchange_schedule(topology: Topology, parent, a: int, b: int, route=None, label: str = "") -> BaseSchedule:
+    """Forest plus exchange (SPEC section 4): reduce to roots ``a`` and ``b``, swap, disseminate.
+
+    ``parent`` describes a forest whose two trees hang from ``a`` and ``b``.  With forest depth
+    ``h``: rounds ``1..h`` reduce towards the roots, round ``h+1`` has ``a`` and ``b`` reduce
+    into each other along ``route(a, b)`` and ``route(b, a)`` (both payloads are start-of-round
+    aggregates, so both roots end with the total), rounds ``h+2..2h+1`` copy back down.
+
+    Examples
+    --------
+    >>> from synth.topology.torus import parse_torus
+    >>> t = parse_torus("4")
+    >>> s = exchange_schedule(t, [-1, -1, 1, 0], 0, 1)
+    >>> s.n_rounds, s.round.tolist(), s.op.tolist()
+    (3, [1, 1, 2, 2, 3, 3], [0, 0, 0, 0, 1, 1])
+    """
+    parent = np.asarray(parent, dtype=np.int64)
+    route = route or topology.shortest_route
+    if a == b:
+        raise ScheduleError("the two exchange roots must differ")
+    depth = forest_depths(topology, parent, [a, b])
+    h = int(depth.max())
+    kids = np.flatnonzero(parent >= 0)
+    rows = []
+    for v in kids:
+        rows.append((0, h - depth[v] + 1, v, parent[v], REDUCE, route(int(v), int(parent[v]))))
+        rows.append((0, h + 1 + depth[v], parent[v], v, COPY, route(int(parent[v]), int(v))))
+    rows.append((0, h + 1, a, b, REDUCE, route(int(a), int(b))))
+    rows.append((0, h + 1, b, a, REDUCE, route(int(b), int(a))))
+    rows.sort(key=lambda r: (r[1], r[2], r[3]))
+    return BaseSchedule.from_rows(topology, 2 * h + 1, rows, (1,),
+                                  (label or f"forest + exchange, roots {a} and {b}, depth {h}",))

@@ -1,0 +1,43 @@
+"""The summary of a solve: what ``synth solve`` prints (as a table, or with ``--json`` as one object).
+
+Examples
+--------
+>>> from synth.solve import check_written, solve
+>>> from synth.topology.torus import parse_torus
+>>> t = parse_torus("4x4")
+>>> result = solve(t)
+>>> s = solve_summary(t, result, check_written(result.certificate))
+>>> s["algorithm"], s["rounds"], s["round_lower_bound"], s["valid"], s["certificate"]
+('sp-allreduce', 8, 7, True, None)
+"""
+
+from __future__ import annotations
+
+__all__ = ["ROUND_BOUND_SCOPE", "solve_summary"]
+
+#: what the round lower bound binds: it holds for one-hop schedules with 2p-2 transmissions per chunk
+ROUND_BOUND_SCOPE = "one-hop schedules with 2p-2 transmissions per chunk"
+
+#: the solver fields of a certificate that the summary repeats (claims the checker does not re-derive)
+SOLVER_FIELDS = ("status", "lower_bound", "gap", "solver_lower_bound", "balance_status")
+
+
+def solve_summary(topology, result, report, path=None, extra=None) -> dict:
+    """The summary of ``result`` (a :class:`synth.solve.SolveResult`) on ``topology``.
+
+    ``report`` is the checker's report on the certificate (``valid`` is its verdict), ``path``
+    where the certificate was written (None: not written, ``'-'``: stdout), and ``extra`` more
+    fields to append (e.g. :func:`synth.solve.by_size.size_summary`).
+    """
+    cert = result.certificate
+    c = cert.claims
+    return {
+        "topology": topology.name, "algorithm": cert.provenance.get("algorithm"),
+        "compute_nodes": c["compute_nodes"], "links": c["links"], "diameter": getattr(topology, "diameter", None),
+        "chunks": c["chunks"], "rounds": c["rounds"], "round_lower_bound": c["round_lower_bound"],
+        "round_lower_bound_scope": ROUND_BOUND_SCOPE,
+        "round_optimal": c["round_optimal"], "psi": c["psi"], "theta": c["theta"], "omega": c["omega"],
+        "weight": c["weight"], "depth": result.depth, "valid": report.valid, "certificate": path,
+        **{k: v for k, v in cert.solver.items() if k in SOLVER_FIELDS},
+        **(extra or {}),
+    }

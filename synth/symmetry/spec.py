@@ -1,0 +1,130 @@
+"""Groups by name: the one table of group kinds and their spellings.
+
+Certificates name a group by its *kind* (``{"kind": "torus-gamma"}``, or explicit
+``{"kind": "generators", ...}``); ``solve(group=...)`` and ``synth solve --group`` name a
+torus group by its short *name* (``gamma``).  :data:`GROUPS` holds both spellings and the
+builder of each kind, so there is one place to add a group.
+
+Examples
+--------
+>>> from synth.topology.torus import parse_torus
+>>> t = parse_torus("4x4")
+>>> named_group(t, {"kind": "torus-gamma"}).order, torus_group(t, "translations").order
+(64, 16)
+>>> torus_group(t, "bogus")
+Traceback (most recent call last):
+...
+synth.errors.OptionError: unknown group 'bogus'; valid: gamma, translations-negation, translations
+>>> default_group(t).spec
+{'kind': 'torus-gamma'}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from synth.errors import GroupError, OptionError
+from synth.symmetry.group import Group
+from synth.symmetry.hyperx import hyperx_group
+from synth.symmetry.spineleaf import spine_leaf_group
+from synth.symmetry.torus import torus_gamma, torus_translations, torus_translations_negation
+from synth.topology.base import Topology
+from synth.topology.hyperx import HyperX
+from synth.topology.spineleaf import SpineLeaf
+from synth.topology.torus import Torus
+
+__all__ = ["GroupKind", "GROUPS", "TORUS_GROUPS", "named_group", "torus_group", "torus_group_builder",
+           "default_group", "group_builder", "group_kinds"]
+
+
+@dataclass(frozen=True)
+class GroupKind:
+    """A named group: its kind (as certificates spell it), its builder, and its short name on tori."""
+
+    kind: str
+    build: Callable[[Topology], Group]
+    name: str | None = None   # what solve(group=...) takes; None: not chosen by name
+
+
+GROUPS = {g.kind: g for g in (
+    GroupKind("torus-gamma", torus_gamma, "gamma"),
+    GroupKind("torus-translations-negation", torus_translations_negation, "translations-negation"),
+    GroupKind("torus-translations", torus_translations, "translations"),
+    GroupKind("hyperx-rotations", hyperx_group),
+    GroupKind("hyperx-shifts-negation", hyperx_group),
+    GroupKind("spine-leaf-shifts", spine_leaf_group),
+)}
+
+#: short name -> builder of the torus groups that ``solve(group=...)`` takes, Γ first
+TORUS_GROUPS = {g.name: g.build for g in GROUPS.values() if g.name is not None}
+
+
+def group_builder(kind):
+    """The builder of a named group kind, or ``None``."""
+    entry = GROUPS.get(kind)
+    return None if entry is None else entry.build
+
+
+def group_kinds() -> list:
+    """The group kinds a spec may name (besides ``generators``), sorted."""
+    return sorted(GROUPS)
+
+
+def torus_group_builder(name: str) -> Callable[[Topology], Group]:
+    """The builder of the torus group of short name ``name`` (:data:`TORUS_GROUPS`).
+
+    Raises
+    ------
+    OptionError
+        If ``name`` is not one of them, naming the choices.
+    """
+    if name not in TORUS_GROUPS:
+        raise OptionError(f"unknown group {name!r}; valid: {', '.join(TORUS_GROUPS)}")
+    return TORUS_GROUPS[name]
+
+
+def torus_group(t, name: str) -> Group:
+    """The torus group of short name ``name`` (:data:`TORUS_GROUPS`), verified (see :func:`torus_group_builder`)."""
+    return torus_group_builder(name)(t)
+
+
+def named_group(topology: Topology, spec: dict) -> Group:
+    """Rebuild (and verify) a group from its JSON ``spec``.
+
+    ``{"kind": "generators", "generators": [[...], ...]}`` gives explicit vertex
+    permutations; other kinds name a builder in :data:`GROUPS`.
+    """
+    kind = spec.get("kind") if isinstance(spec, dict) else None
+    if kind == "generators":
+        gens = spec.get("generators")
+        if not isinstance(gens, list) or not all(isinstance(g, list) and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in g) for g in gens):
+            raise GroupError("group generators must be lists of integer vertex ids")
+        try:
+            arr = np.asarray(gens, dtype=np.int64)
+        except (TypeError, ValueError, OverflowError):
+            raise GroupError("group generators must be lists of vertex ids") from None
+        if arr.ndim != 2 or arr.shape[1] != topology.n_vertices:
+            raise GroupError(f"each group generator must list {topology.n_vertices} vertex images")
+        return Group.from_generators(topology, arr, spec.get("name", "generators"), dict(spec))
+    builder = group_builder(kind)
+    if builder is None:
+        raise GroupError(f"unknown group kind {kind!r}; valid: {', '.join(group_kinds() + ['generators'])}")
+    try:
+        return builder(topology)
+    except (AttributeError, TypeError):
+        raise GroupError(f"group kind {kind!r} does not apply to {topology.name}") from None
+
+
+def default_group(topology: Topology):
+    """The largest built-in group for a topology (Γ on equal-sided tori), or ``None``."""
+    if isinstance(topology, Torus):
+        return torus_gamma(topology) if topology.is_equal_sided else torus_translations_negation(topology)
+    if isinstance(topology, HyperX):
+        return hyperx_group(topology)
+    if isinstance(topology, SpineLeaf):
+        return spine_leaf_group(topology)
+    return None

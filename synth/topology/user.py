@@ -1,0 +1,86 @@
+"""User-supplied topologies: a JSON graph with optional compute vertices and group generators.
+
+File format ``synth-topology``, version 1::
+
+    {"format": "synth-topology", "version": 1, "name": "my fabric",
+     "vertices": 8,
+     "links": [[0, 1], [1, 2], ...],      # connections (u, v)
+     "directed": false,                   # false: each connection is two directed links
+     "compute": [0, 1, ...],              # optional, default every vertex
+     "generators": [[...], ...]}          # optional vertex permutations of a symmetry group
+
+Without ``generators`` the group is searched (:mod:`synth.symmetry.search`); the base
+schedule is a shortest-path tree (:mod:`synth.schedule.user`).
+
+Examples
+--------
+>>> spec = {"format": "synth-topology", "version": 1, "vertices": 4,
+...         "links": [[0, 1], [1, 2], [2, 3], [3, 0]]}
+>>> t = topology_from_json(spec)
+>>> t.n_links
+8
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from synth.errors import FileFormatError, TopologyError
+from synth.fileio import read_json
+from synth.topology.base import Topology, check_size
+
+__all__ = ["topology_from_json", "read_topology"]
+
+FORMAT = "synth-topology"
+
+
+def topology_from_json(data: dict) -> Topology:
+    """Build the topology a ``synth-topology`` object describes."""
+    if not isinstance(data, dict) or data.get("format", FORMAT) != FORMAT or data.get("version", 1) != 1:
+        raise FileFormatError("not a synth-topology version 1 object")
+    n, links, compute = data.get("vertices"), data.get("links"), data.get("compute", [])
+    if not _is_int(n) or not isinstance(links, list) or not all(
+            isinstance(pair, list) and len(pair) == 2 and _is_int(pair[0]) and _is_int(pair[1]) for pair in links):
+        raise FileFormatError("a topology needs 'vertices' (an integer count) and 'links' ([[u, v], ...] of "
+                              "integer vertex ids)")
+    if not isinstance(compute, list) or not all(_is_int(c) for c in compute):
+        raise FileFormatError("a topology's 'compute' must be a list of integer vertex ids")
+    if not isinstance(data.get("directed", False), bool):
+        raise FileFormatError("a topology's 'directed' must be true or false")
+    try:
+        check_size(str(data.get("name", "user topology"))[:200], n, len(links) * (1 if data.get("directed") else 2))
+    except TopologyError as exc:
+        raise FileFormatError(f"topology: {exc}") from None
+    pairs = np.asarray(links, dtype=np.int64).reshape(-1, 2)
+    if not data.get("directed", False):
+        pairs = np.unique(np.concatenate([pairs, pairs[:, ::-1]]), axis=0)
+    spec = {"kind": "links", "name": str(data.get("name", "user topology"))[:200], "vertices": n,
+            "links": pairs.tolist()}
+    if "compute" in data:
+        spec["compute"] = [int(c) for c in data["compute"]]
+    try:
+        t = Topology.from_links(spec["name"], spec, n, pairs, spec.get("compute"))
+    except TopologyError as exc:
+        raise FileFormatError(f"topology: {exc}") from None
+    for v in t.compute[:1]:
+        if np.any(t.bfs([int(v)])[t.compute] < 0):
+            raise TopologyError(f"{t.name}: some compute vertex cannot be reached from vertex {int(v)}")
+    return t
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def read_topology(path):
+    """Read a topology file: returns ``(topology, generators or None)``.
+
+    The file is read bounded and strictly (:func:`synth.fileio.read_json`); its size is checked
+    against :func:`synth.topology.base.check_size` before any array of the graph's size is made.
+    """
+    data = read_json(path)
+    gens = data.get("generators")
+    if gens is not None and not (isinstance(gens, list) and all(
+            isinstance(g, list) and all(_is_int(v) for v in g) for g in gens)):
+        raise FileFormatError(f"{path}: 'generators' must be lists of integer vertex ids")
+    return topology_from_json(data), gens
