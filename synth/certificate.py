@@ -25,7 +25,7 @@ element ``i`` is chunk ``t*|G| + i``; ``chunking.elements`` input elements per
 node are cut as in :func:`synth.schedule.chunk_elements`.  Every key of
 ``claims`` is re-derived by ``synth check``; ``solver`` is reported as the
 solver's claim, with one exception: a k-hop certificate's ``solver.dual_bound``
-(a dual of the layered LP, or the cone-counting bound, :mod:`synth.dualbound`) is re-evaluated by the
+(a dual of the layered LP, or the cone-counting bound, :mod:`synth.check.bounds`) is re-evaluated by the
 checker, which then also checks the claims ``weight_lower_bound`` (the dual's
 ``bound`` on ``W*`` for depth ``solver.depth_bound``) and ``depth_bound``
 (``rounds <= 2 * depth_bound``).  Only ``provenance.seconds`` varies between

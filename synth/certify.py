@@ -186,7 +186,7 @@ def _compare(claimed: dict, measured: dict) -> dict:
 
 
 def _dual_claims(cert: Certificate, metrics: Metrics, errors: list) -> dict:
-    """Re-derive a k-hop lower bound from the dual stored in the solver section (:mod:`synth.dualbound`).
+    """Re-derive a k-hop lower bound from the dual stored in the solver section (:mod:`synth.check.bounds`).
 
     Adds the claims ``weight_lower_bound`` (the dual's ``bound``, which the re-derived value
     must reach) and ``depth_bound`` (the schedule's tree must be within it: ``rounds <= 2k``).

@@ -1,4 +1,4 @@
-"""Checkable lower bounds for k-hop trees: re-derive a Lagrangian bound from a stored dual.
+"""The layered Lagrangian bound for k-hop trees: re-derive it from a stored dual.
 
 A solver's lower bound on ``W*(k)`` (the least weight of a spanning tree of depth
 ``<= k`` rooted at vertex 0 of a torus) is a claim; this module turns it into
@@ -45,57 +45,35 @@ Examples
 --------
 The zero dual proves nothing; pricing the root's four neighbours proves that each of them
 costs at least 1.  Real duals come from the k-hop solver's LP
-(``tests/test_dualbound.py`` checks them against an independent LP solve):
+(``tests/check/test_dualbound.py`` checks them against an independent LP solve):
 
 >>> from synth.torus import parse_torus
 >>> t = parse_torus("4x4")
->>> khop_dual_bound(t, 2, {"kind": "khop-layered-lagrangian", "k": 2}).bound
+>>> layered_dual_bound(t, 2, {"kind": "khop-layered-lagrangian", "k": 2}).bound
 0
 >>> dual = {"kind": "khop-layered-lagrangian", "k": 2, "alpha": [[1, 1.0]],
 ...         "beta": [[1, 1, -1.0], [1, 2, -1.0]]}
->>> khop_dual_bound(t, 2, dual).bound   # alpha spreads over the 4 neighbours of 0 only
+>>> layered_dual_bound(t, 2, dual).bound   # alpha spreads over the 4 neighbours of 0 only
 4
-
-A second kind, ``"khop-cone-count"``, stores nothing but ``k``: its bound
-(:func:`cone_count_bound`) is re-derived from the topology alone and needs no LP, which
-is what large tori (64x64), where the LP does not finish, get.  A third,
-``"khop-terminal-steiner"``, stores ``k`` and a few terminal vertices: its bound is the
-exact least excess of a depth-``k`` arborescence reaching them
-(:func:`synth.steinerbound.terminal_bound`).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 
+from synth.check.bounds.kinds import DualBound
 from synth.errors import SynthError
 
-__all__ = ["DualBound", "khop_dual_bound", "cone_count_bound", "root_stabilizer_perms", "KIND", "CONE_KIND"]
-
-KIND = "khop-layered-lagrangian"
-CONE_KIND = "khop-cone-count"
+__all__ = ["layered_dual_bound", "root_stabilizer_perms", "MAX_LAGRANGIAN_VERTICES"]
 
 # Work limits, checked before anything of that size is made (the duals come from files):
 MAX_LAGRANGIAN_VERTICES = 4096  # the re-derivation holds a few V x V float64 arrays: about 1 GB at 64x64
-MAX_CONE_VERTICES = 16384       # cone counting takes O(V^2 k) time: seconds at 64x64, a minute at 128x128
 _MAX_PERM_ENTRIES = 1 << 25     # root stabilizer permutations x V (int64)
 _MAX_CUT_ENTRIES = 1 << 26      # cut images x (k + 1) x V (float64): 512 MiB
 _MAX_CUT_FLOPS = 1 << 36        # cut images x (k + 1) x V^2: the cut products, a few seconds
-
-
-@dataclass(frozen=True)
-class DualBound:
-    """A re-derived bound: ``bound = ceil(value - tol)`` (``value`` the Lagrangian at the stored dual)."""
-
-    bound: int
-    value: float
-    tol: float
-    rows: int          # rows of the full relaxation carrying a nonzero dual
 
 
 def root_stabilizer_perms(t) -> np.ndarray:
@@ -139,108 +117,17 @@ def _entries(dual, key, width):
     return rows
 
 
-def cone_count_bound(t, k: int) -> DualBound:
-    """A lower bound on ``W*(k)`` that counts cones, from the topology alone (no LP).
-
-    Let ``M`` be the number of vertices farther than ``k`` from the root,
-    ``N(d, s) = #{x : |x| <= s, |x - d| >= s + 2}`` for a displacement ``d``, ``rho`` the
-    largest ``N(d, s) / (|d| - 1)`` over ``|d| >= 2`` and ``0 <= s <= k - 2``, and, for a
-    possible child ``c`` of the root, ``N_c = #{j : dist(c, j) <= k - 1, dist(0, j) > k}``.
-    Then ``W*(k) - (p - 1)`` is at least the least value of
-    ``sum_c x_c (|c| - 1) + (M - sum_c x_c N_c) / rho`` over ``0 <= x_c <= 1`` with
-    ``sum_c x_c N_c <= M`` (a fractional knapsack: greedy by ``N_c / (|c| - 1)``).
-
-    Proof.  Let ``v_0 = 0, ..., v_m = j`` (``m <= k``) be the tree path to a vertex ``j``
-    with ``dist(0, j) > k``, and ``f(h) = dist(v_h, j) - (k - h)``: ``f(0) > 0 >= f(m)``.
-    At the first ``h`` with ``f(h) <= 0``, ``dist(v_h, j) <= k - h`` and
-    ``dist(v_{h-1}, j) >= k - h + 2``: charge ``j`` to the edge ``v_{h-1} v_h``.  An edge of
-    length ``L`` at depth ``h >= 2`` is charged at most ``N(v_h - v_{h-1}, k - h) <=
-    rho (L - 1)`` times (never when ``L = 1``); the root's edge to a child ``c`` at most
-    ``N_c`` times.  Every far vertex is charged once, so with ``C`` the root's children,
-    ``M <= sum_{c in C} N_c + rho * (excess of the deeper edges)``, and the excess
-    ``W - (p - 1)`` is at least the knapsack value at ``x = 1_C`` (or a smaller ``x`` with
-    ``sum x_c N_c = M``).  In LP terms this is a dual that prices every vertex at 1 and
-    the cone cuts ``S_j(k)`` of the layered relaxation.  The arithmetic is exact
-    (fractions), so ``tol = 0``.
+def layered_dual_bound(t, k: int, dual: dict) -> DualBound:
+    """The Lagrangian bound on ``W*(k)`` at the stored ``dual`` (module docstring), on the torus ``t``.
 
     Parameters
     ----------
     t : Torus
     k : int
-        Depth bound, ``k >= 1``.
-
-    Returns
-    -------
-    DualBound
-        ``value`` is ``p - 1`` plus the knapsack value, ``bound`` its ceiling.
-
-    Examples
-    --------
-    >>> from synth.torus import parse_torus
-    >>> cone_count_bound(parse_torus("64x64"), 10).bound
-    4322
-    >>> cone_count_bound(parse_torus("5x5"), 1).bound     # the star, the only tree of depth 1
-    60
-    >>> cone_count_bound(parse_torus("8x8"), 8).bound     # k >= H: no vertex is farther than k
-    63
-    """
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise SynthError(f"cone-count bound: need an integer depth k >= 1, got {str(k)[:40]}")
-    V = t.n_vertices
-    if V > MAX_CONE_VERTICES:
-        raise SynthError(f"cone-count bound: {V} vertices is beyond the {MAX_CONE_VERTICES} this check re-derives")
-    verts = np.arange(V)
-    d0 = t.dist(0, verts).astype(np.int64)
-    far_mask = d0 > k
-    far = int(far_mask.sum())
-    if far == 0:
-        return DualBound(V - 1, float(V - 1), 0.0, V - 1)
-    rho = None                                          # a Fraction; None when k = 1 (no deeper edges)
-    n_c = np.zeros(V, dtype=np.int64)
-    chunk = max(1, 4_000_000 // V)
-    for lo in range(1, V, chunk):
-        d = verts[lo:lo + chunk]
-        excess = d0[d] - 1                              # |d| - 1
-        Dd = t.dist(d[:, None], verts[None, :]).astype(np.int64)
-        n_c[d] = ((Dd <= k - 1) & far_mask[None, :]).sum(axis=1)
-        ok = excess >= 1
-        for s in range(k - 1):
-            n = ((d0[None, :] <= s) & (Dd >= s + 2)).sum(axis=1)
-            ratio = np.where(ok, n / np.maximum(excess, 1), -1.0)
-            top = ratio.max()
-            for a in np.flatnonzero(ok & (ratio >= top * (1 - 1e-9))):   # the float leader(s), compared exactly
-                r = Fraction(int(n[a]), int(excess[a]))
-                if rho is None or r > rho:
-                    rho = r
-    # the root's children, best ratio first; children that charge less than rho per unit don't help
-    kids = [(Fraction(int(n_c[c]), int(d0[c] - 1)), int(n_c[c]), int(d0[c] - 1))
-            for c in np.flatnonzero((d0 >= 2) & (n_c > 0))]
-    kids.sort(reverse=True)
-    left, extra = Fraction(far), Fraction(0)
-    for ratio, n, length in kids:
-        if left == 0 or (rho is not None and ratio <= rho):
-            break
-        take = min(Fraction(1), left / n)
-        extra += take * length
-        left -= take * n
-    if left > 0:
-        if rho is None or rho == 0:
-            raise SynthError("cone-count bound: the far vertices cannot all be charged (cannot happen)")
-        extra += left / rho
-    return DualBound(V - 1 + math.ceil(extra), float(V - 1 + extra), 0.0, V - 1 + far)
-
-
-def khop_dual_bound(t, k: int, dual: dict) -> DualBound:
-    """Re-derive the lower bound on ``W*(k)`` that the stored ``dual`` proves (module docstring).
-
-    Parameters
-    ----------
-    t : Torus
-    k : int
-        Depth bound to prove a bound for.  The dual may be for any depth ``dual["k"] >= k``
-        (``W*`` does not increase with the depth bound).
+        The dual's own depth bound (:func:`synth.check.bounds.khop_dual_bound` has checked that
+        it is at least the depth asked for).
     dual : dict
-        The stored dual.
+        The stored dual, of kind ``"khop-layered-lagrangian"``.
 
     Returns
     -------
@@ -249,25 +136,9 @@ def khop_dual_bound(t, k: int, dual: dict) -> DualBound:
     Raises
     ------
     SynthError
-        If the dual is malformed: wrong kind, a depth below ``k``, ids out of range, a cut that
-        is not a valid ``S``, or a dual of the wrong sign.
+        If the dual is malformed: ids out of range, a cut that is not a valid ``S``, or a dual of
+        the wrong sign, or too large to re-derive.
     """
-    from synth.steinerbound import STEINER_KIND, terminal_bound
-    from synth.torus import Torus
-
-    if not isinstance(t, Torus):
-        raise SynthError(f"dual bound: k-hop bounds are defined on tori, not on {t.name}")
-    if not isinstance(dual, dict) or dual.get("kind") not in (KIND, CONE_KIND, STEINER_KIND):
-        raise SynthError(f"dual bound: expected kind {KIND!r}, {CONE_KIND!r} or {STEINER_KIND!r}")
-    kd = dual.get("k")
-    if not isinstance(kd, int) or isinstance(kd, bool) or kd < k:
-        raise SynthError(f"dual bound is for depth {str(kd)[:40]}; a bound for depth {k} needs a dual for "
-                         f"depth >= {k}")
-    k = kd                                  # W*(k) >= W*(kd) for k <= kd
-    if dual["kind"] == CONE_KIND:
-        return cone_count_bound(t, k)
-    if dual["kind"] == STEINER_KIND:
-        return terminal_bound(t, k, dual.get("terminals"))
     V = t.n_vertices
     if k < 1 or V < 2:
         raise SynthError("dual bound: need k >= 1 and at least two vertices")

@@ -50,12 +50,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.dualbound import DualBound
+from synth.check.bounds.kinds import STEINER_KIND, DualBound
 from synth.errors import SynthError
 
-__all__ = ["terminal_bound", "excess_tables", "steiner_dual", "splits", "STEINER_KIND", "MAX_TERMINALS", "MAX_CELLS"]
+__all__ = ["terminal_bound", "excess_tables", "steiner_dual", "splits", "MAX_TERMINALS", "MAX_CELLS"]
 
-STEINER_KIND = "khop-terminal-steiner"
 MAX_TERMINALS = 16          # 3^16 merges: minutes on 16x16, and the tables take 2^16 (k + 1) p int32s
 MAX_CELLS = 1 << 29         # table entries (int32): 2 GiB
 _BIG = np.int32(1 << 28)    # "unreachable"; sums of two stay below 2^31 and are clipped back

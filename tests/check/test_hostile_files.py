@@ -32,7 +32,7 @@ from synth.spineleaf import parse_spine_leaf
 from synth.torus import parse_torus
 from synth.usertopo import read_topology
 
-VERIFIER = Path(__file__).resolve().parents[1] / "tools" / "verify_explicit.py"
+VERIFIER = Path(__file__).resolve().parents[2] / "tools" / "verify_explicit.py"
 
 
 @pytest.fixture(scope="module")
@@ -346,7 +346,7 @@ def test_the_cli_reports_hostile_files_in_one_line(tmp_path, data):
     data["base_schedule"]["rounds"] = 10**9
     path = write(tmp_path, data)
     res = subprocess.run([sys.executable, "-m", "synth", "check", str(path)], capture_output=True, text=True,
-                         timeout=60, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+                         timeout=60, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and "rounds" in res.stderr
 

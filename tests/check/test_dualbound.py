@@ -1,4 +1,4 @@
-"""The checkable k-hop bound (synth.dualbound) against an LP solved here, independently of models/."""
+"""The checkable k-hop bound (synth.check.bounds) against an LP solved here, independently of models/."""
 
 import functools
 import json
@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from synth.dualbound import CONE_KIND, KIND, cone_count_bound, khop_dual_bound, root_stabilizer_perms
+from synth.check.bounds import CONE_KIND, KIND, cone_count_bound, khop_dual_bound, root_stabilizer_perms
 from synth.errors import SynthError
 from synth.torus import parse_torus
 
@@ -27,7 +27,7 @@ def _brute_optimum_k2(t):
 
 
 class FullLP:
-    """The relaxation of synth.dualbound written out row by row (no aggregation), with cone cuts."""
+    """The relaxation of synth.check.bounds.lagrangian written out row by row (no aggregation), with cone cuts."""
 
     def __init__(self, t, k, radii=(0, 1, 2)):
         V = self.V = t.n_vertices

@@ -1,13 +1,13 @@
-"""The excess Steiner bound (synth.steinerbound) against brute force and a DP written out here."""
+"""The excess Steiner bound (synth.check.bounds.steiner) against brute force and a DP written out here."""
 
 import itertools
 
 import numpy as np
 import pytest
 
-from synth.dualbound import khop_dual_bound
+from synth.check.bounds import STEINER_KIND, excess_tables, khop_dual_bound, steiner_dual, terminal_bound
+from synth.check.bounds.steiner import _extend
 from synth.errors import SynthError
-from synth.steinerbound import STEINER_KIND, _extend, excess_tables, steiner_dual, terminal_bound
 from synth.torus import parse_torus
 
 
@@ -76,7 +76,7 @@ def test_tables_match_the_recursion_written_out(shape):
 
 
 def test_merges_in_small_batches_give_the_same_tables(monkeypatch):
-    import synth.steinerbound as sb
+    import synth.check.bounds.steiner as sb
 
     t = parse_torus("5x5")
     S = [12, 7, 17, 11, 13, 6]
