@@ -11,8 +11,11 @@ the solve stage (``tests/test_isolation.py`` checks it in a fresh interpreter). 
   are automorphisms, the action on links is free) and the lifted loads follow
   from the base schedule's per-orbit incidences (:func:`measure_symmetric`).
 
-Modules: :mod:`~synth.check.execution` (:func:`execute`), :mod:`~synth.check.metrics`
-(:class:`Metrics`, the measurements, the round lower bound).
+Modules, bottom-up: :mod:`~synth.check.execution` (:func:`execute`), :mod:`~synth.check.metrics`
+(:class:`Metrics`, the measurements, the round lower bound), :mod:`~synth.check.bounds` (k-hop
+weight bounds re-derived from a stored dual), :mod:`~synth.check.certificate` and
+:mod:`~synth.check.explicit` (the two file formats), :mod:`~synth.check.claims` (:func:`certify`
+makes claims with the checker, :func:`check_file` checks a file against its claims).
 
 Examples
 --------
@@ -30,9 +33,17 @@ Examples
 (8, '1', '1', '1')
 >>> round_lower_bound(t, g)
 (7, 'adjacent pair (0, 4)')
+>>> check_certificate(certify(b, g)).valid
+True
 """
 
+from synth.check.bounds import DualBound, khop_dual_bound
+from synth.check.certificate import Certificate, read_certificate, write_certificate
+from synth.check.claims import Report, certify, check_certificate, check_explicit, check_file, file_kind
 from synth.check.execution import execute
+from synth.check.explicit import read_explicit, write_explicit
 from synth.check.metrics import Metrics, measure_explicit, measure_symmetric, round_lower_bound
 
-__all__ = ["Metrics", "execute", "measure_explicit", "measure_symmetric", "round_lower_bound"]
+__all__ = ["Metrics", "execute", "measure_explicit", "measure_symmetric", "round_lower_bound", "DualBound",
+           "khop_dual_bound", "Certificate", "read_certificate", "write_certificate", "Report", "certify",
+           "check_certificate", "check_explicit", "check_file", "file_kind", "read_explicit", "write_explicit"]

@@ -136,7 +136,7 @@ def base_from_json(topology, data) -> BaseSchedule:
     """Parse a ``base_schedule`` object, with one-line errors for anything malformed.
 
     Types are strict (``1.5``, ``"1"`` and ``true`` are not integers); weights are integers in
-    ``1..2**53-1``; ``rounds`` must be the last round that has a transmission (:func:`synth.certify.certify`
+    ``1..2**53-1``; ``rounds`` must be the last round that has a transmission (:func:`synth.check.claims.certify`
     writes exactly that), so nothing is allocated for rounds the file does not fill.
     """
     base_shape(data)

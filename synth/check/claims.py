@@ -25,10 +25,12 @@ import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from synth.check import Metrics, execute, measure_explicit, measure_symmetric, round_lower_bound
-from synth.certificate import Certificate, read_certificate
+from synth.check.bounds import khop_dual_bound
+from synth.check.certificate import Certificate, read_certificate
+from synth.check.execution import execute
+from synth.check.explicit import FORMAT as EXPLICIT_FORMAT, read_explicit
+from synth.check.metrics import Metrics, measure_explicit, measure_symmetric, round_lower_bound
 from synth.errors import FileFormatError, ScheduleError, SynthError
-from synth.explicit import FORMAT as EXPLICIT_FORMAT, read_explicit
 from synth.fileio import MAX_INT, open_regular, read_json, read_line
 from synth.lift import lift, lifted_weights
 from synth.registry import default_group
@@ -192,8 +194,6 @@ def _dual_claims(cert: Certificate, metrics: Metrics, errors: list) -> dict:
     must reach) and ``depth_bound`` (the schedule's tree must be within it: ``rounds <= 2k``).
     The solver's own ``lower_bound`` may be stronger (e.g. a MIP proof); it stays a solver claim.
     """
-    from synth.dualbound import khop_dual_bound
-
     solver = cert.solver
     k = solver.get("depth_bound")
     claimed = solver["dual_bound"].get("bound")
@@ -241,7 +241,7 @@ def file_kind(path) -> str:
     """``'explicit'`` when the first line is a synth-explicit header, else ``'certificate'``.
 
     Looks at the first line's first MiB only, from a regular file only: an explicit header
-    names its format first (:func:`synth.explicit.explicit_lines`); the readers then check
+    names its format first (:func:`synth.check.explicit.explicit_lines`); the readers then check
     everything, so a file taken for the wrong kind is refused with the other kind's error.
     """
     with open_regular(path) as f:

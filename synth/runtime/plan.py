@@ -49,7 +49,7 @@ def load_schedule(source):
     """``(schedule, weights, label)`` from anything that names a schedule.
 
     ``source`` may be a path to a certificate or an explicit file, a
-    :class:`~synth.certificate.Certificate`, a :class:`~synth.baselines.Baseline`
+    :class:`~synth.check.certificate.Certificate`, a :class:`~synth.baselines.Baseline`
     (anything with ``.schedule`` and ``.weights``), a :class:`~synth.schedule.Schedule`
     (equal chunks) or a ``(schedule, weights)`` pair.  ``weights`` are the relative chunk
     sizes (cut with :func:`synth.schedule.chunk_elements`); an explicit file's own chunk
@@ -88,15 +88,15 @@ def _weights(weights, n_chunks):
 
 
 def _load_path(path):
-    from synth.certify import file_kind
-    from synth.explicit import read_explicit
+    from synth.check.claims import file_kind
+    from synth.check.explicit import read_explicit
 
     if file_kind(path) == "explicit":
         schedule, sizes, _ = read_explicit(path)
         if int(sizes.sum()) <= 0:
             sizes = np.ones(schedule.n_chunks, dtype=np.int64)
         return schedule, _weights(sizes, schedule.n_chunks), f"explicit file {os.path.basename(str(path))}"
-    from synth.certificate import read_certificate
+    from synth.check.certificate import read_certificate
     from synth.fileio import read_json
 
     cert = read_certificate(read_json(path))

@@ -6,10 +6,10 @@ import random
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from synth.certificate import read_certificate, write_certificate
-from synth.certify import certify, check_certificate, check_file
+from synth.check.certificate import read_certificate, write_certificate
+from synth.check.claims import certify, check_certificate, check_file
 from synth.errors import FileFormatError, SynthError
-from synth.explicit import read_explicit, write_explicit
+from synth.check.explicit import read_explicit, write_explicit
 from synth.group import torus_gamma
 from synth.lift import lift, lifted_weights
 from synth.schedule import chunk_elements

@@ -153,7 +153,7 @@ def test_bad_depth_and_missing_terminals():
 
 
 def _certified(terminals, claimed):
-    from synth.certify import certify
+    from synth.check.claims import certify
     from synth.group import torus_gamma
     from synth.models.khop import solve_khop
     from synth.schedule import tree_schedule
@@ -166,7 +166,7 @@ def _certified(terminals, claimed):
 
 
 def test_certificate_rederives_the_steiner_bound_and_catches_an_overclaim():
-    from synth.certify import check_certificate
+    from synth.check.claims import check_certificate
 
     S = [36, 28, 35, 37, 44]                 # (4, 4) and its four neighbours on 8x8: W*(6) >= 66
     rep = check_certificate(_certified(S, 66))

@@ -180,8 +180,8 @@ def test_mpi_16_ranks(cases44, name, mode, dtype):
 
 def test_mpi_run_from_certificate_file_via_cli_glue(tmp_path, capsys):
     _mpi()
-    from synth.certify import certify
-    from synth.certificate import write_certificate
+    from synth.check.claims import certify
+    from synth.check.certificate import write_certificate
     from synth.runtime.cli import add_run_command
 
     t = parse_torus("4x4")

@@ -271,8 +271,8 @@ def test_cli_glue_writes_and_checks(tmp_path, capsys):
     import argparse
     import json
 
-    from synth.certificate import write_certificate
-    from synth.certify import certify
+    from synth.check.certificate import write_certificate
+    from synth.check.claims import certify
     from synth.runtime.cli import add_msccl_export_arguments, export_msccl_from_args
 
     t = parse_torus("4x4")
@@ -390,7 +390,7 @@ def test_cli_exports_a_baseline_explicit_file(tmp_path, capsys):
     assert "already explicit" in capsys.readouterr().out and copy.read_text() == src.read_text()
     assert main(["export", str(src), "--out", str(copy), "--elements", "640"]) == 0
     assert "re-cut for 640 elements" in capsys.readouterr().out
-    from synth.explicit import read_explicit
+    from synth.check.explicit import read_explicit
 
     assert int(read_explicit(copy)[1].sum()) == 640 and main(["check", str(copy)]) == 0
     capsys.readouterr()
@@ -405,7 +405,7 @@ def test_cli_exports_a_baseline_explicit_file(tmp_path, capsys):
 
 def test_cli_notes_scratch_over_the_cap_on_stderr(tmp_path, capsys):
     from synth.cli import main
-    from synth.explicit import write_explicit
+    from synth.check.explicit import write_explicit
     from synth.schedule import chunk_elements
 
     s = schedules("4x4")["exchange"]()
