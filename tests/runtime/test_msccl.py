@@ -12,9 +12,9 @@ from synth.errors import ScheduleError
 from synth.exchange import exchange_allreduce
 from synth.group import torus_gamma
 from synth.lift import lift
-from synth.runtime.msccl import (NO_SCRATCH_MAX_BYTES, SCRATCH_CAP, MscclLimits, export_msccl, scratch_bytes,
-                                 xml_name)
-from synth.runtime.msccl_check import CheckLimits, check_xml, interpret, parse_xml, validate
+from synth.runtime.msccl.check import CheckLimits, check_xml, interpret, parse_xml, validate
+from synth.runtime.msccl.export import NO_SCRATCH_MAX_BYTES, export_msccl, scratch_bytes, xml_name
+from synth.runtime.msccl.limits import SCRATCH_CAP, MscclLimits
 from synth.schedule import tree_schedule
 from synth.sp import sp_allreduce
 from synth.torus import parse_torus
@@ -267,6 +267,15 @@ def test_check_limits_accept_exporter_limits():
     assert isinstance(CheckLimits(), CheckLimits)
 
 
+def test_the_validator_reads_the_exporters_limits_field_by_field():
+    """One definition of the runtime limits: the validator's defaults are the exporter's, field by field."""
+    import dataclasses
+
+    shared = [f.name for f in dataclasses.fields(MscclLimits)]
+    assert shared and all(getattr(CheckLimits(), k) == getattr(MscclLimits(), k) for k in shared)
+    assert CheckLimits().scratch_cap == SCRATCH_CAP
+
+
 def test_cli_glue_writes_and_checks(tmp_path, capsys):
     import argparse
     import json
@@ -302,7 +311,7 @@ def _nodes_per_rank(xml):
 
 def _algo_with_nodes(total):
     """Two GPUs, GPU 0 holding 64 threadblocks of plain sends: ``total`` XML nodes for rank 0."""
-    from synth.runtime.msccl_check import Algo, Gpu, Step, ThreadBlock
+    from synth.runtime.msccl.check import Algo, Gpu, Step, ThreadBlock
 
     algo = Algo({"name": "n", "proto": "Simple", "nchannels": "32", "nchunksperloop": "64", "ngpus": "2",
                  "coll": "allreduce", "inplace": "0", "outofplace": "1", "minBytes": "0", "maxBytes": "0"})
