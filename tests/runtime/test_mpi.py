@@ -12,7 +12,7 @@ from synth.errors import ScheduleError, SynthError
 from synth.exchange import exchange_allreduce
 from synth.group import torus_gamma
 from synth.lift import lift
-from synth.runtime import mpi as rmpi
+from synth.runtime.mpi import launch as rmpi
 from synth.runtime.mpi import parse_size, prepare_run, rank_plans, run_schedule, simulate_run
 from synth.runtime.plan import build_plan, load_schedule
 from synth.schedule import Block, Schedule, chunk_elements, tree_schedule

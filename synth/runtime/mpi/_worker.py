@@ -1,13 +1,13 @@
 """The per-rank program of ``synth run``: executes one rank's part of a packed schedule.
 
-Launched as ``mpiexec -n p python _mpi_worker.py DIR`` by :func:`synth.runtime.mpi.run_schedule`.
+Launched as ``mpiexec -n p python _worker.py DIR`` by :func:`synth.runtime.mpi.launch.run_schedule`.
 It imports only numpy and mpi4py (not synth), so 64 ranks start as fast as the interpreter
 allows.  ``DIR`` holds ``meta.json`` and one ``rank-<r>.npz`` per rank, written by
-:func:`synth.runtime.mpi.prepare_run`; rank 0 writes ``result.json`` there.
+:func:`synth.runtime.mpi.launch.prepare_run`; rank 0 writes ``result.json`` there.
 
 The engine is written as generators that *yield* the requests they wait on
 (``("all", reqs)`` or ``("some", reqs)``); :func:`drive_mpi` performs those waits with
-MPI, and :func:`synth.runtime.mpi.simulate_run` drives the same generators over an
+MPI, and :func:`synth.runtime.mpi.simulate.simulate_run` drives the same generators over an
 in-process fake communicator, so the plans are testable without MPI.
 
 Semantics (SPEC section 1): the payload of a round-``s`` message is the sender's value at

@@ -1,31 +1,26 @@
-"""Run a schedule on a real engine: MPI point-to-point through mpi4py.
+"""Run a schedule on a real engine: MPI point-to-point through mpi4py, launched with ``mpiexec``.
 
 :func:`run_schedule` packs the schedule into messages (:mod:`synth.runtime.plan`),
 precomputes every rank's part in the parent (numpy, vectorized), writes one ``.npz`` per
-rank into a temporary directory and launches ``mpiexec -n p python _mpi_worker.py DIR``.
+rank into a temporary directory and launches ``mpiexec -n p python _worker.py DIR`` (the file
+:data:`WORKER`, run as a script: it imports no synth).
 Rank ``r`` is compute vertex ``r``.  Each rank posts non-blocking receives and sends
 (unique tags per sender/receiver pair, never a blocking send) and runs the schedule either
 round by round (``mode="rounds"``) or driven by dependencies (``mode="deps"``); see
-:mod:`synth.runtime._mpi_worker`.  Every iteration is checked against the exact sum (the
+:mod:`synth.runtime.mpi._worker`.  Every iteration is checked against the exact sum (the
 inputs are small integers, so the sums are exact in every dtype) and against
 ``MPI_Allreduce`` on the same data, and both are timed (per iteration, the slowest rank).
 
-:func:`simulate_run` executes the same per-rank plans in one process over a fake
-communicator: the plans can be tested without MPI.
+:func:`~synth.runtime.mpi.simulate.simulate_run` executes the same per-rank plans
+(:mod:`~synth.runtime.mpi.ranks`) in one process over a fake communicator: the plans can be
+tested without MPI.
 
 Examples
 --------
->>> from synth.torus import parse_torus
->>> from synth.group import torus_gamma
->>> from synth.sp import sp_allreduce
->>> from synth.lift import lift
->>> t = parse_torus("4x4")
->>> s = lift(sp_allreduce(t), torus_gamma(t))
->>> simulate_run(s, elements=1000, dtype="float32", mode="deps")
-True
 >>> parse_size("1MiB"), parse_size("64k"), parse_size("4096")
 (1048576, 65536, 4096)
 """
+
 
 from __future__ import annotations
 
@@ -39,25 +34,23 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import defaultdict, deque
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from synth.cost import parse_size  # the one size parser of every command
-from synth.errors import ScheduleError, SynthError
-from synth.runtime import _mpi_worker as worker
-from synth.runtime.plan import Plan, build_plan, load_schedule
-from synth.schedule import COPY, chunk_elements
+from synth.errors import SynthError
+from synth.runtime.mpi import _worker as worker
+from synth.runtime.mpi.ranks import check_dtype, rank_plans
+from synth.runtime.plan import build_plan, load_schedule
+from synth.schedule import chunk_elements
 
-__all__ = ["RunReport", "Prepared", "run_schedule", "prepare_run", "rank_plans", "simulate_run", "parse_size",
-           "find_mpiexec", "DTYPES", "MODES", "INSTALL_HINT"]
+__all__ = ["RunReport", "Prepared", "run_schedule", "prepare_run", "find_mpiexec", "parse_size", "MODES",
+           "INSTALL_HINT", "WORKER"]
 
-DTYPES = ("float32", "float64", "int64", "int32")
 MODES = ("rounds", "deps")
 INSTALL_HINT = "pip install -e '.[mpi]'  (mpi4py and the MPICH wheel)"
-WORKER = os.path.abspath(worker.__file__)
-TAG_MOD = 32767  # the MPI standard guarantees tags up to 32767
+WORKER = os.path.abspath(worker.__file__)  # run as a file by mpiexec, not as a module: it imports no synth
 
 
 def find_mpiexec(mpiexec=None) -> list:
@@ -81,191 +74,6 @@ def find_mpiexec(mpiexec=None) -> list:
         if cand and os.access(cand, os.X_OK):
             return [cand]
     raise SynthError(f"no mpiexec found; install the MPI extra: {INSTALL_HINT}, or pass --mpiexec PATH")
-
-
-# ------------------------------------------------------------------ per-rank plans
-def _cumcount(keys_sorted):
-    """Position of each row inside its run of equal values (input sorted)."""
-    n = keys_sorted.size
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    start = np.ones(n, dtype=bool)
-    start[1:] = keys_sorted[1:] != keys_sorted[:-1]
-    idx = np.arange(n)
-    return idx - np.maximum.accumulate(np.where(start, idx, 0))
-
-
-def _local_index(owner, n_messages):
-    """Index of each message among the messages of its owner, in message order."""
-    o = np.lexsort((np.arange(n_messages), owner))
-    local = np.empty(n_messages, dtype=np.int64)
-    local[o] = _cumcount(owner[o])
-    return local
-
-
-def _expand(dependent, lo, hi):
-    """Pairs ``(dependent[i], k)`` for every ``k`` in ``lo[i]:hi[i]``."""
-    n = np.maximum(hi - lo, 0)
-    dep = np.repeat(dependent, n)
-    start = np.repeat(lo - (np.cumsum(n) - n), n)
-    return dep, start + np.arange(int(n.sum()), dtype=np.int64)
-
-
-def _runs(off, length, first, split_extra=None):
-    """Run starts: a run breaks at a message start, a gap, or where ``split_extra`` is set."""
-    brk = first.copy()
-    brk[1:] |= off[1:] != off[:-1] + length[:-1]
-    if split_extra is not None:
-        brk |= split_extra
-    return np.flatnonzero(brk)
-
-
-def rank_plans(plan: Plan, sizes) -> list:
-    """Every rank's arrays for :class:`synth.runtime._mpi_worker.RankEngine` (vectorized).
-
-    Parameters
-    ----------
-    plan : Plan
-    sizes : array_like
-        Elements of every chunk.
-
-    Returns
-    -------
-    list of dict
-        One dict of numpy arrays per rank (keys :data:`_mpi_worker.PLAN_KEYS`): sends and
-        receives in round order with their element runs, tags, the ``direct`` flag of
-        receives that may land in place, and the dependency graph of ``deps`` mode.
-    """
-    sizes = np.asarray(sizes, dtype=np.int64)
-    p, C, M, T = plan.n_ranks, plan.n_chunks, plan.n_messages, plan.n_transmissions
-    offsets = plan.offsets(sizes)
-    t_off, t_len, msg = offsets[plan.t_chunk], sizes[plan.t_chunk], plan.t_msg
-    first = np.zeros(T, dtype=bool)
-    first[plan.m_ptr[:-1][np.diff(plan.m_ptr) > 0]] = True
-    m_n = np.add.reduceat(t_len, plan.m_ptr[:-1]) if M else np.zeros(0, dtype=np.int64)
-    # send runs (the payload does not care about the op) and receive runs (split where the op changes)
-    s_at = _runs(t_off, t_len, first)
-    op_change = np.zeros(T, dtype=bool)
-    op_change[1:] = plan.t_op[1:] != plan.t_op[:-1]
-    r_at = _runs(t_off, t_len, first, op_change)
-    s_run_msg, s_run_off = msg[s_at], t_off[s_at]
-    s_run_len = np.add.reduceat(t_len, s_at) if T else np.zeros(0, dtype=np.int64)
-    r_run_msg, r_run_off, r_run_op = msg[r_at], t_off[r_at], plan.t_op[r_at]
-    r_run_len = np.add.reduceat(t_len, r_at) if T else np.zeros(0, dtype=np.int64)
-    s_nruns = np.bincount(s_run_msg, minlength=M)
-    r_nruns = np.bincount(r_run_msg, minlength=M)
-    # tags: sequence number of the message between its sender and receiver
-    o = np.lexsort((np.arange(M), plan.m_dst, plan.m_src))
-    pair = plan.m_src[o] * p + plan.m_dst[o]
-    tag = np.empty(M, dtype=np.int64)
-    tag[o] = _cumcount(pair) % TAG_MOD
-    # direct receives: one copy run, nothing at the receiver reads those chunks in that round
-    K = plan.n_rounds + 2
-    read_key = (plan.t_src * C + plan.t_chunk) * K + plan.t_round
-    write_key = (plan.t_dst * C + plan.t_chunk) * K + plan.t_round
-    clash = np.isin(write_key, read_key)
-    clash_msg = np.bincount(msg, weights=clash, minlength=M) > 0
-    direct = (r_nruns == 1) & ~clash_msg & (np.bincount(r_run_msg, weights=r_run_op == COPY, minlength=M) == 1)
-    # local op numbering: sends first, then receives
-    s_local = _local_index(plan.m_src, M)
-    r_local = _local_index(plan.m_dst, M)
-    n_send = np.bincount(plan.m_src, minlength=p)
-    n_recv = np.bincount(plan.m_dst, minlength=p)
-    n_ops = n_send + n_recv
-    base = np.concatenate([[0], np.cumsum(n_ops)])
-    read_op = base[plan.t_src] + s_local[msg]
-    write_op = base[plan.t_dst] + n_send[plan.t_dst] + r_local[msg]
-    deps = _dependencies(plan, read_op, write_op, read_key, write_key, K)
-    n_total = int(base[-1])
-    d_count = np.bincount(deps[0], minlength=n_total)
-    srt = np.lexsort((deps[0], deps[1]))
-    succ, pre = deps[0][srt], deps[1][srt]
-    succ_ptr = np.searchsorted(pre, np.arange(n_total + 1))
-    # per-rank split (messages are sorted by round, so each rank's list is in round order)
-    by_src = np.argsort(plan.m_src, kind="stable")
-    by_dst = np.argsort(plan.m_dst, kind="stable")
-    src_ptr = np.concatenate([[0], np.cumsum(n_send)])
-    dst_ptr = np.concatenate([[0], np.cumsum(n_recv)])
-    s_run_ptr = np.concatenate([[0], np.cumsum(s_nruns)])
-    r_run_ptr = np.concatenate([[0], np.cumsum(r_nruns)])
-    out = []
-    for r in range(p):
-        sm = by_src[src_ptr[r]:src_ptr[r + 1]]
-        rm = by_dst[dst_ptr[r]:dst_ptr[r + 1]]
-        s_idx = _gather_ranges(s_run_ptr[sm], s_run_ptr[sm + 1])
-        r_idx = _gather_ranges(r_run_ptr[rm], r_run_ptr[rm + 1])
-        ops = np.arange(base[r], base[r + 1])
-        lo, hi = succ_ptr[ops], succ_ptr[ops + 1]
-        out.append({
-            "s_round": plan.m_round[sm].astype(np.int32), "s_peer": plan.m_dst[sm].astype(np.int32),
-            "s_tag": tag[sm].astype(np.int32), "s_n": m_n[sm],
-            "s_rptr": np.concatenate([[0], np.cumsum(s_nruns[sm])]).astype(np.int64),
-            "s_off": s_run_off[s_idx], "s_len": s_run_len[s_idx],
-            "r_round": plan.m_round[rm].astype(np.int32), "r_peer": plan.m_src[rm].astype(np.int32),
-            "r_tag": tag[rm].astype(np.int32), "r_n": m_n[rm],
-            "r_rptr": np.concatenate([[0], np.cumsum(r_nruns[rm])]).astype(np.int64),
-            "r_off": r_run_off[r_idx], "r_len": r_run_len[r_idx], "r_op": r_run_op[r_idx].astype(np.int8),
-            "r_direct": direct[rm],
-            "d_count": d_count[ops].astype(np.int32),
-            "d_ptr": np.concatenate([[0], np.cumsum(hi - lo)]).astype(np.int64),
-            "d_succ": (succ[_gather_ranges(lo, hi)] - base[r]).astype(np.int32),
-        })
-    return out
-
-
-def _gather_ranges(lo, hi):
-    lo = np.asarray(lo, dtype=np.int64)
-    hi = np.asarray(hi, dtype=np.int64)
-    n = np.maximum(hi - lo, 0)
-    start = np.repeat(lo - (np.cumsum(n) - n), n)
-    return start + np.arange(int(n.sum()), dtype=np.int64)
-
-
-def _dependencies(plan, read_op, write_op, read_key, write_key, K):
-    """Edges ``(dependent op, prerequisite op)`` of deps mode (global op ids), deduplicated.
-
-    Per (rank, chunk), with ``prev`` the last round before ``s`` in which the chunk was written:
-    a send of round ``s`` needs the writes of round ``prev`` (RAW); a write of round ``s``
-    needs the writes of round ``prev`` (WAW) and the sends of rounds ``prev+1..s`` (WAR:
-    they read the old value).  Everything earlier follows transitively.
-    """
-    wo = np.argsort(write_key, kind="stable")
-    wk, wop = write_key[wo], write_op[wo]
-    ro = np.argsort(read_key, kind="stable")
-    rk, rop = read_key[ro], read_op[ro]
-
-    def prev_writes(key):
-        pos = np.searchsorted(wk, key, side="left")
-        prev = pos - 1
-        ok = prev >= 0
-        ok[ok] = wk[prev[ok]] // K == key[ok] // K
-        prev_round = np.where(ok, wk[np.maximum(prev, 0)] % K, 0)
-        lo = np.where(ok, np.searchsorted(wk, key - key % K + prev_round, side="left"), 0)
-        hi = np.where(ok, pos, 0)
-        return lo, hi, prev_round
-
-    dep, pre = [], []
-    lo, hi, _ = prev_writes(read_key)  # RAW
-    d, k = _expand(read_op, lo, hi)
-    dep.append(d)
-    pre.append(wop[k])
-    lo, hi, prev_round = prev_writes(write_key)  # WAW
-    d, k = _expand(write_op, lo, hi)
-    dep.append(d)
-    pre.append(wop[k])
-    g0 = write_key - write_key % K  # WAR: reads in rounds prev+1 .. s
-    lo = np.searchsorted(rk, g0 + prev_round + 1, side="left")
-    hi = np.searchsorted(rk, write_key, side="right")
-    d, k = _expand(write_op, lo, hi)
-    dep.append(d)
-    pre.append(rop[k])
-    dep, pre = np.concatenate(dep), np.concatenate(pre)
-    keep = dep != pre
-    if not keep.all():
-        raise ScheduleError("a message reads and writes the same chunk at one rank")
-    n = int(max(dep.max(initial=0), pre.max(initial=0))) + 1
-    key = np.unique(dep * n + pre)
-    return key // n, key % n
 
 
 @dataclass
@@ -299,7 +107,7 @@ def prepare_run(source, elements: int, dtype: str, directory, *, mode: str = "ro
     """
     t0 = time.perf_counter()
     schedule, weights, _ = load_schedule(source)
-    _check_dtype(dtype)
+    check_dtype(dtype)
     if mode not in MODES:
         raise SynthError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
     plan = build_plan(schedule, layout)
@@ -315,12 +123,6 @@ def prepare_run(source, elements: int, dtype: str, directory, *, mode: str = "ro
                     plan.total_runs(), sizes, plan.offsets(sizes), plan.order, time.perf_counter() - t0)
 
 
-def _check_dtype(dtype):
-    if str(dtype) not in DTYPES:
-        raise SynthError(f"unknown dtype {dtype!r}; valid: {', '.join(DTYPES)}")
-
-
-# ------------------------------------------------------------------ report
 @dataclass
 class RunReport:
     """What ``synth run`` measured.
@@ -400,7 +202,7 @@ class RunReport:
         return "\n".join(lines)
 
 
-# ------------------------------------------------------------------ running
+
 def run_schedule(source, size="1MiB", iters: int = 5, dtype: str = "float32", mode: str = "rounds", mpiexec=None,
                  *, warmup: int = 1, layout: str = "greedy", timeout: float = 1800.0, env=None,
                  keep_dir=None) -> RunReport:
@@ -439,7 +241,7 @@ def run_schedule(source, size="1MiB", iters: int = 5, dtype: str = "float32", mo
         reported in ``RunReport.errors``.
     """
     schedule, weights, label = load_schedule(source)
-    _check_dtype(dtype)
+    check_dtype(dtype)
     if mode not in MODES:
         raise SynthError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
     if iters < 1 or warmup < 0:
@@ -520,117 +322,3 @@ def _launch(cmd, env, timeout):
         proc.communicate()
         raise SynthError(f"the MPI job did not finish within {timeout:g} s and was killed") from None
     return proc.returncode, out, err
-
-
-# ------------------------------------------------------------------ in-process simulation
-class _FakeWorld:
-    """Message matching of MPI (per source, tag, in posting order) inside one process."""
-
-    def __init__(self, seed=None):
-        self.mail = defaultdict(deque)
-        self.posted = defaultdict(deque)
-        self.rng = None if seed is None else np.random.default_rng(seed)
-        self.force = False
-
-    def pump(self, key):
-        if self.rng is not None and not self.force and self.rng.random() < 0.5:
-            return  # delivery delayed: exercises other interleavings
-        mail, posted = self.mail[key], self.posted[key]
-        while mail and posted:
-            data, req = mail.popleft(), posted.popleft()
-            if data.size != req.buf.size:
-                raise ScheduleError(f"message {key}: {data.size} elements sent, {req.buf.size} expected")
-            req.buf[...] = data
-            req.done = True
-
-
-class _FakeRequest:
-    def __init__(self, world=None, key=None, buf=None):
-        self.world, self.key, self.buf = world, key, buf
-        self.done = world is None
-
-    def test(self):
-        if not self.done:
-            self.world.pump(self.key)
-        return self.done
-
-
-class _FakeComm:
-    def __init__(self, world, rank):
-        self.world, self.rank = world, rank
-
-    def Isend(self, buf, dest, tag):
-        self.world.mail[(self.rank, dest, tag)].append(np.array(buf, copy=True))
-        self.world.pump((self.rank, dest, tag))
-        return _FakeRequest()
-
-    def Irecv(self, buf, source, tag):
-        req = _FakeRequest(self.world, (source, self.rank, tag), buf)
-        self.world.posted[req.key].append(req)
-        self.world.pump(req.key)
-        return req
-
-
-def simulate_run(source, elements: int = 1024, dtype: str = "float64", mode: str = "rounds", *,
-                 layout: str = "greedy", seed=None, return_outputs: bool = False):
-    """Run every rank's plan in this process over a fake communicator; ``True`` if all end with the exact sum.
-
-    The ranks advance in turns; a rank blocked on its messages yields to the others, so a
-    plan that would deadlock under MPI raises :class:`~synth.errors.ScheduleError` here.
-    With ``seed``, deliveries are randomly delayed and the turn order shuffled, which
-    exercises other interleavings (what ``deps`` mode must be robust to).  With
-    ``return_outputs`` the per-rank result vectors are returned instead.
-    """
-    schedule, weights, _ = load_schedule(source)
-    _check_dtype(dtype)
-    plan = build_plan(schedule, layout)
-    sizes = chunk_elements(weights, int(elements))
-    plans = rank_plans(plan, sizes)
-    p = plan.n_ranks
-    world = _FakeWorld(seed)
-    rng = np.random.default_rng(seed) if seed is not None else None
-    engines = [worker.RankEngine(plans[r], elements, dtype) for r in range(p)]
-    progs = []
-    for r in range(p):
-        x = worker.input_vector(r, elements, dtype)
-        prog = (engines[r].rounds_program if mode == "rounds" else engines[r].deps_program)(_FakeComm(world, r), x)
-        progs.append(prog)
-    waits = [None] * p
-    results = [None] * p
-    for r in range(p):
-        waits[r] = _advance(progs[r], None, results, r)
-    while any(w is not None for w in waits):
-        moved = False
-        turn = rng.permutation(p) if rng is not None else range(p)
-        for r in turn:
-            if waits[r] is None:
-                continue
-            kind, reqs = waits[r]
-            if kind == "all":
-                if all(q.test() for q in reqs):
-                    waits[r] = _advance(progs[r], None, results, r)
-                    moved = True
-            else:
-                idx = [j for j, q in enumerate(reqs) if q.test()]
-                if idx:
-                    waits[r] = _advance(progs[r], idx, results, r)
-                    moved = True
-        if moved:
-            world.force = False
-        elif not world.force:
-            world.force = True  # deliver everything deliverable before calling it a deadlock
-        else:
-            stuck = [r for r in range(p) if waits[r] is not None]
-            raise ScheduleError(f"deadlock: ranks {stuck[:8]} wait for messages that never come")
-    if return_outputs:
-        return results
-    want = worker.expected_sum(p, elements, dtype)
-    return all(np.array_equal(out, want) for out in results)
-
-
-def _advance(prog, value, results, r):
-    try:
-        return prog.send(value)  # send(None) also starts a fresh generator
-    except StopIteration as stop:
-        results[r] = np.array(stop.value, copy=True)
-        return None
