@@ -30,7 +30,7 @@ from synth.check.certificate import Certificate, read_certificate
 from synth.check.execution import execute
 from synth.check.explicit import FORMAT as EXPLICIT_FORMAT, read_explicit
 from synth.check.metrics import Metrics, measure_explicit, measure_symmetric, round_lower_bound
-from synth.errors import FileFormatError, ScheduleError, SynthError
+from synth.errors import FileFormatError, OptionError, ScheduleError, SynthError
 from synth.fileio import MAX_INT, open_regular, read_json, read_line
 from synth.lift import lift, lifted_weights
 from synth.registry import default_group
@@ -41,7 +41,7 @@ __all__ = ["Report", "certify", "check_certificate", "check_explicit", "check_fi
 
 MODES = ("auto", "explicit", "symmetric")
 EXPLICIT_LIMIT = 30_000_000  # lifted transmissions up to which 'auto' executes explicitly
-EXPLICIT_HARD_LIMIT = 60_000_000  # lifted route links beyond which even '--mode explicit' refuses (memory)
+EXPLICIT_HARD_LIMIT = 60_000_000  # lifted route links beyond which even mode 'explicit' refuses (memory)
 _KIND_BYTES = 1 << 20  # how much of a file file_kind looks at
 _EXPLICIT_HEAD = re.compile(rb'\s*\{\s*"format"\s*:\s*"' + re.escape(EXPLICIT_FORMAT.encode()) + rb'"')
 _FRACTION = re.compile(r"^-?\d{1,60}(/\d{1,60})?$")  # how claims spell exact numbers (bounded: no huge parse)
@@ -108,8 +108,8 @@ def _measure(base, group, elements, mode):
     if mode == "auto":
         mode = "explicit" if n_lifted <= EXPLICIT_LIMIT else "symmetric"
     if mode == "explicit" and base.route_links.size * group.order > EXPLICIT_HARD_LIMIT:
-        raise ScheduleError(f"the lifted schedule has {base.route_links.size * group.order} route links, more than "
-                            f"{EXPLICIT_HARD_LIMIT} that an explicit check may hold in memory; use --mode symmetric")
+        raise OptionError(f"mode explicit: the lifted schedule has {base.route_links.size * group.order} route links, "
+                          f"more than {EXPLICIT_HARD_LIMIT} that an explicit check may hold in memory; use symmetric")
     sizes = chunk_elements(lifted_weights(base, group), elements)
     if mode == "explicit":
         schedule = lift(base, group)

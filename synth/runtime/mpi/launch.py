@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from synth.cost import parse_size  # the one size parser of every command
-from synth.errors import SynthError
+from synth.errors import OptionError, SynthError
 from synth.runtime.mpi import _worker as worker
 from synth.runtime.mpi.ranks import check_dtype, rank_plans
 from synth.runtime.plan import build_plan, load_schedule
@@ -59,7 +59,8 @@ def find_mpiexec(mpiexec=None) -> list:
     Raises
     ------
     SynthError
-        With the install hint, when mpi4py or the launcher is missing.
+        With the install hint, when mpi4py or the launcher is missing (an
+        :class:`~synth.errors.OptionError` naming ``mpiexec`` when none was given and none is found).
     """
     if importlib.util.find_spec("mpi4py") is None:
         raise SynthError(f"mpi4py is not installed; install the MPI extra: {INSTALL_HINT}")
@@ -73,7 +74,8 @@ def find_mpiexec(mpiexec=None) -> list:
     for cand in (here, shutil.which("mpiexec"), shutil.which("mpirun")):
         if cand and os.access(cand, os.X_OK):
             return [cand]
-    raise SynthError(f"no mpiexec found; install the MPI extra: {INSTALL_HINT}, or pass --mpiexec PATH")
+    raise OptionError(f"mpiexec not given, and none found next to python or on PATH; install the MPI extra: "
+                      f"{INSTALL_HINT}, or name the launcher")
 
 
 @dataclass

@@ -172,7 +172,7 @@ def _resolve_max_bytes(max_bytes, min_bytes, units, s_max, cap):
         return int(max_bytes), []
     return int(max_bytes), [f"maxBytes {max_bytes} makes the original MSCCL (microsoft/msccl) allocate {need:,} bytes "
                             f"of scratch per GPU at init (maxBytes x s_chunks {s_max} / nchunksperloop {units}), over "
-                            f"{cap:,}; lower --max-bytes, or load it with msccl-executor-nccl or RCCL, which size "
+                            f"{cap:,}; a smaller maxBytes avoids that, as do msccl-executor-nccl and RCCL, which size "
                             "scratch per call"]
 
 
