@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from synth.check.explicit import read_explicit, write_explicit
 from synth.errors import SynthError
+from synth.schedule import chunk_elements
 
 __all__ = ["reemit_explicit"]
 
@@ -51,9 +53,6 @@ def reemit_explicit(path, out, elements: int | None = None) -> str:
     SynthError
         For a malformed file (:class:`~synth.errors.FileFormatError`) or a bad element count.
     """
-    from synth.check.explicit import read_explicit, write_explicit
-    from synth.schedule import chunk_elements
-
     schedule, sizes, header = read_explicit(path)
     claims = header.get("claims")
     total = int(sizes.sum())

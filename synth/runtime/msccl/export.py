@@ -70,6 +70,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from synth.errors import ScheduleError
+from synth.fileio import write_atomic
 from synth.runtime.msccl.layout import plan_operations
 from synth.runtime.msccl.limits import PROTOCOLS, SCRATCH_CAP, MscclLimits
 from synth.runtime.msccl.threadblocks import emit_xml, fit_threadblocks
@@ -111,8 +112,6 @@ class MscclExport:
 
     def write(self, path) -> None:
         """Write the XML atomically (temp file + rename)."""
-        from synth.fileio import write_atomic
-
         write_atomic(path, [self.xml])
 
     def summary(self) -> str:
