@@ -19,22 +19,13 @@ makes claims with the checker, :func:`check_file` checks a file against its clai
 
 Examples
 --------
->>> from synth.torus import parse_torus
->>> from synth.group import torus_gamma
->>> from synth.sp import sp_allreduce
->>> from synth.lift import lift, lifted_weights
->>> from synth.schedule import chunk_elements
->>> t = parse_torus("4x4"); g = torus_gamma(t); b = sp_allreduce(t)
->>> s = lift(b, g)
->>> execute(s)
+>>> import synth
+>>> t = synth.parse_torus("4x4"); g = synth.torus_gamma(t); b = synth.sp_allreduce(t)
+>>> execute(synth.lift(b, g))
 []
->>> m = measure_explicit(s, chunk_elements(lifted_weights(b, g), 64))
->>> m.rounds, str(m.psi), str(m.theta), str(m.omega)
-(8, '1', '1', '1')
->>> round_lower_bound(t, g)
-(7, 'adjacent pair (0, 4)')
->>> check_certificate(certify(b, g)).valid
-True
+>>> report = check_certificate(certify(b, g))
+>>> report.valid, report.mode, report.metrics.rounds, report.round_lower_bound
+(True, 'explicit', 8, 7)
 """
 
 from synth.check.bounds import DualBound, khop_dual_bound

@@ -17,19 +17,18 @@ stores a dual whose ``"kind"`` (:mod:`~synth.check.bounds.kinds`) names the re-d
 
 Examples
 --------
-The zero dual proves nothing; pricing the root's four neighbours proves that each of them
-costs at least 1:
+One dispatch for the three kinds; a dual for a deeper bound proves the shallower one too:
 
 >>> from synth.torus import parse_torus
->>> t = parse_torus("4x4")
->>> khop_dual_bound(t, 2, {"kind": "khop-layered-lagrangian", "k": 2}).bound
-0
->>> dual = {"kind": "khop-layered-lagrangian", "k": 2, "alpha": [[1, 1.0]],
-...         "beta": [[1, 1, -1.0], [1, 2, -1.0]]}
->>> khop_dual_bound(t, 2, dual).bound   # alpha spreads over the 4 neighbours of 0 only
-4
->>> khop_dual_bound(parse_torus("5x5"), 1, {"kind": "khop-cone-count", "k": 1}).bound
-60
+>>> t = parse_torus("5x5")
+>>> [khop_dual_bound(t, 1, {"kind": kind, "k": 1, "terminals": [12]}).bound for kind in KINDS]
+[0, 60, 27]
+>>> khop_dual_bound(t, 1, {"kind": CONE_KIND, "k": 2}).bound <= 60
+True
+>>> khop_dual_bound(t, 2, {"kind": CONE_KIND, "k": 1})
+Traceback (most recent call last):
+...
+synth.errors.SynthError: dual bound is for depth 1; a bound for depth 2 needs a dual for depth >= 2
 """
 
 from __future__ import annotations
