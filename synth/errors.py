@@ -17,6 +17,7 @@ __all__ = [
     "FileFormatError",
     "OptionError",
     "SolverError",
+    "XmlError",
 ]
 
 
@@ -53,3 +54,7 @@ class OptionError(SynthError, ValueError):
 
 class SolverError(SynthError):
     """A solver is not installed, not supported for this model, or failed in a way we can name."""
+
+
+class XmlError(SynthError, ValueError):
+    """The text is not an MSCCL algorithm the checker can read (:mod:`synth.runtime.msccl.check`)."""

@@ -1,31 +1,65 @@
-"""The checker stands apart: importing it loads no optimization model or solver, and the MSCCL validator no exporter."""
+"""The checker stands apart: importing it loads no optimization model, solver or solve stage, and the MSCCL
+validator no exporter.  Each probe runs in a fresh interpreter."""
 
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 SOLVERS = ("synth.models", "ortools", "highspy", "pyscipopt")
+SYNTH = Path(__file__).resolve().parents[1] / "synth"
+#: every module of the checker, bounds included, found on disk so that a new one is probed too
+CHECKER = sorted(".".join(("synth",) + p.relative_to(SYNTH).with_suffix("").parts).removesuffix(".__init__")
+                 for p in (SYNTH / "check").rglob("*.py"))
+#: the modules of the checker's old paths (re-export shims)
+OLD_PATHS = ["synth.certify", "synth.certificate", "synth.explicit", "synth.dualbound", "synth.steinerbound"]
+EXPORTER = ("synth.runtime.msccl.export", "synth.runtime.msccl.layout", "synth.runtime.msccl.threadblocks",
+            "synth.runtime.plan")
+VALIDATOR = ["synth.runtime.msccl.check", "synth.runtime.msccl.check.parse", "synth.runtime.msccl.check.validate",
+             "synth.runtime.msccl.check.interpret", "synth.runtime.msccl.check.races", "synth.runtime.msccl_check"]
+
+#: load the package ``synth`` without running its __init__ (the facade, which sits above every stage and
+#: imports synth.solve), so that only the edges of the module under test count
+_NO_FACADE = ("import importlib.util; spec = importlib.util.find_spec('synth'); "
+              "sys.modules['synth'] = importlib.util.module_from_spec(spec); ")
 
 
-def loaded(module: str, prefixes) -> list:
-    """The modules starting with one of ``prefixes`` that ``import module`` loads in a fresh interpreter."""
-    code = (f"import json, sys, {module}; "
+def loaded(modules, prefixes, facade: bool = True) -> list:
+    """The modules starting with one of ``prefixes`` that importing ``modules`` (a name or a list) loads in a fresh
+    interpreter.  Importing a package's module runs the package's __init__ first, so one interpreter for several
+    modules of a package hides nothing."""
+    module = modules if isinstance(modules, str) else ", ".join(modules)
+    code = ("import json, sys; " + ("" if facade else _NO_FACADE) + f"import {module}; "
             f"print(json.dumps(sorted(m for m in sys.modules if m.startswith({tuple(prefixes)!r}))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 
 
-@pytest.mark.parametrize("module", ["synth.check", "synth.certify", "synth.dualbound", "synth.steinerbound"])
-def test_the_checker_loads_no_model_and_no_solver(module):
-    assert loaded(module, SOLVERS) == []
+def test_every_checker_module_is_probed():
+    assert {"synth.check", "synth.check.bounds", "synth.check.bounds.steiner", "synth.check.claims"} <= set(CHECKER)
+
+
+@pytest.mark.parametrize("modules", [CHECKER, OLD_PATHS], ids=["synth.check", "old paths"])
+def test_the_checker_loads_no_model_and_no_solver(modules):
+    assert loaded(modules, SOLVERS) == []
+
+
+@pytest.mark.parametrize("modules", [CHECKER, OLD_PATHS], ids=["synth.check", "old paths"])
+def test_the_checker_loads_no_solve_stage(modules):
+    """Without the facade (which imports every stage), the checker reaches neither synth.solve nor a model."""
+    assert loaded(modules, SOLVERS + ("synth.solve",), facade=False) == []
 
 
 def test_the_msccl_validator_loads_no_exporter():
-    assert loaded("synth.runtime.msccl_check", SOLVERS + ("synth.runtime.msccl",)) == ["synth.runtime.msccl_check"]
+    assert loaded(VALIDATOR, SOLVERS + EXPORTER) == []
+    assert loaded(VALIDATOR, SOLVERS + EXPORTER + ("synth.solve",), facade=False) == []
 
 
 def test_the_probe_sees_a_loaded_module():
-    """The test above can fail: a module that does load a solver is seen."""
+    """The tests above can fail: a module that does load a solver, the solve stage or the exporter is seen."""
     assert "ortools" in loaded("ortools", ("ortools",))
+    assert "synth.solve" in loaded("synth.solve", ("synth.solve",), facade=False)
+    assert "synth.runtime.msccl.export" in loaded("synth.runtime.msccl", EXPORTER + ("synth.runtime.msccl",),
+                                                  facade=False) + loaded("synth.runtime.msccl.export", EXPORTER)

@@ -2,10 +2,12 @@
 
 * :mod:`synth.runtime.plan`: packed messages and the chunk layout (shared);
 * :mod:`synth.runtime.mpi`: ``synth run``, MPI point-to-point through mpi4py
-  (the per-rank program is :mod:`synth.runtime._mpi_worker`);
-* :mod:`synth.runtime.msccl`: ``synth export --format msccl-xml``;
-* :mod:`synth.runtime.msccl_check`: a validator and an interpreter for MSCCL XML;
-* :mod:`synth.runtime.cli`: the command-line glue for both.
+  (ranks, launch, simulate; the per-rank program is :mod:`synth.runtime.mpi._worker`);
+* :mod:`synth.runtime.msccl`: ``synth export --format msccl-xml`` (:mod:`~synth.runtime.msccl.export`)
+  and, apart from it, a validator and an interpreter for MSCCL XML (:mod:`synth.runtime.msccl.check`);
+* :mod:`synth.runtime.explicit_export`: re-emit an explicit file with another element count.
 
+The old module paths ``synth.runtime.msccl_check``, ``synth.runtime._mpi_worker`` and
+``synth.runtime.cli`` (now :mod:`synth.cli.run` and :mod:`synth.cli.export`) re-export.
 Nothing here imports mpi4py at import time: the MPI extra is only needed to run.
 """

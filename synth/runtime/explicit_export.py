@@ -1,7 +1,7 @@
 """``synth export`` of an explicit schedule file (what ``synth baseline`` writes).
 
 An explicit file already is the ``explicit`` format: :func:`reemit_explicit` reads it
-through :func:`synth.explicit.read_explicit` (so a malformed file is refused with the line
+through :func:`synth.check.explicit.read_explicit` (so a malformed file is refused with the line
 that is wrong) and writes it again, optionally re-cut to another element count.  For
 ``--format msccl-xml`` the exporter (:func:`synth.runtime.msccl.export_msccl`) takes the
 path directly: its chunk sizes become the MSCCL chunk weights.
@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from synth.check.explicit import read_explicit, write_explicit
 from synth.errors import SynthError
+from synth.schedule import chunk_elements
 
 __all__ = ["reemit_explicit"]
 
@@ -51,9 +53,6 @@ def reemit_explicit(path, out, elements: int | None = None) -> str:
     SynthError
         For a malformed file (:class:`~synth.errors.FileFormatError`) or a bad element count.
     """
-    from synth.explicit import read_explicit, write_explicit
-    from synth.schedule import chunk_elements
-
     schedule, sizes, header = read_explicit(path)
     claims = header.get("claims")
     total = int(sizes.sum())

@@ -35,7 +35,12 @@ from functools import cached_property
 
 import numpy as np
 
+from synth.check.certificate import read_certificate
+from synth.check.claims import file_kind
+from synth.check.explicit import read_explicit
 from synth.errors import ScheduleError
+from synth.fileio import read_json
+from synth.lift import lift, lifted_weights
 from synth.schedule import COPY, REDUCE, Schedule
 
 __all__ = ["Plan", "build_plan", "flatten", "greedy_layout", "message_runs", "load_schedule", "LAYOUTS"]
@@ -49,7 +54,7 @@ def load_schedule(source):
     """``(schedule, weights, label)`` from anything that names a schedule.
 
     ``source`` may be a path to a certificate or an explicit file, a
-    :class:`~synth.certificate.Certificate`, a :class:`~synth.baselines.Baseline`
+    :class:`~synth.check.certificate.Certificate`, a :class:`~synth.baselines.Baseline`
     (anything with ``.schedule`` and ``.weights``), a :class:`~synth.schedule.Schedule`
     (equal chunks) or a ``(schedule, weights)`` pair.  ``weights`` are the relative chunk
     sizes (cut with :func:`synth.schedule.chunk_elements`); an explicit file's own chunk
@@ -70,8 +75,6 @@ def load_schedule(source):
     if isinstance(source, tuple) and len(source) == 2 and isinstance(source[0], Schedule):
         return source[0], _weights(source[1], source[0].n_chunks), "schedule"
     if hasattr(source, "base") and hasattr(source, "group"):
-        from synth.lift import lift, lifted_weights
-
         label = (getattr(source, "provenance", {}) or {}).get("algorithm") or "certificate"
         return lift(source.base, source.group), lifted_weights(source.base, source.group), str(label)
     if hasattr(source, "schedule") and hasattr(source, "weights"):
@@ -88,17 +91,11 @@ def _weights(weights, n_chunks):
 
 
 def _load_path(path):
-    from synth.certify import file_kind
-    from synth.explicit import read_explicit
-
     if file_kind(path) == "explicit":
         schedule, sizes, _ = read_explicit(path)
         if int(sizes.sum()) <= 0:
             sizes = np.ones(schedule.n_chunks, dtype=np.int64)
         return schedule, _weights(sizes, schedule.n_chunks), f"explicit file {os.path.basename(str(path))}"
-    from synth.certificate import read_certificate
-    from synth.fileio import read_json
-
     cert = read_certificate(read_json(path))
     schedule, weights, label = load_schedule(cert)
     return schedule, weights, f"{label} ({os.path.basename(str(path))})"

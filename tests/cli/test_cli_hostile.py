@@ -158,7 +158,7 @@ def test_a_bug_is_one_line_and_exit_2(capsys, monkeypatch):
 
 CHILD = textwrap.dedent("""
     import sys, time
-    import synth.explicit as ex
+    import synth.check.explicit as ex
     from synth.cli import main
 
     original = ex.explicit_lines

@@ -11,7 +11,7 @@ import pytest
 from synth.baselines import build_baseline
 from synth.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 VERIFIER = ROOT / "tools" / "verify_explicit.py"
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from synth.cli import main
 
-INSTANCES = sorted((Path(__file__).resolve().parents[1] / "instances").glob("**/*.json"))
+INSTANCES = sorted((Path(__file__).resolve().parents[2] / "instances").glob("**/*.json"))
 
 
 def test_there_are_instances():

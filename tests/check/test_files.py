@@ -6,10 +6,10 @@ import random
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from synth.certificate import read_certificate, write_certificate
-from synth.certify import certify, check_certificate, check_file
+from synth.check.certificate import read_certificate, write_certificate
+from synth.check.claims import certify, check_certificate, check_file
 from synth.errors import FileFormatError, SynthError
-from synth.explicit import read_explicit, write_explicit
+from synth.check.explicit import read_explicit, write_explicit
 from synth.group import torus_gamma
 from synth.lift import lift, lifted_weights
 from synth.schedule import chunk_elements
@@ -195,3 +195,17 @@ def test_atomic_write_leaves_no_partial_file(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
     with pytest.raises(FileFormatError, match="does not exist"):
         write_atomic(tmp_path / "nope" / "x", "y")
+
+
+def test_an_explicit_check_too_large_names_the_mode_parameter(monkeypatch):
+    """The library names the parameter (``mode``); the CLI says its flag."""
+    import synth.check.claims as claims
+    from synth.cli._common import with_flags
+    from synth.errors import OptionError
+
+    t = parse_torus("4x4")
+    monkeypatch.setattr(claims, "EXPLICIT_HARD_LIMIT", 10)
+    with pytest.raises(OptionError, match=r"^mode explicit: .* use symmetric$") as info:
+        certify(sp_allreduce(t), torus_gamma(t), mode="explicit")
+    assert with_flags(info.value, str(info.value)).startswith("--mode explicit: the lifted schedule has ")
+    assert certify(sp_allreduce(t), torus_gamma(t), mode="symmetric").claims["rounds"] == 8

@@ -12,9 +12,9 @@ from synth.errors import ScheduleError
 from synth.exchange import exchange_allreduce
 from synth.group import torus_gamma
 from synth.lift import lift
-from synth.runtime.msccl import (NO_SCRATCH_MAX_BYTES, SCRATCH_CAP, MscclLimits, export_msccl, scratch_bytes,
-                                 xml_name)
-from synth.runtime.msccl_check import CheckLimits, check_xml, interpret, parse_xml, validate
+from synth.runtime.msccl.check import CheckLimits, check_xml, interpret, parse_xml, validate
+from synth.runtime.msccl.export import NO_SCRATCH_MAX_BYTES, export_msccl, scratch_bytes, xml_name
+from synth.runtime.msccl.limits import SCRATCH_CAP, MscclLimits
 from synth.schedule import tree_schedule
 from synth.sp import sp_allreduce
 from synth.torus import parse_torus
@@ -267,12 +267,21 @@ def test_check_limits_accept_exporter_limits():
     assert isinstance(CheckLimits(), CheckLimits)
 
 
+def test_the_validator_reads_the_exporters_limits_field_by_field():
+    """One definition of the runtime limits: the validator's defaults are the exporter's, field by field."""
+    import dataclasses
+
+    shared = [f.name for f in dataclasses.fields(MscclLimits)]
+    assert shared and all(getattr(CheckLimits(), k) == getattr(MscclLimits(), k) for k in shared)
+    assert CheckLimits().scratch_cap == SCRATCH_CAP
+
+
 def test_cli_glue_writes_and_checks(tmp_path, capsys):
     import argparse
     import json
 
-    from synth.certificate import write_certificate
-    from synth.certify import certify
+    from synth.check.certificate import write_certificate
+    from synth.check.claims import certify
     from synth.runtime.cli import add_msccl_export_arguments, export_msccl_from_args
 
     t = parse_torus("4x4")
@@ -302,7 +311,7 @@ def _nodes_per_rank(xml):
 
 def _algo_with_nodes(total):
     """Two GPUs, GPU 0 holding 64 threadblocks of plain sends: ``total`` XML nodes for rank 0."""
-    from synth.runtime.msccl_check import Algo, Gpu, Step, ThreadBlock
+    from synth.runtime.msccl.check import Algo, Gpu, Step, ThreadBlock
 
     algo = Algo({"name": "n", "proto": "Simple", "nchannels": "32", "nchunksperloop": "64", "ngpus": "2",
                  "coll": "allreduce", "inplace": "0", "outofplace": "1", "minBytes": "0", "maxBytes": "0"})
@@ -390,7 +399,7 @@ def test_cli_exports_a_baseline_explicit_file(tmp_path, capsys):
     assert "already explicit" in capsys.readouterr().out and copy.read_text() == src.read_text()
     assert main(["export", str(src), "--out", str(copy), "--elements", "640"]) == 0
     assert "re-cut for 640 elements" in capsys.readouterr().out
-    from synth.explicit import read_explicit
+    from synth.check.explicit import read_explicit
 
     assert int(read_explicit(copy)[1].sum()) == 640 and main(["check", str(copy)]) == 0
     capsys.readouterr()
@@ -405,7 +414,7 @@ def test_cli_exports_a_baseline_explicit_file(tmp_path, capsys):
 
 def test_cli_notes_scratch_over_the_cap_on_stderr(tmp_path, capsys):
     from synth.cli import main
-    from synth.explicit import write_explicit
+    from synth.check.explicit import write_explicit
     from synth.schedule import chunk_elements
 
     s = schedules("4x4")["exchange"]()

@@ -12,7 +12,7 @@ from synth.errors import ScheduleError, SynthError
 from synth.exchange import exchange_allreduce
 from synth.group import torus_gamma
 from synth.lift import lift
-from synth.runtime import mpi as rmpi
+from synth.runtime.mpi import launch as rmpi
 from synth.runtime.mpi import parse_size, prepare_run, rank_plans, run_schedule, simulate_run
 from synth.runtime.plan import build_plan, load_schedule
 from synth.schedule import Block, Schedule, chunk_elements, tree_schedule
@@ -180,8 +180,8 @@ def test_mpi_16_ranks(cases44, name, mode, dtype):
 
 def test_mpi_run_from_certificate_file_via_cli_glue(tmp_path, capsys):
     _mpi()
-    from synth.certify import certify
-    from synth.certificate import write_certificate
+    from synth.check.claims import certify
+    from synth.check.certificate import write_certificate
     from synth.runtime.cli import add_run_command
 
     t = parse_torus("4x4")

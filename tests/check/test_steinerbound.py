@@ -1,13 +1,13 @@
-"""The excess Steiner bound (synth.steinerbound) against brute force and a DP written out here."""
+"""The excess Steiner bound (synth.check.bounds.steiner) against brute force and a DP written out here."""
 
 import itertools
 
 import numpy as np
 import pytest
 
-from synth.dualbound import khop_dual_bound
+from synth.check.bounds import STEINER_KIND, excess_tables, khop_dual_bound, steiner_dual, terminal_bound
+from synth.check.bounds.steiner import _extend
 from synth.errors import SynthError
-from synth.steinerbound import STEINER_KIND, _extend, excess_tables, steiner_dual, terminal_bound
 from synth.torus import parse_torus
 
 
@@ -76,7 +76,7 @@ def test_tables_match_the_recursion_written_out(shape):
 
 
 def test_merges_in_small_batches_give_the_same_tables(monkeypatch):
-    import synth.steinerbound as sb
+    import synth.check.bounds.steiner as sb
 
     t = parse_torus("5x5")
     S = [12, 7, 17, 11, 13, 6]
@@ -153,7 +153,7 @@ def test_bad_depth_and_missing_terminals():
 
 
 def _certified(terminals, claimed):
-    from synth.certify import certify
+    from synth.check.claims import certify
     from synth.group import torus_gamma
     from synth.models.khop import solve_khop
     from synth.schedule import tree_schedule
@@ -166,7 +166,7 @@ def _certified(terminals, claimed):
 
 
 def test_certificate_rederives_the_steiner_bound_and_catches_an_overclaim():
-    from synth.certify import check_certificate
+    from synth.check.claims import check_certificate
 
     S = [36, 28, 35, 37, 44]                 # (4, 4) and its four neighbours on 8x8: W*(6) >= 66
     rep = check_certificate(_certified(S, 66))

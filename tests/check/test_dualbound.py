@@ -1,4 +1,4 @@
-"""The checkable k-hop bound (synth.dualbound) against an LP solved here, independently of models/."""
+"""The checkable k-hop bound (synth.check.bounds) against an LP solved here, independently of models/."""
 
 import functools
 import json
@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from synth.dualbound import CONE_KIND, KIND, cone_count_bound, khop_dual_bound, root_stabilizer_perms
+from synth.check.bounds import CONE_KIND, KIND, cone_count_bound, khop_dual_bound, root_stabilizer_perms
 from synth.errors import SynthError
 from synth.torus import parse_torus
 
@@ -27,7 +27,7 @@ def _brute_optimum_k2(t):
 
 
 class FullLP:
-    """The relaxation of synth.dualbound written out row by row (no aggregation), with cone cuts."""
+    """The relaxation of synth.check.bounds.lagrangian written out row by row (no aggregation), with cone cuts."""
 
     def __init__(self, t, k, radii=(0, 1, 2)):
         V = self.V = t.n_vertices
@@ -198,7 +198,7 @@ def _tree_and_dual(shape, k):
 
 def _certified_tree(shape, k, tamper=None):
     """A k-hop tree certified with the LP's dual in its solver section (optionally tampered)."""
-    from synth.certify import certify
+    from synth.check.claims import certify
     from synth.group import torus_gamma
     from synth.schedule import tree_schedule
 
@@ -212,8 +212,8 @@ def _certified_tree(shape, k, tamper=None):
 
 
 def test_certificate_bound_is_rederived(tmp_path):
-    from synth.certificate import write_certificate
-    from synth.certify import check_certificate, check_file
+    from synth.check.certificate import write_certificate
+    from synth.check.claims import check_certificate, check_file
 
     cert, dual = _certified_tree("6x6", 3)
     rep = check_certificate(cert)
@@ -231,14 +231,14 @@ def test_certificate_bound_is_rederived(tmp_path):
     lambda d: d.update(k=2),                                                    # a dual for a smaller depth
 ])
 def test_tampered_dual_fails(tamper):
-    from synth.certify import check_certificate
+    from synth.check.claims import check_certificate
 
     cert, _ = _certified_tree("6x6", 3, tamper)
     assert not check_certificate(cert).valid
 
 
 def test_tree_deeper_than_the_dual_fails():
-    from synth.certify import check_certificate
+    from synth.check.claims import check_certificate
 
     cert, _ = _certified_tree("6x6", 3)
     cert.solver["depth_bound"] = 2          # the dual (depth 3) still proves a bound for depth 2

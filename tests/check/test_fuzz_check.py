@@ -14,11 +14,11 @@ from fractions import Fraction
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from synth.certificate import certificate_to_json, read_certificate
-from synth.certify import certify, check_file, claims_of
+from synth.check.certificate import certificate_to_json, read_certificate
+from synth.check.claims import certify, check_file, claims_of
 from synth.check import execute, measure_explicit, round_lower_bound
 from synth.errors import SynthError
-from synth.explicit import explicit_lines, read_explicit
+from synth.check.explicit import explicit_lines, read_explicit
 from synth.group import torus_gamma
 from synth.lift import lift, lifted_weights
 from synth.registry import default_group

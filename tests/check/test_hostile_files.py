@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from synth.certificate import certificate_to_json, dumps, read_certificate
-from synth.certify import certify, check_certificate, check_file
+from synth.check.certificate import certificate_to_json, dumps, read_certificate
+from synth.check.claims import certify, check_certificate, check_file
 from synth.errors import FileFormatError, ScheduleError, SynthError, TopologyError
-from synth.explicit import explicit_lines, read_explicit
+from synth.check.explicit import explicit_lines, read_explicit
 from synth.fileio import read_json
 from synth.group import torus_gamma
 from synth.hyperx import parse_hyperx
@@ -32,7 +32,7 @@ from synth.spineleaf import parse_spine_leaf
 from synth.torus import parse_torus
 from synth.usertopo import read_topology
 
-VERIFIER = Path(__file__).resolve().parents[1] / "tools" / "verify_explicit.py"
+VERIFIER = Path(__file__).resolve().parents[2] / "tools" / "verify_explicit.py"
 
 
 @pytest.fixture(scope="module")
@@ -346,14 +346,14 @@ def test_the_cli_reports_hostile_files_in_one_line(tmp_path, data):
     data["base_schedule"]["rounds"] = 10**9
     path = write(tmp_path, data)
     res = subprocess.run([sys.executable, "-m", "synth", "check", str(path)], capture_output=True, text=True,
-                         timeout=60, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+                         timeout=60, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and "rounds" in res.stderr
 
 
 def test_certify_refuses_claims_a_file_could_not_hold():
     """Volumes past 2**53 could never be read back (the reader refuses such integers): certify says so first."""
-    from synth.certify import certify
+    from synth.check.claims import certify
     from synth.group import torus_gamma
     from synth.sp import sp_allreduce
     from synth.torus import parse_torus

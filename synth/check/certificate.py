@@ -1,0 +1,258 @@
+"""Certificates: a base schedule, its group and the claims the checker re-derives.
+
+Format ``synth-certificate``, version 1 (one JSON object)::
+
+    {
+      "format": "synth-certificate", "version": 1,
+      "topology": {"kind": "torus", "shape": [16, 16]},          # synth.registry.build_topology
+      "group": {"kind": "torus-gamma"},                          # synth.group.named_group
+      "base_schedule": {
+        "rounds": 32,
+        "components": [
+          {"weight": 1, "label": "SP BFS tree, root 0, depth 16",
+           "transmissions": [[round, src, dst, "reduce" | "copy", [src, ..., dst]], ...]}
+        ]
+      },
+      "chunking": {"elements": 512, "rule": "proportional-floor"},
+      "claims": {"rounds": 32, "round_lower_bound": 31, "psi": "1", "theta": "1", "omega": "1",
+                 "weight": "255", ...},                            # exact fractions as strings
+      "solver": {...},                                           # solver's own claims, not checkable
+      "provenance": {"tool": "synth 0.1.0", "algorithm": "sp-allreduce", "seed": null, "seconds": 0.1}
+    }
+
+Routes are vertex lists along directed links.  Component ``t`` lifted by group
+element ``i`` is chunk ``t*|G| + i``; ``chunking.elements`` input elements per
+node are cut as in :func:`synth.schedule.chunk_elements`.  Every key of
+``claims`` is re-derived by ``synth check``; ``solver`` is reported as the
+solver's claim, with one exception: a k-hop certificate's ``solver.dual_bound``
+(a dual of the layered LP, or the cone-counting bound, :mod:`synth.check.bounds`) is re-evaluated by the
+checker, which then also checks the claims ``weight_lower_bound`` (the dual's
+``bound`` on ``W*`` for depth ``solver.depth_bound``) and ``depth_bound``
+(``rounds <= 2 * depth_bound``).  Only ``provenance.seconds`` varies between
+identical runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from synth._version import __version__
+from synth.errors import FileFormatError, ScheduleError, SynthError
+from synth.fileio import read_json, write_atomic
+from synth.group import Group, named_group
+from synth.registry import build_topology, spec_size
+from synth.schedule import OPS, BaseSchedule
+from synth.topology import check_size
+
+__all__ = ["Certificate", "FORMAT", "VERSION", "base_to_json", "base_from_json", "base_shape",
+           "check_declared_size", "read_certificate",
+           "write_certificate", "certificate_to_json", "dumps"]
+
+FORMAT = "synth-certificate"
+VERSION = 1
+
+
+@dataclass(frozen=True, eq=False)
+class Certificate:
+    """A certificate in memory (see the module docstring for the file format)."""
+
+    topology: object
+    group: Group
+    base: BaseSchedule
+    elements: int
+    claims: dict = field(default_factory=dict)
+    solver: dict = field(default_factory=dict)
+    provenance: dict = field(default_factory=dict)
+
+
+def route_vertices(topology, links) -> list:
+    links = np.asarray(links)
+    return [int(topology.link_src[links[0]])] + topology.link_dst[links].tolist()
+
+
+def base_to_json(base: BaseSchedule) -> dict:
+    """The ``base_schedule`` object of a certificate."""
+    t = base.topology
+    comps = []
+    for c in range(base.n_components):
+        rows = []
+        for i in np.flatnonzero(base.component == c):
+            rows.append([int(base.round[i]), int(base.src[i]), int(base.dst[i]), OPS[base.op[i]],
+                         route_vertices(t, base.route(i))])
+        comps.append({"weight": int(base.weights[c]), "label": base.labels[c], "transmissions": rows})
+    return {"rounds": int(base.n_rounds), "components": comps}
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def base_shape(data) -> list:
+    """Transmissions per component of a ``base_schedule`` object, checking its structure only.
+
+    Cheap and done before the topology is built, so the counts can be checked against it
+    (:func:`read_certificate`).
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("components"), list) or not data["components"]:
+        raise FileFormatError("base_schedule needs a non-empty 'components' list")
+    rounds = data.get("rounds")
+    if not _is_int(rounds) or rounds < 1:
+        raise FileFormatError("base_schedule.rounds must be a positive integer")
+    counts = []
+    for c, comp in enumerate(data["components"]):
+        if not isinstance(comp, dict) or not isinstance(comp.get("transmissions"), list):
+            raise FileFormatError(f"component {c} needs a 'transmissions' list")
+        counts.append(len(comp["transmissions"]))
+    if rounds > sum(counts):
+        raise FileFormatError(f"base_schedule.rounds is {rounds} but the schedule has only {sum(counts)} "
+                              "transmissions")
+    return counts
+
+
+def _row(topology, tr):
+    """One transmission ``[round, src, dst, op, route]``, strictly typed; returns (round, src, dst, op, links)."""
+    if not isinstance(tr, list) or len(tr) != 5:
+        raise ValueError("a transmission is [round, src, dst, op, route]")
+    rnd, src, dst, op, route = tr
+    if not (_is_int(rnd) and _is_int(src) and _is_int(dst)):
+        raise ValueError("round, src and dst must be integers")
+    if op not in OPS:
+        raise ValueError(f"op must be one of {', '.join(OPS)}")
+    if not isinstance(route, list) or len(route) < 2 or not all(_is_int(v) for v in route):
+        raise ValueError("route must be a list of at least two integer vertex ids")
+    if route[0] != src or route[-1] != dst:
+        raise ValueError("route does not start at src and end at dst")
+    verts = np.asarray(route, dtype=np.int64)
+    links = topology.link_ids(verts[:-1], verts[1:])
+    if np.any(links < 0):
+        k = int(np.argmax(links < 0))
+        raise ValueError(f"route step {verts[k]}->{verts[k + 1]} is not a link")
+    return rnd, src, dst, OPS.index(op), links
+
+
+def base_from_json(topology, data) -> BaseSchedule:
+    """Parse a ``base_schedule`` object, with one-line errors for anything malformed.
+
+    Types are strict (``1.5``, ``"1"`` and ``true`` are not integers); weights are integers in
+    ``1..2**53-1``; ``rounds`` must be the last round that has a transmission (:func:`synth.check.claims.certify`
+    writes exactly that), so nothing is allocated for rounds the file does not fill.
+    """
+    base_shape(data)
+    rows, weights, labels = [], [], []
+    for c, comp in enumerate(data["components"]):
+        w = comp.get("weight", 1)
+        if not _is_int(w) or w < 1:
+            raise FileFormatError(f"component {c}: weight must be a positive integer, got {str(w)[:40]}")
+        weights.append(w)
+        labels.append(str(comp.get("label", f"component {c}"))[:1000])
+        for j, tr in enumerate(comp["transmissions"]):
+            try:
+                rnd, src, dst, op_code, links = _row(topology, tr)
+            except (TypeError, ValueError) as exc:
+                raise FileFormatError(f"component {c}, transmission {j}: {exc}") from None
+            rows.append((c, rnd, src, dst, op_code, links))
+    last = max(r[1] for r in rows) if rows else 0
+    if rows and data["rounds"] != last:
+        raise FileFormatError(f"base_schedule.rounds is {data['rounds']} but the last round with a transmission "
+                              f"is {last}")
+    try:
+        return BaseSchedule.from_rows(topology, data["rounds"], rows, weights, labels)
+    except ScheduleError as exc:
+        raise FileFormatError(f"base schedule: {exc}") from None
+
+
+def certificate_to_json(cert: Certificate) -> dict:
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "topology": cert.topology.spec,
+        "group": cert.group.to_json(),
+        "base_schedule": base_to_json(cert.base),
+        "chunking": {"elements": int(cert.elements), "rule": "proportional-floor"},
+        "claims": cert.claims,
+        "solver": cert.solver,
+        "provenance": {"tool": f"synth {__version__}", **cert.provenance},
+    }
+
+
+def dumps(obj: dict) -> str:
+    """Compact, deterministic JSON: one transmission per line inside the base schedule."""
+    import json
+
+    head = {k: v for k, v in obj.items() if k != "base_schedule"}
+    base = obj["base_schedule"]
+    parts = ["{"]
+    for k, v in head.items():
+        parts.append(f'  {json.dumps(k)}: {json.dumps(v, sort_keys=True)},')
+    parts.append(f'  "base_schedule": {{"rounds": {base["rounds"]}, "components": [')
+    for ci, comp in enumerate(base["components"]):
+        parts.append(f'    {{"weight": {comp["weight"]}, "label": {json.dumps(comp["label"])}, "transmissions": [')
+        rows = comp["transmissions"]
+        for ri, row in enumerate(rows):
+            parts.append("      " + json.dumps(row, separators=(",", ":")) + ("," if ri + 1 < len(rows) else ""))
+        parts.append("    ]}" + ("," if ci + 1 < len(base["components"]) else ""))
+    parts.append("  ]}")
+    parts.append("}")
+    return "\n".join(parts) + "\n"
+
+
+def write_certificate(cert: Certificate, path) -> None:
+    """Write ``cert`` atomically."""
+    write_atomic(path, dumps(certificate_to_json(cert)))
+
+
+def read_certificate(path_or_data) -> Certificate:
+    """Read and structurally validate a certificate (claims are *not* checked here)."""
+    data = read_json(path_or_data) if not isinstance(path_or_data, dict) else path_or_data
+    if data.get("format") != FORMAT:
+        raise FileFormatError(f"not a synth certificate (format {str(data.get('format'))[:40]!r})")
+    if data.get("version") != VERSION:
+        raise FileFormatError(f"certificate version {str(data.get('version'))[:40]!r} is not supported "
+                              f"(this is {VERSION})")
+    for key in ("topology", "group", "base_schedule", "chunking"):
+        if key not in data:
+            raise FileFormatError(f"certificate lacks '{key}'")
+    for key in ("claims", "solver", "provenance"):
+        if not isinstance(data.get(key, {}), dict):
+            raise FileFormatError(f"certificate '{key}' must be an object")
+    elements = data["chunking"].get("elements") if isinstance(data["chunking"], dict) else None
+    if not _is_int(elements) or elements < 1:
+        raise FileFormatError("chunking.elements must be a positive integer")
+    counts = base_shape(data["base_schedule"])
+    check_declared_size(data["topology"], counts)
+    try:
+        topology = build_topology(data["topology"])
+        group = named_group(topology, data["group"])
+    except SynthError as exc:
+        raise FileFormatError(f"certificate: {exc}") from None
+    base = base_from_json(topology, data["base_schedule"])
+    return Certificate(topology, group, base, elements, data.get("claims", {}), data.get("solver", {}),
+                       data.get("provenance", {}))
+
+
+def check_declared_size(spec, counts) -> None:
+    """Check the topology ``spec`` names against the schedule, before building either.
+
+    Every component is an allreduce of one chunk over all ``p`` compute vertices, and each of
+    them but one must receive at least once, so a component has at least ``p - 1`` transmissions.
+    With the size caps of :func:`synth.topology.check_size` this bounds the work by the file.
+
+    Raises
+    ------
+    FileFormatError
+        If the topology is over the caps or too large for the schedule.
+    """
+    size = spec_size(spec)
+    if size is None:
+        return
+    V, E, p = size
+    try:
+        check_size(f"the certificate's {spec.get('kind')}", V, E)
+    except SynthError as exc:
+        raise FileFormatError(f"certificate: {exc}") from None
+    if p is not None and counts and p - 1 > min(counts):
+        c = counts.index(min(counts))
+        raise FileFormatError(f"certificate: component {c} has {counts[c]} transmissions but its topology has "
+                              f"{p} compute nodes; an allreduce needs at least {p - 1}")

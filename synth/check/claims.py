@@ -1,0 +1,263 @@
+"""Make claims with the checker, and check files against their claims.
+
+:func:`certify` runs the checker on a freshly built schedule and records what it
+measured as the certificate's claims; :func:`check_file` reads a certificate
+or an explicit file, re-derives everything and compares.
+
+Examples
+--------
+>>> from synth.torus import parse_torus
+>>> from synth.group import torus_gamma
+>>> from synth.sp import sp_allreduce
+>>> t = parse_torus("4x4")
+>>> cert = certify(sp_allreduce(t), torus_gamma(t))
+>>> cert.claims["rounds"], cert.claims["round_lower_bound"], cert.claims["omega"]
+(8, 7, '1')
+>>> report = check_certificate(cert)
+>>> report.valid, report.mode
+(True, 'explicit')
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from synth.check.bounds import khop_dual_bound
+from synth.check.certificate import Certificate, read_certificate
+from synth.check.execution import execute
+from synth.check.explicit import FORMAT as EXPLICIT_FORMAT, read_explicit
+from synth.check.metrics import Metrics, measure_explicit, measure_symmetric, round_lower_bound
+from synth.errors import FileFormatError, OptionError, ScheduleError, SynthError
+from synth.fileio import MAX_INT, open_regular, read_json, read_line
+from synth.lift import lift, lifted_weights
+from synth.registry import default_group
+from synth.schedule import chunk_elements
+
+__all__ = ["Report", "certify", "check_certificate", "check_explicit", "check_file", "claims_of", "file_kind",
+           "MODES", "EXPLICIT_LIMIT", "EXPLICIT_HARD_LIMIT"]
+
+MODES = ("auto", "explicit", "symmetric")
+EXPLICIT_LIMIT = 30_000_000  # lifted transmissions up to which 'auto' executes explicitly
+EXPLICIT_HARD_LIMIT = 60_000_000  # lifted route links beyond which even mode 'explicit' refuses (memory)
+_KIND_BYTES = 1 << 20  # how much of a file file_kind looks at
+_EXPLICIT_HEAD = re.compile(rb'\s*\{\s*"format"\s*:\s*"' + re.escape(EXPLICIT_FORMAT.encode()) + rb'"')
+_FRACTION = re.compile(r"^-?\d{1,60}(/\d{1,60})?$")  # how claims spell exact numbers (bounded: no huge parse)
+
+
+@dataclass
+class Report:
+    """What ``synth check`` found.
+
+    ``claims`` maps each claim to ``(claimed, measured, ok)``; ``solver`` holds
+    the solver's own (unchecked) claims.
+    """
+
+    kind: str
+    mode: str
+    errors: list = field(default_factory=list)
+    metrics: Metrics | None = None
+    round_lower_bound: int | None = None
+    bound_witness: str = ""
+    claims: dict = field(default_factory=dict)
+    solver: dict = field(default_factory=dict)
+
+    @property
+    def valid(self) -> bool:
+        return not self.errors and all(ok for _, _, ok in self.claims.values())
+
+    def to_json(self) -> dict:
+        m = self.metrics
+        out = {"valid": self.valid, "kind": self.kind, "mode": self.mode, "errors": self.errors}
+        if m is not None:
+            out.update({
+                "rounds": m.rounds, "round_lower_bound": self.round_lower_bound, "bound_witness": self.bound_witness,
+                "psi": float(m.psi), "theta": float(m.theta), "omega": float(m.omega), "weight": float(m.weight),
+                "exact": {k: str(getattr(m, k)) for k in ("psi", "theta", "omega", "weight")},
+                "metrics": m.to_json(),
+            })
+        out["claims"] = {k: {"claimed": c, "measured": v, "ok": ok} for k, (c, v, ok) in self.claims.items()}
+        if self.solver:
+            out["solver_claims"] = {k: ("stored; re-derived as the claim weight_lower_bound" if k == "dual_bound"
+                                        else v) for k, v in self.solver.items()}
+        return out
+
+
+def _is_round_optimal(m: Metrics, bound: int) -> bool:
+    one_hop_minimal = m.max_route == 1 and m.transmissions == m.chunks * 2 * (m.compute_nodes - 1)
+    return bool(one_hop_minimal and m.psi == 1 and m.theta == 1 and m.omega == 1 and m.rounds == bound)
+
+
+def claims_of(m: Metrics, bound: int) -> dict:
+    """The claims a certificate makes, as JSON values (exact fractions as strings)."""
+    out = m.to_json()
+    out["round_lower_bound"] = bound
+    out["round_optimal"] = _is_round_optimal(m, bound)
+    return out
+
+
+def _measure(base, group, elements, mode):
+    if isinstance(elements, bool) or not isinstance(elements, int) or elements < 1:
+        raise ScheduleError(f"the number of elements must be a positive integer, got {str(elements)[:40]}")
+    n_chunks = base.n_components * group.order
+    if elements < n_chunks:  # checked before the sizes are made: some chunk would get no element
+        raise ScheduleError(f"{elements} elements cannot fill {n_chunks} chunks; every chunk needs at least one")
+    n_lifted = base.n_transmissions * group.order
+    if mode == "auto":
+        mode = "explicit" if n_lifted <= EXPLICIT_LIMIT else "symmetric"
+    if mode == "explicit" and base.route_links.size * group.order > EXPLICIT_HARD_LIMIT:
+        raise OptionError(f"mode explicit: the lifted schedule has {base.route_links.size * group.order} route links, "
+                          f"more than {EXPLICIT_HARD_LIMIT} that an explicit check may hold in memory; use symmetric")
+    sizes = chunk_elements(lifted_weights(base, group), elements)
+    if mode == "explicit":
+        schedule = lift(base, group)
+        errors = execute(schedule)
+        metrics = measure_explicit(schedule, sizes)
+    elif mode == "symmetric":
+        errors = execute(base.as_schedule())  # each component is a one-chunk allreduce
+        metrics = measure_symmetric(base, group, sizes)
+    else:
+        raise ScheduleError(f"unknown check mode {mode!r}; valid: {', '.join(MODES)}")
+    return mode, errors, metrics
+
+
+def certify(base, group, elements=None, *, mode="auto", solver=None, provenance=None) -> Certificate:
+    """Check a fresh schedule and wrap it, with what was measured as claims, into a certificate.
+
+    ``elements`` defaults to one element per unit of chunk weight (``|G| * sum(weights)``).
+    Empty rounds at the end are dropped (:meth:`synth.schedule.BaseSchedule.trimmed`): a certificate's
+    ``rounds`` is its last round with a transmission.
+
+    Raises
+    ------
+    ScheduleError
+        If the schedule is not a correct allreduce, a chunk would get no element, or a claim
+        would be too large for a file to hold (``|x| >= 2**53``, :data:`synth.fileio.MAX_INT`):
+        nothing false, and nothing that cannot be read back, is ever certified.
+    """
+    base = base.trimmed()
+    if elements is None:
+        elements = group.order * sum(int(w) for w in base.weights.tolist())
+    mode, errors, metrics = _measure(base, group, elements, mode)
+    if errors:
+        raise ScheduleError("refusing to certify an incorrect schedule: " + errors[0])
+    bound, _ = round_lower_bound(base.topology, group)
+    claims = claims_of(metrics, bound)
+    too_big = [k for k, v in claims.items() if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= MAX_INT]
+    if too_big:
+        raise ScheduleError(f"{elements} elements per node make the claim {too_big[0]} = {claims[too_big[0]]}, "
+                            "too large for a certificate to hold (integers in files stay below 2**53); "
+                            "use fewer elements")
+    return Certificate(base.topology, group, base, elements, claims, dict(solver or {}), dict(provenance or {}))
+
+
+def _same(claimed, measured) -> bool:
+    """Is ``claimed`` exactly the re-derived ``measured`` (a bool, an int or a fraction string)?
+
+    No rounding and no coercion: a bool matches only a bool, an int only an equal int (or a
+    fraction equal to it), a fraction only a string ``a`` or ``a/b`` of at most 60 digits each
+    (or an int) with exactly that value.  Floats never match: claims are exact.
+    """
+    if isinstance(measured, bool) or isinstance(claimed, bool):
+        return isinstance(measured, bool) and isinstance(claimed, bool) and claimed == measured
+    if isinstance(measured, int):
+        return isinstance(claimed, int) and claimed == measured
+    if isinstance(measured, str) and _FRACTION.match(measured):
+        if isinstance(claimed, int):
+            return Fraction(measured) == claimed
+        if isinstance(claimed, str) and _FRACTION.match(claimed):
+            try:
+                return Fraction(claimed) == Fraction(measured)
+            except ZeroDivisionError:
+                return False
+        return False
+    return False
+
+
+def _compare(claimed: dict, measured: dict) -> dict:
+    out = {}
+    for key, value in claimed.items():
+        if key not in measured:
+            out[key] = (value, None, False)
+            continue
+        mine = measured[key]
+        out[key] = (value, mine, _same(value, mine))
+    return out
+
+
+def _dual_claims(cert: Certificate, metrics: Metrics, errors: list) -> dict:
+    """Re-derive a k-hop lower bound from the dual stored in the solver section (:mod:`synth.check.bounds`).
+
+    Adds the claims ``weight_lower_bound`` (the dual's ``bound``, which the re-derived value
+    must reach) and ``depth_bound`` (the schedule's tree must be within it: ``rounds <= 2k``).
+    The solver's own ``lower_bound`` may be stronger (e.g. a MIP proof); it stays a solver claim.
+    """
+    solver = cert.solver
+    k = solver.get("depth_bound")
+    claimed = solver["dual_bound"].get("bound")
+    if not isinstance(k, int) or isinstance(k, bool) or isinstance(claimed, bool) \
+            or not isinstance(claimed, (int, float)) or not math.isfinite(claimed):
+        errors.append("solver section: a dual bound needs an integer 'depth_bound' and a finite numeric 'bound'")
+        return {}
+    try:
+        derived = khop_dual_bound(cert.topology, k, solver["dual_bound"])
+    except SynthError as exc:
+        errors.append(str(exc))
+        return {}
+    need = math.ceil(claimed - 1e-9)
+    return {"weight_lower_bound": (claimed, derived.bound, derived.bound >= need),  # a bound on W* at depth <= k
+            "depth_bound": (k, metrics.rounds // 2, metrics.rounds <= 2 * k)}
+
+
+def check_certificate(cert: Certificate, mode: str = "auto") -> Report:
+    """Re-derive everything a certificate claims (and a k-hop bound whose dual it stores)."""
+    mode, errors, metrics = _measure(cert.base, cert.group, cert.elements, mode)
+    bound, witness = round_lower_bound(cert.topology, cert.group)
+    claims = _compare(cert.claims, claims_of(metrics, bound))
+    if isinstance(cert.solver.get("dual_bound"), dict):
+        claims.update(_dual_claims(cert, metrics, errors))
+    return Report("certificate", mode, errors, metrics, bound, witness, claims, dict(cert.solver))
+
+
+def check_explicit(path) -> Report:
+    """Execute an explicit file transmission by transmission."""
+    schedule, sizes, header = read_explicit(path)
+    errors = execute(schedule)
+    metrics = measure_explicit(schedule, sizes)
+    t = schedule.topology
+    group = default_group(t)
+    if group is None and t.n_compute > 4096:
+        bound, witness = None, "not computed (no symmetry known and more than 4096 nodes)"
+    else:
+        bound, witness = round_lower_bound(t, group)
+    claims = _compare(header.get("claims") or {}, claims_of(metrics, bound)) if isinstance(
+        header.get("claims"), dict) else {}
+    return Report("explicit", "explicit", errors, metrics, bound, witness, claims)
+
+
+def file_kind(path) -> str:
+    """``'explicit'`` when the first line is a synth-explicit header, else ``'certificate'``.
+
+    Looks at the first line's first MiB only, from a regular file only: an explicit header
+    names its format first (:func:`synth.check.explicit.explicit_lines`); the readers then check
+    everything, so a file taken for the wrong kind is refused with the other kind's error.
+    """
+    with open_regular(path) as f:
+        try:
+            first = read_line(f, _KIND_BYTES)
+        except OSError as exc:
+            raise FileFormatError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
+    return "explicit" if _EXPLICIT_HEAD.match(first) else "certificate"
+
+
+def check_file(path, mode: str = "auto") -> Report:
+    """Check a certificate or an explicit file, whichever ``path`` holds."""
+    if mode not in MODES:
+        raise SynthError(f"unknown check mode {mode!r}; valid: {', '.join(MODES)}")
+    if file_kind(path) == "explicit":
+        if mode == "symmetric":
+            raise SynthError("an explicit file can only be checked in explicit mode")
+        return check_explicit(path)
+    return check_certificate(read_certificate(read_json(path)), mode)

@@ -1,0 +1,326 @@
+"""Run a schedule on a real engine: MPI point-to-point through mpi4py, launched with ``mpiexec``.
+
+:func:`run_schedule` packs the schedule into messages (:mod:`synth.runtime.plan`),
+precomputes every rank's part in the parent (numpy, vectorized), writes one ``.npz`` per
+rank into a temporary directory and launches ``mpiexec -n p python _worker.py DIR`` (the file
+:data:`WORKER`, run as a script: it imports no synth).
+Rank ``r`` is compute vertex ``r``.  Each rank posts non-blocking receives and sends
+(unique tags per sender/receiver pair, never a blocking send) and runs the schedule either
+round by round (``mode="rounds"``) or driven by dependencies (``mode="deps"``); see
+:mod:`synth.runtime.mpi._worker`.  Every iteration is checked against the exact sum (the
+inputs are small integers, so the sums are exact in every dtype) and against
+``MPI_Allreduce`` on the same data, and both are timed (per iteration, the slowest rank).
+
+:func:`~synth.runtime.mpi.simulate.simulate_run` executes the same per-rank plans
+(:mod:`~synth.runtime.mpi.ranks`) in one process over a fake communicator: the plans can be
+tested without MPI.
+
+Examples
+--------
+>>> parse_size("1MiB"), parse_size("64k"), parse_size("4096")
+(1048576, 65536, 4096)
+"""
+
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from synth.cost import parse_size  # the one size parser of every command
+from synth.errors import OptionError, SynthError
+from synth.runtime.mpi import _worker as worker
+from synth.runtime.mpi.ranks import check_dtype, rank_plans
+from synth.runtime.plan import build_plan, load_schedule
+from synth.schedule import chunk_elements
+
+__all__ = ["RunReport", "Prepared", "run_schedule", "prepare_run", "find_mpiexec", "parse_size", "MODES",
+           "INSTALL_HINT", "WORKER"]
+
+MODES = ("rounds", "deps")
+INSTALL_HINT = "pip install -e '.[mpi]'  (mpi4py and the MPICH wheel)"
+WORKER = os.path.abspath(worker.__file__)  # run as a file by mpiexec, not as a module: it imports no synth
+
+
+def find_mpiexec(mpiexec=None) -> list:
+    """The launcher command as an argument list (``mpiexec`` may carry flags, e.g. ``"mpirun --oversubscribe"``).
+
+    Raises
+    ------
+    SynthError
+        With the install hint, when mpi4py or the launcher is missing (an
+        :class:`~synth.errors.OptionError` naming ``mpiexec`` when none was given and none is found).
+    """
+    if importlib.util.find_spec("mpi4py") is None:
+        raise SynthError(f"mpi4py is not installed; install the MPI extra: {INSTALL_HINT}")
+    if mpiexec:
+        cmd = shlex.split(str(mpiexec))
+        exe = shutil.which(cmd[0]) or (cmd[0] if os.access(cmd[0], os.X_OK) else None)
+        if exe is None:
+            raise SynthError(f"MPI launcher {cmd[0]!r} not found; install the MPI extra: {INSTALL_HINT}")
+        return [exe, *cmd[1:]]
+    here = os.path.join(os.path.dirname(sys.executable), "mpiexec")  # the MPICH wheel puts it next to python
+    for cand in (here, shutil.which("mpiexec"), shutil.which("mpirun")):
+        if cand and os.access(cand, os.X_OK):
+            return [cand]
+    raise OptionError(f"mpiexec not given, and none found next to python or on PATH; install the MPI extra: "
+                      f"{INSTALL_HINT}, or name the launcher")
+
+
+@dataclass
+class Prepared:
+    """What :func:`prepare_run` wrote, for the report."""
+
+    ranks: int
+    elements: int
+    dtype: str
+    rounds: int
+    chunks: int
+    messages: int
+    runs: int
+    sizes: np.ndarray = field(repr=False)
+    offsets: np.ndarray = field(repr=False)
+    order: np.ndarray = field(repr=False)
+    seconds: float = 0.0
+
+
+def prepare_run(source, elements: int, dtype: str, directory, *, mode: str = "rounds", iters: int = 5,
+                warmup: int = 1, layout: str = "greedy") -> Prepared:
+    """Write ``meta.json`` and ``rank-<r>.npz`` for every rank into ``directory``.
+
+    >>> import tempfile, os
+    >>> from synth.torus import parse_torus
+    >>> from synth.baselines import build_baseline
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     info = prepare_run(build_baseline("ring", parse_torus("3")), 60, "float64", d)
+    ...     sorted(os.listdir(d))[:2], info.ranks, info.messages
+    (['meta.json', 'rank-0.npz'], 3, 24)
+    """
+    t0 = time.perf_counter()
+    schedule, weights, _ = load_schedule(source)
+    check_dtype(dtype)
+    if mode not in MODES:
+        raise SynthError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
+    plan = build_plan(schedule, layout)
+    sizes = chunk_elements(weights, int(elements))
+    plans = rank_plans(plan, sizes)
+    for r, arrays in enumerate(plans):
+        np.savez(os.path.join(directory, f"rank-{r}.npz"), **arrays)
+    meta = {"ranks": plan.n_ranks, "elements": int(elements), "dtype": str(dtype), "mode": mode,
+            "iters": int(iters), "warmup": int(warmup)}
+    with open(os.path.join(directory, "meta.json"), "w", encoding="utf-8") as f:
+        json.dump(meta, f)
+    return Prepared(plan.n_ranks, int(elements), str(dtype), plan.n_rounds, plan.n_chunks, plan.n_messages,
+                    plan.total_runs(), sizes, plan.offsets(sizes), plan.order, time.perf_counter() - t0)
+
+
+@dataclass
+class RunReport:
+    """What ``synth run`` measured.
+
+    Times are seconds per iteration, each the slowest rank's (``schedule_s`` for the
+    schedule, ``allreduce_s`` for ``MPI_Allreduce`` on the same data, same iterations).
+    ``errors`` is empty when every rank ended every iteration with the exact sum and with
+    ``MPI_Allreduce``'s result.
+    """
+
+    label: str
+    ranks: int
+    elements: int
+    dtype: str
+    mode: str
+    iters: int
+    warmup: int
+    rounds: int
+    chunks: int
+    messages: int
+    runs: int
+    schedule_s: list = field(default_factory=list)
+    allreduce_s: list = field(default_factory=list)
+    errors: list = field(default_factory=list)
+    prepare_s: float = 0.0
+    launch_s: float = 0.0
+    setup_s: float = 0.0
+    mpi_library: str = ""
+    command: list = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def bytes(self) -> int:
+        return self.elements * np.dtype(self.dtype).itemsize
+
+    @property
+    def median_s(self) -> float:
+        return float(np.median(self.schedule_s)) if self.schedule_s else float("nan")
+
+    @property
+    def allreduce_median_s(self) -> float:
+        return float(np.median(self.allreduce_s)) if self.allreduce_s else float("nan")
+
+    def to_json(self) -> dict:
+        return {
+            "ok": self.ok, "schedule": self.label, "ranks": self.ranks, "elements": self.elements,
+            "bytes": self.bytes, "dtype": self.dtype, "mode": self.mode, "iters": self.iters, "warmup": self.warmup,
+            "rounds": self.rounds, "chunks": self.chunks, "messages": self.messages, "runs": self.runs,
+            "schedule_s": self.schedule_s, "allreduce_s": self.allreduce_s,
+            "schedule_median_s": self.median_s, "allreduce_median_s": self.allreduce_median_s,
+            "errors": self.errors, "prepare_s": self.prepare_s, "launch_s": self.launch_s, "setup_s": self.setup_s,
+            "mpi_library": self.mpi_library, "command": self.command,
+        }
+
+    def summary(self) -> str:
+        """Human-readable lines (what ``synth run`` prints)."""
+        def ms(xs):
+            return f"{1e3 * float(np.median(xs)):.3f} ms (min {1e3 * min(xs):.3f}, max {1e3 * max(xs):.3f})"
+
+        lines = [f"{self.label}: {'OK' if self.ok else 'WRONG RESULT'} on {self.ranks} ranks, "
+                 f"{self.bytes:,} bytes ({self.elements:,} x {self.dtype}), mode {self.mode}, "
+                 f"{self.iters} iterations (+{self.warmup} warm-up)",
+                 f"  {self.rounds} rounds, {self.chunks} chunks, {self.messages} messages "
+                 f"({self.runs} contiguous runs)"]
+        if self.schedule_s:
+            ratio = self.median_s / self.allreduce_median_s if self.allreduce_median_s > 0 else float("nan")
+            lines.append(f"  schedule       {ms(self.schedule_s)} per iteration")
+            lines.append(f"  MPI_Allreduce  {ms(self.allreduce_s)} per iteration  (schedule / MPI = {ratio:.2f})")
+        lines.append(f"  checked every iteration against the exact sum and MPI_Allreduce: "
+                     f"{'all equal' if self.ok else str(len(self.errors)) + ' problem(s)'}")
+        for e in self.errors[:10]:
+            lines.append(f"  error: {e}")
+        lines.append(f"  prepare {self.prepare_s:.2f} s, mpiexec {self.launch_s:.2f} s; {self.mpi_library}")
+        return "\n".join(lines)
+
+
+
+def run_schedule(source, size="1MiB", iters: int = 5, dtype: str = "float32", mode: str = "rounds", mpiexec=None,
+                 *, warmup: int = 1, layout: str = "greedy", timeout: float = 1800.0, env=None,
+                 keep_dir=None) -> RunReport:
+    """Execute a schedule under MPI, check it and time it next to ``MPI_Allreduce``.
+
+    Parameters
+    ----------
+    source
+        A certificate or explicit file path, or any object :func:`~synth.runtime.plan.load_schedule` takes.
+    size : str or int
+        Bytes per rank (``"1MiB"``); the vector has ``size // itemsize`` elements.
+    iters : int
+        Timed iterations (after ``warmup`` untimed ones); every one is checked.
+    dtype : {"float32", "float64", "int64", "int32"}
+    mode : {"rounds", "deps"}
+        Round-synchronous or dependency-driven execution.
+    mpiexec : str, optional
+        Launcher (path, or a command with flags such as ``"mpirun --oversubscribe"``);
+        default: the ``mpiexec`` next to this Python (the MPICH wheel's), else on ``PATH``.
+    timeout : float
+        Seconds before the whole MPI job is killed.
+    env : dict, optional
+        Extra environment variables for the ranks.
+    keep_dir : str, optional
+        Write the per-rank plans there (and keep them) instead of a temporary directory.
+
+    Returns
+    -------
+    RunReport
+
+    Raises
+    ------
+    SynthError
+        When MPI is missing (the message says ``pip install -e '.[mpi]'``), the world size is
+        wrong, or the job fails or times out.  A wrong *result* is not an exception: it is
+        reported in ``RunReport.errors``.
+    """
+    schedule, weights, label = load_schedule(source)
+    check_dtype(dtype)
+    if mode not in MODES:
+        raise SynthError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
+    if iters < 1 or warmup < 0:
+        raise SynthError("iters must be at least 1 and warmup non-negative")
+    launcher = find_mpiexec(mpiexec)
+    elements = parse_size(size) // np.dtype(dtype).itemsize
+    p = schedule.topology.n_compute
+    tmp = None
+    if keep_dir is None:
+        tmp = tempfile.TemporaryDirectory(prefix="synth-run-")
+        directory = tmp.name
+    else:
+        directory = str(keep_dir)
+        os.makedirs(directory, exist_ok=True)
+        for name in os.listdir(directory):
+            if name == "result.json" or name.startswith("error-"):
+                os.remove(os.path.join(directory, name))
+    try:
+        info = prepare_run((schedule, weights), elements, dtype, directory, mode=mode, iters=iters, warmup=warmup,
+                           layout=layout)
+        cmd = [*launcher, "-n", str(p), sys.executable, WORKER, directory]
+        run_env = dict(os.environ)
+        run_env.update({"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
+        run_env.update(env or {})
+        t0 = time.perf_counter()
+        rc, out, err = _launch(cmd, run_env, timeout)
+        launch = time.perf_counter() - t0
+        problems = sorted(f for f in os.listdir(directory) if f.startswith("error-"))
+        if problems:
+            with open(os.path.join(directory, problems[0]), encoding="utf-8") as f:
+                raise SynthError(f"MPI run failed: {f.read().strip()}")
+        path = os.path.join(directory, "result.json")
+        if not os.path.exists(path):
+            tail = " | ".join((err or out or "").strip().splitlines()[-5:])
+            raise SynthError(f"MPI run failed (mpiexec exit code {rc}): {tail or 'no output'}")
+        with open(path, encoding="utf-8") as f:
+            res = json.load(f)
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    errors = []
+    if res["ranks"] != p:
+        errors.append(f"ran on {res['ranks']} ranks, expected {p}")
+    for rank, bad_exact, first_bad, bad_mpi, mpi_bad in res["bad"]:
+        if bad_exact:
+            chunk = _chunk_at(info, first_bad)
+            errors.append(f"rank {rank}: {bad_exact} element(s) differ from the exact sum over all iterations "
+                          f"(first at element {first_bad}, chunk {chunk})")
+        if bad_mpi:
+            errors.append(f"rank {rank}: {bad_mpi} element(s) differ from MPI_Allreduce's result")
+        if mpi_bad:
+            errors.append(f"rank {rank}: MPI_Allreduce itself differs from the exact sum in {mpi_bad} element(s)")
+    return RunReport(label, p, elements, str(dtype), mode, iters, warmup, info.rounds, info.chunks, info.messages,
+                     info.runs, res["schedule_s"], res["allreduce_s"], errors, info.seconds, launch,
+                     float(res.get("setup_s", 0.0)), res.get("mpi_library", ""), cmd[:-1] + ["DIR"])
+
+
+def _chunk_at(info: Prepared, element: int) -> int:
+    """The chunk holding vector position ``element``."""
+    starts = info.offsets[info.order]
+    k = int(np.searchsorted(starts, element, side="right") - 1)
+    while k > 0 and info.sizes[info.order[k]] == 0:
+        k -= 1
+    return int(info.order[max(k, 0)])
+
+
+def _launch(cmd, env, timeout):
+    """Run the MPI job in its own process group; kill that group (only) on timeout."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.communicate()
+        raise SynthError(f"the MPI job did not finish within {timeout:g} s and was killed") from None
+    return proc.returncode, out, err

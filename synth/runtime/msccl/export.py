@@ -1,0 +1,318 @@
+"""Export a schedule as an MSCCL XML algorithm (``coll="allreduce"``).
+
+The file loads without hand edits in the MSCCL runtimes that read the MSCCL XML format:
+msccl-executor-nccl, RCCL's MSCCL path and the original MSCCL (``MSCCL_XML_FILES``).
+:mod:`synth.runtime.msccl.check` validates the structural rules below and executes the
+XML on numpy buffers.
+
+Translation
+-----------
+* One MSCCL chunk per unit of chunk weight: chunk ``c`` of weight ``w_c`` covers
+  ``w_c`` consecutive MSCCL chunks (``nchunksperloop`` = total weight, reduced by the
+  gcd); the chunk order is the layout of :mod:`synth.runtime.plan`, chosen so that the
+  chunks a message packs are adjacent.  Transmissions with the same round, sender and
+  receiver form one message (a multi-hop route becomes a direct send from sender to
+  receiver: the route is the interconnect's business); every contiguous run of a message
+  becomes one ``s`` step at the sender and one ``r`` (copy) or ``rrc`` (reduce) step at
+  the receiver, with equal ``cnt`` (at most ``max_count - 1``).  Optionally (``initial_copy``)
+  the input is first copied into the output, so that runs never break between chunks
+  still in ``i`` and chunks already updated in ``o``.
+* Threadblocks: one per (peer, direction) for every connection segment, ``send`` *or*
+  ``recv``, never both.  With that split the program completes even when a send cannot
+  finish before its receive has started (zero buffering): a send of round ``s`` only
+  waits for writes of earlier rounds, and a receive only for earlier rounds and, within
+  its round, for receives from lower-numbered peers into the same chunk.
+* Buffers: the input ``i`` is never written (so ``outofplace`` is safe) and is treated as
+  the same memory as ``o`` when planning (so ``inplace`` is safe too).  The payload of a
+  round-``s`` message is the sender's value at the start of the round, so a chunk that a
+  GPU both sends and receives in one round is received into the *other* place (scratch
+  ``s`` or output ``o``); places are planned backwards so that the last value lands in
+  ``o`` whenever possible, else a final local ``cpy`` moves it there.
+* Dependencies: read-after-write, write-after-read and write-after-write on every
+  (GPU, chunk, place), reduced with vector clocks to the ones not implied by the order
+  of threadblocks and by other dependencies; a step keeps one dependency and the others
+  become ``nop`` steps just before it (the runtimes allow one per step).
+* Limits (:class:`MscclLimits`): when a threadblock would exceed ``max_steps``, its
+  connection is split by rounds over more channels; what still does not fit is refused
+  with :class:`~synth.errors.ScheduleError` saying which limit.
+* ``maxBytes``: the original MSCCL (microsoft/msccl) allocates scratch for the largest
+  buffer an algorithm may be selected for, ``maxBytes * s_chunks / nchunksperloop`` bytes
+  per GPU (:func:`scratch_bytes`), where msccl-executor-nccl and RCCL size it per call
+  from the actual buffer (``mscclSetupScratch`` in ``src/misc/msccl/msccl_setup.cc``:
+  ``nBytes * nScratchChunks / nChunksPerLoop``).  By default the export therefore picks
+  the largest ``maxBytes`` whose scratch stays within :data:`SCRATCH_CAP` (1 GiB), or
+  :data:`NO_SCRATCH_MAX_BYTES` (1 TiB) when the algorithm uses no scratch; an explicit
+  ``max_bytes`` above that is kept, with a note in :attr:`MscclExport.notes`.
+
+Examples
+--------
+>>> from synth.torus import parse_torus
+>>> from synth.group import torus_gamma
+>>> from synth.sp import sp_allreduce
+>>> from synth.lift import lift
+>>> from synth.runtime.msccl.check import check_xml
+>>> t = parse_torus("4x4")
+>>> ex = export_msccl(lift(sp_allreduce(t), torus_gamma(t)))
+>>> ex.ngpus, ex.nchunksperloop, ex.nchannels, ex.max_tbs_per_gpu
+(16, 64, 1, 8)
+>>> ex.xml.startswith('<algo name="')
+True
+>>> check_xml(ex.xml).ok
+True
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from synth.errors import ScheduleError
+from synth.fileio import write_atomic
+from synth.runtime.msccl.layout import plan_operations
+from synth.runtime.msccl.limits import PROTOCOLS, SCRATCH_CAP, MscclLimits
+from synth.runtime.msccl.threadblocks import emit_xml, fit_threadblocks
+from synth.runtime.plan import flatten, greedy_layout, load_schedule
+
+__all__ = ["MscclLimits", "MscclExport", "export_msccl", "export_summary_json", "scratch_bytes", "xml_name",
+           "PROTOCOLS", "DEFAULT_MAX_BYTES", "NO_SCRATCH_MAX_BYTES", "SCRATCH_CAP"]
+
+NO_SCRATCH_MAX_BYTES = 1 << 40  # 1 TiB; nonzero because the original MSCCL selects only below maxBytes
+DEFAULT_MAX_BYTES = None  # chosen per export from the scratch it uses (see the module docstring)
+
+
+@dataclass
+class MscclExport:
+    """The exported algorithm and what it needs.
+
+    ``xml`` is the file's text; ``order`` the chunk layout and ``unit_offset[c]`` where
+    schedule chunk ``c`` starts, in MSCCL chunks (each ``count / nchunksperloop`` elements);
+    ``max_bytes`` the declared ``maxBytes``; ``notes`` what a user should know (e.g. the
+    scratch the original MSCCL would allocate), one line each.
+    """
+
+    xml: str
+    name: str
+    ngpus: int
+    nchunksperloop: int
+    nchannels: int
+    max_tbs_per_gpu: int
+    max_steps_per_tb: int
+    n_steps: int
+    n_nops: int
+    scratch_chunks: int
+    final_copies: int
+    order: np.ndarray = field(repr=False)
+    unit_offset: np.ndarray = field(repr=False)
+    initial_copy: bool = False
+    max_bytes: int = 0
+    notes: list = field(default_factory=list)
+
+    def write(self, path) -> None:
+        """Write the XML atomically (temp file + rename)."""
+        write_atomic(path, [self.xml])
+
+    def summary(self) -> str:
+        return (f"{self.name}: {self.ngpus} GPUs, nchunksperloop {self.nchunksperloop}, {self.nchannels} channel(s), "
+                f"up to {self.max_tbs_per_gpu} threadblocks per GPU and {self.max_steps_per_tb} steps per "
+                f"threadblock ({self.n_steps} steps, {self.n_nops} nops), scratch {self.scratch_chunks} chunks, "
+                f"{self.final_copies} final local copies"
+                + (", input copied to output first" if self.initial_copy else "")
+                + f", maxBytes {self.max_bytes}")
+
+
+def xml_name(name: str, max_bytes: int = 255) -> str:
+    """``name`` made safe for the ``algo`` attribute and cut to ``max_bytes`` bytes of UTF-8.
+
+    The runtimes' tokenizer reads bytes up to the closing double quote and does not decode
+    entities, so quotes and markup characters are replaced, control characters (tabs and
+    newlines, which it does not skip) become spaces, and the cut never splits a character.
+
+    Examples
+    --------
+    >>> xml_name('a "b" <c> & d')
+    "a 'b' (c) and d"
+    >>> len(xml_name("é" * 200).encode()), xml_name("aé", 2)
+    (254, 'a')
+    """
+    name = name.replace('"', "'").replace("<", "(").replace(">", ")").replace("&", "and")
+    name = re.sub(r"[\x00-\x1f\x7f]", " ", name)
+    return name.encode("utf-8", "replace")[:max_bytes].decode("utf-8", "ignore")
+
+
+def scratch_bytes(max_bytes: int, s_chunks: int, nchunksperloop: int) -> int:
+    """Scratch per GPU the original MSCCL allocates at init: ``maxBytes * s_chunks // nchunksperloop``.
+
+    Examples
+    --------
+    >>> scratch_bytes(1 << 40, 8, 256) >> 30  # GiB: the 8x8 exchange export with maxBytes 1 TiB
+    32
+    """
+    return int(max_bytes) * int(s_chunks) // int(nchunksperloop)
+
+
+def _resolve_max_bytes(max_bytes, min_bytes, units, s_max, cap):
+    """``(maxBytes, notes)``: the default from the scratch cap, or the given value with a note if over it."""
+    if max_bytes is None:
+        if s_max == 0:
+            return NO_SCRATCH_MAX_BYTES, []
+        mb = min(cap * units // s_max, NO_SCRATCH_MAX_BYTES)
+        if mb <= min_bytes:
+            raise ScheduleError(f"min_bytes {min_bytes} leaves no sizes whose scratch ({s_max} of {units} chunks per "
+                                f"GPU) stays within {cap} bytes; pass max_bytes explicitly")
+        return mb, []
+    if max_bytes < 1 or max_bytes < min_bytes:
+        raise ScheduleError(f"max_bytes {max_bytes} must be at least 1 and at least min_bytes {min_bytes}: "
+                            "the runtime would never select the algorithm")
+    need = scratch_bytes(max_bytes, s_max, units)
+    if need <= cap:
+        return int(max_bytes), []
+    return int(max_bytes), [f"maxBytes {max_bytes} makes the original MSCCL (microsoft/msccl) allocate {need:,} bytes "
+                            f"of scratch per GPU at init (maxBytes x s_chunks {s_max} / nchunksperloop {units}), over "
+                            f"{cap:,}; a smaller maxBytes avoids that, as do msccl-executor-nccl and RCCL, which size "
+                            "scratch per call"]
+
+
+def export_msccl(source, path=None, *, weights=None, proto: str = "Simple", name: str | None = None,
+                 inplace: bool = True, outofplace: bool = True, min_bytes: int = 0,
+                 max_bytes: int | None = DEFAULT_MAX_BYTES, limits: MscclLimits | None = None,
+                 layout: str = "greedy", initial_copy: bool | None = None,
+                 scratch_cap: int = SCRATCH_CAP) -> MscclExport:
+    """Translate a schedule into an MSCCL allreduce algorithm (see the module docstring).
+
+    Parameters
+    ----------
+    source
+        A certificate or explicit file path, or anything
+        :func:`~synth.runtime.plan.load_schedule` takes (Schedule, Baseline, Certificate).
+    path : str, optional
+        Also write the XML there.
+    weights : array_like, optional
+        Relative chunk sizes (integers); default: the source's (equal for lifted schedules).
+    proto : {"Simple", "LL", "LL128"}
+    name : str, optional
+        The ``algo`` name; default: from the source.  Quotes, ``<``, ``>``, ``&`` and
+        control characters are replaced, and it is cut to ``limits.max_name_bytes`` bytes
+        of UTF-8 at a character boundary (:func:`xml_name`).
+    inplace, outofplace : bool
+        What the runtime may select the algorithm for; both are safe (``i`` is never written).
+        The original MSCCL selects only algorithms whose ``inplace`` matches the call:
+        export twice there, once with ``inplace=False``.
+    min_bytes, max_bytes : int
+        Buffer sizes the runtime may select it for.  ``max_bytes=None`` (default): the
+        largest size whose scratch in the original MSCCL stays within ``scratch_cap``
+        (1 TiB if the algorithm needs no scratch).
+    scratch_cap : int
+        Scratch bytes per GPU the default ``max_bytes`` allows; an explicit ``max_bytes``
+        whose scratch exceeds it is kept and noted in :attr:`MscclExport.notes`.
+    limits : MscclLimits, optional
+    layout : {"greedy", "identity"}
+    initial_copy : bool, optional
+        Start with local copies of the input into the output, so that messages mixing
+        untouched and updated chunks read one buffer (fewer steps, one extra local pass
+        over the buffer).  Default: build both and keep the one with fewer channels, then
+        fewer threadblocks, then fewer steps.
+
+    Returns
+    -------
+    MscclExport
+
+    Raises
+    ------
+    ScheduleError
+        When the schedule cannot fit the limits (the message names the limit), or is malformed.
+    """
+    limits = limits or MscclLimits()
+    if proto not in PROTOCOLS:
+        raise ScheduleError(f"unknown protocol {proto!r}; valid: {', '.join(PROTOCOLS)}")
+    if not (inplace or outofplace):
+        raise ScheduleError("the algorithm must allow in-place or out-of-place calls (or both)")
+    if min_bytes < 0 or (max_bytes is not None and (max_bytes < 0 or (max_bytes and max_bytes < min_bytes))):
+        raise ScheduleError("need 0 <= min_bytes <= max_bytes (max_bytes 0: no limit in msccl-executor-nccl)")
+    if scratch_cap <= 0:
+        raise ScheduleError("scratch_cap must be positive")
+    schedule, w_src, label = load_schedule(source)
+    w_in = np.asarray(w_src if weights is None else weights).ravel()
+    w = w_in.astype(np.int64)
+    if w.size != schedule.n_chunks or np.any(w < 0) or int(w.sum()) <= 0 or not np.array_equal(w, w_in):
+        raise ScheduleError(f"need {schedule.n_chunks} non-negative integer chunk weights with a positive sum")
+    g = int(np.gcd.reduce(w[w > 0]))
+    w = w // g
+    units = int(w.sum())
+    if units > limits.max_chunks:
+        raise ScheduleError(f"the chunk sizes of {label} reduce to nchunksperloop = {units} MSCCL chunks, over the "
+                            f"limit {limits.max_chunks} (int16 offsets); use fewer or equal-size chunks (for an "
+                            "explicit file: an element count divisible by the number of chunks)")
+    name = xml_name(name or f"synth {label}, {schedule.topology.name}, {schedule.n_rounds} rounds",
+                    limits.max_name_bytes)
+    p = schedule.topology.n_compute
+    if p > limits.max_subs:
+        raise ScheduleError(f"{p} GPUs: over the parser limit of {limits.max_subs} gpu elements")
+
+    rnd, op, chunk, src, dst, _ = flatten(schedule)
+    keep = w[chunk] > 0
+    rnd, op, chunk, src, dst = rnd[keep], op[keep], chunk[keep], src[keep], dst[keep]
+    C = schedule.n_chunks
+    # messages: (round, src, dst); layout from their chunk sets
+    srt = np.lexsort((chunk, dst, src, rnd))
+    rnd, op, chunk, src, dst = rnd[srt], op[srt], chunk[srt], src[srt], dst[srt]
+    mkeys = np.stack([rnd, src, dst], axis=1)
+    new = np.ones(rnd.size, dtype=bool)
+    new[1:] = np.any(mkeys[1:] != mkeys[:-1], axis=1)
+    mptr = np.append(np.flatnonzero(new), rnd.size)
+    if layout not in ("greedy", "identity"):
+        raise ScheduleError(f"unknown layout {layout!r}; valid: greedy, identity")
+    order = greedy_layout(C, chunk, mptr) if layout == "greedy" else np.arange(C, dtype=np.int64)
+    pos = np.empty(C, dtype=np.int64)
+    pos[order] = np.arange(C)
+    unit_offset = np.zeros(C, dtype=np.int64)
+    unit_offset[order] = np.concatenate([[0], np.cumsum(w[order])[:-1]])
+    msg = np.cumsum(new) - 1
+    srt = np.lexsort((pos[chunk], msg))
+    arrays = (rnd[srt], op[srt], chunk[srt], src[srt], dst[srt], msg[srt])
+    common = dict(schedule=schedule, w=w, p=p, C=C, units=units, pos=pos, order=order, unit_offset=unit_offset,
+                  mptr=mptr, limits=limits, name=name, proto=proto, inplace=inplace, outofplace=outofplace,
+                  min_bytes=min_bytes, max_bytes=max_bytes, scratch_cap=scratch_cap)
+    tries = [initial_copy] if initial_copy is not None else [False, True]
+    best, failure = None, None
+    for ic in tries:
+        try:
+            ex = _build(arrays, initial_copy=ic, **common)
+        except ScheduleError as exc:
+            failure = failure or exc
+            continue
+        if best is None or (ex.nchannels, ex.max_tbs_per_gpu, ex.n_steps) < (
+                best.nchannels, best.max_tbs_per_gpu, best.n_steps):
+            best = ex
+    if best is None:
+        raise failure
+    ex = best
+    if path is not None:
+        ex.write(path)
+    return ex
+
+
+def export_summary_json(ex: MscclExport, path=None) -> dict:
+    """A JSON-ready summary of an export (what ``synth export --format msccl-xml --json`` prints)."""
+    return {"name": ex.name, "ngpus": ex.ngpus, "nchunksperloop": ex.nchunksperloop, "nchannels": ex.nchannels,
+            "max_threadblocks_per_gpu": ex.max_tbs_per_gpu, "max_steps_per_threadblock": ex.max_steps_per_tb,
+            "steps": ex.n_steps, "nops": ex.n_nops, "scratch_chunks": ex.scratch_chunks,
+            "final_copies": ex.final_copies, "max_bytes": ex.max_bytes,
+            "scratch_bytes_at_max": scratch_bytes(ex.max_bytes, ex.scratch_chunks, ex.nchunksperloop),
+            "notes": list(ex.notes), "path": None if path is None else os.fspath(path)}
+
+
+def _build(arrays, *, schedule, w, p, C, units, pos, order, unit_offset, mptr, limits, name, proto, inplace,
+           outofplace, min_bytes, max_bytes, initial_copy, scratch_cap):
+    """Plan places, build the operations with dependencies, fit them into threadblocks, emit the XML."""
+    ops, s_chunks, n_final = plan_operations(arrays, schedule=schedule, w=w, p=p, C=C, pos=pos, order=order,
+                                             unit_offset=unit_offset, mptr=mptr, limits=limits,
+                                             initial_copy=initial_copy)
+    tbs = fit_threadblocks(ops, p, limits)
+    s_max = int(s_chunks.max(initial=0))
+    max_bytes, notes = _resolve_max_bytes(max_bytes, min_bytes, units, s_max, scratch_cap)
+    xml, stats = emit_xml(ops, tbs, p, units, s_chunks, name, proto, inplace, outofplace, min_bytes, max_bytes, limits)
+    return MscclExport(xml, name, p, units, stats["nchannels"], stats["max_tbs"], stats["max_steps"], stats["steps"],
+                       stats["nops"], s_max, n_final, order, unit_offset, bool(initial_copy), max_bytes, notes)

@@ -1,0 +1,76 @@
+"""The MSCCL runtimes' limits: one definition, read by the exporter and by the validator.
+
+Neither :mod:`synth.runtime.msccl.export` nor :mod:`synth.runtime.msccl.check` owns them, so
+the validator restates no number of the exporter's and never imports it; its
+:class:`~synth.runtime.msccl.check.CheckLimits` adds what only a reader of the text needs.
+
+Examples
+--------
+>>> MscclLimits().max_steps, MscclLimits(max_steps=10).max_steps, PROTOCOLS
+(64, 10, ('Simple', 'LL', 'LL128'))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["MscclLimits", "PROTOCOLS", "SCRATCH_CAP"]
+
+PROTOCOLS = ("Simple", "LL", "LL128")
+SCRATCH_CAP = 1 << 30  # 1 GiB: the scratch per GPU the default maxBytes lets microsoft/msccl allocate
+
+
+@dataclass(frozen=True)
+class MscclLimits:
+    """Runtime limits the export respects (defaults: the strictest of the runtimes we target).
+
+    Attributes
+    ----------
+    max_steps : int
+        Steps per threadblock, nops included: ``MSCCL_MAX_NUM_STEPS`` = 64 in
+        msccl-executor-nccl and RCCL (``src/include/msccl/msccl_struct.h``; the original
+        MSCCL had 256).  The parser refuses ``s >= MSCCL_MAX_NUM_STEPS``.
+    max_tbs_per_channel : int
+        ``MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL`` = 32: threadblocks with a send peer
+        (and, separately, with a recv peer) per channel.
+    max_tbs : int
+        Threadblocks per GPU.  The runtimes allow ``32 * MAXCHANNELS`` but index them with
+        an ``int8`` (``dependentBid``), and every threadblock of the algorithm must be
+        resident at once (they spin on each other's flags), so 64 stays below the SM
+        count of current GPUs (A100: 108, H100: 132, MI250X GCD: 110).
+    max_channels : int
+        ``MAXCHANNELS`` = 32 (NCCL and RCCL ``device.h``/``devcomm.h``); the communicator
+        must also have at least ``nchannels`` channels at run time.
+    max_count : int
+        ``MSCCL_MAX_COUNT`` = 72: the parser requires ``cnt < 72``.
+    max_chunks : int
+        32767: offsets are ``int16`` in ``mscclTransmission``.
+    max_nodes : int
+        XML nodes one rank loads: the ``algo`` element, every ``gpu`` element, and that
+        rank's ``tb`` and ``step`` elements (other ranks' are skipped without taking a
+        slot).  ``MAX_NODES`` is 4096 (``src/include/msccl/msccl_parser.h`` of
+        msccl-executor-nccl and RCCL), but ``mscclXmlLoadSub`` (``src/misc/msccl/
+        msccl_parser.cc``; the same ``xmlLoadSub`` in microsoft/msccl's
+        ``src/graph/xml.cc``) fails with "XML parser is limited to ... nodes" as soon as
+        ``xml->maxIndex == MAX_NODES`` at the top of its read loop, *before* reading the
+        closing tag that follows every element, so at most ``MAX_NODES - 1`` = 4095 load.
+    max_subs : int
+        ``MAX_SUBS`` = 1024 children per element (gpus per algo, tbs per gpu): the
+        parser stores ``head->subs[head->nSubs++]`` unchecked into a 1024-entry array.
+    max_name_bytes : int
+        Bytes of the ``name`` attribute.  Attribute values go unchecked into
+        ``char value[MAX_STR_LEN+1]`` (``MAX_STR_LEN`` = 255) together with their
+        terminator (``mscclXmlGetValue``), so at most 255 bytes of UTF-8 fit; the
+        original MSCCL keeps the first ``MSCCL_MAX_ALGO_NAME`` = 63 of them
+        (``strncpy`` in ``src/graph/topo.cc``, ``src/include/msccl.h``).
+    """
+
+    max_steps: int = 64
+    max_tbs_per_channel: int = 32
+    max_tbs: int = 64
+    max_channels: int = 32
+    max_count: int = 72
+    max_chunks: int = 32767
+    max_nodes: int = 4095
+    max_subs: int = 1024
+    max_name_bytes: int = 255
