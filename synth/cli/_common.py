@@ -14,6 +14,13 @@ import signal
 import sys
 
 from synth.errors import OptionError, SynthError
+from synth.symmetry.search import user_group
+from synth.symmetry.spec import default_group
+from synth.topology.hyperx import parse_hyperx
+from synth.topology.spineleaf import parse_spine_leaf
+from synth.topology.torus import parse_torus
+from synth.topology.user import read_topology
+from synth.units import parse_size
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 128 + signal.SIGTERM
@@ -97,9 +104,7 @@ def int_in(lo: int, hi: int):
 
 
 def size(text) -> int:
-    """A message size in bytes, read by :func:`synth.cost.parse_size` (the one size parser)."""
-    from synth.cost import parse_size
-
+    """A message size in bytes, read by :func:`synth.units.parse_size` (the one size parser)."""
     try:
         return parse_size(text)
     except SynthError as exc:
@@ -125,10 +130,6 @@ def add_topology_args(parser):
 
 
 def topology_from_args(args):
-    from synth.topology.hyperx import parse_hyperx
-    from synth.topology.spineleaf import parse_spine_leaf
-    from synth.topology.torus import parse_torus
-
     given = [(flag, getattr(args, flag, None)) for flag in ("torus", "hyperx", "spine_leaf", "topology")]
     given = [(flag, value) for flag, value in given if value is not None]
     if len(given) != 1:
@@ -136,19 +137,13 @@ def topology_from_args(args):
                          "or --topology FILE")
     flag, value = given[0]
     if flag == "topology":
-        from synth.topology.user import read_topology
-
         topology, args.generators = read_topology(value)
         return topology
     return {"torus": parse_torus, "hyperx": parse_hyperx, "spine_leaf": parse_spine_leaf}[flag](value)
 
 
 def group_for(topology, args):
-    from synth.symmetry.spec import default_group
-
     if getattr(args, "topology", None):
-        from synth.symmetry.search import user_group
-
         return user_group(topology, getattr(args, "generators", None))
     return default_group(topology)
 

@@ -6,6 +6,8 @@ import json
 
 from synth.cli._common import EXIT_OK, MAX_ELEMENTS, add_topology_args, int_in, progress, stdout_for, topology_from_args
 from synth.errors import SynthError
+from synth.baselines import SUPPORTED, build_baseline
+from synth.fileio import check_writable
 
 __all__ = ["add_parser", "cmd_baseline"]
 
@@ -15,11 +17,7 @@ def cmd_baseline(args) -> int:
 
     Example: ``synth baseline bucket --torus 8x8 --out bucket-8x8.jsonl``
     """
-    from synth.baselines import SUPPORTED, build_baseline
-
     if args.out is not None:
-        from synth.fileio import check_writable
-
         check_writable(args.out)
     t = topology_from_args(args)
     if args.name not in SUPPORTED:

@@ -6,6 +6,8 @@ import json
 
 from synth.cli._common import EXIT_FAILED, EXIT_OK, add_topology_args, group_for, topology_from_args
 from synth.solve.summary import ROUND_BOUND_SCOPE
+from synth.check import round_lower_bound
+from synth.topology.torus import Torus
 
 __all__ = ["add_parser", "cmd_bound"]
 
@@ -15,10 +17,6 @@ def cmd_bound(args) -> int:
 
     Example: ``synth bound --torus 8x8``
     """
-    from synth.check import round_lower_bound
-
-    from synth.topology.torus import Torus
-
     t = topology_from_args(args)
     bound, witness = round_lower_bound(t, group_for(t, args))
     closed = None

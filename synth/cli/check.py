@@ -6,6 +6,7 @@ import json
 from fractions import Fraction
 
 from synth.cli._common import EXIT_FAILED, EXIT_OK, progress
+from synth.certify import check_file
 
 __all__ = ["add_parser", "cmd_check"]
 
@@ -21,8 +22,6 @@ def cmd_check(args) -> int:
 
     Example: ``synth check instances/torus-16x16-sp.json``
     """
-    from synth.certify import check_file
-
     progress(f"checking {args.file}")
     report = check_file(args.file, args.mode)
     if args.json:

@@ -6,6 +6,8 @@ import json
 import sys
 
 from synth.cli._common import EXIT_OK, add_topology_args, int_in, progress, sizes, topology_from_args
+from synth.compare import compare
+from synth.cost import Network, format_size, parse_bandwidth, parse_time
 
 __all__ = ["add_parser", "cmd_compare"]
 
@@ -15,9 +17,6 @@ def cmd_compare(args) -> int:
 
     Example: ``synth compare --torus 8x8 --sizes 64KiB,1MiB,64MiB``
     """
-    from synth.compare import compare
-    from synth.cost import Network, format_size, parse_bandwidth, parse_time
-
     t = topology_from_args(args)
     net = Network(parse_bandwidth(args.bandwidth), parse_time(args.hop_latency), parse_time(args.alpha),
                   args.element_bytes)

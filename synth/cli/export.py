@@ -12,6 +12,15 @@ import sys
 
 from synth.cli._common import EXIT_OK, MAX_ELEMENTS, int_in, progress, stdout_for
 from synth.errors import SynthError
+from synth.certificate import read_certificate
+from synth.certify import file_kind
+from synth.explicit import write_explicit
+from synth.fileio import check_writable, read_json
+from synth.runtime.explicit_export import reemit_explicit
+from synth.runtime.msccl import DEFAULT_MAX_BYTES, export_msccl, export_summary_json
+from synth.runtime.msccl_check import check_xml
+from synth.schedule.data import chunk_elements
+from synth.schedule.lift import lift, lifted_weights
 
 __all__ = ["add_parser", "cmd_export", "add_msccl_export_arguments", "export_msccl_from_args"]
 
@@ -24,22 +33,13 @@ def cmd_export(args) -> int:
 
     Example: ``synth export cert.json --format explicit --out schedule.jsonl``
     """
-    from synth.certificate import read_certificate
-    from synth.explicit import write_explicit
-    from synth.fileio import check_writable, read_json
-    from synth.schedule.lift import lift, lifted_weights
-    from synth.schedule.data import chunk_elements
-
     check_writable(args.out)
     if args.format == "msccl-xml":
         return export_msccl_from_args(args)
     if args.format != "explicit":
         raise SynthError(f"unknown export format {args.format!r}; valid: explicit, msccl-xml")
-    from synth.certify import file_kind
 
     if file_kind(args.file) == "explicit":  # e.g. a baseline: already explicit, re-written after validation
-        from synth.runtime.explicit_export import reemit_explicit
-
         line = reemit_explicit(args.file, args.out, args.elements)
         if args.json:
             print(json.dumps({"file": args.out, "format": "explicit", "note": line}), file=stdout_for(args))
@@ -99,8 +99,6 @@ def export_msccl_from_args(args) -> int:
 
     Exit 1 when ``--check`` finds a problem.
     """
-    from synth.runtime.msccl import DEFAULT_MAX_BYTES, export_msccl, export_summary_json
-
     max_bytes = DEFAULT_MAX_BYTES if getattr(args, "max_bytes", None) is None else args.max_bytes
     ex = export_msccl(args.file, args.out, proto=getattr(args, "proto", "Simple"), name=getattr(args, "name", None),
                       inplace=not getattr(args, "no_inplace", False),
@@ -110,8 +108,6 @@ def export_msccl_from_args(args) -> int:
     stream = sys.stderr if args.out == "-" else sys.stdout  # '-': the XML itself is on stdout
     ok = True
     if getattr(args, "check", False):
-        from synth.runtime.msccl_check import check_xml
-
         rep = check_xml(ex.xml)
         ok = rep.ok
         out["check"] = {"ok": rep.ok, "errors": rep.errors[:20], "executed": rep.executed,

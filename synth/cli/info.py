@@ -7,6 +7,7 @@ import sys
 
 from synth.cli._common import EXIT_OK, add_topology_args, group_for, print_table, topology_from_args
 from synth.solve.summary import ROUND_BOUND_SCOPE
+from synth.check import round_lower_bound
 
 __all__ = ["add_parser", "cmd_info"]
 
@@ -17,8 +18,6 @@ def cmd_info(args) -> int:
     Example: ``synth info --torus 8x8x8``
     """
     import numpy as np
-
-    from synth.check import round_lower_bound
 
     t = topology_from_args(args)
     g = group_for(t, args)

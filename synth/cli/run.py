@@ -16,14 +16,13 @@ from __future__ import annotations
 import json
 
 from synth.cli._common import EXIT_FAILED, EXIT_OK, int_in, seconds, size
+from synth.runtime.mpi import DTYPES, MODES, run_schedule
 
 __all__ = ["add_parser", "cmd_run"]
 
 
 def add_parser(sub) -> None:
     """Add ``synth run FILE`` to the subparsers ``sub``."""
-    from synth.runtime.mpi import DTYPES, MODES
-
     r = sub.add_parser("run", help="execute a schedule under MPI, check it and time it against MPI_Allreduce",
                        description=cmd_run.__doc__)
     r.add_argument("file", help="a certificate or an explicit schedule file")
@@ -49,8 +48,6 @@ def cmd_run(args) -> int:
     Every iteration is checked against the exact sum and MPI_Allreduce; exit 1 on a wrong result.
     Example: ``synth run sp-4x4.json --size 1MiB --iters 10 --mode deps``
     """
-    from synth.runtime.mpi import run_schedule
-
     report = run_schedule(args.file, size=args.size, iters=args.iters, dtype=args.dtype, mode=args.mode,
                           mpiexec=args.mpiexec, warmup=args.warmup, timeout=args.timeout,
                           keep_dir=getattr(args, "workdir", None))

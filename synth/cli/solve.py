@@ -12,6 +12,16 @@ from synth.cli._common import (DEFAULT_TIME_LIMIT, EXIT_FAILED, EXIT_OK, MAX_ELE
 from synth.errors import SynthError
 from synth.models._names import SOLVERS  # the --solver choices, without importing a solver
 from synth.symmetry.spec import TORUS_GROUPS  # the --group choices: the one table of group names
+from synth.certificate import write_certificate
+from synth.cost import format_size
+from synth.fileio import check_writable
+from synth.schedule.forest import forest_depths
+from synth.solve import check_written, solve
+from synth.solve.by_size import choose_by_size, size_note, size_summary
+from synth.solve.khop import start_tree
+from synth.solve.summary import solve_summary
+from synth.solve.sweep import cached_depths
+from synth.topology.torus import Torus
 
 __all__ = ["add_parser", "cmd_solve"]
 
@@ -21,19 +31,12 @@ def cmd_solve(args) -> int:
 
     Example: ``synth solve --torus 16x16 --out sp-16x16.json``
     """
-    from synth.solve import solve
-
     start = time.perf_counter()
     if args.out is not None:
-        from synth.fileio import check_writable
-
         check_writable(args.out)  # before the solve, not after minutes of it
     topology = topology_from_args(args)
     choice = None
     if args.size:
-        from synth.cost import format_size
-        from synth.solve.by_size import choose_by_size, size_note
-
         if args.depth is not None or args.exchange:
             raise SynthError("--size chooses the depth and tree vs exchange itself: drop --depth / --exchange")
         note = size_note(topology, args.time_limit, args.seed, args.solver)
@@ -47,9 +50,6 @@ def cmd_solve(args) -> int:
         args.elements = args.elements or choice.elements
     start_parent = None
     if args.start:
-        from synth.topology.torus import Torus
-        from synth.solve.khop import start_tree
-
         if not isinstance(topology, Torus):
             raise SynthError("--start continues a k-hop tree solve on a torus")
         start_parent = start_tree(topology, args.start)
@@ -63,23 +63,17 @@ def cmd_solve(args) -> int:
     cert = result.certificate
     cert.provenance["seconds"] = round(time.perf_counter() - start, 3)
     if args.out is not None:  # only --out writes; '-' is stdout, and the summary then goes to stderr
-        from synth.certificate import write_certificate
-
         write_certificate(cert, args.out)
         progress(f"wrote {args.out}")
-    from synth.solve import check_written
 
     # `valid` is what `synth check` says of the file (of the certificate itself when none is written)
     report = check_written(cert, args.out if args.out not in (None, "-") else None)
     failed = [f"{k}: claimed {v[0]}, measured {v[1]}" for k, v in report.claims.items() if not v[2]]
     for error in report.errors + failed:
         print(f"synth: the certificate does not check: {error}", file=sys.stderr)
-    from synth.solve.summary import solve_summary
 
     extra = None
     if choice is not None:
-        from synth.solve.by_size import size_summary
-
         extra = size_summary(cert, choice)
     summary = solve_summary(topology, result, report, args.out, extra)
     for note in result.notes:
@@ -97,8 +91,6 @@ def _time_note(topology, args, start=None):
 
     None too when the solve will refuse ``--start`` at once: an error is then the only line.
     """
-    from synth.topology.torus import Torus
-
     if not isinstance(topology, Torus):
         return None
     H = topology.diameter
@@ -110,13 +102,9 @@ def _time_note(topology, args, start=None):
     if khop and args.exchange and not (topology.is_equal_sided and args.group in (None, "gamma")):
         return None  # depth-bounded exchange needs Γ on an equal-sided torus: solve refuses at once
     if start is not None:
-        from synth.schedule.forest import forest_depths
-
         if not plain_tree or int(forest_depths(topology, start, [0]).max()) > args.depth:
             return None
     elif plain_tree:
-        from synth.solve.sweep import cached_depths
-
         if cached_depths(topology, [args.depth], args.time_limit, args.seed, args.solver):
             return None
     if khop:

@@ -7,6 +7,9 @@ import json
 from synth.cli._common import (DEFAULT_TIME_LIMIT, EXIT_OK, MAX_SEED, int_in, print_note, progress,
                                progress_always, seconds, sizes, stdout_for, topology_from_args)
 from synth.models._names import SOLVERS  # the --solver choices, without importing a solver
+from synth.cost import Network, format_size, parse_bandwidth, parse_time
+from synth.fileio import check_writable, write_atomic
+from synth.solve.sweep import parse_depths, sweep, sweep_note
 
 __all__ = ["add_parser", "cmd_sweep"]
 
@@ -16,10 +19,6 @@ def cmd_sweep(args) -> int:
 
     Example: ``synth sweep --torus 16x16 --depths 1..16 --jobs 2``
     """
-    from synth.cost import Network, format_size, parse_bandwidth, parse_time
-    from synth.fileio import check_writable, write_atomic
-    from synth.solve.sweep import parse_depths, sweep, sweep_note
-
     if args.out:
         check_writable(args.out)
     t = topology_from_args(args)

@@ -133,7 +133,7 @@ def test_bad_out_is_refused_before_solving(files, capsys, monkeypatch):
     def boom(*a, **k):
         raise AssertionError("solved before checking --out")
 
-    monkeypatch.setattr(importlib.import_module("synth.solve"), "solve", boom)
+    monkeypatch.setattr(importlib.import_module("synth.cli.solve"), "solve", boom)
     code = main(["solve", *TOPO, "--depth", "1", "--out", str(files["dir"])])
     err = capsys.readouterr().err
     assert code == 2 and err.strip() == f"synth: error: cannot write {files['dir']}: it is a folder"
@@ -146,7 +146,7 @@ def test_a_bug_is_one_line_and_exit_2(capsys, monkeypatch):
     def bug(*a, **k):
         raise KeyError("oops")
 
-    monkeypatch.setattr(importlib.import_module("synth.certify"), "check_file", bug)
+    monkeypatch.setattr(importlib.import_module("synth.cli.check"), "check_file", bug)
     monkeypatch.delenv("SYNTH_DEBUG", raising=False)
     code = main(["check", "whatever.json"])
     err = capsys.readouterr().err
