@@ -5,7 +5,7 @@ import tempfile
 
 import pytest
 
-from synth.torus import parse_torus
+from synth.topology.torus import parse_torus
 
 _CACHE = tempfile.mkdtemp(prefix="synth-test-cache-")
 

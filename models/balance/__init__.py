@@ -16,8 +16,8 @@ The stages, bottom-up (each module imports only those before it):
 
 Examples
 --------
->>> from synth.torus import parse_torus
->>> from synth.group import torus_translations_negation
+>>> from synth.topology.torus import parse_torus
+>>> from synth.symmetry.torus import torus_translations_negation
 >>> t = parse_torus("3x5"); r = balance(t, torus_translations_negation(t))
 >>> r.status, r.family, r.chunks, str(r.omega)
 ('optimal', 'trees', 30, '1')

@@ -25,8 +25,8 @@ orbit is ``rev[O]`` (automorphisms commute with reversing links).
 
 Examples
 --------
->>> from synth.torus import parse_torus
->>> from synth.group import torus_translations_negation
+>>> from synth.topology.torus import parse_torus
+>>> from synth.symmetry.torus import torus_translations_negation
 >>> t = parse_torus("3x4"); g = torus_translations_negation(t)
 >>> opt = tree_options(t, g)[0]
 >>> opt.depth, opt.n_rounds, opt.level_sizes().tolist()
@@ -219,8 +219,8 @@ def exchange_pairs(topology, group) -> tuple:
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
-    >>> from synth.group import torus_translations_negation
+    >>> from synth.topology.torus import parse_torus
+    >>> from synth.symmetry.torus import torus_translations_negation
     >>> t = parse_torus("4x6"); exchange_pairs(t, torus_translations_negation(t))
     ((0, 6), (0, 1))
     >>> t = parse_torus("4x5"); exchange_pairs(t, torus_translations_negation(t))
@@ -308,8 +308,8 @@ def chunk_lower_bound(data, n_links: int) -> int:
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
-    >>> from synth.group import torus_translations
+    >>> from synth.topology.torus import parse_torus
+    >>> from synth.symmetry.torus import torus_translations
     >>> t = parse_torus("8x8"); g = torus_translations(t)
     >>> chunk_lower_bound(balance_data(t, g, forest_options(t, g)), t.n_links)  # |E|/2: the exchange round
     128

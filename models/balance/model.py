@@ -25,8 +25,8 @@ has Omega = 1 iff ``load[s, O]`` is the same for every ``O`` (:func:`add_balance
 Examples
 --------
 >>> from ortools.sat.python import cp_model
->>> from synth.torus import parse_torus
->>> from synth.group import torus_translations_negation
+>>> from synth.topology.torus import parse_torus
+>>> from synth.symmetry.torus import torus_translations_negation
 >>> from synth.models.balance.data import balance_data, tree_options
 >>> t = parse_torus("3x4"); g = torus_translations_negation(t)
 >>> data = balance_data(t, g, tree_options(t, g), max_weight=4)

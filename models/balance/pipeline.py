@@ -26,8 +26,8 @@ Examples
 Two BFS trees balance the 3x4 torus under translations and negation (the
 paper's Theorem 6.1, ``4mn`` chunks); a 3x5 torus needs only one:
 
->>> from synth.torus import parse_torus
->>> from synth.group import torus_translations_negation
+>>> from synth.topology.torus import parse_torus
+>>> from synth.symmetry.torus import torus_translations_negation
 >>> t = parse_torus("3x4"); r = balance_bfs_trees(t, torus_translations_negation(t))
 >>> r.status, r.rounds, r.weights, r.chunks, str(r.omega)
 ('optimal', 6, (1, 1), 48, '1')
@@ -230,8 +230,8 @@ def balance_bfs_trees(topology, group, *, roots=(0,), candidates=(), max_weight:
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
-    >>> from synth.group import torus_translations
+    >>> from synth.topology.torus import parse_torus
+    >>> from synth.symmetry.torus import torus_translations
     >>> t = parse_torus("5x7"); r = balance_bfs_trees(t, torus_translations(t))
     >>> r.status, r.chunks, str(r.omega), r.n_orbits
     ('optimal', 70, '1', 4)
@@ -251,8 +251,8 @@ def balance_exchange_forests(topology, group, *, pairs=None, candidates=(), max_
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
-    >>> from synth.group import torus_translations
+    >>> from synth.topology.torus import parse_torus
+    >>> from synth.symmetry.torus import torus_translations
     >>> t = parse_torus("4x4"); r = balance_exchange_forests(t, torus_translations(t))
     >>> r.status, r.rounds, r.chunks, str(r.omega), r.roots
     ('optimal', 7, 32, '1', ((0, 4), (0, 1)))
@@ -270,9 +270,9 @@ def balance_candidates(topology, group, candidates, *, max_weight: int = 16, tim
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
-    >>> from synth.group import torus_translations_negation
-    >>> from synth.sp import sp_allreduce
+    >>> from synth.topology.torus import parse_torus
+    >>> from synth.symmetry.torus import torus_translations_negation
+    >>> from synth.schedule.sp import sp_allreduce
     >>> t = parse_torus("3x3"); r = balance_candidates(t, torus_translations_negation(t), [sp_allreduce(t)])
     >>> r.status, r.chunks, str(r.omega)
     ('infeasible', 18, '3/2')

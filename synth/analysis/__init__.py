@@ -14,7 +14,7 @@ Sizes, rates and times are read by :mod:`synth.units`.
 Examples
 --------
 >>> from synth.analysis.compare import compare
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> rows = compare(parse_torus("4x4"), [1 << 20], algorithms=["sp", "ring"])
 >>> [(r.algorithm, r.best) for r in rows]
 [('sp', True), ('ring', False)]

@@ -8,7 +8,7 @@ that size, so Ω is honest when a size does not divide evenly) and costed with
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> rows = compare(parse_torus("4x4"), [65536], algorithms=["sp", "exchange", "bucket"])
 >>> [(r.algorithm, r.rounds) for r in rows]
 [('sp', 8), ('exchange', 7), ('bucket', 12)]
@@ -24,12 +24,12 @@ from synth.analysis.cost import Network, goodput, goodput_bound, model_time
 from synth.baselines import BASELINES, build_baseline
 from synth.check import execute, measure_explicit, measure_symmetric
 from synth.errors import SynthError
-from synth.exchange import exchange_allreduce
-from synth.lift import lifted_weights
-from synth.registry import default_group
+from synth.schedule.exchange import exchange_allreduce
+from synth.schedule.lift import lifted_weights
+from synth.symmetry.spec import default_group
 from synth.schedule import chunk_elements
 from synth.solve import solve
-from synth.torus import Torus
+from synth.topology.torus import Torus
 
 __all__ = ["Row", "compare", "candidates", "EXPLICIT_BASELINE_LIMIT"]
 

@@ -19,11 +19,11 @@ The sizes, rates and times it needs are read by :mod:`synth.units`.
 Examples
 --------
 >>> from synth.check import measure_symmetric
->>> from synth.group import torus_gamma
->>> from synth.lift import lifted_weights
+>>> from synth.symmetry.torus import torus_gamma
+>>> from synth.schedule.lift import lifted_weights
 >>> from synth.schedule import chunk_elements
->>> from synth.sp import sp_allreduce
->>> from synth.torus import parse_torus
+>>> from synth.schedule.sp import sp_allreduce
+>>> from synth.topology.torus import parse_torus
 >>> from synth.units import parse_size
 >>> t = parse_torus("4x4"); g, b = torus_gamma(t), sp_allreduce(t)
 >>> m = measure_symmetric(b, g, chunk_elements(lifted_weights(b, g), parse_size("1MiB") // 4))

@@ -24,7 +24,7 @@ name                   algorithm
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> from synth.check import execute
 >>> b = build_baseline("bucket", parse_torus("4x4"))
 >>> execute(b.schedule)
@@ -80,7 +80,7 @@ def build_baseline(name: str, topology) -> Baseline:
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> b = build_baseline("trivance-l", parse_torus("9x9"))
     >>> b.name, b.schedule.n_rounds
     ('trivance-l', 4)

@@ -27,7 +27,7 @@ route (dimension order, each dimension the way the sign says).
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> t = parse_torus("4")
 >>> to = (np.arange(4) + 1) % 4                      # ring successor
 >>> disp = np.ones((4, 1), dtype=np.int64)
@@ -48,7 +48,7 @@ import numpy as np
 
 from synth.errors import ScheduleError, TopologyError
 from synth.schedule import COPY, REDUCE, Block, Schedule
-from synth.torus import Torus
+from synth.topology.torus import Torus
 
 __all__ = ["Rounds", "allgather_plan", "add_allreduce", "shrink_plan", "add_shrink", "add_enlarge",
            "ring_disp", "torus_disp", "is_power", "floor_power", "ceil_log"]
@@ -109,7 +109,7 @@ def ring_disp(delta, n: int, prefer) -> np.ndarray:
 def torus_disp(t: Torus, src, dst) -> np.ndarray:
     """Signed steps per dimension of the torus's own dimension-order route (ties go ``+``).
 
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> torus_disp(parse_torus("4x5"), [0], [14]).tolist()   # (0,0) -> (2,4)
     [[2, -1]]
     """
@@ -300,7 +300,7 @@ def shrink_plan(t: Torus, virtual):
     and goes idle.  Returns ``(rounds, active)``: per round ``(src, dst, disp)``, and
     the mask of the nodes that remain.
 
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> rounds, active = shrink_plan(parse_torus("5"), [4])
     >>> [(s.tolist(), d.tolist(), disp.tolist()) for s, d, disp in rounds], int(active.sum())
     ([([4], [0], [[1]])], 4)
@@ -369,7 +369,7 @@ def offset_map(t: Torus, active, virtual, dim: int, offset, prefer=None):
     Routes go the short way round the real ring; an antipodal partner is
     reached in the direction of ``prefer`` (default: the sign of the offset).
 
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> t = parse_torus("8")
     >>> to, disp = offset_map(t, np.ones(8, bool), [8], 0, 3)
     >>> to.tolist(), disp[:, 0].tolist()

@@ -13,7 +13,7 @@ import numpy as np
 
 from synth.check import measure_explicit
 from synth.errors import ScheduleError
-from synth.explicit import write_explicit
+from synth.check.explicit import write_explicit
 from synth.schedule import Schedule, chunk_elements
 
 __all__ = ["Baseline"]
@@ -37,7 +37,7 @@ class Baseline:
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> from synth.baselines import build_baseline
     >>> b = build_baseline("swing-l", parse_torus("4x4"))
     >>> b.n_chunks, b.weights.tolist(), b.chunk_sizes(8).tolist()
@@ -69,7 +69,7 @@ class Baseline:
     def chunk_sizes(self, elements: int | None = None) -> np.ndarray:
         """Elements per chunk for ``elements`` per node (default: one per unit of weight).
 
-        >>> from synth.torus import parse_torus
+        >>> from synth.topology.torus import parse_torus
         >>> from synth.baselines import build_baseline
         >>> build_baseline("ring", parse_torus("3")).chunk_sizes().tolist()
         [1, 1, 1, 1, 1, 1]
@@ -83,7 +83,7 @@ class Baseline:
         proportional to its weight, so the measured fractions are the exact
         closed forms.
 
-        >>> from synth.torus import parse_torus
+        >>> from synth.topology.torus import parse_torus
         >>> from synth.baselines import build_baseline
         >>> m = build_baseline("ring", parse_torus("3x3")).measure()
         >>> m.rounds, str(m.psi), str(m.theta), str(m.omega)
@@ -99,8 +99,8 @@ class Baseline:
         re-derives and compares.
 
         >>> import os, tempfile
-        >>> from synth.torus import parse_torus
-        >>> from synth.certify import check_file
+        >>> from synth.topology.torus import parse_torus
+        >>> from synth.check.claims import check_file
         >>> from synth.baselines import build_baseline
         >>> path = os.path.join(tempfile.mkdtemp(), "swing.jsonl")
         >>> build_baseline("swing-l", parse_torus("4x4")).write(path)

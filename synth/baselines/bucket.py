@@ -15,7 +15,7 @@ dimensions with different block sizes at the same time (``Omega > 1``).
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> m = bucket(parse_torus("3x3x3")).measure()
 >>> m.rounds, str(m.psi), str(m.theta), str(m.omega)
 (12, '1', '1', '1')
@@ -28,7 +28,7 @@ import numpy as np
 from synth.baselines._engine import Rounds, add_allreduce, allgather_plan, offset_map
 from synth.baselines.base import Baseline
 from synth.errors import TopologyError
-from synth.torus import Torus
+from synth.topology.torus import Torus
 
 __all__ = ["bucket", "SUPPORTED"]
 
@@ -49,7 +49,7 @@ def bucket(t: Torus):
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> m = bucket(parse_torus("5x5")).measure()
     >>> m.rounds, str(m.psi), str(m.theta), str(m.omega)
     (16, '1', '1', '1')

@@ -20,7 +20,7 @@ extra rounds).
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> m = halving_doubling(parse_torus("4x4")).measure()
 >>> m.rounds, str(m.psi)
 (8, '1')
@@ -80,7 +80,7 @@ def recursive_doubling(t: Topology):
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> m = recursive_doubling(parse_torus("4x4")).measure()
     >>> m.rounds, str(m.psi), str(m.theta), str(m.omega)
     (4, '32/15', '3/2', '4')

@@ -22,7 +22,7 @@ total number of cycles are taken until every class is one Hamiltonian cycle
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> t = parse_torus("3x4")
 >>> cycles = hamiltonian_cycles(t)
 >>> len(cycles), [sorted(c.tolist()) == list(range(12)) for c in cycles]
@@ -39,7 +39,7 @@ import numpy as np
 from synth.baselines._engine import Rounds, add_allreduce, torus_disp
 from synth.baselines.base import Baseline
 from synth.errors import TopologyError
-from synth.torus import Torus
+from synth.topology.torus import Torus
 
 __all__ = ["ring", "hamiltonian_decomposition", "hamiltonian_cycles", "SUPPORTED"]
 
@@ -92,7 +92,7 @@ def hamiltonian_decomposition(t: Torus, seed: int = 0, max_plateau: int | None =
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> col = hamiltonian_decomposition(parse_torus("4x4"))
     >>> col.shape, np.bincount(col.ravel()).tolist()
     ((16, 2), [16, 16])
@@ -154,7 +154,7 @@ def hamiltonian_cycles(t: Torus) -> list:
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> [c.tolist() for c in hamiltonian_cycles(parse_torus("5"))]
     [[0, 1, 2, 3, 4]]
     """
@@ -193,7 +193,7 @@ def ring(t: Torus):
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> m = ring(parse_torus("3x3x3")).measure()
     >>> m.rounds, str(m.psi), str(m.theta), str(m.omega)
     (52, '1', '1', '1')

@@ -32,7 +32,7 @@ one mirrored collective and both directions of every link carry the same load.
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> b = swing_b(parse_torus("4x4"))
 >>> b.schedule.n_rounds, b.schedule.n_chunks
 (8, 64)
@@ -51,7 +51,7 @@ from synth.baselines._engine import (
 from synth.baselines.base import Baseline
 from synth.errors import TopologyError
 from synth.schedule import REDUCE
-from synth.torus import Torus
+from synth.topology.torus import Torus
 
 __all__ = ["rho", "swing_l", "swing_b", "SUPPORTED"]
 
@@ -101,7 +101,7 @@ def swing_l(t: Torus):
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> m = swing_l(parse_torus("8x8")).measure()
     >>> m.rounds, str(m.psi), str(m.theta), str(m.omega)
     (6, '64/21', '5/3', '1')
@@ -145,7 +145,7 @@ def swing_b(t: Torus):
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> m = swing_b(parse_torus("8x8")).measure()
     >>> m.rounds, str(m.psi), str(m.theta), str(m.omega)
     (12, '1', '23/21', '1')

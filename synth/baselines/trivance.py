@@ -23,7 +23,7 @@ dimension ``j`` and takes the dimensions in turn, so every step uses all
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> b = trivance_l(parse_torus("9x9"))
 >>> m = b.measure()
 >>> m.rounds, str(m.psi), str(m.theta)
@@ -41,7 +41,7 @@ from synth.baselines._engine import (
 from synth.baselines.base import Baseline
 from synth.errors import TopologyError
 from synth.schedule import REDUCE
-from synth.torus import Torus
+from synth.topology.torus import Torus
 
 __all__ = ["trivance_l", "trivance_b", "SUPPORTED"]
 
@@ -74,7 +74,7 @@ def trivance_l(t: Torus):
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> m = trivance_l(parse_torus("3x3x3")).measure()
     >>> m.rounds, str(m.psi), str(m.theta), str(m.omega)
     (3, '81/26', '1', '1')
@@ -116,7 +116,7 @@ def trivance_b(t: Torus):
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> m = trivance_b(parse_torus("9x9")).measure()
     >>> m.rounds, str(m.psi), str(m.theta), str(m.omega)
     (8, '1', '6/5', '1')

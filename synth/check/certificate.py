@@ -41,8 +41,9 @@ import numpy as np
 from synth._version import __version__
 from synth.errors import FileFormatError, ScheduleError, SynthError
 from synth.fileio import read_json, write_atomic
-from synth.group import Group, named_group
-from synth.registry import build_topology, spec_size
+from synth.symmetry.group import Group
+from synth.symmetry.spec import named_group
+from synth.topology.spec import build_topology, spec_size
 from synth.schedule import OPS, BaseSchedule
 from synth.topology import check_size
 

@@ -6,9 +6,9 @@ or an explicit file, re-derives everything and compares.
 
 Examples
 --------
->>> from synth.torus import parse_torus
->>> from synth.group import torus_gamma
->>> from synth.sp import sp_allreduce
+>>> from synth.topology.torus import parse_torus
+>>> from synth.symmetry.torus import torus_gamma
+>>> from synth.schedule.sp import sp_allreduce
 >>> t = parse_torus("4x4")
 >>> cert = certify(sp_allreduce(t), torus_gamma(t))
 >>> cert.claims["rounds"], cert.claims["round_lower_bound"], cert.claims["omega"]
@@ -32,8 +32,8 @@ from synth.check.explicit import FORMAT as EXPLICIT_FORMAT, read_explicit
 from synth.check.metrics import Metrics, measure_explicit, measure_symmetric, round_lower_bound
 from synth.errors import FileFormatError, OptionError, ScheduleError, SynthError
 from synth.fileio import MAX_INT, open_regular, read_json, read_line
-from synth.lift import lift, lifted_weights
-from synth.registry import default_group
+from synth.schedule.lift import lift, lifted_weights
+from synth.symmetry.spec import default_group
 from synth.schedule import chunk_elements
 
 __all__ = ["Report", "certify", "check_certificate", "check_explicit", "check_file", "claims_of", "file_kind",

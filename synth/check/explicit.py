@@ -27,7 +27,7 @@ import numpy as np
 
 from synth.errors import FileFormatError, SynthError
 from synth.fileio import MAX_JSON_BYTES, loads_strict, open_regular, read_line, write_atomic
-from synth.registry import build_topology, spec_size
+from synth.topology.spec import build_topology, spec_size
 from synth.schedule import OPS, Block, Schedule
 from synth.topology import Topology
 

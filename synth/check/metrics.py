@@ -13,10 +13,10 @@ Loads are int64 and proven not to wrap before they are counted; the ratios of
 
 Examples
 --------
->>> from synth.torus import parse_torus
->>> from synth.group import torus_gamma
->>> from synth.sp import sp_allreduce
->>> from synth.lift import lift, lifted_weights
+>>> from synth.topology.torus import parse_torus
+>>> from synth.symmetry.torus import torus_gamma
+>>> from synth.schedule.sp import sp_allreduce
+>>> from synth.schedule.lift import lift, lifted_weights
 >>> from synth.schedule import chunk_elements
 >>> t = parse_torus("4x4"); g = torus_gamma(t); b = sp_allreduce(t)
 >>> m = measure_explicit(lift(b, g), chunk_elements(lifted_weights(b, g), 64))

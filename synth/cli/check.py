@@ -6,7 +6,7 @@ import json
 from fractions import Fraction
 
 from synth.cli._common import EXIT_FAILED, EXIT_OK, progress
-from synth.certify import check_file
+from synth.check.claims import check_file
 
 __all__ = ["add_parser", "cmd_check"]
 

@@ -6,8 +6,9 @@ import json
 import sys
 
 from synth.cli._common import EXIT_OK, add_topology_args, int_in, progress, sizes, topology_from_args
-from synth.compare import compare
-from synth.cost import Network, format_size, parse_bandwidth, parse_time
+from synth.analysis.compare import compare
+from synth.analysis.cost import Network
+from synth.units import format_size, parse_bandwidth, parse_time
 
 __all__ = ["add_parser", "cmd_compare"]
 

@@ -12,13 +12,13 @@ import sys
 
 from synth.cli._common import EXIT_OK, MAX_ELEMENTS, int_in, progress, stdout_for
 from synth.errors import SynthError
-from synth.certificate import read_certificate
-from synth.certify import file_kind
-from synth.explicit import write_explicit
+from synth.check.certificate import read_certificate
+from synth.check.claims import file_kind
+from synth.check.explicit import write_explicit
 from synth.fileio import check_writable, read_json
 from synth.runtime.explicit_export import reemit_explicit
 from synth.runtime.msccl import DEFAULT_MAX_BYTES, export_msccl, export_summary_json
-from synth.runtime.msccl_check import check_xml
+from synth.runtime.msccl.check import check_xml
 from synth.schedule.data import chunk_elements
 from synth.schedule.lift import lift, lifted_weights
 

@@ -12,8 +12,8 @@ from synth.cli._common import (DEFAULT_TIME_LIMIT, EXIT_FAILED, EXIT_OK, MAX_ELE
 from synth.errors import SynthError
 from synth.models._names import SOLVERS  # the --solver choices, without importing a solver
 from synth.symmetry.spec import TORUS_GROUPS  # the --group choices: the one table of group names
-from synth.certificate import write_certificate
-from synth.cost import format_size
+from synth.check.certificate import write_certificate
+from synth.units import format_size
 from synth.fileio import check_writable
 from synth.schedule.forest import forest_depths
 from synth.solve import check_written, solve

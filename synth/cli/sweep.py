@@ -7,7 +7,8 @@ import json
 from synth.cli._common import (DEFAULT_TIME_LIMIT, EXIT_OK, MAX_SEED, int_in, print_note, progress,
                                progress_always, seconds, sizes, stdout_for, topology_from_args)
 from synth.models._names import SOLVERS  # the --solver choices, without importing a solver
-from synth.cost import Network, format_size, parse_bandwidth, parse_time
+from synth.analysis.cost import Network
+from synth.units import format_size, parse_bandwidth, parse_time
 from synth.fileio import check_writable, write_atomic
 from synth.solve.sweep import parse_depths, sweep, sweep_note
 

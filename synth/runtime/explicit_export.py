@@ -10,7 +10,7 @@ Examples
 --------
 >>> import os, tempfile
 >>> from synth.baselines import build_baseline
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> d = tempfile.mkdtemp()
 >>> src, dst = os.path.join(d, "ring.jsonl"), os.path.join(d, "copy.jsonl")
 >>> build_baseline("ring", parse_torus("3x3")).write(src, 1 << 10)

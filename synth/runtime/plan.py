@@ -15,10 +15,10 @@ weight path cover of the co-occurrence graph), which minimizes the total number 
 
 Examples
 --------
->>> from synth.torus import parse_torus
->>> from synth.group import torus_gamma
->>> from synth.sp import sp_allreduce
->>> from synth.lift import lift
+>>> from synth.topology.torus import parse_torus
+>>> from synth.symmetry.torus import torus_gamma
+>>> from synth.schedule.sp import sp_allreduce
+>>> from synth.schedule.lift import lift
 >>> t = parse_torus("4x4")
 >>> plan = build_plan(lift(sp_allreduce(t), torus_gamma(t)))
 >>> plan.n_ranks, plan.n_messages, plan.n_transmissions
@@ -40,7 +40,7 @@ from synth.check.claims import file_kind
 from synth.check.explicit import read_explicit
 from synth.errors import ScheduleError
 from synth.fileio import read_json
-from synth.lift import lift, lifted_weights
+from synth.schedule.lift import lift, lifted_weights
 from synth.schedule import COPY, REDUCE, Schedule
 
 __all__ = ["Plan", "build_plan", "flatten", "greedy_layout", "message_runs", "load_schedule", "LAYOUTS"]
@@ -62,7 +62,7 @@ def load_schedule(source):
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> from synth.baselines import build_baseline
     >>> s, w, label = load_schedule(build_baseline("swing-l", parse_torus("4x4")))
     >>> s.n_chunks, w.tolist(), label
@@ -336,7 +336,7 @@ class Plan:
     def offsets(self, sizes) -> np.ndarray:
         """Start of every chunk in a vector laid out by this plan, for chunk sizes ``sizes``.
 
-        >>> from synth.torus import parse_torus
+        >>> from synth.topology.torus import parse_torus
         >>> from synth.baselines import build_baseline
         >>> p = build_plan(build_baseline("ring", parse_torus("3")).schedule, layout="identity")
         >>> p.offsets([2, 2, 2, 2, 2, 2]).tolist()

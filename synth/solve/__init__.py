@@ -24,8 +24,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from synth.certificate import Certificate, read_certificate
-from synth.certify import certify, check_certificate
+from synth.check.certificate import Certificate, read_certificate
+from synth.check.claims import certify, check_certificate
 from synth.check import measure_symmetric
 from synth.errors import OptionError, SynthError
 from synth.schedule.exchange import exchange_allreduce
@@ -196,7 +196,7 @@ def _solve_khop_family(t, depth, elements, mode, group, time_limit, seed, progre
     """
     # the models load on demand: they pull in the solvers
     from synth.models.balance import balance_candidates
-    from synth.models.khop_family import compact_rounds, khop_family
+    from synth.models.balance.family import compact_rounds, khop_family
 
     group_kind = group or "translations-negation"
     build = torus_group_builder(group_kind)

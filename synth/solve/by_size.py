@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from synth.check import measure_symmetric
-from synth.cost import Network, format_size, goodput, model_time
+from synth.analysis.cost import Network, goodput, model_time
+from synth.units import format_size
 from synth.schedule.data import chunk_elements
 from synth.schedule.lift import lifted_weights
 from synth.solve.sweep import sweep, sweep_note

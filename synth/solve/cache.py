@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from synth._version import __version__
-from synth.dualbound import khop_dual_bound
+from synth.check.bounds import khop_dual_bound
 from synth.errors import SynthError
 from synth.fileio import write_atomic
 from synth.schedule.forest import forest_depths, forest_weight

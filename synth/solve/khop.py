@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.certificate import read_certificate
+from synth.check.certificate import read_certificate
 from synth.errors import OptionError, SynthError
 from synth.schedule.data import REDUCE
 from synth.schedule.forest import forest_depths, forest_weight, tree_schedule

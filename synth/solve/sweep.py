@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from synth.check import measure_symmetric
-from synth.cost import PAPER_SIZES, Network, model_time
+from synth.analysis.cost import Network, PAPER_SIZES, model_time
 from synth.errors import SynthError
 from synth.schedule.data import chunk_elements
 from synth.schedule.exchange import exchange_allreduce

@@ -5,11 +5,11 @@ import pytest
 from synth.analysis.cost import Network, goodput, goodput_bound, model_time
 from synth.check import measure_symmetric
 from synth.errors import SynthError
-from synth.group import torus_gamma
-from synth.lift import lifted_weights
+from synth.symmetry.torus import torus_gamma
+from synth.schedule.lift import lifted_weights
 from synth.schedule import chunk_elements
-from synth.sp import sp_allreduce
-from synth.torus import parse_torus
+from synth.schedule.sp import sp_allreduce
+from synth.topology.torus import parse_torus
 from synth.units import parse_bandwidth, parse_size, parse_time
 
 

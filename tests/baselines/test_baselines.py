@@ -13,13 +13,13 @@ import pytest
 from synth.baselines import BASELINES, SUPPORTED, Baseline, build_baseline
 from synth.baselines.ring import hamiltonian_cycles, hamiltonian_decomposition
 from synth.baselines.swing import rho
-from synth.certify import check_file
+from synth.check.claims import check_file
 from synth.check import execute
 from synth.errors import TopologyError
-from synth.explicit import read_explicit, write_explicit
+from synth.check.explicit import read_explicit, write_explicit
 from synth.schedule import Schedule
 from synth.topology import Topology
-from synth.torus import parse_torus
+from synth.topology.torus import parse_torus
 
 NAMES = ["ring", "bucket", "swing-l", "swing-b", "trivance-l", "trivance-b", "recursive-doubling",
          "halving-doubling"]

@@ -7,11 +7,11 @@ import pytest
 
 from synth.check import execute, measure_explicit, measure_symmetric, round_lower_bound
 from synth.errors import ScheduleError
-from synth.group import torus_gamma, torus_translations_negation
-from synth.lift import lift, lifted_weights
+from synth.symmetry.torus import torus_gamma, torus_translations_negation
+from synth.schedule.lift import lift, lifted_weights
 from synth.schedule import COPY, REDUCE, Block, Schedule, chunk_elements, tree_schedule
-from synth.sp import bfs_parents, sp_allreduce
-from synth.torus import parse_torus
+from synth.schedule.sp import bfs_parents, sp_allreduce
+from synth.topology.torus import parse_torus
 
 from conftest import equal_sided_shapes
 

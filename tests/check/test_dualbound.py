@@ -11,7 +11,7 @@ from scipy.optimize import linprog
 
 from synth.check.bounds import CONE_KIND, KIND, cone_count_bound, khop_dual_bound, root_stabilizer_perms
 from synth.errors import SynthError
-from synth.torus import parse_torus
+from synth.topology.torus import parse_torus
 
 
 def _brute_optimum_k2(t):
@@ -199,7 +199,7 @@ def _tree_and_dual(shape, k):
 def _certified_tree(shape, k, tamper=None):
     """A k-hop tree certified with the LP's dual in its solver section (optionally tampered)."""
     from synth.check.claims import certify
-    from synth.group import torus_gamma
+    from synth.symmetry.torus import torus_gamma
     from synth.schedule import tree_schedule
 
     t = parse_torus(shape)

@@ -10,11 +10,11 @@ from synth.check.certificate import read_certificate, write_certificate
 from synth.check.claims import certify, check_certificate, check_file
 from synth.errors import FileFormatError, SynthError
 from synth.check.explicit import read_explicit, write_explicit
-from synth.group import torus_gamma
-from synth.lift import lift, lifted_weights
+from synth.symmetry.torus import torus_gamma
+from synth.schedule.lift import lift, lifted_weights
 from synth.schedule import chunk_elements
-from synth.sp import sp_allreduce
-from synth.torus import parse_torus
+from synth.schedule.sp import sp_allreduce
+from synth.topology.torus import parse_torus
 
 
 def make_cert(shape, elements=None):
@@ -32,7 +32,7 @@ def export(cert, path):
        extra=st.integers(min_value=0, max_value=500), mode=st.sampled_from(["explicit", "symmetric"]))
 def test_certificate_round_trip(tmp_path, shape, extra, mode):
     t = parse_torus(shape)
-    from synth.registry import default_group
+    from synth.symmetry.spec import default_group
 
     g = default_group(t)
     cert = certify(sp_allreduce(t), g, g.order + extra, mode=mode)

@@ -19,12 +19,12 @@ from synth.check.claims import certify, check_file, claims_of
 from synth.check import execute, measure_explicit, round_lower_bound
 from synth.errors import SynthError
 from synth.check.explicit import explicit_lines, read_explicit
-from synth.group import torus_gamma
-from synth.lift import lift, lifted_weights
-from synth.registry import default_group
+from synth.symmetry.torus import torus_gamma
+from synth.schedule.lift import lift, lifted_weights
+from synth.symmetry.spec import default_group
 from synth.schedule import chunk_elements
-from synth.sp import sp_allreduce
-from synth.torus import parse_torus
+from synth.schedule.sp import sp_allreduce
+from synth.topology.torus import parse_torus
 
 FUZZ = settings(max_examples=120, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

@@ -22,15 +22,15 @@ from synth.check.claims import certify, check_certificate, check_file
 from synth.errors import FileFormatError, ScheduleError, SynthError, TopologyError
 from synth.check.explicit import explicit_lines, read_explicit
 from synth.fileio import read_json
-from synth.group import torus_gamma
-from synth.hyperx import parse_hyperx
-from synth.lift import lift, lifted_weights
-from synth.registry import build_topology
+from synth.symmetry.torus import torus_gamma
+from synth.topology.hyperx import parse_hyperx
+from synth.schedule.lift import lift, lifted_weights
+from synth.topology.spec import build_topology
 from synth.schedule import chunk_elements
-from synth.sp import sp_allreduce
-from synth.spineleaf import parse_spine_leaf
-from synth.torus import parse_torus
-from synth.usertopo import read_topology
+from synth.schedule.sp import sp_allreduce
+from synth.topology.spineleaf import parse_spine_leaf
+from synth.topology.torus import parse_torus
+from synth.topology.user import read_topology
 
 VERIFIER = Path(__file__).resolve().parents[2] / "tools" / "verify_explicit.py"
 
@@ -354,9 +354,9 @@ def test_the_cli_reports_hostile_files_in_one_line(tmp_path, data):
 def test_certify_refuses_claims_a_file_could_not_hold():
     """Volumes past 2**53 could never be read back (the reader refuses such integers): certify says so first."""
     from synth.check.claims import certify
-    from synth.group import torus_gamma
-    from synth.sp import sp_allreduce
-    from synth.torus import parse_torus
+    from synth.symmetry.torus import torus_gamma
+    from synth.schedule.sp import sp_allreduce
+    from synth.topology.torus import parse_torus
 
     t = parse_torus("4x4")
     assert certify(sp_allreduce(t), torus_gamma(t), 1 << 40).claims["vol_abs"] == 30 << 40

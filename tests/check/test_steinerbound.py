@@ -8,7 +8,7 @@ import pytest
 from synth.check.bounds import STEINER_KIND, excess_tables, khop_dual_bound, steiner_dual, terminal_bound
 from synth.check.bounds.steiner import _extend
 from synth.errors import SynthError
-from synth.torus import parse_torus
+from synth.topology.torus import parse_torus
 
 
 def _dist(t):
@@ -154,7 +154,7 @@ def test_bad_depth_and_missing_terminals():
 
 def _certified(terminals, claimed):
     from synth.check.claims import certify
-    from synth.group import torus_gamma
+    from synth.symmetry.torus import torus_gamma
     from synth.models.khop import solve_khop
     from synth.schedule import tree_schedule
 

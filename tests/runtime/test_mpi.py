@@ -9,15 +9,15 @@ import pytest
 
 from synth.baselines import build_baseline
 from synth.errors import ScheduleError, SynthError
-from synth.exchange import exchange_allreduce
-from synth.group import torus_gamma
-from synth.lift import lift
+from synth.schedule.exchange import exchange_allreduce
+from synth.symmetry.torus import torus_gamma
+from synth.schedule.lift import lift
 from synth.runtime.mpi import launch as rmpi
 from synth.runtime.mpi import parse_size, prepare_run, rank_plans, run_schedule, simulate_run
 from synth.runtime.plan import build_plan, load_schedule
 from synth.schedule import Block, Schedule, chunk_elements, tree_schedule
-from synth.sp import sp_allreduce
-from synth.torus import parse_torus
+from synth.schedule.sp import sp_allreduce
+from synth.topology.torus import parse_torus
 
 
 def hub_parents(t, step):

@@ -9,15 +9,15 @@ import pytest
 
 from synth.baselines import build_baseline
 from synth.errors import ScheduleError
-from synth.exchange import exchange_allreduce
-from synth.group import torus_gamma
-from synth.lift import lift
+from synth.schedule.exchange import exchange_allreduce
+from synth.symmetry.torus import torus_gamma
+from synth.schedule.lift import lift
 from synth.runtime.msccl.check import CheckLimits, check_xml, interpret, parse_xml, validate
 from synth.runtime.msccl.export import NO_SCRATCH_MAX_BYTES, export_msccl, scratch_bytes, xml_name
 from synth.runtime.msccl.limits import SCRATCH_CAP, MscclLimits
 from synth.schedule import tree_schedule
-from synth.sp import sp_allreduce
-from synth.torus import parse_torus
+from synth.schedule.sp import sp_allreduce
+from synth.topology.torus import parse_torus
 
 ALGO_ATTRS = {"name", "proto", "nchannels", "nchunksperloop", "ngpus", "coll", "inplace", "outofplace", "minBytes",
               "maxBytes"}
@@ -282,7 +282,7 @@ def test_cli_glue_writes_and_checks(tmp_path, capsys):
 
     from synth.check.certificate import write_certificate
     from synth.check.claims import certify
-    from synth.runtime.cli import add_msccl_export_arguments, export_msccl_from_args
+    from synth.cli.export import add_msccl_export_arguments, export_msccl_from_args
 
     t = parse_torus("4x4")
     cert = tmp_path / "sp.json"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from synth.certify import certify, check_certificate
+from synth.check.claims import certify, check_certificate
 from synth.cli import main
 from synth.errors import TopologyError
 from synth.schedule.exchange import bfs_forest_parents, exchange_allreduce, exchange_roots

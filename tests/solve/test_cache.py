@@ -14,9 +14,9 @@ import pytest
 
 import synth.models._khop_pipeline as pipeline
 import synth.models.khop as khop
-from synth.certify import check_certificate, check_file
+from synth.check.claims import check_certificate, check_file
 from synth.cli import main
-from synth.dualbound import khop_dual_bound
+from synth.check.bounds import khop_dual_bound
 from synth.models._khop_dual import simple_dual
 from synth.models._khop_model import MipSolution
 from synth.solve import solve

@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from synth.certify import certify
+from synth.check.claims import certify
 from synth.schedule.forest import forest_depths
 from synth.solve.khop import khop_tree, tree_base
 from synth.solve.record import tighten

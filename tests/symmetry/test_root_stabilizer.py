@@ -9,7 +9,7 @@ models' in the same order and dtype, the checker's as a set).
 import numpy as np
 import pytest
 
-from synth.dualbound import root_stabilizer_perms
+from synth.check.bounds import root_stabilizer_perms
 from synth.models._khop_instance import root_stabilizer as khop_root_stabilizer
 from synth.models._xhop_instance import root_stabilizer as xhop_root_stabilizer
 from synth.symmetry.torus import root_stabilizer

@@ -6,7 +6,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from synth.certify import certify, check_certificate
+from synth.check.claims import certify, check_certificate
 from synth.cli import main
 from synth.errors import FileFormatError, GroupError
 from synth.schedule.user import shortest_path_tree

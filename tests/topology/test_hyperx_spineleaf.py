@@ -5,7 +5,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from synth.certify import certify, check_certificate
+from synth.check.claims import certify, check_certificate
 from synth.cli import main
 from synth.errors import TopologyError
 from synth.schedule.forest import forest_depths

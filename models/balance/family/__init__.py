@@ -17,7 +17,7 @@ when every link orbit carries the same load in every round.  The modules, bottom
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> b = labelled_tree_schedule(parse_torus("3"), [-1, 0, 0], [0, 1, 3], 3)  # label 2 unused
 >>> b.n_rounds, compact_rounds(b).n_rounds
 (6, 4)

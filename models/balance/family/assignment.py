@@ -34,8 +34,8 @@ label ``h`` in its reduce (``half = 0``) or copy (``half = 1``) round.
 
 Examples
 --------
->>> from synth.torus import parse_torus
->>> from synth.group import torus_translations_negation
+>>> from synth.topology.torus import parse_torus
+>>> from synth.symmetry.torus import torus_translations_negation
 >>> from synth.models.balance.family.profiles import dimension_metric
 >>> from synth.models.balance.family.skeletons import skeleton
 >>> t = parse_torus("4x6"); g = torus_translations_negation(t)

@@ -21,8 +21,8 @@ fallback starts from a good family.
 
 Examples
 --------
->>> from synth.torus import parse_torus
->>> from synth.group import torus_translations_negation
+>>> from synth.topology.torus import parse_torus
+>>> from synth.symmetry.torus import torus_translations_negation
 >>> t = parse_torus("3x4"); g = torus_translations_negation(t)
 >>> fam = khop_family(t, 2, g, time_limit=3)
 >>> fam.balanced, fam.depth, fam.units, fam.candidates[0].n_rounds
@@ -42,7 +42,7 @@ import numpy as np
 
 from synth.errors import OptionError, SynthError
 from synth.models._khop_instance import tree_weight
-from synth.torus import Torus
+from synth.topology.torus import Torus
 
 from .assignment import assign
 from .labels import compress_labels, labelled_tree_schedule, mirror_tree

@@ -9,7 +9,7 @@ orbits.
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> t = parse_torus("3")
 >>> trees, K = compress_labels([(np.array([-1, 0, 0]), np.array([0, 1, 3]))])
 >>> K, trees[0][1].tolist()
@@ -41,7 +41,7 @@ def labelled_tree_schedule(t, parent, labels, depth: int, label: str = "") -> Ba
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> t = parse_torus("3")
     >>> b = labelled_tree_schedule(t, [-1, 0, 0], [0, 1, 2], 2)
     >>> b.n_rounds, b.round.tolist(), b.src.tolist(), b.op.tolist()
@@ -80,7 +80,7 @@ def compact_rounds(base) -> BaseSchedule:
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> b = labelled_tree_schedule(parse_torus("3"), [-1, 0, 0], [0, 1, 3], 3)
     >>> compact_rounds(b).round.tolist()
     [1, 2, 3, 4]

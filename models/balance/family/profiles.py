@@ -9,8 +9,8 @@ dimensions when the skeletons are built.
 
 Examples
 --------
->>> from synth.torus import parse_torus
->>> from synth.group import torus_translations
+>>> from synth.topology.torus import parse_torus
+>>> from synth.symmetry.torus import torus_translations
 >>> t = parse_torus("3x4"); g = torus_translations(t)
 >>> step_orbits(t, g).tolist()
 [0, 1, 2, 3]
@@ -35,7 +35,7 @@ def dimension_metric(t, costs) -> np.ndarray:
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> t = parse_torus("3x4")
     >>> dimension_metric(t, (2, 1))[0, [1, 2, 4, 5]].tolist()
     [1, 2, 2, 3]
@@ -66,8 +66,8 @@ def orbit_profiles(t, group, u, v) -> np.ndarray:
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
-    >>> from synth.group import torus_translations_negation, torus_translations
+    >>> from synth.topology.torus import parse_torus
+    >>> from synth.symmetry.torus import torus_translations, torus_translations_negation
     >>> t = parse_torus("3x4")
     >>> orbit_profiles(t, torus_translations_negation(t), [0], [t.vertex((1, 2))]).tolist()
     [[1, 2]]

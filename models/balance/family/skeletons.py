@@ -10,7 +10,7 @@ stays below ``h``).
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> name, parent, labels = skeleton(parse_torus("3x4"), 2, (1, 1), 0, 30.0, primary=True)
 >>> name, int(labels.max()) <= 2, int(parent[0])
 ('heuristic tree, dimension costs (1, 1)', True, -1)
@@ -76,7 +76,7 @@ def skeletons(t, k: int, *, costs=DEFAULT_COSTS, seed: int = 0, time_limit: floa
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> sk = skeletons(parse_torus("3x4"), 2, costs=((1, 1),), time_limit=2)
     >>> [name for name, _, _ in sk]
     ['k-hop solver tree (optimal)']

@@ -19,7 +19,7 @@ Examples
 --------
 One dispatch for the three kinds; a dual for a deeper bound proves the shallower one too:
 
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> t = parse_torus("5x5")
 >>> [khop_dual_bound(t, 1, {"kind": kind, "k": 1, "terminals": [12]}).bound for kind in KINDS]
 [0, 60, 27]
@@ -38,7 +38,7 @@ from synth.check.bounds.kinds import CONE_KIND, KIND, KINDS, STEINER_KIND, DualB
 from synth.check.bounds.lagrangian import MAX_LAGRANGIAN_VERTICES, layered_dual_bound, root_stabilizer_perms
 from synth.check.bounds.steiner import MAX_CELLS, MAX_TERMINALS, excess_tables, splits, steiner_dual, terminal_bound
 from synth.errors import SynthError
-from synth.torus import Torus
+from synth.topology.torus import Torus
 
 __all__ = ["khop_dual_bound", "DualBound", "KIND", "CONE_KIND", "STEINER_KIND", "KINDS", "cone_count_bound",
            "layered_dual_bound", "root_stabilizer_perms", "terminal_bound", "excess_tables", "steiner_dual",

@@ -56,7 +56,7 @@ def cone_count_bound(t, k: int) -> DualBound:
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> cone_count_bound(parse_torus("64x64"), 10).bound
     4322
     >>> cone_count_bound(parse_torus("5x5"), 1).bound     # the star, the only tree of depth 1

@@ -47,7 +47,7 @@ The zero dual proves nothing; pricing the root's four neighbours proves that eac
 costs at least 1.  Real duals come from the k-hop solver's LP
 (``tests/check/test_dualbound.py`` checks them against an independent LP solve):
 
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> t = parse_torus("4x4")
 >>> layered_dual_bound(t, 2, {"kind": "khop-layered-lagrangian", "k": 2}).bound
 0
@@ -81,7 +81,7 @@ def root_stabilizer_perms(t) -> np.ndarray:
 
     Returns a ``G x V`` int64 array (identity first, duplicates removed).
 
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> root_stabilizer_perms(parse_torus("4x4")).shape, root_stabilizer_perms(parse_torus("4x6")).shape
     ((8, 16), (4, 24))
     """

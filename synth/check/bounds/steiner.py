@@ -39,7 +39,7 @@ The far corner of a 5x5 torus is 4 away and a tree of depth 1 reaches it in one 
 so any such tree has excess at least 3 (the star's is 40 - 24 = 16).  With every vertex a
 terminal, depth 1 leaves only the star:
 
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> terminal_bound(parse_torus("5x5"), 1, [12]).bound
 27
 >>> terminal_bound(parse_torus("3x3"), 1, list(range(1, 9))).bound     # the star: 4 * 1 + 4 * 2
@@ -148,7 +148,7 @@ def excess_tables(t, k: int, terminals) -> np.ndarray:
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> g = excess_tables(parse_torus("6x6"), 2, [21])   # vertex 21 = (3, 3), 6 away
     >>> int(g[1, 0, 0]), int(g[1, 1, 0]), int(g[1, 1, 3]), int(g[1, 2, 21])
     (4, 268435456, 2, 0)
@@ -218,7 +218,7 @@ def terminal_bound(t, k: int, terminals) -> DualBound:
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> t = parse_torus("16x16")
     >>> terminal_bound(t, 10, [136]).bound       # the antipode (8, 8), 16 away: excess >= 16 - 10
     261

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from synth.cost import parse_size  # the one size parser of every command
+from synth.units import parse_size  # the one size parser of every command
 from synth.errors import OptionError, SynthError
 from synth.runtime.mpi import _worker as worker
 from synth.runtime.mpi.ranks import check_dtype, rank_plans
@@ -100,7 +100,7 @@ def prepare_run(source, elements: int, dtype: str, directory, *, mode: str = "ro
     """Write ``meta.json`` and ``rank-<r>.npz`` for every rank into ``directory``.
 
     >>> import tempfile, os
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> from synth.baselines import build_baseline
     >>> with tempfile.TemporaryDirectory() as d:
     ...     info = prepare_run(build_baseline("ring", parse_torus("3")), 60, "float64", d)

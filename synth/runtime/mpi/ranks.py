@@ -8,7 +8,7 @@ that ``deps`` mode follows.  :mod:`~synth.runtime.mpi.launch` writes them for ``
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> from synth.baselines import build_baseline
 >>> from synth.runtime.plan import build_plan, load_schedule
 >>> from synth.runtime.mpi._worker import PLAN_KEYS

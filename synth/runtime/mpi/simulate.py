@@ -6,10 +6,10 @@ under MPI raises :class:`~synth.errors.ScheduleError`.
 
 Examples
 --------
->>> from synth.torus import parse_torus
->>> from synth.group import torus_gamma
->>> from synth.sp import sp_allreduce
->>> from synth.lift import lift
+>>> from synth.topology.torus import parse_torus
+>>> from synth.symmetry.torus import torus_gamma
+>>> from synth.schedule.sp import sp_allreduce
+>>> from synth.schedule.lift import lift
 >>> t = parse_torus("4x4")
 >>> simulate_run(lift(sp_allreduce(t), torus_gamma(t)), elements=1000, dtype="float32", mode="deps")
 True

@@ -46,10 +46,10 @@ Translation
 
 Examples
 --------
->>> from synth.torus import parse_torus
->>> from synth.group import torus_gamma
->>> from synth.sp import sp_allreduce
->>> from synth.lift import lift
+>>> from synth.topology.torus import parse_torus
+>>> from synth.symmetry.torus import torus_gamma
+>>> from synth.schedule.sp import sp_allreduce
+>>> from synth.schedule.lift import lift
 >>> from synth.runtime.msccl.check import check_xml
 >>> t = parse_torus("4x4")
 >>> ex = export_msccl(lift(sp_allreduce(t), torus_gamma(t)))

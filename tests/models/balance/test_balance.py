@@ -6,10 +6,11 @@ import itertools
 import numpy as np
 import pytest
 
-from synth.certify import certify
+from synth.check.claims import certify
 from synth.check import execute, measure_symmetric
 from synth.errors import ScheduleError
-from synth.group import Group, torus_gamma, torus_translations, torus_translations_negation
+from synth.symmetry.group import Group
+from synth.symmetry.torus import torus_gamma, torus_translations, torus_translations_negation
 from synth.models.balance import build as balance_build
 from synth.models.balance import data as balance_data
 from synth.models.balance import model as balance_model
@@ -19,9 +20,9 @@ from synth.models.balance import (FAMILIES, balance, balance_bfs_trees, balance_
 from synth.models.balance.build import split_units
 from synth.models.balance.data import exchange_pairs, tree_options
 from synth.schedule import tree_schedule
-from synth.sp import sp_allreduce
+from synth.schedule.sp import sp_allreduce
 from synth.topology import Topology
-from synth.torus import parse_torus
+from synth.topology.torus import parse_torus
 
 SMALL = list(itertools.product(range(3, 11), repeat=2))
 

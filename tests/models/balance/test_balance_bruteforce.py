@@ -11,14 +11,14 @@ import pytest
 from ortools.sat.python import cp_model
 
 from synth.check import execute, measure_symmetric
-from synth.group import torus_translations, torus_translations_negation
+from synth.symmetry.torus import torus_translations, torus_translations_negation
 from synth.models.balance import balance_bfs_trees
 from synth.models.balance.build import build_base, components_from_values
 from synth.models.balance.data import balance_data, forest_options, tree_options
 from synth.models.balance.model import (BalanceVars, add_balance, add_candidates, add_max_loads, add_options,
                                         add_round_loads, add_total)
 from synth.schedule import tree_schedule
-from synth.torus import parse_torus
+from synth.topology.torus import parse_torus
 
 
 def all_units(t, group, roots):

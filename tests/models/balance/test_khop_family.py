@@ -8,18 +8,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from synth.certify import check_certificate
+from synth.check.claims import check_certificate
 from synth.check import execute, measure_symmetric
 from synth.cli import main
 from synth.errors import SynthError
-from synth.group import torus_gamma, torus_translations, torus_translations_negation
+from synth.symmetry.torus import torus_gamma, torus_translations, torus_translations_negation
 from synth.models.balance import balance_candidates
 from synth.models.balance.family import (compact_rounds, dimension_metric, khop_family, labelled_tree_schedule,
                                          orbit_profiles)
 from synth.models.balance.family.labels import mirror_tree as _mirror
 from synth.schedule import BaseSchedule, tree_schedule
 from synth.solve import _solve_khop_family, solve
-from synth.torus import parse_torus
+from synth.topology.torus import parse_torus
 
 ROOT = Path(__file__).resolve().parents[3]
 FAST = 6.0  # seconds per solve: the skeletons of these small tori finish well within it
