@@ -34,14 +34,14 @@ import time
 from types import SimpleNamespace
 
 import numpy as np
-from synth.models._xhop_cuts import CutLoop, add_layer_cuts, lagrangian_bound
-from synth.models._xhop_heuristic import (
+from synth.models.xhop.cuts import CutLoop, add_layer_cuts, lagrangian_bound
+from synth.models.xhop.search import (
     LabelSearch,
     heuristic_forest,
     labels_to_parent,
     split_tree,
 )
-from synth.models._xhop_instance import (
+from synth.models.xhop.instance import (
     distance_matrix,
     forest_weight,
     hop_arcs,
@@ -49,7 +49,7 @@ from synth.models._xhop_instance import (
     partner_orbits,
     root_distance,
 )
-from synth.models._xhop_model import (
+from synth.models.xhop.model import (
     add_objective_cutoff,
     build_xhop_model,
     decode_forest,

@@ -22,7 +22,7 @@ descent; the best few partners are then improved by the iterated search, and par
 Examples
 --------
 >>> from synth.torus import parse_torus
->>> from synth.models._xhop_instance import distance_matrix
+>>> from synth.models.xhop.instance import distance_matrix
 >>> t = parse_torus("8x8")
 >>> res = heuristic_forest(t, distance_matrix(t), 3, seed=0, time_limit=5.0)
 >>> res.weight <= 78, res.depth <= 3
@@ -35,8 +35,8 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from synth.models._khop_heuristic import labels_cost, labels_to_parent  # shared with the k-hop heuristic
-from synth.models._xhop_instance import forest_depths, partner_orbits, root_distance
+from synth.models.forest.labels import labels_cost, labels_to_parent  # shared with the k-hop heuristic
+from synth.models.xhop.instance import forest_depths, partner_orbits, root_distance
 
 __all__ = [
     "ForestResult",

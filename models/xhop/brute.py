@@ -6,7 +6,7 @@ Two independent methods:
   picks any other vertex as its parent), kept when following parents reaches a root within
   ``h`` steps.  No structure is assumed; the work is ``(p - 1)^(p - 2)`` per partner, so this is
   for ``p <= 9``.
-* :func:`brute_force_labels` -- the labelling dynamic program (see :mod:`models._xhop_heuristic`):
+* :func:`brute_force_labels` -- the labelling dynamic program (see :mod:`models.xhop.search`):
   with ``R = {0, b} = A_1 <= A_2 <= ... <= A_h``, ``G_h(A) = sum_{v not in A} dist(v, A)`` and
   ``G_l(A) = min_{B >= A} sum_{v in B - A} dist(v, A) + G_{l+1}(B)``.  About ``3^(p - 2)``
   work per level: ``p <= 16``.
@@ -26,7 +26,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from synth.models._xhop_instance import distance_matrix
+from synth.models.xhop.instance import distance_matrix
 
 __all__ = ["brute_force_labels", "brute_force_xhop", "enumerate_forests"]
 
@@ -161,7 +161,7 @@ def brute_force_labels(D, roots, h: int, max_free: int = 14):
 
 def brute_force_xhop(t, h: int, partners=None):
     """``(W*, b, parent)`` by the labelling DP over the given partners (default: one per orbit)."""
-    from synth.models._xhop_instance import partner_orbits
+    from synth.models.xhop.instance import partner_orbits
 
     D = distance_matrix(t)
     partners = partner_orbits(t)[0] if partners is None else partners

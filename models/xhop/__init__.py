@@ -22,14 +22,14 @@ Relation to k-hop trees (``W_tree(k)``, :mod:`models.khop`):
 * ``W >= p - 1`` always, with equality as soon as ``h >= ecc({0, b})`` for an adjacent ``b``
   (``H - 1`` on a torus with an even side, ``H`` otherwise): the BFS forest of SPEC section 4.
 
-Pipeline (:mod:`models._xhop_pipeline`): exact closed forms for ``h = 1`` (two stars, every
+Pipeline (:mod:`models.xhop.pipeline`): exact closed forms for ``h = 1`` (two stars, every
 partner enumerated) and ``h >= ecc`` (BFS forest); otherwise
 
-1. a label local search over every partner orbit (:mod:`models._xhop_heuristic`), with split
+1. a label local search over every partner orbit (:mod:`models.xhop.search`), with split
    trees as extra starts;
 2. per-partner bounds: ``dist(0, b) + p - 2 + max(0, ecc({0, b}) - h)``, then the LP relaxation
-   of the hop-indexed MILP (:mod:`models._xhop_model`) with directed cuts separated by
-   max-flow and their images under the pair's stabilizer (:mod:`models._xhop_cuts`), when one
+   of the hop-indexed MILP (:mod:`models.xhop.model`) with directed cuts separated by
+   max-flow and their images under the pair's stabilizer (:mod:`models.xhop.cuts`), when one
    LP is cheap enough for every open partner; each LP's depths are rounded into a forest and
    improved by the local search;
 3. per-partner HiGHS MIPs with reduced-cost fixing, the cuts and the cutoff ``UB - 1``
@@ -61,7 +61,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from synth.models._xhop_instance import (
+from synth.models.xhop.instance import (
     bfs_forest,
     check_forest,
     distance_matrix,
@@ -154,7 +154,7 @@ def _result(t, h, b, parent, bound, method, t0, seed, source, time_limit):
 
 def _fallback(t, D, h, b):
     """Truncated BFS labels for the pair ``{0, b}``: always a forest of depth ``<= h``."""
-    from synth.models._xhop_heuristic import labels_to_parent
+    from synth.models.xhop.search import labels_to_parent
 
     lab = np.minimum(root_distance(D, b), h).astype(np.int64)
     lab[[0, b]] = 0
@@ -220,7 +220,7 @@ def solve_xhop(t, h: int, *, time_limit: float = 60.0, seed: int = 0, progress=N
         parent[[0, b]] = -1
         return _result(t, h, b, parent, int(Wb[b]), "exact: every partner enumerated (two stars)",
                        t0, seed, "two stars", time_limit)
-    from synth.models._xhop_pipeline import run_pipeline
+    from synth.models.xhop.pipeline import run_pipeline
 
     best = {}
     try:

@@ -49,7 +49,7 @@ import itertools
 
 import numpy as np
 
-from synth.models._khop_instance import distance_matrix  # noqa: F401  (re-exported)
+from synth.models.forest.instance import distance_matrix  # noqa: F401  (re-exported)
 
 __all__ = [
     "allowed_arcs",

@@ -21,14 +21,14 @@ Families (each an ``add_<family>(model, vars, data)`` helper):
 Every integral solution is an exchange forest of depth ``<= h`` with roots ``0`` and the
 chosen ``b`` (each non-root has one parent one level up, so parents lead to a root), and
 every such forest is one (with ``reduce=False`` arcs; with the exact reductions of
-:mod:`models._xhop_instance` an optimal forest always remains).
+:mod:`models.xhop.instance` an optimal forest always remains).
 
 The model is a :class:`LinearModel`: solver-neutral arrays that compile to HiGHS or CP-SAT.
 
 Examples
 --------
 >>> from synth.torus import parse_torus
->>> from synth.models._xhop_instance import distance_matrix
+>>> from synth.models.xhop.instance import distance_matrix
 >>> t = parse_torus("4x4")
 >>> data = model_data(distance_matrix(t), 2, [1, 2, 5, 6, 10])
 >>> model, v = build_xhop_model(data)
@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-from synth.models._khop_model import new_highs  # noqa: F401  (shared, re-exported)
-from synth.models._xhop_instance import hop_arcs
+from synth.models.khop.model import new_highs  # noqa: F401  (shared, re-exported)
+from synth.models.xhop.instance import hop_arcs
 
 __all__ = [
     "LinearModel",
@@ -463,7 +463,7 @@ def decode_forest(v: ModelVars, values, data: ModelData):
 
 def encode_forest(v: ModelVars, data: ModelData, model: LinearModel, b: int, parent):
     """The column vector of a forest, or ``None`` if the model has no column for one of its arcs."""
-    from synth.models._xhop_instance import forest_depths
+    from synth.models.xhop.instance import forest_depths
 
     parent = np.asarray(parent, dtype=np.int64)
     try:

@@ -3,7 +3,7 @@
 Fix and optimize.  Pick a *window*: the ``size`` non-root vertices nearest a random
 centre.  Every vertex outside it keeps its parent and its depth; the window's vertices
 choose a new parent and depth, and CP-SAT finds the lightest choice.  The model is the
-hop-indexed one (:mod:`models._khop_model`) restricted to the window's heads:
+hop-indexed one (:mod:`models.khop.model`) restricted to the window's heads:
 
 * ``z[t, i, h]`` for a window vertex ``i``: parent ``t`` at depth ``h - 1``.  An outside
   tail has a fixed depth, so it offers one layer (``depth(t) + 1 <= k``); a window tail
@@ -22,7 +22,7 @@ window's longest current edge + 1), outside tails that already have children, th
 arc reduction ``dist(t, i) < dist(0, i)`` for unpinned heads, and depths within 2 of the
 window's current ones.
 
-After an improving window, a label descent (:class:`models._khop_heuristic.LabelSearch`)
+After an improving window, a label descent (:class:`models.forest.labels.LabelSearch`)
 lets the vertices outside re-attach to the new hubs.
 
 When no window of up to 60 vertices improves the tree any more, :func:`kick_search`
@@ -38,7 +38,7 @@ stayed at 369.
 Examples
 --------
 >>> from synth.torus import parse_torus
->>> from synth.models._khop_instance import distance_matrix, tree_weight
+>>> from synth.models.forest.instance import distance_matrix, tree_weight
 >>> import numpy as np
 >>> t = parse_torus("6x6")
 >>> D = distance_matrix(t)
@@ -55,7 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.models._khop_instance import tree_depths
+from synth.models.forest.instance import tree_depths
 
 __all__ = ["LNSResult", "window_arcs", "solve_window", "lns_search", "kick_search"]
 
@@ -244,7 +244,7 @@ def lns_search(D, k, parent, *, seed=0, iterations=None, deadline=None, size=20,
     -------
     LNSResult
     """
-    from synth.models._khop_heuristic import LabelSearch, labels_to_parent
+    from synth.models.forest.labels import LabelSearch, labels_to_parent
 
     V = D.shape[0]
     parent = np.asarray(parent, dtype=np.int64).copy()
@@ -297,7 +297,7 @@ def kick_search(D, k, parent, shifts, *, seed=0, iterations=None, deadline=None,
     When the window LNS stalls, its tree is optimal for every window of up to 60
     vertices, and moving a hub with its cluster takes more.  A *kick* moves the depth
     labels of a ball (radius 2..``max_radius``) by a translation (``shifts``: vertex
-    permutations, e.g. :func:`models._khop_instance.translations`), lets a label
+    permutations, e.g. :func:`models.forest.instance.translations`), lets a label
     descent re-hang every vertex, then re-solves three windows around the moved labels
     exactly (``sizes``: two of 30 vertices near random moved ones, one of 45 at the
     middle of the moved set).  The result replaces the tree when it is not heavier:
@@ -340,17 +340,17 @@ def kick_search(D, k, parent, shifts, *, seed=0, iterations=None, deadline=None,
     Examples
     --------
     >>> from synth.torus import parse_torus
-    >>> from synth.models._khop_instance import distance_matrix, translations, tree_weight
+    >>> from synth.models.forest.instance import distance_matrix, translations, tree_weight
     >>> t = parse_torus("6x6")
     >>> D = distance_matrix(t)
-    >>> from synth.models._khop_heuristic import labels_to_parent
+    >>> from synth.models.forest.labels import labels_to_parent
     >>> labels = np.random.default_rng(0).integers(1, 3, size=36); labels[0] = 0
     >>> start = labels_to_parent(D, labels)          # a random tree of depth <= 2
     >>> res = kick_search(D, 2, start, translations(t, 2), seed=0, iterations=3, sizes=(6, 9))
     >>> res.weight < tree_weight(t, start), res.weight == tree_weight(t, res.parent)
     (True, True)
     """
-    from synth.models._khop_heuristic import LabelSearch, _shift_perturb, labels_to_parent
+    from synth.models.forest.labels import LabelSearch, _shift_perturb, labels_to_parent
 
     parent = np.asarray(parent, dtype=np.int64).copy()
     depth = tree_depths(parent)

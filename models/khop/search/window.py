@@ -1,6 +1,6 @@
 """Windowed label search for big tori: re-label a ball of the tree, every other label fixed.
 
-The iterated local search of :mod:`models._khop_heuristic` re-prices every label of every
+The iterated local search of :mod:`models.forest.labels` re-prices every label of every
 vertex after each perturbation, ``O(V^2 k)`` work: 0.26 s a pass on 64x64 (k = 11) and
 a few passes a perturbation, so a 600 s solve gets a few hundred perturbations.  A
 perturbation is local, though, and so is most of its repair.  Here a perturbation of a
@@ -13,7 +13,7 @@ ball is repaired inside a *window* (7 ms a window there, 5.5 ms on 32x32):
 * every other vertex is *outside*, and is summarized by ``ext[w, b]``: the distance from
   ``w`` to the nearest outside vertex of label ``< b`` (the root included).
 
-:class:`models._khop_heuristic.LabelSearch` runs on the window (``M + F`` plus a dummy root
+:class:`models.forest.labels.LabelSearch` runs on the window (``M + F`` plus a dummy root
 that serves nobody) with ``ext`` and ``F`` frozen, and its cost change is the exact change
 of the whole tree's weight.  A window costs ``O(|M + F| V)`` to build and its search
 ``O(|M + F|^2 k)`` per pass.
@@ -21,8 +21,8 @@ of the whole tree's weight.  A window costs ``O(|M + F| V)`` to build and its se
 Examples
 --------
 >>> from synth.torus import parse_torus
->>> from synth.models._khop_instance import distance_matrix
->>> from synth.models._khop_heuristic import labels_cost
+>>> from synth.models.forest.instance import distance_matrix
+>>> from synth.models.forest.labels import labels_cost
 >>> t = parse_torus("12x12")
 >>> D = distance_matrix(t)
 >>> start = np.minimum(D[0].astype(np.int64), 3)          # truncated BFS labels, depth 3
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.models._khop_heuristic import _BIG, LabelSearch, _shift_perturb
+from synth.models.forest.labels import _BIG, LabelSearch, _shift_perturb
 
 __all__ = ["Window", "window_instance", "WindowResult", "window_search", "own_costs"]
 

@@ -19,8 +19,8 @@ again for a different one.
 Examples
 --------
 >>> from synth.torus import parse_torus
->>> from synth.models._xhop_instance import distance_matrix, hop_arcs
->>> from synth.models._xhop_model import build_xhop_model, model_data
+>>> from synth.models.xhop.instance import distance_matrix, hop_arcs
+>>> from synth.models.xhop.model import build_xhop_model, model_data
 >>> t = parse_torus("6x6")
 >>> data = model_data(distance_matrix(t), 3, [1], arcs=hop_arcs(distance_matrix(t), 1, 3))
 >>> model, v = build_xhop_model(data)
@@ -38,8 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order, maximum_flow
-from synth.models._khop_lp import lagrangian_bound
-from synth.models._xhop_model import LinearModel, ModelData, ModelVars
+from synth.models.khop.lp import lagrangian_bound
+from synth.models.xhop.model import LinearModel, ModelData, ModelVars
 
 __all__ = ["CutLoop", "CutResult", "add_layer_cuts", "lagrangian_bound"]
 

@@ -9,35 +9,35 @@ Pipeline (``solver="auto"``):
 1. ``k >= H``: the BFS tree, ``W = p - 1``, optimal (every edge costs at least 1).
    ``k = 1``: the star, the only tree of depth 1.  Otherwise the first bound is the
    cone-counting bound (:func:`synth.dualbound.cone_count_bound`), which needs no LP.
-2. The jump search (:mod:`models._khop_jump`): a tree is the min-plus closure of its few
+2. The jump search (:mod:`models.khop.search.jump`): a tree is the min-plus closure of its few
    jumps (the vertices whose parent is farther than one hop), and an iterated local
    search moves, re-levels, adds and removes jumps, each move carrying a jump's whole
    territory, priced exactly in one array operation (a fixed number of rounds, from
    ``start`` if given, else from the root alone).  On small tori the label search's
-   farthest-point construction and descent follow (:mod:`models._khop_heuristic`).
+   farthest-point construction and descent follow (:mod:`models.forest.labels`).
 3. The layered-graph LP with directed cuts, aggregated over the root's stabilizer
-   (:mod:`models._khop_lp`): a valid bound and reduced costs.  Skipped on tori too large
+   (:mod:`models.khop.lp`): a valid bound and reduced costs.  Skipped on tori too large
    for its first solve to finish in the time left (the bound is then the cone count's).
    Then the excess Steiner bound (:mod:`synth.steinerbound`, terminals chosen by
-   :mod:`models._khop_steiner`), an exact hop-constrained Steiner arborescence over a few
+   :mod:`models.khop.steiner`), an exact hop-constrained Steiner arborescence over a few
    far vertices: it beats the LP when few vertices lie beyond depth ``k`` (16x16,
    k = 9, 10, 11, 12: 266, 264, 263, 261 against the LP's 265, 263, 261, 260).
 4. When reduced-cost fixing against the incumbent would leave a big MIP, a long
    improvement phase first (a lighter incumbent fixes more arcs) in which the jump
    search, a label search (the iterated one; from 1024 vertices on the windowed one of
-   :mod:`models._khop_window`), the window LNS (:mod:`models._khop_lns`: CP-SAT re-solves
+   :mod:`models.khop.search.window`), the window LNS (:mod:`models.khop.search.lns`: CP-SAT re-solves
    the parents and depths of 20-60 nearby vertices exactly, the rest fixed) and kicks
    (a ball of the depth pattern shifted, then repaired) share the time, each slice to
    the best recent gain per second.
 5. Reduced-cost fixing: an arc whose reduced cost lifts the bound past ``UB - 1`` is in
    no tree lighter than the incumbent (weights are integers), so it is dropped.
-6. The hop-indexed MIP (:mod:`models._khop_model`) on the surviving arcs, with the
+6. The hop-indexed MIP (:mod:`models.khop.model`) on the surviving arcs, with the
    LP's cuts and all their images, and the objective cut off at ``UB - 1``: a solution
    improves the incumbent, infeasibility proves it optimal.  ``auto`` and ``scip``
    solve it by branch-and-cut in SCIP, which separates the cone and flow cuts again at
-   every node of its search (:func:`models._khop_pipeline.layered_separator`); ``auto``
+   every node of its search (:func:`models.khop.pipeline.layered_separator`); ``auto``
    gives CP-SAT a tenth of the time first, and all of it on big models or without
-   ``pyscipopt`` (:func:`models._khop_pipeline.mip_engines`); ``cpsat`` and ``highs``
+   ``pyscipopt`` (:func:`models.khop.pipeline.mip_engines`); ``cpsat`` and ``highs``
    give the model to CP-SAT or HiGHS with the root's cuts only.  12x12, k = 3 and 4 with
    ``time_limit=1500``: ``auto`` proves ``W* = 192`` and ``169`` in 920 s and 895 s, where the
    pipeline with CP-SAT alone had ended at 192 / 189 and 170 / 167.
@@ -63,7 +63,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.models._khop_instance import check_tree, root_stabilizer
+from synth.models.forest.instance import check_tree, root_stabilizer
 
 __all__ = ["KHopResult", "solve_khop", "SOLVERS", "SOLVER_REVISION"]
 
@@ -143,7 +143,7 @@ def _bfs_parent(t):
 def _result(t, k, parent, bound, method, t0, seed, solver, time_limit, status=None, dual=None, interrupted=False):
     depth, weight = check_tree(t, parent, k)
     if dual is None:        # the closed-form bound's dual (p - 1, or the star's weight at k = 1)
-        from synth.models._khop_dual import simple_dual
+        from synth.models.khop.dual import simple_dual
 
         dual = simple_dual(t, k, root_stabilizer(t))
     bound = float(bound)
@@ -254,7 +254,7 @@ def solve_khop(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: st
     """
     if solver not in SOLVERS:
         raise ValueError(f"unknown solver {solver!r}; valid: {', '.join(SOLVERS)}")
-    from synth.models._khop_pipeline import scip_available
+    from synth.models.khop.pipeline import scip_available
 
     if solver == "scip" and not scip_available():
         from synth.errors import SynthError
@@ -278,8 +278,8 @@ def solve_khop(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: st
         return _result(t, k, parent, int(t.dist(0, np.arange(V)).sum()), "the star is the only tree of depth 1",
                        t0, seed, "star", time_limit)
     deadline = t0 + time_limit
-    from synth.models._khop_dual import cone_dual
-    from synth.models._khop_pipeline import run_pipeline
+    from synth.models.khop.dual import cone_dual
+    from synth.models.khop.pipeline import run_pipeline
 
     best = {"parent": None, "weight": None, "bound": float(V - 1), "method": "W >= p - 1"}
     interrupted = False

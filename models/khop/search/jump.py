@@ -1,7 +1,7 @@
 """Jump search: a k-hop tree as its few *jumps*, every other label their min-plus closure.
 
 A labelling ``l`` (root 0, others ``1..k``) gives the tree in which every vertex hangs
-on its nearest vertex of smaller label (:func:`models._khop_heuristic.labels_to_parent`);
+on its nearest vertex of smaller label (:func:`models.forest.labels.labels_to_parent`);
 its weight is ``W = (V - 1) + sum_v (c(v) - 1)`` with ``c(v) = dist(v, {u : l(u) < l(v)})``.
 Call ``v`` a *jump* when ``c(v) > 1``; the root is a jump of level 0.  On a graph metric
 with unit edges (a torus):
@@ -23,7 +23,7 @@ with unit edges (a torus):
 
 On 32x32 a good tree of depth 6 has about 40 jumps among its 1024 vertices, and one
 jump moved carries its whole territory with it: a move the label searches of
-:mod:`models._khop_heuristic` and :mod:`models._khop_window` can make only through many
+:mod:`models.forest.labels` and :mod:`models.khop.search.window` can make only through many
 intermediate labellings, most of them heavier.  :class:`JumpSearch` prices every
 relocation of one jump within a ball (and a level change, and its removal) in one
 array operation over the candidates and the vertices left deeper than ``k``, and every
@@ -37,8 +37,8 @@ k = 3: 371 against 369, where the label searches still win.
 Examples
 --------
 >>> from synth.torus import parse_torus
->>> from synth.models._khop_instance import distance_matrix
->>> from synth.models._khop_heuristic import labels_cost
+>>> from synth.models.forest.instance import distance_matrix
+>>> from synth.models.forest.labels import labels_cost
 >>> D = distance_matrix(parse_torus("8x8"))
 >>> res = jump_search(D, 3, seed=0, iterations=200)
 >>> res.weight, res.weight == labels_cost(D, res.labels)
@@ -52,7 +52,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.models._khop_heuristic import labels_cost
+from synth.models.forest.labels import labels_cost
 
 __all__ = ["JumpSearch", "JumpResult", "jump_search", "jumps_of_labels", "unit_metric"]
 
@@ -68,7 +68,7 @@ def unit_metric(D, rows=64) -> bool:
     dimension-weighted metrics of :mod:`models.khop_family` do not.
 
     >>> from synth.torus import parse_torus
-    >>> from synth.models._khop_instance import distance_matrix
+    >>> from synth.models.forest.instance import distance_matrix
     >>> D = distance_matrix(parse_torus("4x6"))
     >>> unit_metric(D), unit_metric(2 * D)
     (True, False)
@@ -90,7 +90,7 @@ def jumps_of_labels(D, labels, k):
 
     >>> import numpy as np
     >>> from synth.torus import parse_torus
-    >>> from synth.models._khop_instance import distance_matrix
+    >>> from synth.models.forest.instance import distance_matrix
     >>> D = distance_matrix(parse_torus("6x6"))
     >>> pos, lv = jumps_of_labels(D, np.minimum(D[0], 2), 2)    # truncated BFS: no jump
     >>> pos.tolist(), lv.tolist()
