@@ -338,7 +338,7 @@ def timed_orbit_lp(t, k, perms=None, fix=None, deadline=None):
     """The layered LP of ``t`` solved until it converges or stalls (15 rounds), and its seconds.
 
     ``perms``: the group to aggregate on (default the root's stabilizer); ``fix``: a
-    ``(v, h, value)`` for :meth:`~synth.models._khop_lp.LayeredLP.fix_depth`. Shared by
+    ``(v, h, value)`` for :meth:`~synth.models.khop.lp.LayeredLP.fix_depth`. Shared by
     bench_khop_bounds, _branch and _intgap; it belongs with the LP in ``synth.models``.
 
     Returns
@@ -348,8 +348,8 @@ def timed_orbit_lp(t, k, perms=None, fix=None, deadline=None):
     seconds : float
     """
     # imported here so that scripts that solve no LP do not load the models and their solvers
-    from synth.models._khop_instance import distance_matrix, root_stabilizer
-    from synth.models._khop_lp import LayeredLP
+    from synth.models.forest.instance import distance_matrix, root_stabilizer
+    from synth.models.khop.lp import LayeredLP
 
     t0 = time.perf_counter()
     lp = LayeredLP(distance_matrix(t), k, root_stabilizer(t) if perms is None else perms)
@@ -371,8 +371,8 @@ def khop_starts(instances):
         ``t`` the torus, ``D`` its distance matrix, ``start`` the construction's result.
     """
     # imported here so that scripts that search no tree do not load the models
-    from synth.models._khop_heuristic import heuristic_tree
-    from synth.models._khop_instance import distance_matrix
+    from synth.models.forest.labels import heuristic_tree
+    from synth.models.forest.instance import distance_matrix
     from synth.torus import parse_torus
 
     for shape, k in instances:

@@ -2,11 +2,11 @@
 
 Per instance: ``p - 1``; the cone-counting bound (:func:`synth.dualbound.cone_count_bound`,
 exact, from the topology alone) and its seconds; the layered LP's bound
-(:class:`synth.models._khop_lp.LayeredLP` on root-stabilizer orbits, until it converges,
+(:class:`synth.models.khop.lp.LayeredLP` on root-stabilizer orbits, until it converges,
 stalls or reaches ``--lp-limit``) and its seconds, when the torus has at most
 ``--lp-max-vertices`` vertices; and the share of the LP's excess over ``p - 1`` that the
 cone count reaches (``cone/LP``, both measured in this process); then the excess Steiner
-bound (:func:`synth.models._khop_steiner.terminal_search`, at most ``--steiner-limit``
+bound (:func:`synth.models.khop.steiner.terminal_search`, at most ``--steiner-limit``
 seconds) and its seconds, and how far it is above the LP's rounded-up bound (``St-LP``).
 
 Run: ``python bench/bench_khop_bounds.py [--set quick|table1|deep] [--only 16x16:10,...] [--lp-limit 300]
@@ -23,7 +23,7 @@ import time
 from _harness import Col, Ratio, Table, parse_args, parser, timed, timed_orbit_lp
 
 from synth.dualbound import cone_count_bound
-from synth.models._khop_steiner import terminal_search
+from synth.models.khop.steiner import terminal_search
 from synth.torus import parse_torus
 
 SETS = {

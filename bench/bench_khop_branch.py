@@ -2,10 +2,10 @@
 
 The 16x16 gaps of k = 3 and 4 are the LP's integrality gap, so only a branch-and-bound can
 close them.  This script measures its first step, per instance: the orbit LP at the root
-(:class:`synth.models._khop_lp.LayeredLP`, until it converges or stalls, and its seconds:
+(:class:`synth.models.khop.lp.LayeredLP`, until it converges or stalls, and its seconds:
 the baseline), then, for the ``--probes`` most fractional ``y[v, h]`` (``v`` a vertex orbit
 representative, ``h`` a depth), the two sides of the orbital branching
-(:meth:`~synth.models._khop_lp.LayeredLP.fix_depth`):
+(:meth:`~synth.models.khop.lp.LayeredLP.fix_depth`):
 
 * ``off``: no vertex of ``v``'s orbit at depth ``h``; the LP keeps the root's stabilizer;
 * ``on``: ``v`` at depth ``h``, on the LP of ``v``'s stabilizer (larger: fewer orbits).
@@ -28,7 +28,7 @@ import numpy as np
 
 from _harness import Col, Ratio, Table, parse_args, parser, timed_orbit_lp
 
-from synth.models._khop_instance import root_stabilizer
+from synth.models.forest.instance import root_stabilizer
 from synth.torus import parse_torus
 
 SETS = {

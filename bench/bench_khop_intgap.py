@@ -3,7 +3,7 @@
 The gap targets of 16x16 (1 %) are below what the LP alone can prove if its
 integrality gap there is like the one measured here: on tori small enough for the
 MIP to prove optimality, this script prints, per instance, the LP's bound (the orbit
-LP of :class:`synth.models._khop_lp.LayeredLP` until it converges or stalls, and its
+LP of :class:`synth.models.khop.lp.LayeredLP` until it converges or stalls, and its
 seconds), then a full solve (:func:`synth.models.khop.solve_khop`, ``--time-limit``
 seconds, seed 0): its weight, status and seconds, and, when the solve proved
 optimality, the LP's gap to the optimum ``(W* - LP) / W*`` and the gap the rounded-up

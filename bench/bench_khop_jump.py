@@ -1,9 +1,9 @@
 """The jump search against the windowed label search, same start, same time.
 
 Per instance: the start weight (the farthest-point construction plus descent, seed 0);
-the weight the windowed label search (:func:`models._khop_window.window_search`, the
+the weight the windowed label search (:func:`models.khop.search.window.window_search`, the
 baseline: before the jump search, the pipeline's best arm on big tori) reaches from it
-in ``--seconds``; the weight the jump search (:func:`models._khop_jump.jump_search`)
+in ``--seconds``; the weight the jump search (:func:`models.khop.search.jump.jump_search`)
 reaches from the same start in the same time, with its perturbation rounds per second,
 and from the root alone (no start); and the ratio of the excess over ``p - 1`` the jump
 search (from the start) leaves to the baseline's (``jump/win``: below 1 when the jump
@@ -22,10 +22,10 @@ import numpy as np
 
 from _harness import Col, Ratio, Table, khop_starts, parse_args, parser
 
-from synth.models._khop_heuristic import parent_to_labels
-from synth.models._khop_instance import translations
-from synth.models._khop_jump import jump_search
-from synth.models._khop_window import window_search
+from synth.models.forest.labels import parent_to_labels
+from synth.models.forest.instance import translations
+from synth.models.khop.search.jump import jump_search
+from synth.models.khop.search.window import window_search
 
 SETS = {
     "quick": [("16x16", 3), ("16x16", 4), ("32x32", 6), ("32x32", 9)],

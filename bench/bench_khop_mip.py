@@ -1,14 +1,14 @@
 """The MIP engines on the same reduced k-hop model: CP-SAT (baseline), HiGHS, SCIP's branch-and-cut.
 
 Per instance the script builds what the pipeline of :mod:`synth.models.khop` hands to
-its MIP: the orbit LP (:class:`synth.models._khop_lp.LayeredLP`), an incumbent ``UB``
+its MIP: the orbit LP (:class:`synth.models.khop.lp.LayeredLP`), an incumbent ``UB``
 (``--ub``, default the heuristic-only solve of ``--heuristic-seconds``), the arcs that
 survive reduced-cost fixing against ``UB``, the LP's binding cuts with all their images
 and the cut-off ``W <= UB - 1``.  Each engine then solves that model for at most
 ``--time-limit`` seconds, stopping at the first lighter tree: ``infeasible`` proves
 ``UB`` optimal, ``improved`` found a lighter tree, ``feasible`` / ``unknown`` ran out of
 time (the bound is printed).  SCIP gets the layered cone and flow cuts at every node of
-its search (:func:`synth.models._khop_pipeline.layered_separator`); CP-SAT and HiGHS
+its search (:func:`synth.models.khop.pipeline.layered_separator`); CP-SAT and HiGHS
 see the root's cuts only.  ``x cpsat`` is the engine's seconds over CP-SAT's.
 
 Run: ``python bench/bench_khop_mip.py [--set quick|wide] [--only 12x12:3:192] [--engines cpsat,scip]
@@ -22,10 +22,10 @@ import numpy as np
 
 from _harness import Col, Ratio, Table, parse_args, parser, timed
 
-from synth.models._khop_instance import distance_matrix, root_stabilizer
-from synth.models._khop_lp import LayeredLP
-from synth.models._khop_model import ModelData, build_hop_model
-from synth.models._khop_pipeline import cut_images, layered_separator
+from synth.models.forest.instance import distance_matrix, root_stabilizer
+from synth.models.khop.lp import LayeredLP
+from synth.models.khop.model import ModelData, build_hop_model
+from synth.models.khop.pipeline import cut_images, layered_separator
 from synth.models.khop import solve_khop
 from synth.torus import parse_torus
 

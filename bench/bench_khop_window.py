@@ -1,9 +1,9 @@
 """The windowed label search against the whole-torus iterated local search, same start, same time.
 
 Per instance: the start weight (the farthest-point construction plus descent, seed 0);
-the weight the whole-torus iterated local search (:func:`models._khop_heuristic.heuristic_tree`,
+the weight the whole-torus iterated local search (:func:`models.forest.labels.heuristic_tree`,
 the baseline) reaches in ``--seconds``; the weight the windowed search
-(:func:`models._khop_window.window_search`) reaches in the same time, with its windows per
+(:func:`models.khop.search.window.window_search`) reaches in the same time, with its windows per
 second; and the ratio of the excess over ``p - 1`` each leaves (``win/ils``: below 1 when
 the windowed search is ahead).  Both run in this process, one after the other.
 
@@ -19,9 +19,9 @@ import numpy as np
 
 from _harness import Col, Ratio, Table, khop_starts, parse_args, parser
 
-from synth.models._khop_heuristic import heuristic_tree, parent_to_labels
-from synth.models._khop_instance import translations
-from synth.models._khop_window import window_search
+from synth.models.forest.labels import heuristic_tree, parent_to_labels
+from synth.models.forest.instance import translations
+from synth.models.khop.search.window import window_search
 
 SETS = {
     "quick": [("32x32", 6), ("32x32", 9)],

@@ -2,3 +2,4 @@
 
 from synth.models.khop.lp import *  # noqa: F401,F403
 from synth.models.khop.lp import __all__  # noqa: F401
+from synth.models._solve.lagrangian import lagrangian_bound, stalled, too_slow  # noqa: F401

@@ -1,6 +1,6 @@
 """Tests for the minimum-weight k-hop tree models (issue 3).
 
-Every constraint family of :mod:`synth.models._khop_model` is checked against brute
+Every constraint family of :mod:`synth.models.khop.model` is checked against brute
 force on tiny tori, every depth bound; the exact arc reduction against brute force
 with and without it; the bounds for validity; and :func:`solve_khop` end to end,
 including the certificate the checker builds from its tree.
@@ -14,12 +14,13 @@ import pytest
 
 from synth.certify import certify
 from synth.group import torus_gamma
-from synth.models._khop_brute import brute_force_khop
-from synth.models._khop_heuristic import LabelSearch, _shift_perturb, heuristic_tree, labels_cost, labels_to_parent
-from synth.models._khop_instance import (allowed_pairs, check_tree, distance_matrix, hop_arcs, root_stabilizer,
+from synth.models.khop.brute import brute_force_khop
+from synth.models.forest.labels import LabelSearch, _shift_perturb, heuristic_tree, labels_cost, labels_to_parent
+from synth.models.forest.instance import (allowed_pairs, check_tree, distance_matrix, hop_arcs, root_stabilizer,
                                          translations, tree_depths)
-from synth.models._khop_lp import LayeredLP, lagrangian_bound
-from synth.models._khop_model import (LinearModel, ModelData, add_arc_vars, add_depth_vars, add_layer_cuts,
+from synth.models._solve.lagrangian import lagrangian_bound
+from synth.models.khop.lp import LayeredLP
+from synth.models.khop.model import (LinearModel, ModelData, add_arc_vars, add_depth_vars, add_layer_cuts,
                                       add_one_parent, add_parent_above, add_weight_objective, build_hop_model,
                                       decode_parent)
 from synth.models.khop import KHopResult, solve_khop
@@ -265,7 +266,7 @@ def test_helpers_return_what_they_create():
 @pytest.mark.parametrize("shape,k", [("5", 2), ("6", 2), ("6", 3), ("7", 2)])
 def test_separated_cuts_hold_for_every_tree_and_cut_off_the_point(shape, k):
     """Rows of the branch-and-cut separator: violated by the point, satisfied by every tree of the model."""
-    from synth.models._khop_pipeline import layered_separator
+    from synth.models.khop.pipeline import layered_separator
 
     t = parse_torus(shape)
     data = ModelData(distance_matrix(t), k, *hop_arcs(t, k, reduce=False))
@@ -297,7 +298,7 @@ def test_separated_cuts_hold_for_every_tree_and_cut_off_the_point(shape, k):
 @pytest.mark.parametrize("shape,k", [c for c in CASES if c[0] in ("3x3", "3x4", "4x4", "11") and c[1] > 1])
 def test_branch_and_cut_without_root_cuts_matches_brute_force(shape, k, brute):
     """SCIP with only the separator's cuts (none given up front) reaches W*."""
-    from synth.models._khop_pipeline import layered_separator
+    from synth.models.khop.pipeline import layered_separator
 
     t = parse_torus(shape)
     data = ModelData(distance_matrix(t), k, *hop_arcs(t, k))
@@ -340,7 +341,7 @@ def test_lp_bound_is_valid_and_cuts_keep_the_optimum(shape, k, brute):
     full = LayeredLP(D, k, G, *arcs)                        # every arc a column from the start
     assert full.solve().bound == pytest.approx(res.bound, abs=1e-6)
     # every cut found (and its images) keeps the optimum
-    from synth.models._khop_pipeline import cut_images
+    from synth.models.khop.pipeline import cut_images
 
     data = ModelData(D, k, *arcs)
     model, z, y = build_hop_model(data)
@@ -581,7 +582,7 @@ def test_without_pyscipopt_auto_falls_back_and_scip_is_a_clear_error(monkeypatch
     import sys
 
     from synth.errors import SynthError
-    from synth.models._khop_pipeline import mip_engines
+    from synth.models.khop.pipeline import mip_engines
 
     monkeypatch.setitem(sys.modules, "pyscipopt", None)        # import pyscipopt now raises ImportError
     assert mip_engines("auto", 100) == [("cpsat", None)]

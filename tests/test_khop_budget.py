@@ -10,9 +10,10 @@ import time
 import numpy as np
 import pytest
 
-from synth.models._khop_heuristic import _cut_candidates, best_prefix_labels, fps_order, labels_cost
-from synth.models._khop_instance import check_tree, distance_matrix, root_stabilizer
-from synth.models._khop_lp import LayeredLP, stalled, too_slow
+from synth.models.forest.labels import _cut_candidates, best_prefix_labels, fps_order, labels_cost
+from synth.models.forest.instance import check_tree, distance_matrix, root_stabilizer
+from synth.models._solve.lagrangian import stalled, too_slow
+from synth.models.khop.lp import LayeredLP
 from synth.models.khop import solve_khop
 from synth.torus import parse_torus
 
@@ -151,7 +152,7 @@ def test_prefix_dp_on_a_grid_of_cut_points():
     t = parse_torus("9x9")
     D = distance_matrix(t)
     order = fps_order(D, np.random.default_rng(0))
-    import synth.models._khop_heuristic as H
+    import synth.models.forest.labels as H
 
     grid = np.array([1, 2, 3, 5, 8, 13, 21, 40, 81])
     orig = H._cut_candidates

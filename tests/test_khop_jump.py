@@ -1,9 +1,9 @@
-"""Tests for the jump search (:mod:`models._khop_jump`).
+"""Tests for the jump search (:mod:`models.khop.search.jump`).
 
 Its claims: the weight of a jump set is its min-plus closure's tree weight (checked
 against :func:`labels_cost`), every priced move and insertion equals a recomputation,
 the best jump set is the best labelling (checked by enumerating every jump set of tiny
-tori against the exhaustive DP of :mod:`models._khop_brute`), and the closure of a
+tori against the exhaustive DP of :mod:`models.khop.brute`), and the closure of a
 labelling's jumps is never heavier than the labelling.
 """
 
@@ -13,11 +13,11 @@ import time
 import numpy as np
 import pytest
 
-import synth.models._khop_pipeline as pipeline
-from synth.models._khop_brute import brute_force_khop
-from synth.models._khop_heuristic import labels_cost, labels_to_parent
-from synth.models._khop_instance import distance_matrix, tree_weight
-from synth.models._khop_jump import JumpSearch, jump_search, jumps_of_labels, unit_metric
+import synth.models.khop.pipeline as pipeline
+from synth.models.khop.brute import brute_force_khop
+from synth.models.forest.labels import labels_cost, labels_to_parent
+from synth.models.forest.instance import distance_matrix, tree_weight
+from synth.models.khop.search.jump import JumpSearch, jump_search, jumps_of_labels, unit_metric
 from synth.models.khop import solve_khop
 from synth.models.khop_family import dimension_metric
 from synth.torus import parse_torus

@@ -1,4 +1,4 @@
-"""Tests for the window LNS of the k-hop tree solver (:mod:`synth.models._khop_lns`).
+"""Tests for the window LNS of the k-hop tree solver (:mod:`synth.models.khop.search.lns`).
 
 The window model is checked against enumeration: with its trimming switched off it must
 find the lightest tree that agrees with the current one outside the window; with the
@@ -10,10 +10,10 @@ import itertools
 import numpy as np
 import pytest
 
-from synth.models._khop_heuristic import labels_to_parent
-from synth.models._khop_instance import check_tree, distance_matrix, translations, tree_depths, tree_weight
-from synth.models._khop_lns import kick_search, lns_search, solve_window, window_arcs
-from synth.models._khop_pipeline import run_pipeline
+from synth.models.forest.labels import labels_to_parent
+from synth.models.forest.instance import check_tree, distance_matrix, translations, tree_depths, tree_weight
+from synth.models.khop.search.lns import kick_search, lns_search, solve_window, window_arcs
+from synth.models.khop.pipeline import run_pipeline
 from synth.torus import parse_torus
 
 
@@ -135,7 +135,7 @@ def test_pipeline_uses_the_lns_when_the_lp_is_out_of_reach(monkeypatch):
     """With the LP ruled out, the pipeline's improvement phase runs the window LNS on the incumbent."""
     import time
 
-    import synth.models._khop_pipeline as pipeline
+    import synth.models.khop.pipeline as pipeline
 
     calls = []
 
@@ -160,8 +160,8 @@ def test_pipeline_kicks_after_the_lns(monkeypatch):
     """The improvement phase kicks from the incumbent too, and kicks never make it heavier."""
     import time
 
-    import synth.models._khop_pipeline as pipeline
-    from synth.models._khop_lns import LNSResult
+    import synth.models.khop.pipeline as pipeline
+    from synth.models.khop.search.lns import LNSResult
 
     kicks = []
 

@@ -1,4 +1,4 @@
-"""Choosing the Steiner bound's terminals (models._khop_steiner) and its place in the pipeline."""
+"""Choosing the Steiner bound's terminals (models.khop.steiner) and its place in the pipeline."""
 
 import time
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from synth.dualbound import khop_dual_bound
-from synth.models._khop_brute import brute_force_khop
-from synth.models._khop_instance import distance_matrix, tree_weight
-from synth.models._khop_steiner import axis_sets, jump_tree, relaxed_jumps, terminal_search
+from synth.models.khop.brute import brute_force_khop
+from synth.models.forest.instance import distance_matrix, tree_weight
+from synth.models.khop.steiner import axis_sets, jump_tree, relaxed_jumps, terminal_search
 from synth.steinerbound import STEINER_KIND, excess_tables
 from synth.torus import parse_torus
 
@@ -61,7 +61,7 @@ def test_search_closes_8x8_depth_6():
 
 
 def test_pipeline_keeps_the_steiner_dual_when_it_proves_more():
-    from synth.models._khop_pipeline import _steiner_bound
+    from synth.models.khop.pipeline import _steiner_bound
 
     t = parse_torus("16x16")
     best = {"parent": None, "weight": 266, "bound": 263.0, "method": "lp", "dual": {"bound": 263}}

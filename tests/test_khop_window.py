@@ -1,4 +1,4 @@
-"""Tests for the windowed label search (:mod:`models._khop_window`).
+"""Tests for the windowed label search (:mod:`models.khop.search.window`).
 
 The window's claim is exactness: the cost change its label search sees equals the change
 of the whole tree's weight, for any change of the movable labels.  That is checked here
@@ -10,10 +10,10 @@ import time
 import numpy as np
 import pytest
 
-import synth.models._khop_pipeline as pipeline
-from synth.models._khop_heuristic import LabelSearch, labels_cost, labels_to_parent
-from synth.models._khop_instance import check_tree, distance_matrix, translations, tree_weight
-from synth.models._khop_window import own_costs, window_instance, window_search
+import synth.models.khop.pipeline as pipeline
+from synth.models.forest.labels import LabelSearch, labels_cost, labels_to_parent
+from synth.models.forest.instance import check_tree, distance_matrix, translations, tree_weight
+from synth.models.khop.search.window import own_costs, window_instance, window_search
 from synth.torus import parse_torus
 
 SHAPES = [("8x8", 3), ("9x7", 4), ("10x10", 5), ("4x4x4", 3)]

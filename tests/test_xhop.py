@@ -5,19 +5,19 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from synth.models._xhop_brute import (
+from synth.models.xhop.brute import (
     brute_force_labels,
     brute_force_xhop,
     enumerate_forests,
 )
-from synth.models._xhop_cuts import CutLoop
-from synth.models._xhop_heuristic import (
+from synth.models.xhop.cuts import CutLoop
+from synth.models.xhop.search import (
     heuristic_forest,
     labels_to_parent,
     sample_partners,
     split_tree,
 )
-from synth.models._xhop_instance import (
+from synth.models.xhop.instance import (
     allowed_arcs,
     check_forest,
     distance_matrix,
@@ -28,13 +28,13 @@ from synth.models._xhop_instance import (
     root_distance,
     root_stabilizer,
 )
-from synth.models._xhop_model import (
+from synth.models.xhop.model import (
     build_xhop_model,
     decode_forest,
     encode_forest,
     model_data,
 )
-from synth.models._xhop_pipeline import lp_bound, trivial_partner_bounds
+from synth.models.xhop.pipeline import lp_bound, trivial_partner_bounds
 from synth.models.xhop import XHopResult, exchange_depth_threshold, solve_xhop
 
 from synth.certify import certify

@@ -38,10 +38,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order, maximum_flow
-from synth.models.khop.lp import lagrangian_bound
+from synth.models._solve.lagrangian import lagrangian_bound
 from synth.models.xhop.model import LinearModel, ModelData, ModelVars
 
-__all__ = ["CutLoop", "CutResult", "add_layer_cuts", "lagrangian_bound"]
+__all__ = ["CutLoop", "CutResult", "add_layer_cuts"]
 
 _SCALE = 1_000_000
 _VIOL = 1e-4

@@ -34,7 +34,8 @@ import time
 from types import SimpleNamespace
 
 import numpy as np
-from synth.models.xhop.cuts import CutLoop, add_layer_cuts, lagrangian_bound
+from synth.models._solve.lagrangian import lagrangian_bound
+from synth.models.xhop.cuts import CutLoop, add_layer_cuts
 from synth.models.xhop.search import (
     LabelSearch,
     heuristic_forest,
@@ -57,7 +58,7 @@ from synth.models.xhop.model import (
     model_data,
 )
 
-__all__ = ["heuristic_iterations", "lagrangian_bound", "lp_bound", "run_pipeline", "trivial_partner_bounds"]
+__all__ = ["heuristic_iterations", "lp_bound", "run_pipeline", "trivial_partner_bounds"]
 
 _EPS = 1e-6
 _ARC_BUDGET = 200_000   # arcs summed over the partner orbits that the cut loops handle in 60 s
