@@ -66,8 +66,7 @@ def main(argv=None):
         cuts = cut_images(lp.binding_cuts(), perms, t.n_vertices)
         for engine in a.engines.split(","):
             model, z, _y = build_hop_model(ModelData(D, k, tail, head, layer), cuts)
-            cols = list(model.cost)
-            model.add_row(cols, [model.cost[c] for c in cols], -np.inf, ub - 1, "objective_cutoff")
+            model.add_row(*model.objective_terms(), -np.inf, ub - 1, "objective_cutoff")
             sol, secs = timed(solve_with, engine, model, z, D, k, ub, a.time_limit, a.seed)
             result = "improved" if sol.values is not None and sol.objective <= ub - 1 + 1e-6 else sol.status
             table.add({"shape": shape, "k": k, "UB": ub, "LP": res.bound, "arcs": tail.size, "engine": engine,

@@ -312,8 +312,7 @@ def test_scip_reports_infeasible_and_stops_early():
     t = parse_torus("4x4")
     data = ModelData(distance_matrix(t), 2, *hop_arcs(t, 2))
     model, z, _y = build_hop_model(data)
-    cols = list(model.cost)
-    model.add_row(cols, [model.cost[c] for c in cols], -np.inf, 17, "cutoff")      # W* = 18
+    model.add_row(*model.objective_terms(), -np.inf, 17, "cutoff")      # W* = 18
     sol = model.solve_scip(time_limit=30)
     assert (sol.status, sol.values, sol.bound) == ("infeasible", None, np.inf)
     model.rows.pop()

@@ -4,8 +4,8 @@ Examples
 --------
 >>> import numpy as np
 >>> sol = MipSolution(Status.OPTIMAL, 18.0, 18.0, np.ones(3), 0.1)
->>> sol.status == "optimal", f"{sol.status}", sol.interrupted
-(True, 'optimal', False)
+>>> sol.status == "optimal", f"{sol.status}", sol.status, sol.interrupted
+(True, 'optimal', 'optimal', False)
 """
 
 from __future__ import annotations
@@ -25,6 +25,9 @@ class Status(enum.StrEnum):
     FEASIBLE = "feasible"       # an incumbent, no proof
     INFEASIBLE = "infeasible"   # proved to have no solution
     UNKNOWN = "unknown"         # neither an incumbent nor a proof
+
+    def __repr__(self) -> str:      # reads as the string it equals, in tuples and reports alike
+        return repr(self.value)
 
 
 @dataclass(frozen=True, eq=False)

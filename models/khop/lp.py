@@ -55,6 +55,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order, maximum_flow
 
 from synth.models._solve.lagrangian import lagrangian_bound, stalled, too_slow
+from synth.models._solve.linear import new_highs
 
 __all__ = ["LayeredLP", "LPResult", "cone_cuts", "flow_cuts"]
 
@@ -249,8 +250,6 @@ class LayeredLP:
     """
 
     def __init__(self, D, k, perms, tail=None, head=None, layer=None, radius=None):
-        from synth.models.khop.model import new_highs
-
         self.D, self.k, self.perms = D, int(k), np.asarray(perms)
         self._cols_only = False         # only columns (and their link rows) added since an optimal solve
         self._new_cols = 0              # columns added since the last solve

@@ -194,8 +194,7 @@ def _mip_loop(t, k, best, lp, lpres, method, perms, D, *, deadline, seed, solver
             return
         data = ModelData(D, k, tail, head, layer)
         model, z, _y = build_hop_model(data, cuts)
-        cols = list(model.cost.keys())
-        model.add_row(cols, [model.cost[c] for c in cols], -np.inf, ub - 1, "objective_cutoff")
+        model.add_row(*model.objective_terms(), -np.inf, ub - 1, "objective_cutoff")
         # the solvers stop a little after their limit (CP-SAT: 0.7 s on 60k arcs): keep a margin
         remaining = _left(deadline) - min(1.5, 0.02 * _left(deadline) + 1e-5 * tail.size)
         if tail.size > EASY_MIP_ARCS:

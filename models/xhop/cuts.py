@@ -208,7 +208,7 @@ class CutLoop:
             cuts = self.with_images(cuts)
             rows = add_layer_cuts(model, self.v.z, cuts, self.data)
             self.cuts.extend(cuts)
-            A_new = model.blocks[-1][0]
+            A_new = model.last_block()
             h.addRows(len(cuts), np.ones(len(cuts)), np.full(len(cuts), highspy.kHighsInf), A_new.nnz,
                       A_new.indptr[:-1].astype(np.int32), A_new.indices.astype(np.int32), A_new.data)
             self.n_cuts += len(rows)

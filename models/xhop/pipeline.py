@@ -238,7 +238,7 @@ def _partner_mips(t, D, h, best, lb, how, loops, res, deadline, seed, say, publi
         remaining = deadline - time.monotonic()
         slice_ = min(remaining, max(remaining / len(open_b), 5.0 * tries[b]))
         say(f"partner {b}: MIP on {int(keep.sum())} of {keep.size} arcs, cutoff {ub - 1}, {slice_:.1f} s")
-        sol = model.solve_highs(time_limit=slice_, seed=seed, start=start)
+        sol = model.solve_highs(time_limit=slice_, seed=seed, start=start, guard_presolve=False)
         if sol.values is not None:
             pb, parent = decode_forest(v, sol.values, fixed)
             _offer(best, t, pb, parent, say, f"HiGHS MIP, partner {pb}")
