@@ -25,7 +25,8 @@ from synth.models.khop.search.jump import jump_search, unit_metric
 from synth.models.forest.instance import distance_matrix, root_stabilizer, translations, tree_weight
 from synth.models.khop.dual import export_dual
 from synth.models.khop.search.lns import kick_search, lns_search
-from synth.models.khop.lp import LayeredLP, cone_cuts, flow_cuts
+from synth.models.forest.cuts import cone_cuts, flow_cuts
+from synth.models.khop.lp import LayeredLP
 from synth.models.khop.model import ModelData, build_hop_model, decode_parent
 from synth.models.khop.steiner import terminal_search
 from synth.models.khop.search.window import window_search
