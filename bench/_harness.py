@@ -371,7 +371,7 @@ def khop_starts(instances):
         ``t`` the torus, ``D`` its distance matrix, ``start`` the construction's result.
     """
     # imported here so that scripts that search no tree do not load the models
-    from synth.models.forest.labels import heuristic_tree
+    from synth.models.khop.search.construct import heuristic_tree
     from synth.models.forest.instance import distance_matrix
     from synth.torus import parse_torus
 

@@ -19,7 +19,8 @@ import numpy as np
 
 from _harness import Col, Ratio, Table, khop_starts, parse_args, parser
 
-from synth.models.forest.labels import heuristic_tree, parent_to_labels
+from synth.models.forest.labels import parent_to_labels
+from synth.models.khop.search.construct import heuristic_tree
 from synth.models.forest.instance import translations
 from synth.models.khop.search.window import window_search
 

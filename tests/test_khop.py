@@ -15,7 +15,8 @@ import pytest
 from synth.certify import certify
 from synth.group import torus_gamma
 from synth.models.khop.brute import brute_force_khop
-from synth.models.forest.labels import LabelSearch, _shift_perturb, heuristic_tree, labels_cost, labels_to_parent
+from synth.models.forest.labels import LabelSearch, _shift_perturb, labels_cost, labels_to_parent
+from synth.models.khop.search.construct import heuristic_tree
 from synth.models.forest.instance import (allowed_pairs, check_tree, distance_matrix, hop_arcs, root_stabilizer,
                                          translations, tree_depths)
 from synth.models._solve.lagrangian import lagrangian_bound

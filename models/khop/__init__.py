@@ -63,11 +63,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from synth.errors import SynthError
+from synth.models._names import SOLVERS
 from synth.models.forest.instance import check_tree, root_stabilizer
 
 __all__ = ["KHopResult", "solve_khop", "SOLVERS", "SOLVER_REVISION"]
-
-SOLVERS = ("auto", "scip", "highs", "cpsat", "heuristic")
 
 #: Bumped whenever a change to the pipeline can change its result for the same inputs
 #: (a lighter tree, a stronger bound): :func:`synth.trees.khop_tree` keys its cache on
@@ -143,7 +143,7 @@ def _bfs_parent(t):
 def _result(t, k, parent, bound, method, t0, seed, solver, time_limit, status=None, dual=None, interrupted=False):
     depth, weight = check_tree(t, parent, k)
     if dual is None:        # the closed-form bound's dual (p - 1, or the star's weight at k = 1)
-        from synth.models.khop.dual import simple_dual
+        from synth.models.khop.dual import simple_dual  # numpy-only, but kept off the import of solve_khop
 
         dual = simple_dual(t, k, root_stabilizer(t))
     bound = float(bound)
@@ -254,11 +254,9 @@ def solve_khop(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: st
     """
     if solver not in SOLVERS:
         raise ValueError(f"unknown solver {solver!r}; valid: {', '.join(SOLVERS)}")
-    from synth.models.khop.pipeline import scip_available
+    from synth.models.khop.pipeline import scip_available  # the pipeline (scipy, searches) loads when a solve needs it
 
     if solver == "scip" and not scip_available():
-        from synth.errors import SynthError
-
         raise SynthError("--solver scip needs the pyscipopt package (pip install pyscipopt); "
                              "--solver auto uses CP-SAT without it") from None
     k = int(k)
@@ -278,8 +276,8 @@ def solve_khop(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: st
         return _result(t, k, parent, int(t.dist(0, np.arange(V)).sum()), "the star is the only tree of depth 1",
                        t0, seed, "star", time_limit)
     deadline = t0 + time_limit
-    from synth.models.khop.dual import cone_dual
-    from synth.models.khop.pipeline import run_pipeline
+    from synth.models.khop.dual import cone_dual  # start-up speed, as above
+    from synth.models.khop.pipeline import run_pipeline  # start-up speed, as above
 
     best = {"parent": None, "weight": None, "bound": float(V - 1), "method": "W >= p - 1"}
     interrupted = False

@@ -20,7 +20,8 @@ import time
 
 import numpy as np
 
-from synth.models.forest.labels import heuristic_tree, labels_to_parent, parent_to_labels
+from synth.models.forest.labels import labels_to_parent, parent_to_labels
+from synth.models.khop.search.construct import heuristic_tree
 from synth.models.khop.search.jump import jump_search, unit_metric
 from synth.models.forest.instance import distance_matrix, root_stabilizer, translations, tree_weight
 from synth.models.khop.dual import export_dual

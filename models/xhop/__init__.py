@@ -61,6 +61,8 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+
+from synth.models.forest.labels import labels_to_parent
 from synth.models.xhop.instance import (
     bfs_forest,
     check_forest,
@@ -154,8 +156,6 @@ def _result(t, h, b, parent, bound, method, t0, seed, source, time_limit):
 
 def _fallback(t, D, h, b):
     """Truncated BFS labels for the pair ``{0, b}``: always a forest of depth ``<= h``."""
-    from synth.models.xhop.search import labels_to_parent
-
     lab = np.minimum(root_distance(D, b), h).astype(np.int64)
     lab[[0, b]] = 0
     Dm = D.astype(np.int32)
@@ -220,7 +220,7 @@ def solve_xhop(t, h: int, *, time_limit: float = 60.0, seed: int = 0, progress=N
         parent[[0, b]] = -1
         return _result(t, h, b, parent, int(Wb[b]), "exact: every partner enumerated (two stars)",
                        t0, seed, "two stars", time_limit)
-    from synth.models.xhop.pipeline import run_pipeline
+    from synth.models.xhop.pipeline import run_pipeline  # the pipeline (scipy, solvers' glue) loads when needed
 
     best = {}
     try:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from synth.models.xhop.instance import distance_matrix
+from synth.models.xhop.instance import distance_matrix, partner_orbits
 
 __all__ = ["brute_force_labels", "brute_force_xhop", "enumerate_forests"]
 
@@ -161,8 +161,6 @@ def brute_force_labels(D, roots, h: int, max_free: int = 14):
 
 def brute_force_xhop(t, h: int, partners=None):
     """``(W*, b, parent)`` by the labelling DP over the given partners (default: one per orbit)."""
-    from synth.models.xhop.instance import partner_orbits
-
     D = distance_matrix(t)
     partners = partner_orbits(t)[0] if partners is None else partners
     best = (None, None, None)

@@ -45,7 +45,7 @@ import numpy as np
 
 from synth.models._solve.linear import LinearModel, new_highs  # noqa: F401  (re-exported)
 from synth.models._solve.result import MipSolution  # noqa: F401  (re-exported)
-from synth.models.xhop.instance import hop_arcs
+from synth.models.xhop.instance import forest_depths, hop_arcs
 
 __all__ = [
     "LinearModel",
@@ -255,8 +255,6 @@ def decode_forest(v: ModelVars, values, data: ModelData):
 
 def encode_forest(v: ModelVars, data: ModelData, model: LinearModel, b: int, parent):
     """The column vector of a forest, or ``None`` if the model has no column for one of its arcs."""
-    from synth.models.xhop.instance import forest_depths
-
     parent = np.asarray(parent, dtype=np.int64)
     try:
         depth = forest_depths(parent, [0, b])

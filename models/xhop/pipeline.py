@@ -35,6 +35,7 @@ from types import SimpleNamespace
 
 import numpy as np
 from synth.models._solve.lagrangian import lagrangian_bound
+from synth.models.khop import solve_khop
 from synth.models.xhop.cuts import CutLoop, add_layer_cuts
 from synth.models.xhop.search import (
     LabelSearch,
@@ -130,8 +131,6 @@ def _parent_of(D, b, labels):
 def _khop_bound(t, h, best, deadline, seed, say):
     if best["bound"] >= best["weight"] or h + 1 >= t.diameter:
         return
-    from synth.models.khop import solve_khop
-
     r = solve_khop(t, h + 1, time_limit=max(deadline - time.monotonic(), 1.0), seed=seed)
     if r.lower_bound is not None:
         _offer_bound(best, math.ceil(float(r.lower_bound) - _EPS),

@@ -56,6 +56,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.models.forest.instance import tree_depths
+from synth.models.forest.labels import LabelSearch, _shift_perturb, labels_to_parent
 
 __all__ = ["LNSResult", "window_arcs", "solve_window", "lns_search", "kick_search"]
 
@@ -244,8 +245,6 @@ def lns_search(D, k, parent, *, seed=0, iterations=None, deadline=None, size=20,
     -------
     LNSResult
     """
-    from synth.models.forest.labels import LabelSearch, labels_to_parent
-
     V = D.shape[0]
     parent = np.asarray(parent, dtype=np.int64).copy()
     depth = tree_depths(parent)
@@ -350,8 +349,6 @@ def kick_search(D, k, parent, shifts, *, seed=0, iterations=None, deadline=None,
     >>> res.weight < tree_weight(t, start), res.weight == tree_weight(t, res.parent)
     (True, True)
     """
-    from synth.models.forest.labels import LabelSearch, _shift_perturb, labels_to_parent
-
     parent = np.asarray(parent, dtype=np.int64).copy()
     depth = tree_depths(parent)
     weight = _weight(D, parent)
