@@ -16,7 +16,7 @@ hop-indexed one (:mod:`models.khop.model`) restricted to the window's heads:
 Every solution is a tree of depth at most ``k`` (the pins keep the outside depths
 right), the current tree is one (it is the hint), so the weight never goes up.  With
 ``radius=None, hubs_only=False, reduce=False`` the model holds *every* tree that agrees
-with the current one outside the window (``tests/test_khop_lns.py`` checks this against
+with the current one outside the window (``tests/models/khop/test_khop_lns.py`` checks this against
 enumeration); :func:`lns_search` trims it for speed: tails within ``radius`` of the head (the
 window's longest current edge + 1), outside tails that already have children, the
 arc reduction ``dist(t, i) < dist(0, i)`` for unpinned heads, and depths within 2 of the

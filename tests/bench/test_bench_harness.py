@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-_PATH = Path(__file__).resolve().parents[1] / "bench" / "_harness.py"
+_PATH = Path(__file__).resolve().parents[2] / "bench" / "_harness.py"
 _spec = importlib.util.spec_from_file_location("_harness", _PATH)
 harness = importlib.util.module_from_spec(_spec)
 sys.modules.setdefault("_harness", harness)  # as the bench scripts import it (bench/ is not a package)
