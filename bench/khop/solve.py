@@ -19,7 +19,7 @@ Instance sets (``--set``):
             32x32 k = 6, 9, 11, 12, 20, 22; 64x64 k = 10, 11, 14;
 ``quick``   8x8 k = 2..7 and 16x16 k = 3 (a few minutes at ``--time-limit 60``).
 
-Run: ``python bench/bench_khop.py [--set quick|table1|issue] [--only 16x16:3,32x32:11]
+Run: ``python bench/khop/solve.py [--set quick|table1|issue] [--only 16x16:3,32x32:11]
 [--time-limit 600] [--seed 0] [--json [rows.jsonl]]``.
 """
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import time
 
-from _harness import Col, Ratio, Table, log, parse_args, parser
+from _common import Col, Ratio, Table, log, parse_args, parser
 
 from synth.certify import certify
 from synth.group import torus_gamma

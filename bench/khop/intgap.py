@@ -10,7 +10,7 @@ optimality, the LP's gap to the optimum ``(W* - LP) / W*`` and the gap the round
 LP bound leaves, ``(W* - ceil(LP)) / W*``: what a certificate resting on the LP alone
 would show.  A solve stopped by the clock prints its bound instead and no gap.
 
-Run: ``python bench/bench_khop_intgap.py [--set quick|wide] [--only 10x10:3,...] [--time-limit 600]``
+Run: ``python bench/khop/intgap.py [--set quick|wide] [--only 10x10:3,...] [--time-limit 600]``
 (``quick``: 8x8, every depth from 2 to 6, about 10 s; ``wide``: adds 10x10 and
 12x12 at depths 3 to 5, an hour or more; two solves at a time on a 2-core machine
 slow each other).
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from _harness import Col, Table, parse_args, parser, timed, timed_orbit_lp
+from _common import Col, Table, parse_args, parser, timed, timed_orbit_lp
 
 from synth.models.khop import solve_khop
 from synth.torus import parse_torus

@@ -16,7 +16,7 @@ value of its last duals, and may be below the root's), and ``min``, the bound th
 proves.  A split that lifts ``min`` by a tenth of a unit, at a minute a side, says how far a
 plain branch-and-bound is from closing a gap of seven units.
 
-Run: ``python bench/bench_khop_branch.py [--set quick|issue] [--only 16x16:3] [--probes 2]``
+Run: ``python bench/khop/branch.py [--set quick|issue] [--only 16x16:3] [--probes 2]``
 (``quick``: 8x8 and 10x10, k = 3, seconds; ``issue``: 16x16, k = 3 and 4: a minute a probe at
 k = 3, and at k = 4 the first probe's ``on`` side, on the trivial stabilizer of ``(3, 4)``,
 took 24 minutes).
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from _harness import Col, Ratio, Table, parse_args, parser, timed_orbit_lp
+from _common import Col, Ratio, Table, parse_args, parser, timed_orbit_lp
 
 from synth.models.forest.instance import root_stabilizer
 from synth.torus import parse_torus

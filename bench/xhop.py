@@ -7,7 +7,7 @@ hop, alpha 1 us, 4-byte elements) at each message size; the faster of the two is
 (``t`` tree, ``x`` exchange, ``=`` tie).  A
 second table gives, per size, the best tree and the best exchange schedule over every ``K``.
 
-Run: ``python bench/bench_xhop.py [--set default|quick] [--only 8x8,16x16] [--time-limit 30] [--seed 0]
+Run: ``python bench/xhop.py [--set default|quick] [--only 8x8,16x16] [--time-limit 30] [--seed 0]
 [--sizes 64KiB,1MiB,64MiB] [--json [FILE]]``; ``x/t`` is the exchange schedule's modeled time
 over the tree's.  Heavy: about ``2 H`` solves of up to ``--time-limit`` seconds per torus (plus
 the k-hop solver's own overruns); run it once, in the background, on a quiet machine.

@@ -11,7 +11,7 @@ time (the bound is printed).  SCIP gets the layered cone and flow cuts at every 
 its search (:func:`synth.models.khop.pipeline.layered_separator`); CP-SAT and HiGHS
 see the root's cuts only.  ``x cpsat`` is the engine's seconds over CP-SAT's.
 
-Run: ``python bench/bench_khop_mip.py [--set quick|wide] [--only 12x12:3:192] [--engines cpsat,scip]
+Run: ``python bench/khop/mip.py [--set quick|wide] [--only 12x12:3:192] [--engines cpsat,scip]
 [--time-limit 600]`` (``quick``: 8x8, K = 3 and 10x10, K = 4, a minute; ``wide``: 10x10, K = 3 and
 12x12, K = 3 and 4 against their best known trees, an hour or more).
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from _harness import Col, Ratio, Table, parse_args, parser, timed
+from _common import Col, Ratio, Table, parse_args, parser, timed
 
 from synth.models.forest.instance import distance_matrix, root_stabilizer
 from synth.models.khop.lp import LayeredLP

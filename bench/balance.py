@@ -1,6 +1,6 @@
 """Balanced families (models/balance*.py): rounds, chunks, Omega and seconds per instance.
 
-Run: ``python bench/bench_balance.py [--check] [--max-side 24] [--time-limit 60] [--json [FILE]]``.
+Run: ``python bench/balance.py [--check] [--max-side 24] [--time-limit 60] [--json [FILE]]``.
 
 Sections: the paper's rectangular tori (Theorem 6.1), every m x n with
 3 <= m, n <= max-side, d-dimensional rectangular tori, and 2H-1 exchange

@@ -1,6 +1,6 @@
 """Depth-bounded (k-hop) families on rectangular tori: candidates, chunks, Omega, W, seconds.
 
-Run: ``python bench/bench_khop_rect.py [--time-limit S] [--set default|quick] [--only 64x16:10,128x8:20]``
+Run: ``python bench/khop/rect.py [--time-limit S] [--set default|quick] [--only 64x16:10,128x8:20]``
 
 For every shape and depth bound below the diameter it runs the whole ``synth solve
 --torus SHAPE --depth K`` pipeline (candidate trees from :mod:`synth.models.khop_family`,
@@ -13,7 +13,7 @@ Depth bounds not below the diameter are left out.
 
 from __future__ import annotations
 
-from _harness import Col, Ratio, Table, parse_args, parser, timed
+from _common import Col, Ratio, Table, parse_args, parser, timed
 
 from synth.solve import solve
 from synth.torus import parse_torus

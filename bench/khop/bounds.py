@@ -9,7 +9,7 @@ cone count reaches (``cone/LP``, both measured in this process); then the excess
 bound (:func:`synth.models.khop.steiner.terminal_search`, at most ``--steiner-limit``
 seconds) and its seconds, and how far it is above the LP's rounded-up bound (``St-LP``).
 
-Run: ``python bench/bench_khop_bounds.py [--set quick|table1|deep] [--only 16x16:10,...] [--lp-limit 300]
+Run: ``python bench/khop/bounds.py [--set quick|table1|deep] [--only 16x16:10,...] [--lp-limit 300]
 [--lp-max-vertices 1024] [--steiner-limit 60]``
 (``quick``: 8x8 and 16x16, seconds; ``table1``: the depths of the paper's Table 1, minutes;
 ``deep``: depths near the diameter, where few vertices lie beyond ``k``).
@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import time
 
-from _harness import Col, Ratio, Table, parse_args, parser, timed, timed_orbit_lp
+from _common import Col, Ratio, Table, parse_args, parser, timed, timed_orbit_lp
 
 from synth.dualbound import cone_count_bound
 from synth.models.khop.steiner import terminal_search

@@ -7,7 +7,7 @@ the baseline) reaches in ``--seconds``; the weight the windowed search
 second; and the ratio of the excess over ``p - 1`` each leaves (``win/ils``: below 1 when
 the windowed search is ahead).  Both run in this process, one after the other.
 
-Run: ``python bench/bench_khop_window.py [--set quick|big] [--only 32x32:6] [--seconds 60] [--seed 1]``
+Run: ``python bench/khop/window.py [--set quick|big] [--only 32x32:6] [--seconds 60] [--seed 1]``
 (``quick``: 32x32, k = 6, 9, a few minutes; ``big``: 32x32 and 64x64 at Table 1 depths).
 """
 
@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from _harness import Col, Ratio, Table, khop_starts, parse_args, parser
+from _common import Col, Ratio, Table, khop_starts, parse_args, parser
 
 from synth.models.forest.labels import parent_to_labels
 from synth.models.khop.search.construct import heuristic_tree

@@ -1,6 +1,6 @@
 """Core performance figures: lift + explicit check of SP-allreduce, symmetric checks.
 
-Run: ``python bench/bench_core.py [--big] [--json [FILE]]``.  Prints seconds and peak RSS; the
+Run: ``python bench/core.py [--big] [--json [FILE]]``.  Prints seconds and peak RSS; the
 baseline in the same process is a plain numpy ``np.add.at`` scatter of the same
 size, so the ratio ``x add.at`` (the executor's seconds over the scatter's) says how the
 executor compares with the obvious approach.

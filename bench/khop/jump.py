@@ -9,7 +9,7 @@ and from the root alone (no start); and the ratio of the excess over ``p - 1`` t
 search (from the start) leaves to the baseline's (``jump/win``: below 1 when the jump
 search is ahead).  All run in this process, one after the other.
 
-Run: ``python bench/bench_khop_jump.py [--set quick|big] [--only 16x16:3] [--seconds 60] [--seed 1]``
+Run: ``python bench/khop/jump.py [--set quick|big] [--only 16x16:3] [--seconds 60] [--seed 1]``
 (``quick``: 16x16, k = 3, 4 and 32x32, k = 6, 9, about 12 minutes at 60 s; ``big``:
 32x32 and 64x64 at the Table 1 depths).
 """
@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from _harness import Col, Ratio, Table, khop_starts, parse_args, parser
+from _common import Col, Ratio, Table, khop_starts, parse_args, parser
 
 from synth.models.forest.labels import parent_to_labels
 from synth.models.forest.instance import translations

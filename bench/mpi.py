@@ -1,6 +1,6 @@
 """Run schedules under MPI next to MPI_Allreduce: 16 ranks (4x4) and, with --big, 64 ranks (8x8).
 
-Run: ``python bench/bench_mpi.py [--big] [--sizes 64KiB,1MiB] [--iters 5] [--modes rounds,deps] [--json [FILE]]``.
+Run: ``python bench/mpi.py [--big] [--sizes 64KiB,1MiB] [--iters 5] [--modes rounds,deps] [--json [FILE]]``.
 Needs the MPI extra (``pip install -e '.[mpi]'``).  Prints one line per (torus, schedule,
 mode, size): the median per-iteration time of the schedule and of ``MPI_Allreduce`` on
 the same data (each iteration's time is the slowest rank's), their ratio, and whether
