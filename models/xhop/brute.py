@@ -6,7 +6,7 @@ Two independent methods:
   picks any other vertex as its parent), kept when following parents reaches a root within
   ``h`` steps.  No structure is assumed; the work is ``(p - 1)^(p - 2)`` per partner, so this is
   for ``p <= 9``.
-* :func:`brute_force_labels` -- the labelling dynamic program (see :mod:`models.xhop.search`):
+* :func:`brute_force_xhop` -- the labelling dynamic program of :mod:`synth.models.forest.brute`:
   with ``R = {0, b} = A_1 <= A_2 <= ... <= A_h``, ``G_h(A) = sum_{v not in A} dist(v, A)`` and
   ``G_l(A) = min_{B >= A} sum_{v in B - A} dist(v, A) + G_{l+1}(B)``.  About ``3^(p - 2)``
   work per level: ``p <= 16``.
@@ -26,9 +26,11 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+
+from synth.models.forest.brute import brute_force_labels
 from synth.models.xhop.instance import distance_matrix, partner_orbits
 
-__all__ = ["brute_force_labels", "brute_force_xhop", "enumerate_forests"]
+__all__ = ["brute_force_xhop", "enumerate_forests"]
 
 _INF = np.int64(1 << 40)
 
@@ -89,74 +91,6 @@ def enumerate_forests(t, h: int, partners=None, max_vertices: int = 9, collect: 
                 p[[0, b]] = -1
                 found.add((b, tuple(p.tolist())))
     return best + ((found,) if collect else ())
-
-
-def _subset_dists(Dm, roots, free):
-    """``dA[mask, v]``: distance from ``v`` to ``roots + free[mask]``."""
-    m = len(free)
-    dA = np.empty((1 << m, Dm.shape[0]), dtype=np.int64)
-    dA[0] = Dm[list(roots)].min(axis=0)
-    for i in range(m):
-        lo, hi = 1 << i, 1 << (i + 1)
-        dA[lo:hi] = np.minimum(dA[0:lo], Dm[free[i]][None, :])
-    return dA
-
-
-def brute_force_labels(D, roots, h: int, max_free: int = 14):
-    """Exact minimum forest weight (without the exchange route) for fixed roots (module docstring).
-
-    Returns
-    -------
-    weight : int
-    parent : numpy.ndarray
-        An optimal forest (``-1`` at the roots).
-    """
-    V = D.shape[0]
-    roots = [int(r) for r in roots]
-    free = [v for v in range(V) if v not in roots]
-    m = len(free)
-    if m > max_free:
-        raise ValueError(f"the labelling DP is for at most {max_free} free vertices, got {m}")
-    Dm = D.astype(np.int64)
-    dA = _subset_dists(Dm, roots, free)
-    fr = np.asarray(free)
-    bits = ((np.arange(1 << m)[:, None] >> np.arange(m)[None, :]) & 1).astype(bool)
-    G = np.where(bits, 0, dA[:, fr]).sum(axis=1)        # G_h: every remaining vertex hangs under A
-    choice = []
-    for _l in range(h - 1, 1, -1):                       # G_l for l = h-1 .. 2
-        newG = np.empty_like(G)
-        arg = np.empty(1 << m, dtype=np.int64)
-        for A in range(1 << m):
-            idx = np.flatnonzero(~bits[A])
-            if idx.size == 0:
-                newG[A], arg[A] = G[A], A
-                continue
-            sub = bits[:1 << idx.size, :idx.size]
-            B = A | (sub.astype(np.int64) @ (np.int64(1) << idx))
-            val = sub.astype(np.int64) @ dA[A, fr[idx]] + G[B]
-            i = int(np.argmin(val))
-            newG[A], arg[A] = val[i], B[i]
-        choice.append(arg)
-        G = newG
-    if h == 1:
-        total, A2 = int(G[0]), 0
-    else:
-        val = np.where(bits, dA[0, fr][None, :], 0).sum(axis=1) + G
-        A2 = int(np.argmin(val))
-        total = int(val[A2])
-    chain = [0, A2]
-    for arg in reversed(choice):
-        chain.append(int(arg[chain[-1]]))
-    label = np.full(V, h, dtype=np.int64)
-    label[roots] = 0
-    for l in range(len(chain) - 1, 0, -1):
-        label[fr[bits[chain[l]]]] = l
-    parent = np.full(V, -1, dtype=np.int64)
-    for v in free:
-        cand = np.flatnonzero(label < label[v])
-        cand = cand[cand != v]
-        parent[v] = cand[np.argmin(Dm[cand, v])]
-    return total, parent
 
 
 def brute_force_xhop(t, h: int, partners=None):

@@ -5,8 +5,8 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from synth.models.forest.brute import brute_force_labels
 from synth.models.xhop.brute import (
-    brute_force_labels,
     brute_force_xhop,
     enumerate_forests,
 )
