@@ -162,40 +162,55 @@ def _percentile95(c):
 
 
 class LabelSearch:
-    """Local search over labellings (module docstring), on a dense distance matrix.
+    """Local search over labellings (module docstring) for a root set, on a dense distance matrix.
+
+    The roots are the vertices of label 0 (the k-hop tree: vertex 0; the exchange forest:
+    0 and its partner ``b``); they never move, and :meth:`set_labels` may change them.
 
     Parameters
     ----------
     D : numpy.ndarray
-        ``V x V`` distances.
+        ``V x V`` distances (an ``int32`` matrix with ``_BIG`` on the diagonal is used as is).
     k : int
         Depth bound.
     labels : array_like
-        Start labels, ``0`` at vertex 0 only.
+        Start labels, ``0`` at the roots only.
     ext : numpy.ndarray, optional
         ``V x (k + 1)``: ``ext[v, b]`` is the cost of ``v`` under label ``b`` through
         parents that are not in this instance (non-increasing in ``b``); used by the
         windows of :mod:`models.khop.search.window`.
     frozen : numpy.ndarray, optional
-        Vertices whose labels never change (vertex 0 always is).
+        Vertices whose labels never change (the roots always are).
+    swaps : bool
+        Whether :meth:`descend` also tries swapping the labels of a hub and a nearby vertex.
+    batch : {"p95", "max"}
+        How far apart the moves :meth:`descend` applies together must be: twice the 95th
+        percentile of the vertices' own costs (the k-hop search) or twice the largest (the
+        exchange search).
+    sort_rows : bool, optional
+        Sort every row of ``D`` once so that each refresh is a few whole-array operations
+        (default: up to ``SORTED_UPTO`` vertices).
     """
 
-    def __init__(self, D, k, labels, ext=None, frozen=None):
-        self.D = _dist_no_diag(D)
+    def __init__(self, D, k, labels, ext=None, frozen=None, *, swaps=True, batch="p95", sort_rows=None):
+        if batch not in ("p95", "max"):
+            raise ValueError(f"batch must be 'p95' or 'max', not {batch!r}")
+        plain = D.dtype == np.int32 and bool((np.diagonal(D) == _BIG).all())
+        self.D = D if plain else _dist_no_diag(D)
         self.k = int(k)
-        self.labels = np.asarray(labels, dtype=np.int64).copy()
-        self.V = self.labels.size
+        self.swaps, self.batch = bool(swaps), batch
+        labels = np.asarray(labels, dtype=np.int64)
+        self.V = labels.size
         self.ext = None if ext is None else np.minimum(np.asarray(ext, dtype=np.int64), _BIG)
-        self.frozen = np.zeros(self.V, dtype=bool) if frozen is None else np.asarray(frozen, dtype=bool).copy()
-        self.frozen[0] = True
+        self._fixed = np.zeros(self.V, dtype=bool) if frozen is None else np.asarray(frozen, dtype=bool).copy()
         # up to SORTED_UPTO vertices, every row of D sorted once makes each refresh a few
         # whole-array operations (windows of 32x32, k = 6: 0.68 ms -> 0.12 ms a refresh, 7.2 -> 5.5 ms a window)
         self._order = None
         self._edges = None              # (tail, head) of the unit-distance pairs, for close()
-        if self.V <= SORTED_UPTO:
+        if self.V <= SORTED_UPTO if sort_rows is None else sort_rows:
             self._order = np.argsort(self.D, axis=1, kind="stable").astype(np.int32)
             self._dsorted = np.take_along_axis(self.D, self._order, axis=1)
-        self._refresh()
+        self.set_labels(labels)
 
     # ----------------------------------------------------------- state
     def _refresh(self):
@@ -293,7 +308,10 @@ class LabelSearch:
         return delta
 
     def set_labels(self, labels):
+        """Start from ``labels``; its label-0 vertices are the roots from now on."""
         self.labels = np.asarray(labels, dtype=np.int64).copy()
+        self.roots = self.labels == 0
+        self.frozen = self._fixed | self.roots
         self._refresh()
 
     def swap_deltas(self, radius=2):
@@ -354,7 +372,7 @@ class LabelSearch:
             improving = np.flatnonzero(best < -0.5)
             moves = [(int(x), int(best_b[x]), float(best[x])) for x in improving]
             swap_moves = []
-            if swaps:
+            if swaps and self.swaps:
                 su, sv, sd = self.swap_deltas()
                 good = np.flatnonzero(sd < -0.5)
                 swap_moves = [(int(su[i]), int(sv[i]), float(sd[i])) for i in good]
@@ -365,7 +383,10 @@ class LabelSearch:
             cand += [(d, {uu: int(self.labels[vv]), vv: int(self.labels[uu])}) for uu, vv, d in swap_moves]
             cand.sort(key=lambda m: m[0])
             # batch: changes whose vertices are far apart from each other
-            radius = 2 * max(2, int(_percentile95(self.c)))
+            if self.batch == "p95":
+                radius = 2 * max(2, int(_percentile95(self.c)))
+            else:
+                radius = 2 * int(max(self.c.max(), 1))
             chosen = [cand[0]]
             blocked = (self.D[list(cand[0][1])] <= radius).any(axis=0)   # within radius of a chosen vertex
             for d, ch in cand[1:]:
@@ -396,10 +417,10 @@ class LabelSearch:
         so that the neighbour of label one less exists.
         """
         lab = self.labels
-        if not self.frozen[1:].any():
+        if not self._fixed[~self.roots].any():
             new = np.minimum(lab, (lab[:, None] + self.D).min(axis=0))
             new = np.minimum(new, self.k)
-            new[0] = 0
+            new[self.roots] = 0
         else:
             # frozen labels stay, so a lowered label needs a neighbour one less: relax along edges
             if self._edges is None:
@@ -428,10 +449,10 @@ class LabelSearch:
 
 
 def _perturb(labels, D, k, rng, radius):
-    """Randomize the labels of the vertices in a ball around a random centre."""
-    V = labels.size
-    centre = int(rng.integers(1, V))
-    ball = np.flatnonzero((D[centre] <= radius) & (np.arange(V) > 0))
+    """Randomize the labels of the non-roots in a ball around a random non-root centre."""
+    movable = np.flatnonzero(labels > 0)
+    centre = int(movable[rng.integers(0, movable.size)])
+    ball = np.flatnonzero((D[centre] <= radius) & (labels > 0))
     new = labels.copy()
     new[ball] = rng.integers(1, k + 1, size=ball.size)
     return new

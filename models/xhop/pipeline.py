@@ -38,7 +38,7 @@ from synth.models._solve.lagrangian import lagrangian_bound
 from synth.models.khop import solve_khop
 from synth.models.xhop.cuts import CutLoop, add_layer_cuts
 from synth.models.xhop.search import (
-    LabelSearch,
+    label_search,
     heuristic_forest,
     labels_to_parent,
     split_tree,
@@ -148,7 +148,7 @@ def _lp_rounding(t, D, h, b, loop, best, say):
         lab = np.clip(lab, 1, h).astype(np.int64)
         lab[[0, b]] = 0
         if ls is None:
-            ls = LabelSearch(D, h, lab)
+            ls = label_search(D, h, lab)
         else:
             ls.set_labels(lab)
         ls.search()

@@ -11,8 +11,9 @@ Construction: a farthest-point order from the two roots spreads every prefix eve
 DP over the cut points of that order picks the best nested prefixes ``A_2 <= ... <= A_h``
 (:func:`best_prefix_labels`); the truncated BFS labelling ``min(d_R, h)`` is tried too.
 
-Local search (:class:`LabelSearch`): all single-label moves are priced at once with dense
-array arithmetic; improving moves far apart are applied as a batch.  Iterated with random
+Local search (:func:`label_search`, a :class:`~synth.models.forest.labels.LabelSearch`): all
+single-label moves are priced at once with dense array arithmetic; improving moves far apart
+are applied as a batch.  Iterated with random
 perturbations of small balls (seeded).
 
 Partner search (:func:`heuristic_forest`): every partner orbit gets a construction and a
@@ -35,15 +36,15 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from synth.models.forest.labels import labels_cost, labels_to_parent  # shared with the k-hop heuristic
+from synth.models.forest.labels import _dist_no_diag, _perturb, LabelSearch, labels_cost, labels_to_parent
 from synth.models.xhop.instance import forest_depths, partner_orbits, root_distance
 
 __all__ = [
     "ForestResult",
-    "LabelSearch",
     "best_prefix_labels",
     "fps_order",
     "heuristic_forest",
+    "label_search",
     "labels_cost",
     "labels_to_parent",
     "sample_partners",
@@ -61,15 +62,6 @@ class ForestResult:
     weight: int
     depth: int
     per_partner: dict = None    # partner -> (weight, labels) of the best forest seen for it
-
-
-def _dist_no_diag(D):
-    Dm = D.astype(np.int32)
-    np.fill_diagonal(Dm, _BIG)
-    return Dm
-
-
-
 
 
 def fps_order(D, roots, rng) -> np.ndarray:
@@ -119,124 +111,10 @@ def best_prefix_labels(D, order, k, n_roots=2) -> np.ndarray:
     return labels
 
 
-class LabelSearch:
-    """Local search over labellings with a fixed set of label-0 roots (module docstring)."""
-
-    def __init__(self, D, k, labels):
-        self.D = _dist_no_diag(D) if D.dtype != np.int32 or D[0, 0] != _BIG else D
-        self.k = int(k)
-        self.set_labels(labels)
-
-    def _refresh(self):
-        V, lab = self.V, self.labels
-        c = np.zeros(V, dtype=np.int64)
-        c2 = np.full(V, _BIG, dtype=np.int64)
-        n1 = np.full(V, -1, dtype=np.int64)
-        for h in range(1, self.k + 1):
-            w = np.flatnonzero(lab == h)
-            if w.size == 0:
-                continue
-            a = np.flatnonzero(lab < h)
-            sub = self.D[np.ix_(w, a)]
-            i1 = np.argmin(sub, axis=1)
-            n1[w] = a[i1]
-            c[w] = sub[np.arange(w.size), i1]
-            if a.size > 1:
-                sub[np.arange(w.size), i1] = _BIG
-                c2[w] = sub.min(axis=1)
-        self.c, self.c2, self.n1 = c, c2, n1
-        self.cost = int(c.sum())
-
-    def set_labels(self, labels):
-        self.labels = np.asarray(labels, dtype=np.int64).copy()
-        self.V = self.labels.size
-        self.roots = self.labels == 0
-        self._refresh()
-
-    def move_deltas(self) -> np.ndarray:
-        """``delta[v, b]``: exact weight change of setting ``l(v) = b`` (``b`` in ``1..k``; col 0 unused)."""
-        V, k, lab, D = self.V, self.k, self.labels, self.D
-        R = np.empty((V, k), dtype=np.int64)
-        for h in range(k):
-            m = np.flatnonzero(lab == h)
-            R[:, h] = D[:, m].min(axis=1) if m.size else _BIG
-        own = np.minimum.accumulate(R, axis=1)
-        cols = np.flatnonzero((self.c >= 2) & (lab >= 1))
-        P = np.zeros((V, k + 1), dtype=np.float64)
-        if cols.size:
-            M = np.maximum(0, self.c[cols][None, :].astype(np.int32) - D[:, cols]).astype(np.float32)
-            onehot = np.zeros((cols.size, k + 1), dtype=np.float32)
-            onehot[np.arange(cols.size), lab[cols]] = 1
-            P = (M @ onehot).astype(np.float64)
-        Q = np.zeros((V, k + 1), dtype=np.float64)
-        has = self.n1 >= 0
-        np.add.at(Q, (self.n1[has], lab[has]), (self.c2[has] - self.c[has]).astype(np.float64))
-        Pc = np.cumsum(P, axis=1)
-        Qc = np.cumsum(Q, axis=1)
-        a = lab
-        delta = np.full((V, k + 1), np.inf)
-        rows = np.arange(V)
-        for b in range(1, k + 1):
-            gain = np.where(b < a, Pc[rows, a] - Pc[:, b], 0.0)
-            loss = np.where(b > a, Qc[:, b] - Qc[rows, a], 0.0)
-            delta[:, b] = own[:, b - 1] - self.c - gain + loss
-        delta[rows, a] = np.inf
-        delta[self.roots] = np.inf
-        return delta
-
-    def descend(self, deadline=None, max_passes=10_000) -> int:
-        for _ in range(max_passes):
-            if deadline is not None and time.monotonic() > deadline:
-                break
-            delta = self.move_deltas()
-            best_b = np.argmin(delta, axis=1)
-            best = delta[np.arange(self.V), best_b]
-            improving = np.flatnonzero(best < -0.5)
-            if improving.size == 0:
-                break
-            improving = improving[np.argsort(best[improving], kind="stable")]
-            radius = 2 * int(max(self.c.max(), 1))
-            chosen = [int(improving[0])]
-            blocked = self.D[improving[0]] <= radius
-            for v in improving[1:].tolist():
-                if not blocked[v]:
-                    chosen.append(v)
-                    blocked |= self.D[v] <= radius
-            old_cost, old_labels = self.cost, self.labels.copy()
-            new = self.labels.copy()
-            new[chosen] = best_b[chosen]
-            self.set_labels(new)
-            if self.cost >= old_cost + best[chosen[0]] + 0.5 and len(chosen) > 1:
-                new = old_labels.copy()
-                new[chosen[0]] = best_b[chosen[0]]
-                self.set_labels(new)
-        return self.cost
-
-    def close(self) -> bool:
-        """Lower every label to ``min_u l(u) + d(u, v)`` (capped at ``k``); never increases the weight."""
-        lab = self.labels
-        new = np.minimum(lab, (lab[:, None] + self.D).min(axis=0))
-        new = np.minimum(new, self.k)
-        new[self.roots] = 0
-        if np.array_equal(new, lab):
-            return False
-        self.set_labels(new)
-        return True
-
-    def search(self, deadline=None) -> int:
-        while True:
-            self.descend(deadline)
-            if not self.close() or (deadline is not None and time.monotonic() > deadline):
-                return self.cost
-
-
-def _perturb(labels, D, k, rng, radius):
-    movable = np.flatnonzero(labels > 0)
-    centre = int(movable[rng.integers(0, movable.size)])
-    ball = np.flatnonzero((D[centre] <= radius) & (labels > 0))
-    new = labels.copy()
-    new[ball] = rng.integers(1, k + 1, size=ball.size)
-    return new
+def label_search(D, h, labels) -> LabelSearch:
+    """The exchange forests' :class:`~synth.models.forest.labels.LabelSearch`: moves only, batches spread
+    by the largest own cost, rows not sorted (one instance serves every partner in turn)."""
+    return LabelSearch(D, h, labels, swaps=False, batch="max", sort_rows=False)
 
 
 def _root_labels(V, b, base):
@@ -347,7 +225,7 @@ def heuristic_forest(t, D, h: int, *, seed: int = 0, time_limit: float = 30.0, p
             partners.append(b)
     if iterations is None:
         iterations = int(min(150, max(20, 20_000 // V)))
-    ls = LabelSearch(Dm, h, _root_labels(V, partners[0], np.ones(V)))
+    ls = label_search(Dm, h, _root_labels(V, partners[0], np.ones(V)))
     # 1. every partner: construction + descent, in the order of the truncated BFS forest's weight
     #    (cheap), so that a time cap on a big torus cuts the least promising partners
     quick = [labels_cost(Dm, _root_labels(V, b, np.minimum(root_distance(D, b), h))) + int(d0[b])
