@@ -84,15 +84,16 @@ def parent_to_labels(parent) -> np.ndarray:
     return tree_depths(parent)
 
 
-def fps_order(D, rng) -> np.ndarray:
-    """Farthest-point order from the root; ties broken at random (seeded)."""
+def fps_order(D, rng, roots=(0,)) -> np.ndarray:
+    """Farthest-point order starting with the roots; ties broken at random (seeded)."""
     V = D.shape[0]
     noise = rng.random(V) * 0.5        # < 1: only breaks ties between equal distances
     order = np.empty(V, dtype=np.int64)
-    order[0] = 0
-    near = D[0].astype(np.float64)
-    near[0] = -1
-    for r in range(1, V):
+    r0 = len(roots)
+    order[:r0] = roots
+    near = D[list(roots)].min(axis=0).astype(np.float64)
+    near[list(roots)] = -1
+    for r in range(r0, V):
         v = int(np.argmax(near + noise))
         order[r] = v
         near = np.minimum(near, D[v])
@@ -109,16 +110,20 @@ def _cut_candidates(V, exact_upto=1024, n_coarse=768):
                                      [V]]))
 
 
-def best_prefix_labels(D, order, k) -> np.ndarray:
-    """Labels from the best split of ``order`` into ``k`` consecutive levels (exact DP).
+def best_prefix_labels(D, order, k, n_roots=1, exact_upto=None) -> np.ndarray:
+    """Labels from the best split of ``order`` into ``k`` consecutive levels after the roots (exact DP).
 
-    Level ``h`` holds ranks ``a_h .. a_{h+1} - 1`` (``a_1 = 1``, ``a_{k+1} = V``) and its
-    vertices hang under the prefix of size ``a_h``.  On more than 1024 vertices the cut
-    points ``a_h`` are restricted to a grid (:func:`_cut_candidates`), which keeps the
-    memory at ``O(V * grid)`` instead of ``O(V^2)`` 8-byte entries.
+    ``order`` starts with the ``n_roots`` roots.  Level ``h`` holds ranks ``a_h .. a_{h+1} - 1``
+    (``a_1 = n_roots``, ``a_{k+1} = V``) and its vertices hang under the prefix of size
+    ``a_h``.  On more than ``exact_upto`` (default 1024) vertices the cut points ``a_h`` are
+    restricted to a grid (:func:`_cut_candidates`), which keeps the memory at
+    ``O(V * grid)`` instead of ``O(V^2)`` 8-byte entries.
     """
     V = D.shape[0]
-    cand = _cut_candidates(V)                        # possible prefix sizes, increasing, cand[0] = 1, last = V
+    cand = _cut_candidates(V) if exact_upto is None else _cut_candidates(V, exact_upto)
+    if n_roots > 1:                                  # every level hangs under at least the roots
+        cand = np.unique(np.concatenate([[n_roots], cand[cand > n_roots]]))
+    # cand: the possible prefix sizes, increasing, cand[0] = n_roots, last = V
     m = cand.size
     P = D[np.ix_(order, order)].astype(np.int32)
     np.minimum.accumulate(P, axis=0, out=P)          # P[a-1, r] = dist(o_r, first a vertices)
@@ -133,7 +138,7 @@ def best_prefix_labels(D, order, k) -> np.ndarray:
     S = S - C[np.arange(m), cand][:, None]
     del C
     S = np.where(np.arange(m)[None, :] >= np.arange(m)[:, None], S, np.int64(1) << 40)
-    F = S[0].copy()                                   # level 1: ranks [1, b) under the root
+    F = S[0].copy()                                   # level 1: ranks [n_roots, b) under the roots
     args = []
     for _ in range(2, k + 1):
         tot = F[:, None] + S
@@ -144,7 +149,7 @@ def best_prefix_labels(D, order, k) -> np.ndarray:
     for arg in reversed(args):
         cuts.append(int(arg[cuts[-1]]))
     cuts.append(0)
-    cuts = [int(cand[c]) for c in cuts[::-1]]         # a_1 = 1, ..., a_{k+1} = V
+    cuts = [int(cand[c]) for c in cuts[::-1]]         # a_1 = n_roots, ..., a_{k+1} = V
     labels = np.zeros(V, dtype=np.int64)
     for h in range(1, k + 1):
         labels[order[cuts[h - 1]:cuts[h]]] = h

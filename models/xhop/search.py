@@ -9,7 +9,7 @@ implicit, so a move is "change one label".
 
 Construction: a farthest-point order from the two roots spreads every prefix evenly; an exact
 DP over the cut points of that order picks the best nested prefixes ``A_2 <= ... <= A_h``
-(:func:`best_prefix_labels`); the truncated BFS labelling ``min(d_R, h)`` is tried too.
+(:func:`~synth.models.forest.labels.best_prefix_labels`); the truncated BFS labelling ``min(d_R, h)`` is tried too.
 
 Local search (:func:`label_search`, a :class:`~synth.models.forest.labels.LabelSearch`): all
 single-label moves are priced at once with dense array arithmetic; improving moves far apart
@@ -36,13 +36,12 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from synth.models.forest.labels import _dist_no_diag, _perturb, LabelSearch, labels_cost, labels_to_parent
+from synth.models.forest.labels import (_dist_no_diag, _perturb, LabelSearch, best_prefix_labels, fps_order,
+                                        labels_cost, labels_to_parent)
 from synth.models.xhop.instance import forest_depths, partner_orbits, root_distance
 
 __all__ = [
     "ForestResult",
-    "best_prefix_labels",
-    "fps_order",
     "heuristic_forest",
     "label_search",
     "labels_cost",
@@ -50,8 +49,6 @@ __all__ = [
     "sample_partners",
     "split_tree",
 ]
-
-_BIG = np.int32(1 << 20)
 
 
 @dataclass(frozen=True)
@@ -62,53 +59,6 @@ class ForestResult:
     weight: int
     depth: int
     per_partner: dict = None    # partner -> (weight, labels) of the best forest seen for it
-
-
-def fps_order(D, roots, rng) -> np.ndarray:
-    """Farthest-point order starting with the roots; ties broken at random (seeded)."""
-    V = D.shape[0]
-    noise = rng.random(V) * 0.5
-    order = np.empty(V, dtype=np.int64)
-    r0 = len(roots)
-    order[:r0] = roots
-    near = D[list(roots)].min(axis=0).astype(np.float64)
-    near[list(roots)] = -1
-    for r in range(r0, V):
-        v = int(np.argmax(near + noise))
-        order[r] = v
-        near = np.minimum(near, D[v])
-        near[order[:r + 1]] = -1
-    return order
-
-
-def best_prefix_labels(D, order, k, n_roots=2) -> np.ndarray:
-    """Labels from the best split of ``order`` into ``k`` consecutive levels after the roots (exact DP)."""
-    V = D.shape[0]
-    Do = D[np.ix_(order, order)].astype(np.int32)
-    P = np.minimum.accumulate(Do, axis=0)
-    P = np.vstack([np.full((1, V), _BIG, np.int32), P])  # row a: distance to the first a vertices
-    r = np.arange(V)
-    P = np.where(r[None, :] >= np.arange(V + 1)[:, None], P, 0).astype(np.int64)
-    S = np.zeros((V + 1, V + 1), dtype=np.int64)        # S[a, c] = sum_{a <= r < c} P[a, r]
-    np.cumsum(P, axis=1, out=S[:, 1:])
-    S = np.where(np.arange(V + 1)[None, :] >= np.arange(V + 1)[:, None], S, np.int64(1) << 40)
-    S[:n_roots] = np.int64(1) << 40                      # every level hangs under at least the roots
-    F = S[n_roots].copy()
-    args = []
-    for _ in range(2, k + 1):
-        tot = F[:, None] + S
-        arg = np.argmin(tot, axis=0)
-        F = tot[arg, np.arange(V + 1)]
-        args.append(arg)
-    cuts = [V]
-    for arg in reversed(args):
-        cuts.append(int(arg[cuts[-1]]))
-    cuts.append(n_roots)
-    cuts = cuts[::-1]
-    labels = np.zeros(V, dtype=np.int64)
-    for h in range(1, k + 1):
-        labels[order[cuts[h - 1]:cuts[h]]] = h
-    return labels
 
 
 def label_search(D, h, labels) -> LabelSearch:
@@ -160,8 +110,8 @@ def _construct(D, Dm, b, k, rng_seeds, extra=()):
     dR = root_distance(D, b)
     cands = [_root_labels(V, b, np.minimum(dR, k))]
     for s in rng_seeds if V <= _FPS_MAX else ():
-        order = fps_order(D, [0, b], np.random.default_rng(s))
-        cands.append(best_prefix_labels(D, order, k))
+        order = fps_order(D, np.random.default_rng(s), roots=[0, b])
+        cands.append(best_prefix_labels(D, order, k, n_roots=2, exact_upto=_FPS_MAX))
     cands.extend(_root_labels(V, b, e) for e in extra)
     return cands
 
