@@ -36,8 +36,8 @@ import itertools
 
 import numpy as np
 
-__all__ = ["distance_matrix", "root_stabilizer", "translations", "orbit_labels", "allowed_pairs", "hop_arcs",
-           "tree_weight", "tree_depths", "check_tree"]
+__all__ = ["distance_matrix", "root_stabilizer", "signed_perms", "unique_identity_first", "translations",
+           "orbit_labels", "allowed_pairs", "hop_arcs", "tree_weight", "tree_depths", "check_tree"]
 
 
 def distance_matrix(t, costs=(1,), dtype=np.int16) -> np.ndarray:
@@ -56,6 +56,24 @@ def distance_matrix(t, costs=(1,), dtype=np.int16) -> np.ndarray:
     return out
 
 
+def signed_perms(t):
+    """``(sigma, signs)`` of every signed permutation of coordinates that maps the torus to itself."""
+    d, shape = t.ndim, tuple(t.shape)
+    for sigma in itertools.permutations(range(d)):
+        if any(shape[sigma[i]] != shape[i] for i in range(d)):
+            continue
+        for signs in itertools.product((1, -1), repeat=d):
+            yield list(sigma), np.asarray(signs)
+
+
+def unique_identity_first(perms, V) -> np.ndarray:
+    """The distinct rows of ``perms`` (vertex permutations), sorted, the identity moved first."""
+    perms = np.unique(np.asarray(perms, dtype=np.int32).reshape(-1, V), axis=0)
+    ident = np.arange(V, dtype=np.int32)
+    order = np.argsort(~np.all(perms == ident, axis=1), kind="stable")
+    return perms[order]
+
+
 def root_stabilizer(t) -> np.ndarray:
     """All signed coordinate permutations of the torus that fix vertex 0, as vertex permutations.
 
@@ -65,20 +83,9 @@ def root_stabilizer(t) -> np.ndarray:
         ``G x V`` int32; row 0 is the identity.  ``G = 2^d`` times the product of the
         factorials of the multiplicities of the side lengths (8 on a square torus).
     """
-    V, d = t.n_vertices, t.ndim
-    coords = t.coords(np.arange(V))
-    shape = tuple(t.shape)
-    perms = []
-    for sigma in itertools.permutations(range(d)):
-        if any(shape[sigma[i]] != shape[i] for i in range(d)):
-            continue
-        for signs in itertools.product((1, -1), repeat=d):
-            img = coords[:, list(sigma)] * np.asarray(signs)
-            perms.append(t.vertex(img))
-    perms = np.unique(np.asarray(perms, dtype=np.int32), axis=0)
-    ident = np.arange(V, dtype=np.int32)
-    order = np.argsort(~np.all(perms == ident, axis=1), kind="stable")  # identity first
-    return perms[order]
+    coords = t.coords(np.arange(t.n_vertices))
+    perms = [t.vertex(coords[:, sigma] * signs) for sigma, signs in signed_perms(t)]
+    return unique_identity_first(perms, t.n_vertices)
 
 
 def translations(t, max_step: int = 2) -> np.ndarray:

@@ -45,11 +45,10 @@ Examples
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
-from synth.models.forest.instance import distance_matrix  # noqa: F401  (re-exported)
+from synth.models.forest.instance import (distance_matrix, root_stabilizer, signed_perms,  # noqa: F401
+                                          unique_identity_first)  # distance_matrix, root_stabilizer re-exported
 
 __all__ = [
     "allowed_arcs",
@@ -69,30 +68,6 @@ __all__ = [
 ]
 
 
-def _signed_perms(t):
-    """``(sigma, signs)`` of every signed permutation of coordinates that maps the torus to itself."""
-    d, shape = t.ndim, tuple(t.shape)
-    for sigma in itertools.permutations(range(d)):
-        if any(shape[sigma[i]] != shape[i] for i in range(d)):
-            continue
-        for signs in itertools.product((1, -1), repeat=d):
-            yield list(sigma), np.asarray(signs)
-
-
-def _unique_identity_first(perms, V):
-    perms = np.unique(np.asarray(perms, dtype=np.int32).reshape(-1, V), axis=0)
-    ident = np.arange(V, dtype=np.int32)
-    order = np.argsort(~np.all(perms == ident, axis=1), kind="stable")
-    return perms[order]
-
-
-def root_stabilizer(t) -> np.ndarray:
-    """Automorphisms fixing vertex 0 (signed coordinate permutations), ``G x V`` int32, identity first."""
-    coords = t.coords(np.arange(t.n_vertices))
-    perms = [t.vertex(coords[:, sigma] * signs) for sigma, signs in _signed_perms(t)]
-    return _unique_identity_first(perms, t.n_vertices)
-
-
 def pair_stabilizer(t, b: int) -> np.ndarray:
     """Automorphisms mapping the set ``{0, b}`` onto itself, ``G x V`` int32, identity first.
 
@@ -103,14 +78,14 @@ def pair_stabilizer(t, b: int) -> np.ndarray:
     coords = t.coords(np.arange(V))
     cb = np.asarray(t.coords(b), dtype=np.int64)
     perms = []
-    for sigma, signs in _signed_perms(t):
+    for sigma, signs in signed_perms(t):
         img = coords[:, sigma] * signs
         sb = t.vertex(cb[sigma] * signs)
         if sb == b:
             perms.append(t.vertex(img))
         if sb == t.vertex(-cb):
             perms.append(t.vertex(img + cb))
-    return _unique_identity_first(perms, V)
+    return unique_identity_first(perms, V)
 
 
 def partner_orbits(t):
