@@ -63,7 +63,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.errors import SynthError
+from synth.errors import OptionError
 from synth.models._names import SOLVERS
 from synth.models.forest.instance import check_tree, root_stabilizer
 
@@ -216,11 +216,11 @@ def solve_khop(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: st
 
     Raises
     ------
+    synth.errors.OptionError
+        (a ``ValueError``) On an unknown solver, ``k < 1``, or ``solver="scip"`` without
+        ``pyscipopt`` installed; the message starts with the parameter's name.
     ValueError
-        On an unknown solver, ``k < 1``, or a ``start`` that is not a spanning tree of
-        depth at most ``k`` rooted at 0.
-    synth.errors.SynthError
-        ``solver="scip"`` without ``pyscipopt`` installed.
+        On a ``start`` that is not a spanning tree of depth at most ``k`` rooted at 0.
 
     Notes
     -----
@@ -253,15 +253,15 @@ def solve_khop(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: st
     ValueError: start has depth 2, more than the depth bound 1
     """
     if solver not in SOLVERS:
-        raise ValueError(f"unknown solver {solver!r}; valid: {', '.join(SOLVERS)}")
+        raise OptionError(f"solver must be one of {', '.join(SOLVERS)}, not {solver!r}")
     from synth.models.khop.pipeline import scip_available  # the pipeline (scipy, searches) loads when a solve needs it
 
     if solver == "scip" and not scip_available():
-        raise SynthError("--solver scip needs the pyscipopt package (pip install pyscipopt); "
-                             "--solver auto uses CP-SAT without it") from None
+        raise OptionError("solver scip needs the pyscipopt package (pip install pyscipopt); without it, "
+                          "solver auto uses CP-SAT") from None
     k = int(k)
     if k < 1:
-        raise ValueError(f"the depth bound must be at least 1, got {k}")
+        raise OptionError(f"k (the depth bound) must be at least 1, not {k}")
     t0 = time.monotonic()
     say = progress or (lambda _m: None)
     V, H = t.n_vertices, t.diameter

@@ -62,6 +62,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from synth.errors import OptionError
 from synth.models.forest.labels import labels_to_parent
 from synth.models.xhop.instance import (
     bfs_forest,
@@ -197,12 +198,12 @@ def solve_xhop(t, h: int, *, time_limit: float = 60.0, seed: int = 0, progress=N
 
     Raises
     ------
-    ValueError
-        If ``h < 1``.
+    synth.errors.OptionError
+        (a ``ValueError``) If ``h < 1``.
     """
     h = int(h)
     if h < 1:
-        raise ValueError(f"the depth bound must be at least 1, got {h}")
+        raise OptionError(f"h (the depth bound) must be at least 1, not {h}")
     t0 = time.monotonic()
     say = progress or (lambda _m: None)
     V = t.n_vertices
