@@ -11,6 +11,11 @@ same group (each engine's seconds over CP-SAT's on the same instance).
 ``--json FILE`` prints the table and keeps FILE rewritten (atomically) with one JSON
 object per line for the rows so far, so a long run that stops leaves its rows behind.
 
+The scripts mirror the packages (``bench/khop/*.py``, ``bench/xhop.py``, ``bench/balance.py``,
+``bench/core.py``, ``bench/mpi.py``); what only the k-hop scripts share (the orbit LP run,
+the common search start) is ``bench/khop/_common.py``, which also puts this module on the
+path of the scripts in ``bench/khop/``.
+
 Examples
 --------
 >>> import io
@@ -42,8 +47,7 @@ from typing import Any, Callable
 
 from synth.fileio import write_atomic
 
-__all__ = ["Col", "Ratio", "Table", "khop_starts", "log", "parse_args", "parse_only", "parser", "timed",
-           "timed_orbit_lp"]
+__all__ = ["Col", "Ratio", "Table", "log", "parse_args", "parse_only", "parser", "timed"]
 
 
 def parse_only(text, fields=(str, int), required=None):
@@ -332,50 +336,3 @@ def _plain(value):
         return value.tolist()
     f = float(value)
     return f if math.isfinite(f) else str(value)
-
-
-def timed_orbit_lp(t, k, perms=None, fix=None, deadline=None):
-    """The layered LP of ``t`` solved until it converges or stalls (15 rounds), and its seconds.
-
-    ``perms``: the group to aggregate on (default the root's stabilizer); ``fix``: a
-    ``(v, h, value)`` for :meth:`~synth.models._khop_lp.LayeredLP.fix_depth`. Shared by
-    bench_khop_bounds, _branch and _intgap; it belongs with the LP in ``synth.models``.
-
-    Returns
-    -------
-    lp : LayeredLP
-    res : LPResult
-    seconds : float
-    """
-    # imported here so that scripts that solve no LP do not load the models and their solvers
-    from synth.models._khop_instance import distance_matrix, root_stabilizer
-    from synth.models._khop_lp import LayeredLP
-
-    t0 = time.perf_counter()
-    lp = LayeredLP(distance_matrix(t), k, root_stabilizer(t) if perms is None else perms)
-    if fix is not None:
-        lp.fix_depth(*fix)
-    res = lp.solve(deadline=deadline, stall_rounds=15)
-    return lp, res, time.perf_counter() - t0
-
-
-def khop_starts(instances):
-    """The common start of the k-hop search races: per ``(shape, k)``, the torus, its distances and a tree.
-
-    The tree is the farthest-point construction plus descent (seed 0, two orders), from which
-    bench_khop_window and bench_khop_jump start each search they compare.
-
-    Yields
-    ------
-    shape, k, t, D, start
-        ``t`` the torus, ``D`` its distance matrix, ``start`` the construction's result.
-    """
-    # imported here so that scripts that search no tree do not load the models
-    from synth.models._khop_heuristic import heuristic_tree
-    from synth.models._khop_instance import distance_matrix
-    from synth.torus import parse_torus
-
-    for shape, k in instances:
-        t = parse_torus(shape)
-        D = distance_matrix(t)
-        yield shape, k, t, D, heuristic_tree(D, k, seed=0, iterations=0, n_orders=2)

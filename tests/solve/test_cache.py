@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 
-import synth.models._khop_pipeline as pipeline
+import synth.models.khop.pipeline as pipeline
 import synth.models.khop as khop
 from synth.check.claims import check_certificate, check_file
 from synth.cli import main
@@ -126,7 +126,7 @@ def _in_the_lns(monkeypatch):
 
 def _caught_by_the_mip_engine(monkeypatch):
     """No bound proves the tree, so the MIP runs; its engine caught Ctrl-C (as CP-SAT, SCIP and HiGHS do)."""
-    import synth.models._khop_dual as duals
+    import synth.models.khop.dual as duals
 
     monkeypatch.setattr(duals, "cone_dual", lambda t, k: {"kind": "khop-cone-count", "k": k, "bound": 0})
     monkeypatch.setattr(pipeline, "_offer_bound", lambda *a: None)

@@ -1,0 +1,641 @@
+"""Tests for the minimum-weight k-hop tree models (issue 3).
+
+Every constraint family of :mod:`synth.models.khop.model` is checked against brute
+force on tiny tori, every depth bound; the exact arc reduction against brute force
+with and without it; the bounds for validity; and :func:`solve_khop` end to end,
+including the certificate the checker builds from its tree.
+"""
+
+from fractions import Fraction
+from math import comb, factorial
+
+import numpy as np
+import pytest
+
+from synth.certify import certify
+from synth.group import torus_gamma
+from synth.models.khop.brute import brute_force_khop
+from synth.models.forest.labels import LabelSearch, _shift_perturb, labels_cost, labels_to_parent
+from synth.models.khop.search.construct import heuristic_tree
+from synth.models.forest.instance import (allowed_pairs, check_tree, distance_matrix, hop_arcs, root_stabilizer,
+                                         translations, tree_depths)
+from synth.models._solve.lagrangian import lagrangian_bound
+from synth.models.khop.lp import LayeredLP
+from synth.models.khop.model import (LinearModel, ModelData, add_arc_vars, add_depth_vars, add_layer_cuts,
+                                      add_one_parent, add_parent_above, add_weight_objective, build_hop_model,
+                                      decode_parent)
+from synth.models.khop import KHopResult, solve_khop
+from synth.schedule import tree_schedule
+from synth.torus import parse_torus
+
+# tiny instances the subset DP handles quickly, every nontrivial depth bound 2 .. H-1
+TINY = ["3x3", "3x4", "3x5", "7", "9", "11", "4x4"]
+
+
+def _cases(shapes, max_vertices=16):
+    out = []
+    for s in shapes:
+        t = parse_torus(s)
+        if t.n_vertices > max_vertices:
+            continue
+        for k in range(1, t.diameter + 1):
+            out.append((s, k))
+    return out
+
+
+CASES = _cases(TINY)
+
+
+@pytest.fixture(scope="module")
+def brute():
+    """W*(k) with and without the arc reduction, computed once per instance."""
+    cache = {}
+
+    def get(shape, k, reduce=False):
+        key = (shape, k, reduce)
+        if key not in cache:
+            t = parse_torus(shape)
+            cache[key] = brute_force_khop(t, k, allowed_pairs(t) if reduce else None)
+        return cache[key]
+
+    return get
+
+
+def _valid_tree(t, parent, k, weight=None):
+    depth, w = check_tree(t, parent, k)
+    if weight is not None:
+        assert w == weight
+    return depth, w
+
+
+# ----------------------------------------------------------------- brute force
+def _count_trees(n, k):
+    """Spanning trees of K_{n+1} rooted at 0 with depth <= k: n! [x^n] exp(T_{k-1}), T_h = x exp(T_{h-1})."""
+    def mul(a, b):
+        c = [Fraction(0)] * (n + 1)
+        for i, x in enumerate(a):
+            if x:
+                for j, y in enumerate(b[:n + 1 - i]):
+                    c[i + j] += x * y
+        return c
+
+    def exp(a):                                   # a[0] == 0
+        out, term = [Fraction(0)] * (n + 1), [Fraction(1)] + [Fraction(0)] * n
+        out[0] = Fraction(1)
+        for m in range(1, n + 1):
+            term = [x / m for x in mul(term, a)]
+            out = [x + y for x, y in zip(out, term)]
+        return out
+
+    T = [Fraction(0), Fraction(1)] + [Fraction(0)] * (n - 1)      # height <= 0: a single vertex
+    for _ in range(k - 1):
+        T = [Fraction(0)] + mul([Fraction(1)] + [Fraction(0)] * n, exp(T))[:n]
+    return int(exp(T)[n] * factorial(n))
+
+
+def test_tree_count_formula():
+    n = 8
+    assert _count_trees(n, 1) == 1
+    assert _count_trees(n, 2) == sum(comb(n, m) * m ** (n - m) for m in range(1, n + 1))
+    assert _count_trees(n, n) == (n + 1) ** (n - 1)                  # Cayley: all rooted trees
+
+
+@pytest.mark.parametrize("shape", ["5", "6"])
+def test_brute_force_matches_parent_enumeration(shape):
+    t = parse_torus(shape)
+    V = t.n_vertices
+    D = distance_matrix(t)
+    grids = np.array(np.meshgrid(*[np.arange(V)] * (V - 1), indexing="ij")).reshape(V - 1, -1).T
+    best = {}
+    for row in grids:
+        parent = np.concatenate([[-1], row])
+        try:
+            depth = int(tree_depths(parent).max())
+        except ValueError:
+            continue
+        w = int(D[np.arange(1, V), row].sum())
+        for k in range(depth, V):
+            best[k] = min(best.get(k, w), w)
+    for k in range(1, V):
+        assert brute_force_khop(t, k)[0] == best[k]
+
+
+@pytest.mark.parametrize("shape,k", CASES)
+def test_arc_reduction_keeps_an_optimum(shape, k, brute):
+    w_all, _ = brute(shape, k)
+    w_red, parent = brute(shape, k, reduce=True)
+    assert w_all == w_red
+    t = parse_torus(shape)
+    _valid_tree(t, parent, k, w_red)
+    keep = allowed_pairs(t)
+    v = np.arange(1, t.n_vertices)
+    assert keep[parent[1:], v].all()
+
+
+def test_known_values(brute):
+    # W >= p - 1, equality at k >= H; k = 1 is the star
+    for shape in TINY:
+        t = parse_torus(shape)
+        V, H = t.n_vertices, t.diameter
+        assert brute(shape, H)[0] == V - 1
+        assert brute(shape, 1)[0] == int(t.dist(0, np.arange(V)).sum())
+        ws = [brute(shape, k)[0] for k in range(1, H + 1)]
+        assert all(a >= b for a, b in zip(ws, ws[1:]))
+
+
+@pytest.mark.parametrize("shape,k", CASES)
+def test_cone_count_bound_never_exceeds_brute_force(shape, k, brute):
+    from synth.dualbound import cone_count_bound
+
+    t = parse_torus(shape)
+    assert t.n_vertices - 1 <= cone_count_bound(t, k).bound <= brute(shape, k)[0]
+
+
+# ------------------------------------------------------ constraint families
+def _solve(model, backend):
+    sol = {"highs": model.solve_highs, "cpsat": model.solve_cpsat, "scip": model.solve_scip}[backend](time_limit=30)
+    assert sol.status == "optimal"
+    return sol
+
+
+@pytest.mark.parametrize("backend", ["highs", "cpsat", "scip"])
+@pytest.mark.parametrize("reduce", [False, True])
+@pytest.mark.parametrize("shape,k", [c for c in CASES if c[0] in ("3x3", "3x4", "9", "4x4")])
+def test_hop_model_optimum_matches_brute_force(shape, k, reduce, backend, brute):
+    t = parse_torus(shape)
+    data = ModelData(distance_matrix(t), k, *hop_arcs(t, k, reduce=reduce))
+    model, z, y = build_hop_model(data)
+    sol = _solve(model, backend)
+    assert round(sol.objective) == brute(shape, k)[0]
+    parent = decode_parent(z, sol.values, t.n_vertices)
+    _valid_tree(t, parent, k, round(sol.objective))
+
+
+def _feasibility_model(t, k, reduce=False, families=("one_parent", "parent_above")):
+    data = ModelData(distance_matrix(t), k, *hop_arcs(t, k, reduce=reduce))
+    model = LinearModel()
+    z = add_arc_vars(model, data)
+    y = add_depth_vars(model, z, data)
+    if "one_parent" in families:
+        add_one_parent(model, y, data)
+    if "parent_above" in families:
+        add_parent_above(model, z, y, data)
+    return model, z, y, data
+
+
+def _count_solutions(model):
+    from ortools.sat.python import cp_model
+
+    m, _ = model.to_cpsat()
+    m.clear_objective()
+    solver = cp_model.CpSolver()
+    solver.parameters.enumerate_all_solutions = True
+    solver.parameters.num_workers = 1
+
+    class Counter(cp_model.CpSolverSolutionCallback):
+        n = 0
+
+        def on_solution_callback(self):
+            Counter.n += 1
+
+    assert solver.solve(m, Counter()) == cp_model.OPTIMAL
+    return Counter.n
+
+
+@pytest.mark.parametrize("shape,k", [("5", 1), ("5", 2), ("5", 3), ("5", 4), ("6", 2), ("6", 3), ("6", 5),
+                                     ("3x3", 2)])
+def test_model_solutions_are_exactly_the_trees(shape, k):
+    """Without the reduction, the integral solutions of the families are the depth-<=k trees of K_V."""
+    t = parse_torus(shape)
+    model, *_ = _feasibility_model(t, k)
+    assert _count_solutions(model) == _count_trees(t.n_vertices - 1, k)
+
+
+def _all_trees(t, k):
+    """Parent arrays of every spanning tree of depth <= k of K_V rooted at 0 (tiny V only)."""
+    V = t.n_vertices
+    out = []
+    for row in np.array(np.meshgrid(*[np.arange(V)] * (V - 1), indexing="ij")).reshape(V - 1, -1).T:
+        parent = np.concatenate([[-1], row])
+        try:
+            depth = tree_depths(parent)
+        except ValueError:
+            continue
+        if depth.max() <= k:
+            out.append((parent, depth))
+    return out
+
+
+@pytest.mark.parametrize("shape,k", [("5", 2), ("6", 2), ("6", 3), ("7", 3)])
+def test_reduced_model_counts_the_reduced_trees(shape, k):
+    t = parse_torus(shape)
+    model, *_ = _feasibility_model(t, k, reduce=True)
+    keep = allowed_pairs(t)
+    V = t.n_vertices
+    count = sum(keep[parent[1:], np.arange(1, V)].all() for parent, _depth in _all_trees(t, k))
+    assert _count_solutions(model) == count
+
+
+@pytest.mark.parametrize("shape,k", [("4x4", 2), ("4x4", 3), ("9", 3)])
+def test_each_family_is_needed(shape, k, brute):
+    """Dropping "parent above" lets every vertex take its nearest neighbour (W = p - 1 < W*)."""
+    t = parse_torus(shape)
+    model, z, y, data = _feasibility_model(t, k, reduce=True, families=("one_parent",))
+    add_weight_objective(model, z, data)
+    assert round(model.solve_highs(time_limit=30).objective) == t.n_vertices - 1 < brute(shape, k)[0]
+    model, z, y, data = _feasibility_model(t, k, reduce=True, families=("parent_above",))
+    add_weight_objective(model, z, data)
+    assert round(model.solve_highs(time_limit=30).objective) == 0          # nobody needs a parent
+
+
+def test_helpers_return_what_they_create():
+    t = parse_torus("4x4")
+    data = ModelData(distance_matrix(t), 3, *hop_arcs(t, 3))
+    model = LinearModel()
+    z = add_arc_vars(model, data)
+    assert len(z) == data.tail.size and model.col_names[z[0, 1, 1]] == "z_0_1_1"
+    y = add_depth_vars(model, z, data)
+    assert all(model.col_names[col] == f"y_{j}_{h}" for (j, h), (col, _) in y.items())
+    one = add_one_parent(model, y, data)
+    assert sorted(one) == list(range(1, 16))
+    above = add_parent_above(model, z, y, data)
+    assert set(above) == {key for key in z if key[2] >= 2}
+    obj = add_weight_objective(model, z, data)
+    assert obj[z[0, 5, 1]] == 2.0
+
+
+@pytest.mark.parametrize("shape,k", [("5", 2), ("6", 2), ("6", 3), ("7", 2)])
+def test_separated_cuts_hold_for_every_tree_and_cut_off_the_point(shape, k):
+    """Rows of the branch-and-cut separator: violated by the point, satisfied by every tree of the model."""
+    from synth.models.khop.pipeline import layered_separator
+
+    t = parse_torus(shape)
+    data = ModelData(distance_matrix(t), k, *hop_arcs(t, k, reduce=False))
+    model, z, _y = build_hop_model(data)
+    sep = layered_separator(data.D, k, z)
+    trees = []
+    for parent, depth in _all_trees(t, k):
+        x = np.zeros(model.n_cols)
+        for v in range(1, t.n_vertices):
+            x[z[int(parent[v]), v, int(depth[v])]] = 1.0
+        trees.append(x)
+    trees = np.array(trees)
+    assert trees.shape[0] == _count_trees(t.n_vertices - 1, k)
+    assert all(sep(x) == [] for x in trees[:50])
+    rng = np.random.default_rng(1)
+    n_rows = 0
+    for _ in range(20):
+        # a fractional point: a mix of trees, scaled down, with noise on some arcs
+        w = rng.dirichlet(np.ones(3))
+        noise = rng.random(model.n_cols) * (rng.random(model.n_cols) < 0.1)
+        x = 0.8 * (w @ trees[rng.choice(len(trees), 3)]) + 0.2 * noise
+        for cols, coefs, lo in sep(x):
+            n_rows += 1
+            assert coefs @ x[cols] < lo - 1e-6
+            assert (trees[:, cols] @ coefs >= lo - 1e-9).all()
+    assert n_rows > 0
+
+
+@pytest.mark.parametrize("shape,k", [c for c in CASES if c[0] in ("3x3", "3x4", "4x4", "11") and c[1] > 1])
+def test_branch_and_cut_without_root_cuts_matches_brute_force(shape, k, brute):
+    """SCIP with only the separator's cuts (none given up front) reaches W*."""
+    from synth.models.khop.pipeline import layered_separator
+
+    t = parse_torus(shape)
+    data = ModelData(distance_matrix(t), k, *hop_arcs(t, k))
+    model, z, _y = build_hop_model(data)
+    sol = model.solve_scip(time_limit=30, separate=layered_separator(data.D, k, z))
+    assert sol.status == "optimal" and round(sol.objective) == brute(shape, k)[0]
+    _valid_tree(t, decode_parent(z, sol.values, t.n_vertices), k, brute(shape, k)[0])
+
+
+def test_scip_reports_infeasible_and_stops_early():
+    t = parse_torus("4x4")
+    data = ModelData(distance_matrix(t), 2, *hop_arcs(t, 2))
+    model, z, _y = build_hop_model(data)
+    model.add_row(*model.objective_terms(), -np.inf, 17, "cutoff")      # W* = 18
+    sol = model.solve_scip(time_limit=30)
+    assert (sol.status, sol.values, sol.bound) == ("infeasible", None, np.inf)
+    model.rows.pop()
+    msgs = []
+    sol = model.solve_scip(time_limit=30, stop_below=40, progress=msgs.append)
+    assert sol.values is not None and sol.objective <= 40 and not sol.interrupted
+    assert sol.status == "feasible" and sol.bound < 18         # stopped before proving anything
+    assert any(m.startswith("scip: incumbent") and "none" not in m for m in msgs)
+    best = model.solve_highs(time_limit=30)
+    sol = model.solve_scip(time_limit=30, start=best.values, stop_below=18)     # the start is optimal
+    assert sol.objective == 18 and sol.status in ("feasible", "optimal")
+
+
+# --------------------------------------------------------------- LP bounds
+@pytest.mark.parametrize("shape,k", [c for c in CASES if 1 < c[1] < parse_torus(c[0]).diameter])
+def test_lp_bound_is_valid_and_cuts_keep_the_optimum(shape, k, brute):
+    t = parse_torus(shape)
+    D = distance_matrix(t)
+    G = root_stabilizer(t)
+    arcs = hop_arcs(t, k, dist=D)
+    lp = LayeredLP(D, k, G)
+    res = lp.solve()
+    w_star = brute(shape, k)[0]
+    assert res.converged and res.bound <= w_star + 1e-6
+    full = LayeredLP(D, k, G, *arcs)                        # every arc a column from the start
+    assert full.solve().bound == pytest.approx(res.bound, abs=1e-6)
+    # every cut found (and its images) keeps the optimum
+    from synth.models.khop.pipeline import cut_images
+
+    data = ModelData(D, k, *arcs)
+    model, z, y = build_hop_model(data)
+    add_layer_cuts(model, z, cut_images(lp.cuts, G, t.n_vertices), data)
+    assert round(model.solve_highs(time_limit=30).objective) == w_star
+
+
+def test_lagrangian_bound_holds_for_any_duals():
+    t = parse_torus("5x5")
+    D = distance_matrix(t)
+    lp = LayeredLP(D, 3, root_stabilizer(t), *hop_arcs(t, 3, dist=D))   # every arc is a column
+    res = lp.solve()
+    assert res.converged
+    A = lp.matrix()
+    cost = np.concatenate([np.zeros(lp.n_y), lp.col_size * lp.col_dist])
+    lo, hi = np.zeros(cost.size), np.ones(cost.size)
+    rng = np.random.default_rng(0)
+    for scale in (0.0, 0.5, 1.0, 3.0):
+        u = lp.duals * (1 + scale * rng.standard_normal(lp.duals.size))
+        b, _ = lagrangian_bound(A, lp.row_lo, lp.row_hi, cost, lo, hi, u)
+        assert b <= res.objective + 1e-6
+        if scale == 0.0:
+            assert b == pytest.approx(res.objective, abs=1e-6)
+
+
+def test_reduced_cost_fixing_keeps_every_optimum(brute):
+    """Arcs fixed against UB = W* + 1 are in no optimal tree: the restricted model still reaches W*."""
+    for shape, k in [("4x4", 2), ("4x4", 3), ("3x5", 2), ("11", 3)]:
+        t = parse_torus(shape)
+        D = distance_matrix(t)
+        lp = LayeredLP(D, k, root_stabilizer(t))            # column generation from short arcs
+        res = lp.solve()
+        w_star = brute(shape, k)[0]
+        tail, head, layer = lp.arcs_below(w_star - res.bound + 1e-6)
+        assert tail.size < hop_arcs(t, k, dist=D)[0].size
+        model, z, y = build_hop_model(ModelData(D, k, tail, head, layer))
+        assert round(model.solve_highs(time_limit=30).objective) == w_star
+
+
+def test_stabilizer_is_distance_preserving():
+    for shape in ["4x4", "3x5", "3x3x3", "4x4x6"]:
+        t = parse_torus(shape)
+        D = distance_matrix(t)
+        G = root_stabilizer(t)
+        assert np.all(G[:, 0] == 0) and np.array_equal(G[0], np.arange(t.n_vertices))
+        for g in G:
+            assert np.array_equal(D[np.ix_(g, g)], D)
+        assert len({g.tobytes() for g in G}) == G.shape[0]
+
+
+# --------------------------------------------------------------- heuristic
+def test_label_moves_and_swaps_are_priced_exactly():
+    rng = np.random.default_rng(1)
+    for shape, k in [("6x6", 3), ("5x7", 4), ("3x3x3", 2)]:
+        t = parse_torus(shape)
+        D = distance_matrix(t)
+        V = t.n_vertices
+        for _ in range(3):
+            lab = rng.integers(1, k + 1, size=V)
+            lab[0] = 0
+            ls = LabelSearch(D, k, lab)
+            assert ls.cost == labels_cost(D, lab)
+            delta = ls.move_deltas()
+            for v in rng.integers(1, V, size=8):
+                for b in range(1, k + 1):
+                    if b != lab[v]:
+                        new = lab.copy()
+                        new[v] = b
+                        assert labels_cost(D, new) - ls.cost == delta[v, b]
+            u, v, d = ls.swap_deltas()
+            for i in range(min(u.size, 20)):
+                new = lab.copy()
+                new[u[i]], new[v[i]] = lab[v[i]], lab[u[i]]
+                assert labels_cost(D, new) - ls.cost == d[i]
+
+
+@pytest.mark.parametrize("shape,k", [c for c in CASES if c[0] in ("4x4", "3x5", "11")])
+def test_heuristic_trees_are_valid(shape, k, brute):
+    t = parse_torus(shape)
+    D = distance_matrix(t)
+    res = heuristic_tree(D, k, seed=3, iterations=10)
+    _valid_tree(t, res.parent, k, res.weight)
+    assert res.weight == labels_cost(D, res.labels) >= brute(shape, k)[0]
+    assert np.array_equal(labels_to_parent(D, res.labels), res.parent)
+
+
+def test_heuristic_is_deterministic():
+    D = distance_matrix(parse_torus("8x8"))
+    a = heuristic_tree(D, 3, seed=5, iterations=20)
+    b = heuristic_tree(D, 3, seed=5, iterations=20)
+    assert np.array_equal(a.parent, b.parent)
+
+
+@pytest.mark.parametrize("shape", ["4x4", "3x5", "5x6", "3x3x4"])
+def test_translations_are_distance_preserving_shifts(shape):
+    t = parse_torus(shape)
+    g = translations(t, 2)
+    V = t.n_vertices
+    D = distance_matrix(t)
+    coords = t.coords(np.arange(V))
+    for row in g:
+        assert np.array_equal(np.sort(row), np.arange(V))                 # a permutation
+        assert np.array_equal(D[np.ix_(row, row)], D)                      # an automorphism
+        delta = (coords[row] - coords) % np.asarray(t.shape)
+        assert np.all(delta == delta[0])                                   # the same offset everywhere
+        assert np.count_nonzero(delta[0]) == 1                             # along one axis
+        assert any(np.array_equal(row[other], np.arange(V)) for other in g)   # its inverse is in the set
+
+
+def test_shift_perturbation_keeps_trees_valid_and_deterministic(brute):
+    t = parse_torus("4x4")
+    D = distance_matrix(t)
+    g = translations(t, 2)
+    runs = [heuristic_tree(D, 3, seed=7, iterations=30, shifts=g) for _ in range(2)]
+    _valid_tree(t, runs[0].parent, 3, runs[0].weight)
+    assert runs[0].weight >= brute("4x4", 3)[0]
+    assert np.array_equal(runs[0].parent, runs[1].parent)
+    # the shift moves a ball's labels: the perturbed labelling is a translate inside the ball
+    rng = np.random.default_rng(0)
+    lab = np.random.default_rng(1).integers(1, 4, size=t.n_vertices)
+    lab[0] = 0
+    changed = 0
+    for _ in range(20):
+        new = _shift_perturb(lab, D, rng, g, 3)
+        changed += bool(np.any(new != lab))
+        assert new[0] == 0 and new[1:].min() >= 1
+        # every vertex keeps its label or takes its translate's, for one translation
+        assert any(np.all((new == lab) | (new == np.maximum(lab[row], 1))) for row in g)
+    assert changed >= 10
+
+
+# ---------------------------------------------------------------- solve_khop
+def _check_result(t, k, r: KHopResult):
+    assert isinstance(r, KHopResult)
+    assert r.parent.dtype == np.int64 and r.parent[0] == -1
+    depth, w = _valid_tree(t, r.parent, k, r.weight)
+    assert r.depth == depth <= k
+    assert r.lower_bound <= r.weight
+    assert r.weight >= t.n_vertices - 1
+    assert r.gap == pytest.approx((r.weight - r.lower_bound) / r.weight)
+    if r.status == "optimal":
+        assert r.lower_bound == r.weight and r.gap == 0
+    else:
+        assert r.status == "feasible"
+    # the checker re-derives the weight from the schedule of this tree
+    base = tree_schedule(t, r.parent, 0)
+    cert = certify(base, torus_gamma(t), None) if t.is_equal_sided else None
+    if cert is not None:
+        assert Fraction(cert.claims["weight"]) == r.weight
+        assert cert.claims["rounds"] == 2 * r.depth
+
+
+@pytest.mark.parametrize("shape,k", [c for c in CASES if c[0] in ("3x3", "3x4", "4x4", "9", "11")])
+def test_solve_khop_is_optimal_on_tiny_tori(shape, k, brute):
+    t = parse_torus(shape)
+    r = solve_khop(t, k, time_limit=30)
+    _check_result(t, k, r)
+    assert r.status == "optimal" and r.weight == brute(shape, k)[0]
+
+
+@pytest.mark.parametrize("shape", ["5x5", "3x3x3", "6x6"])
+def test_solve_khop_small_tori_every_k(shape):
+    t = parse_torus(shape)
+    for k in range(1, t.diameter + 2):
+        r = solve_khop(t, k, time_limit=30, solver=("cpsat", "highs", "scip")[k % 3])
+        _check_result(t, k, r)
+        assert r.status == "optimal"
+
+
+def test_trivial_depths_return_at_once():
+    t = parse_torus("64x64")
+    r = solve_khop(t, 64)
+    assert (r.status, r.weight, r.lower_bound, r.depth) == ("optimal", 4095, 4095, 64)
+    assert r.seconds < 5
+    r = solve_khop(parse_torus("8x8"), 1)
+    assert (r.status, r.weight, r.depth) == ("optimal", int(parse_torus("8x8").dist(0, np.arange(64)).sum()), 1)
+
+
+def test_time_limited_solve_is_honest():
+    t = parse_torus("12x12")
+    r = solve_khop(t, 4, time_limit=3)
+    _check_result(t, 4, r)
+    assert r.time_limit == 3
+    assert r.seconds < 15
+
+
+def test_interrupt_returns_the_best_tree():
+    t = parse_torus("10x10")
+    seen = []
+
+    def progress(msg):
+        seen.append(msg)
+        if msg.startswith("incumbent"):
+            raise KeyboardInterrupt            # as if Ctrl-C arrived right after the first incumbent
+
+    r = solve_khop(t, 3, time_limit=60, progress=progress)
+    _check_result(t, 3, r)
+    assert r.status in ("feasible", "optimal") and r.interrupted
+
+
+def test_interrupt_inside_branch_and_cut_returns_the_best_tree():
+    t = parse_torus("10x10")
+    seen = []
+
+    def progress(msg):
+        seen.append(msg)
+        if msg.startswith("scip:"):
+            raise KeyboardInterrupt            # as if Ctrl-C arrived during SCIP's search
+
+    r = solve_khop(t, 3, time_limit=120, solver="scip", progress=progress)
+    _check_result(t, 3, r)
+    assert any(m.startswith("scip:") for m in seen)
+    assert r.status == "feasible" and r.lower_bound < r.weight and r.seconds < 60 and r.interrupted
+
+
+def test_bad_arguments():
+    t = parse_torus("4x4")
+    with pytest.raises(ValueError, match="solver"):
+        solve_khop(t, 2, solver="gurobi")
+    with pytest.raises(ValueError, match="depth"):
+        solve_khop(t, 0)
+
+
+def test_without_the_lp_the_bound_is_the_cone_count():
+    """32x32 with 4 s: the LP is skipped, and the bound is the cone count, not p - 1 (synth check re-derives it)."""
+    from synth.dualbound import CONE_KIND, cone_count_bound, khop_dual_bound
+
+    t = parse_torus("32x32")
+    r = solve_khop(t, 6, time_limit=4)
+    _check_result(t, 6, r)
+    cone = cone_count_bound(t, 6).bound
+    assert r.lower_bound == cone > t.n_vertices - 1
+    assert r.dual == {"kind": CONE_KIND, "k": 6, "bound": cone}
+    assert khop_dual_bound(t, 6, r.dual).bound == cone
+
+
+def test_without_pyscipopt_auto_falls_back_and_scip_is_a_clear_error(monkeypatch):
+    import sys
+
+    from synth.errors import SynthError
+    from synth.models.khop.pipeline import mip_engines
+
+    monkeypatch.setitem(sys.modules, "pyscipopt", None)        # import pyscipopt now raises ImportError
+    assert mip_engines("auto", 100) == [("cpsat", None)]
+    with pytest.raises(SynthError, match="pyscipopt"):
+        solve_khop(parse_torus("5x5"), 2, solver="scip")
+    r = solve_khop(parse_torus("8x8"), 3, time_limit=60)
+    assert (r.status, r.weight) == ("optimal", 77)
+
+
+def _fixed_optimum(t, k, v, h, value, group):
+    """Exact W* over the reduced trees with ``v`` at depth ``h`` (value 1) or no vertex of its orbit there (0)."""
+    D = distance_matrix(t)
+    model, z, y = build_hop_model(ModelData(D, k, *hop_arcs(t, k, dist=D)))
+    members = [int(v)] if value == 1 else np.unique(group[:, v]).tolist()
+    cols = [y[u, h][0] for u in members if (u, h) in y]
+    if value == 1 and not cols:
+        return None                                  # no reduced tree puts v at depth h
+    if cols:
+        model.add_row(cols, [1.0] * len(cols), float(value), float(value))
+    res = model.solve_highs(time_limit=30)
+    return None if res.objective is None or not np.isfinite(res.objective) else round(res.objective)
+
+
+@pytest.mark.parametrize("shape,k", [("3x3", 2), ("3x4", 2), ("4x4", 2), ("4x4", 3), ("7", 3)])
+def test_depth_fixings_bound_exactly_the_trees_they_keep(shape, k):
+    """Each side of a split on a depth: root LP <= its LP bound <= the best tree it keeps (exact MIP)."""
+    t = parse_torus(shape)
+    D = distance_matrix(t)
+    G = root_stabilizer(t)
+    root = LayeredLP(D, k, G).solve().bound
+    raised = 0
+    for v in np.unique(G.min(axis=0)[1:]):              # one vertex per orbit
+        stab = G[G[:, v] == v]
+        for h in range(1, k + 1):
+            for value, group in ((1, stab), (0, G)):
+                lp = LayeredLP(D, k, group)
+                lp.fix_depth(v, h, value)
+                res = lp.solve()
+                best = _fixed_optimum(t, k, v, h, value, G)
+                if best is None:
+                    continue
+                assert res.converged and root - 1e-6 <= res.bound <= best + 1e-6, (v, h, value)
+                if value == 1 and h == 1:                # the arc 0 -> v is paid in full, every other vertex >= 1
+                    assert res.bound >= t.n_vertices - 2 + D[0, v] - 1e-6
+                raised += res.bound > root + 1e-3
+    assert raised > 0
+
+
+def test_fix_depth_rejects_what_it_cannot_fix():
+    t = parse_torus("5x5")
+    lp = LayeredLP(distance_matrix(t), 2, root_stabilizer(t))
+    with pytest.raises(ValueError, match="orbit"):
+        lp.fix_depth(1, 1, 1)                            # (0, 1) shares its orbit with (1, 0), (0, 4), (4, 0)
+    for args, word in [((0, 1, 1), "non-root"), ((1, 3, 0), "depth"), ((1, 1, 2), "value")]:
+        with pytest.raises(ValueError, match=word):
+            lp.fix_depth(*args)
