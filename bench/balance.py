@@ -17,10 +17,10 @@ import time
 
 from _harness import Col, Ratio, Table, parse_args, parser, timed
 
-from synth.certify import certify
-from synth.group import torus_gamma, torus_translations, torus_translations_negation
+from synth.check.claims import certify
+from synth.symmetry.torus import torus_gamma, torus_translations, torus_translations_negation
 from synth.models.balance import balance_bfs_trees, balance_exchange_forests
-from synth.torus import parse_torus
+from synth.topology.torus import parse_torus
 
 GROUPS = {"gamma": torus_gamma, "trans-neg": torus_translations_negation, "trans": torus_translations}
 FAMILY = {"trees": balance_bfs_trees, "exchange": balance_exchange_forests}

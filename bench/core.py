@@ -13,11 +13,11 @@ import numpy as np
 from _harness import Col, Ratio, Table, parse_args, parser, timed
 
 from synth.check import execute, measure_explicit, measure_symmetric, round_lower_bound
-from synth.group import torus_gamma
-from synth.lift import lift, lifted_weights
+from synth.symmetry.torus import torus_gamma
+from synth.schedule.lift import lift, lifted_weights
 from synth.schedule import chunk_elements
-from synth.sp import sp_allreduce
-from synth.torus import parse_torus
+from synth.schedule.sp import sp_allreduce
+from synth.topology.torus import parse_torus
 
 EXPLICIT = [Col("explicit", "shape", "<9"), Col("transmissions", fmt=">13,"), Col("group+base", "setup_s", ">10.2f"),
             Col("lift", "lift_s", ">5.2f"), Col("execute", "execute_s", ">7.2f"), Col("loads", "loads_s", ">5.2f"),

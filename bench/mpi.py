@@ -19,15 +19,15 @@ import numpy as np
 from _harness import Col, Ratio, Table, parse_args, parser, timed
 
 from synth.baselines import build_baseline
-from synth.exchange import exchange_allreduce
-from synth.group import torus_gamma
-from synth.lift import lift
+from synth.schedule.exchange import exchange_allreduce
+from synth.symmetry.torus import torus_gamma
+from synth.schedule.lift import lift
 from synth.runtime.mpi import run_schedule
 from synth.runtime.msccl import export_msccl
-from synth.runtime.msccl_check import check_xml
+from synth.runtime.msccl.check import check_xml
 from synth.schedule import tree_schedule
-from synth.sp import sp_allreduce
-from synth.torus import parse_torus
+from synth.schedule.sp import sp_allreduce
+from synth.topology.torus import parse_torus
 
 SETS = {"quick": [("4x4",)], "big": [("4x4",), ("8x8",)]}
 COLUMNS = [Col("torus", "shape", "<5"), Col("schedule", fmt="<9"), Col("mode", fmt="<6"), Col("size", fmt=">6"),

@@ -22,13 +22,14 @@ from _harness import Col, Ratio, Table, log, parse_args, parser
 from synth.models.khop import solve_khop
 from synth.models.xhop import solve_xhop
 
-from synth.certify import certify
+from synth.check.claims import certify
 from synth.check import measure_symmetric
-from synth.cost import format_size, model_time, parse_size
-from synth.group import torus_gamma
-from synth.lift import lifted_weights
+from synth.analysis.cost import model_time
+from synth.units import format_size, parse_size
+from synth.symmetry.torus import torus_gamma
+from synth.schedule.lift import lifted_weights
 from synth.schedule import chunk_elements, exchange_schedule, tree_schedule
-from synth.torus import parse_torus
+from synth.topology.torus import parse_torus
 
 SETS = {"default": [("8x8",), ("16x16",)], "quick": [("4x4",)]}
 MARK = {"exchange": "x", "tree": "t", "tie": "="}

@@ -58,7 +58,7 @@ def khop_starts(instances):
     # imported here so that scripts that search no tree do not load the models
     from synth.models.khop.search.construct import heuristic_tree
     from synth.models.forest.instance import distance_matrix
-    from synth.torus import parse_torus
+    from synth.topology.torus import parse_torus
 
     for shape, k in instances:
         t = parse_torus(shape)

@@ -22,9 +22,9 @@ import time
 
 from _common import Col, Ratio, Table, parse_args, parser, timed, timed_orbit_lp
 
-from synth.dualbound import cone_count_bound
+from synth.check.bounds import cone_count_bound
 from synth.models.khop.steiner import terminal_search
-from synth.torus import parse_torus
+from synth.topology.torus import parse_torus
 
 SETS = {
     "quick": [("8x8", k) for k in (2, 3, 4, 5)] + [("16x16", k) for k in (3, 4, 7)],

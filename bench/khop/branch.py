@@ -29,7 +29,7 @@ import numpy as np
 from _common import Col, Ratio, Table, parse_args, parser, timed_orbit_lp
 
 from synth.models.forest.instance import root_stabilizer
-from synth.torus import parse_torus
+from synth.topology.torus import parse_torus
 
 SETS = {
     "quick": [("8x8", 3), ("10x10", 3)],

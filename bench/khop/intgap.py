@@ -23,7 +23,7 @@ import math
 from _common import Col, Table, parse_args, parser, timed, timed_orbit_lp
 
 from synth.models.khop import solve_khop
-from synth.torus import parse_torus
+from synth.topology.torus import parse_torus
 
 SETS = {
     "quick": [("8x8", k) for k in (2, 3, 4, 5, 6)],

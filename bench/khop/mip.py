@@ -27,7 +27,7 @@ from synth.models.khop.lp import LayeredLP
 from synth.models.khop.model import ModelData, build_hop_model
 from synth.models.khop.pipeline import cut_images, layered_separator
 from synth.models.khop import solve_khop
-from synth.torus import parse_torus
+from synth.topology.torus import parse_torus
 
 # (shape, K, UB or None for the heuristic's)
 SETS = {

@@ -16,7 +16,7 @@ from __future__ import annotations
 from _common import Col, Ratio, Table, parse_args, parser, timed
 
 from synth.solve import solve
-from synth.torus import parse_torus
+from synth.topology.torus import parse_torus
 
 DEPTHS = {"64x16": (10, 20, 30), "128x8": (10, 20, 40), "256x4": (10, 20, 40), "4x4x8": (3, 4, 6),
           "8x8x16": (5, 8, 12)}

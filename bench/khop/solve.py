@@ -29,11 +29,11 @@ import time
 
 from _common import Col, Ratio, Table, log, parse_args, parser
 
-from synth.certify import certify
-from synth.group import torus_gamma
+from synth.check.claims import certify
+from synth.symmetry.torus import torus_gamma
 from synth.models.khop import solve_khop
 from synth.schedule import tree_schedule
-from synth.torus import parse_torus
+from synth.topology.torus import parse_torus
 
 SETS = {
     "quick": [("8x8", k) for k in range(2, 8)] + [("16x16", 3)],

@@ -15,7 +15,7 @@ reductions: a vertex with no allowed parent in ``A_l(v)`` makes the labelling in
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> from synth.models.forest.instance import distance_matrix
 >>> D = distance_matrix(parse_torus("7"))
 >>> [brute_force_labels(D, [0], h)[0] for h in (1, 2, 3)]

@@ -19,7 +19,7 @@ distances, so they map k-hop trees to k-hop trees of the same weight.
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> t = parse_torus("4x4")
 >>> distance_matrix(t)[0, [1, 5, 10]].tolist()
 [1, 2, 4]
@@ -102,7 +102,7 @@ def translations(t, max_step: int = 2) -> np.ndarray:
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> g = translations(parse_torus("4x4"), 1)
     >>> g.shape, g[:, 0].tolist()
     ((4, 16), [4, 12, 1, 3])

@@ -18,7 +18,7 @@ badly.  :mod:`synth.models.khop.search.construct` iterates it with perturbations
 Examples
 --------
 >>> import numpy as np
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> from synth.models.forest.instance import distance_matrix
 >>> D = distance_matrix(parse_torus("8x8"))
 >>> start = best_prefix_labels(D, fps_order(D, np.random.default_rng(0)), 3)

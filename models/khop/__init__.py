@@ -50,7 +50,7 @@ Every phase checks the deadline and solver calls get only the time left (see
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> r = solve_khop(parse_torus("6x6"), 2, time_limit=20)
 >>> r.status, r.weight, r.depth, r.lower_bound == r.weight
 ('optimal', 50, 2, True)
@@ -241,7 +241,7 @@ def solve_khop(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: st
     Warm start from the tree of a smaller depth bound (a tree of depth ``<= 2`` is one of
     depth ``<= 3``):
 
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> t = parse_torus("6x6")
     >>> r2 = solve_khop(t, 2, time_limit=20)
     >>> r3 = solve_khop(t, 3, time_limit=20, start=r2.parent)

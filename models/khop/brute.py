@@ -7,7 +7,7 @@ mask) restricts which arcs ``u -> v`` may be used, to test arc reductions.
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> t = parse_torus("7")
 >>> [brute_force_khop(t, k)[0] for k in (1, 2, 3)]
 [12, 8, 6]

@@ -10,8 +10,8 @@ one entry per row orbit, its value the per-image share ``u / m``.
 
 Examples
 --------
->>> from synth.torus import parse_torus
->>> from synth.dualbound import khop_dual_bound
+>>> from synth.topology.torus import parse_torus
+>>> from synth.check.bounds import khop_dual_bound
 >>> from synth.models.forest.instance import distance_matrix, root_stabilizer
 >>> from synth.models.khop.lp import LayeredLP
 >>> t = parse_torus("6x6")
@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from synth.dualbound import CONE_KIND, KIND, cone_count_bound
+from synth.check.bounds import CONE_KIND, KIND, cone_count_bound
 
 __all__ = ["export_dual", "simple_dual", "cone_dual"]
 
@@ -91,8 +91,8 @@ def simple_dual(t, k: int, perms) -> dict:
     tree, and this proves it optimal), else 1 (every vertex hangs on a neighbour or the
     root: ``W >= p - 1``, which the BFS tree meets for ``k >= H``).
 
-    >>> from synth.torus import parse_torus
-    >>> from synth.dualbound import khop_dual_bound
+    >>> from synth.topology.torus import parse_torus
+    >>> from synth.check.bounds import khop_dual_bound
     >>> from synth.models.forest.instance import root_stabilizer
     >>> t = parse_torus("5x5")
     >>> [khop_dual_bound(t, k, simple_dual(t, k, root_stabilizer(t))).bound for k in (1, 2, 4)]
@@ -115,7 +115,7 @@ def cone_dual(t, k: int) -> dict:
     It needs no LP, so it is the bound of the tori where the LP does not finish; the
     stored form holds only ``k``, and ``synth check`` re-derives the bound from the topology.
 
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> cone_dual(parse_torus("16x16"), 3)
     {'kind': 'khop-cone-count', 'k': 3, 'bound': 324}
     """

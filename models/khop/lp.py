@@ -40,7 +40,7 @@ is :class:`synth.models.khop.pricing.ColumnPricing`; the cone and max-flow cuts 
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> from synth.models.forest.instance import distance_matrix, root_stabilizer
 >>> t = parse_torus("6x6")
 >>> lp = LayeredLP(distance_matrix(t), 3, root_stabilizer(t))
@@ -208,7 +208,7 @@ class LayeredLP(ColumnPricing):
         which every map fixing the root fixes, is at depth 2: that side proves 77 (rounded up),
         the other 76.
 
-        >>> from synth.torus import parse_torus
+        >>> from synth.topology.torus import parse_torus
         >>> from synth.models.forest.instance import distance_matrix, root_stabilizer
         >>> t = parse_torus("8x8")
         >>> D, G = distance_matrix(t), root_stabilizer(t)

@@ -27,7 +27,7 @@ node of its branch-and-cut).
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> from synth.models.forest.instance import distance_matrix, hop_arcs
 >>> t = parse_torus("4x4")
 >>> data = ModelData(distance_matrix(t), 2, *hop_arcs(t, 2))

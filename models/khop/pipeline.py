@@ -5,7 +5,7 @@
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> import time
 >>> best = {"parent": None, "weight": None, "bound": 24.0, "method": ""}
 >>> run_pipeline(parse_torus("5x5"), 2, best, deadline=time.monotonic() + 20)
@@ -87,7 +87,7 @@ def layered_separator(D, k, z, deadline=None):
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> from synth.models.forest.instance import distance_matrix, hop_arcs
     >>> t = parse_torus("4x4")
     >>> data = ModelData(distance_matrix(t), 2, *hop_arcs(t, 2))

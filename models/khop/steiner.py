@@ -20,7 +20,7 @@ does not do better.
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> import time
 >>> res = terminal_search(parse_torus("8x8"), 6, deadline=time.monotonic() + 30)
 >>> res.bound, len(res.terminals) <= 12
@@ -36,7 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import shortest_path
 
-from synth.steinerbound import MAX_CELLS, MAX_TERMINALS, excess_tables, splits, steiner_dual
+from synth.check.bounds.steiner import MAX_CELLS, MAX_TERMINALS, excess_tables, splits, steiner_dual
 
 __all__ = ["SteinerResult", "terminal_search", "axis_sets", "relaxed_jumps", "jump_tree"]
 
@@ -127,7 +127,7 @@ def axis_sets(t, k, d0):
     ``{A} + axis(3) + axis(4)`` proves ``W*(9) >= 266`` and ``{A} + axis(2) + axis(3)`` proves
     ``W*(11) >= 263``, where separation reaches 265 and 262.
 
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> t = parse_torus("8x8")
     >>> d0 = t.dist(0, list(range(64)))
     >>> axis_sets(t, 6, d0)                          # A = (4, 4); far: (4, 4) and its 4 neighbours

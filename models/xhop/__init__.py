@@ -42,13 +42,13 @@ of the per-partner bounds (a partner whose bound reaches the incumbent is closed
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> r = solve_xhop(parse_torus("6x6"), 2, time_limit=30)
 >>> r.status, r.weight, r.depth, r.lower_bound
 ('optimal', 44, 2, 44)
 >>> from synth.schedule import exchange_schedule
->>> from synth.certify import certify
->>> from synth.group import torus_gamma
+>>> from synth.check.claims import certify
+>>> from synth.symmetry.torus import torus_gamma
 >>> t = parse_torus("6x6")
 >>> c = certify(exchange_schedule(t, r.parent, r.a, r.b, route=t.route), torus_gamma(t))
 >>> c.claims["rounds"], c.claims["psi"], c.claims["omega"], c.claims["weight"]
@@ -130,7 +130,7 @@ def exchange_depth_threshold(t) -> tuple:
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> exchange_depth_threshold(parse_torus("8x8")), exchange_depth_threshold(parse_torus("5x5"))
     ((7, 8), (4, 5))
     """

@@ -13,7 +13,7 @@ Two independent methods:
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> t = parse_torus("7")
 >>> [enumerate_forests(t, h)[0] for h in (1, 2, 3)]
 [9, 7, 6]

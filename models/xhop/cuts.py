@@ -18,7 +18,7 @@ again for a different one.
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> from synth.models.xhop.instance import distance_matrix, hop_arcs
 >>> from synth.models.xhop.model import build_xhop_model, model_data
 >>> t = parse_torus("6x6")

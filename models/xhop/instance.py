@@ -31,7 +31,7 @@ automorphisms mapping ``{0, b}`` onto itself (:func:`pair_stabilizer`, including
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> t = parse_torus("4x4")
 >>> reps, size = partner_orbits(t)
 >>> reps.tolist(), size.tolist()

@@ -27,7 +27,7 @@ The model is a :class:`LinearModel`: solver-neutral arrays that compile to HiGHS
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> from synth.models.xhop.instance import distance_matrix
 >>> t = parse_torus("4x4")
 >>> data = model_data(distance_matrix(t), 2, [1, 2, 5, 6, 10])

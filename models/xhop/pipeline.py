@@ -19,7 +19,7 @@ Bounds.  Every bound is valid for the minimum over *all* partners:
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> import time
 >>> best = {}
 >>> run_pipeline(parse_torus("6x6"), 2, best, deadline=time.monotonic() + 30, use_trees=False)

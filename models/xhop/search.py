@@ -22,7 +22,7 @@ descent; the best few partners are then improved by the iterated search, and par
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> from synth.models.xhop.instance import distance_matrix
 >>> t = parse_torus("8x8")
 >>> res = heuristic_forest(t, distance_matrix(t), 3, seed=0, time_limit=5.0)

@@ -185,9 +185,9 @@ def test_malformed_duals_are_rejected():
 
 @functools.lru_cache(maxsize=None)
 def _tree_and_dual(shape, k):
-    from synth.models._khop_dual import export_dual
-    from synth.models._khop_instance import distance_matrix, root_stabilizer
-    from synth.models._khop_lp import LayeredLP
+    from synth.models.khop.dual import export_dual
+    from synth.models.forest.instance import distance_matrix, root_stabilizer
+    from synth.models.khop.lp import LayeredLP
     from synth.models.khop import solve_khop
 
     t = parse_torus(shape)

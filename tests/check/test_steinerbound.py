@@ -88,7 +88,7 @@ def test_merges_in_small_batches_give_the_same_tables(monkeypatch):
 
 @pytest.mark.parametrize("shape", ["3x3", "4x4", "3x5", "7", "3x4"])
 def test_bound_never_exceeds_the_brute_force_optimum(shape):
-    from synth.models._khop_brute import brute_force_khop
+    from synth.models.khop.brute import brute_force_khop
 
     t = parse_torus(shape)
     V = t.n_vertices

@@ -1,7 +1,7 @@
 """Parent arrays (synth.schedule.forest): depths, weight, checks and BFS forests against brute force.
 
-The models still carry copies (models/_khop_instance tree_depths / tree_weight / check_tree,
-models/_xhop_instance forest_depths / forest_weight / check_forest / bfs_forest); the tests
+The models still carry copies (models/forest/instance tree_depths / tree_weight / check_tree,
+models/xhop/instance forest_depths / forest_weight / check_forest / bfs_forest); the tests
 that compare them here pin that the one home computes the same, for the final dedup pass.
 """
 
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from synth.errors import ScheduleError
-from synth.models._khop_instance import check_tree, tree_depths, tree_weight
-from synth.models._xhop_instance import bfs_forest as xhop_bfs_forest
-from synth.models._xhop_instance import check_forest as xhop_check_forest
+from synth.models.forest.instance import check_tree, tree_depths, tree_weight
+from synth.models.xhop.instance import bfs_forest as xhop_bfs_forest
+from synth.models.xhop.instance import check_forest as xhop_check_forest
 from synth.schedule.exchange import bfs_forest_parents
 from synth.schedule.forest import bfs_forest, check_forest, forest_depths, forest_weight
 from synth.schedule.sp import bfs_parents

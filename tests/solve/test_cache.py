@@ -17,8 +17,8 @@ import synth.models.khop as khop
 from synth.check.claims import check_certificate, check_file
 from synth.cli import main
 from synth.check.bounds import khop_dual_bound
-from synth.models._khop_dual import simple_dual
-from synth.models._khop_model import MipSolution
+from synth.models.khop.dual import simple_dual
+from synth.models._solve.result import MipSolution
 from synth.solve import solve
 from synth.solve.khop import khop_tree
 from synth.solve.record import SOLVER_CLAIM, TreeRecord

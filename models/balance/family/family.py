@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.errors import OptionError, SynthError
-from synth.models._khop_instance import tree_weight
+from synth.models.forest.instance import tree_weight
 from synth.topology.torus import Torus
 
 from .assignment import assign

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from synth.errors import OptionError, SynthError
-from synth.models._khop_instance import distance_matrix
+from synth.models.forest.instance import distance_matrix
 
 __all__ = ["dimension_metric", "step_orbits", "orbit_profiles", "edge_profiles"]
 

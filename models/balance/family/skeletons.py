@@ -22,8 +22,8 @@ import time
 
 import numpy as np
 
-from synth.models._khop_heuristic import heuristic_tree
-from synth.models._khop_instance import tree_depths, tree_weight
+from synth.models.khop.search.construct import heuristic_tree
+from synth.models.forest.instance import tree_depths, tree_weight
 from synth.models.khop import solve_khop
 
 from .profiles import dimension_metric

@@ -6,7 +6,7 @@ random or shifted perturbations of small regions iterate it until the time runs 
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> from synth.models.forest.instance import distance_matrix
 >>> t = parse_torus("8x8")
 >>> res = heuristic_tree(distance_matrix(t), 3, seed=0, time_limit=2.0)

@@ -36,7 +36,7 @@ k = 3: 371 against 369, where the label searches still win.
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> from synth.models.forest.instance import distance_matrix
 >>> from synth.models.forest.labels import labels_cost
 >>> D = distance_matrix(parse_torus("8x8"))
@@ -67,7 +67,7 @@ def unit_metric(D, rows=64) -> bool:
     distance ``d - 1``: what the module's formulas need.  Torus metrics pass; the
     dimension-weighted metrics of :mod:`models.khop_family` do not.
 
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> from synth.models.forest.instance import distance_matrix
     >>> D = distance_matrix(parse_torus("4x6"))
     >>> unit_metric(D), unit_metric(2 * D)
@@ -89,7 +89,7 @@ def jumps_of_labels(D, labels, k):
     """The jumps of a labelling (root first): positions and levels, labels clipped to ``k``.
 
     >>> import numpy as np
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> from synth.models.forest.instance import distance_matrix
     >>> D = distance_matrix(parse_torus("6x6"))
     >>> pos, lv = jumps_of_labels(D, np.minimum(D[0], 2), 2)    # truncated BFS: no jump

@@ -37,7 +37,7 @@ stayed at 369.
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> from synth.models.forest.instance import distance_matrix, tree_weight
 >>> import numpy as np
 >>> t = parse_torus("6x6")
@@ -338,7 +338,7 @@ def kick_search(D, k, parent, shifts, *, seed=0, iterations=None, deadline=None,
 
     Examples
     --------
-    >>> from synth.torus import parse_torus
+    >>> from synth.topology.torus import parse_torus
     >>> from synth.models.forest.instance import distance_matrix, translations, tree_weight
     >>> t = parse_torus("6x6")
     >>> D = distance_matrix(t)

@@ -20,7 +20,7 @@ of the whole tree's weight.  A window costs ``O(|M + F| V)`` to build and its se
 
 Examples
 --------
->>> from synth.torus import parse_torus
+>>> from synth.topology.torus import parse_torus
 >>> from synth.models.forest.instance import distance_matrix
 >>> from synth.models.forest.labels import labels_cost
 >>> t = parse_torus("12x12")

@@ -12,8 +12,8 @@ from math import comb, factorial
 import numpy as np
 import pytest
 
-from synth.certify import certify
-from synth.group import torus_gamma
+from synth.check.claims import certify
+from synth.symmetry.torus import torus_gamma
 from synth.models.khop.brute import brute_force_khop
 from synth.models.forest.labels import LabelSearch, _shift_perturb, labels_cost, labels_to_parent
 from synth.models.khop.search.construct import heuristic_tree
@@ -26,7 +26,7 @@ from synth.models.khop.model import (LinearModel, ModelData, add_arc_vars, add_d
                                       decode_parent)
 from synth.models.khop import KHopResult, solve_khop
 from synth.schedule import tree_schedule
-from synth.torus import parse_torus
+from synth.topology.torus import parse_torus
 
 # tiny instances the subset DP handles quickly, every nontrivial depth bound 2 .. H-1
 TINY = ["3x3", "3x4", "3x5", "7", "9", "11", "4x4"]
@@ -145,7 +145,7 @@ def test_known_values(brute):
 
 @pytest.mark.parametrize("shape,k", CASES)
 def test_cone_count_bound_never_exceeds_brute_force(shape, k, brute):
-    from synth.dualbound import cone_count_bound
+    from synth.check.bounds import cone_count_bound
 
     t = parse_torus(shape)
     assert t.n_vertices - 1 <= cone_count_bound(t, k).bound <= brute(shape, k)[0]
@@ -567,7 +567,7 @@ def test_bad_arguments():
 
 def test_without_the_lp_the_bound_is_the_cone_count():
     """32x32 with 4 s: the LP is skipped, and the bound is the cone count, not p - 1 (synth check re-derives it)."""
-    from synth.dualbound import CONE_KIND, cone_count_bound, khop_dual_bound
+    from synth.check.bounds import CONE_KIND, cone_count_bound, khop_dual_bound
 
     t = parse_torus("32x32")
     r = solve_khop(t, 6, time_limit=4)

@@ -15,7 +15,7 @@ from synth.models.forest.instance import check_tree, distance_matrix, root_stabi
 from synth.models._solve.lagrangian import stalled, too_slow
 from synth.models.khop.lp import LayeredLP
 from synth.models.khop import solve_khop
-from synth.torus import parse_torus
+from synth.topology.torus import parse_torus
 
 
 def _star(V):

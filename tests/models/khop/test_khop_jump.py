@@ -19,8 +19,8 @@ from synth.models.forest.labels import labels_cost, labels_to_parent
 from synth.models.forest.instance import distance_matrix, tree_weight
 from synth.models.khop.search.jump import JumpSearch, jump_search, jumps_of_labels, unit_metric
 from synth.models.khop import solve_khop
-from synth.models.khop_family import dimension_metric
-from synth.torus import parse_torus
+from synth.models.balance.family import dimension_metric
+from synth.topology.torus import parse_torus
 
 SHAPES = [("3x3", 2), ("4x4", 3), ("5x4", 2), ("8x8", 3), ("9x7", 4), ("10x10", 5), ("3x3x3", 2), ("4x4x4", 3),
           ("12", 3)]

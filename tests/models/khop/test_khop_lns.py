@@ -14,7 +14,7 @@ from synth.models.forest.labels import labels_to_parent
 from synth.models.forest.instance import check_tree, distance_matrix, translations, tree_depths, tree_weight
 from synth.models.khop.search.lns import kick_search, lns_search, solve_window, window_arcs
 from synth.models.khop.pipeline import run_pipeline
-from synth.torus import parse_torus
+from synth.topology.torus import parse_torus
 
 
 def _random_tree(D, k, rng):

@@ -5,12 +5,13 @@ import time
 import numpy as np
 import pytest
 
-from synth.dualbound import khop_dual_bound
+from synth.check.bounds import khop_dual_bound
 from synth.models.khop.brute import brute_force_khop
 from synth.models.forest.instance import distance_matrix, tree_weight
 from synth.models.khop.steiner import axis_sets, jump_tree, relaxed_jumps, terminal_search
-from synth.steinerbound import STEINER_KIND, excess_tables
-from synth.torus import parse_torus
+from synth.check.bounds.kinds import STEINER_KIND
+from synth.check.bounds.steiner import excess_tables
+from synth.topology.torus import parse_torus
 
 
 @pytest.mark.parametrize("shape,k,S", [("6x6", 2, [21, 14, 35]), ("8x8", 5, [36, 28, 35, 37, 44]),

@@ -14,7 +14,7 @@ import synth.models.khop.pipeline as pipeline
 from synth.models.forest.labels import LabelSearch, labels_cost, labels_to_parent
 from synth.models.forest.instance import check_tree, distance_matrix, translations, tree_weight
 from synth.models.khop.search.window import own_costs, window_instance, window_search
-from synth.torus import parse_torus
+from synth.topology.torus import parse_torus
 
 SHAPES = [("8x8", 3), ("9x7", 4), ("10x10", 5), ("4x4x4", 3)]
 

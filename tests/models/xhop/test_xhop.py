@@ -37,10 +37,10 @@ from synth.models.xhop.model import (
 from synth.models.xhop.pipeline import lp_bound, trivial_partner_bounds
 from synth.models.xhop import XHopResult, exchange_depth_threshold, solve_xhop
 
-from synth.certify import certify
-from synth.group import torus_gamma
+from synth.check.claims import certify
+from synth.symmetry.torus import torus_gamma
 from synth.schedule import exchange_schedule
-from synth.torus import parse_torus
+from synth.topology.torus import parse_torus
 
 RINGS = ["4", "5", "6", "7", "8"]
 
