@@ -159,7 +159,7 @@ def test_a_comment_above_a_block_of_imports_explains_the_block():
     assert _explained(lines, 3) and _explained(lines, 4) and not _explained(lines, 6)
 
 
-def test_the_graph_sees_relative_and_function_level_imports(tmp_path):
+def test_the_graph_sees_relative_and_function_level_imports():
     tree = ast.parse("from .x import y\ndef f():\n    import synth.z\n")
     found = [(type(n).__name__, inner) for n, inner in _imports(tree)]
     assert found == [("ImportFrom", False), ("Import", True)]
