@@ -82,7 +82,7 @@ SUPPORTED = ("tori of any shape (B: the reference's distances on every side; L: 
 
 def _check(t, name):
     if not isinstance(t, Torus):
-        raise TopologyError(f"{name} is defined on tori only (any shape), not on {getattr(t, 'name', t)!r}")
+        raise TopologyError(f"{name} is defined on tori (any shape) and HyperX, not on {getattr(t, 'name', t)!r}")
 
 
 def reference_order(start: int, steps_per_dim) -> list:
