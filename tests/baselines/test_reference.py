@@ -297,7 +297,10 @@ def rho(k):
 
 
 def swing_partner(coord, shape, port, step):
-    """libswing / emberswingcoll: dimensions in turn from ``port mod d``, distance rho, odd nodes and mirrored ports flip."""
+    """libswing / emberswingcoll: dimensions in turn from ``port mod d``, distance rho.
+
+    Odd nodes and mirrored ports flip the sign.
+    """
     d = len(shape)
     steps = [int(np.log2(n)) for n in shape]
     done = [0] * d
