@@ -177,25 +177,29 @@ def block_choice(shape, part: int, repair: bool = True):
     K = len(steps)
     cand = _candidates(shape, steps)
     coords = np.stack(np.unravel_index(np.arange(P), shape), axis=1)
-    sides = np.asarray(shape)
     ref_rank = np.ravel_multi_index(tuple(coords[:, ::-1].T), shape[::-1])  # the reference's id of each vertex
     visit = np.argsort(ref_rank)
-    ranks = np.arange(P)
-    load = np.zeros((P, K, 2), dtype=np.int64)
-    step = np.full((P, P), -1, dtype=np.int8)
-    sign = np.full((P, P), -1, dtype=np.int8)
+    strides = np.cumprod((1,) + shape[:0:-1])[::-1]
+    # shift[i][x] = offset id contribution of coordinate difference (x - coords[:, i]) mod n_i, per rank
+    shift = [((np.arange(n)[:, None] - coords[None, :, i]) % n) * int(strides[i]) for i, n in enumerate(shape)]
+    base = np.arange(P, dtype=np.int64) * (2 * K)  # flat load index of (rank, step 0, direction 0)
+    load = np.zeros(P * 2 * K, dtype=np.int64)
+    step = np.empty((P, P), dtype=np.int8)  # step[b, r] while filling, transposed at the end
+    sign = np.empty((P, P), dtype=np.int8)
     for b in visit.tolist():
-        off = np.ravel_multi_index(tuple(np.mod(coords[b] - coords, sides).T), shape)
+        off = sum(shift[i][coords[b, i]] for i in range(len(shape)))
         cp, cm = cand[0, off], cand[1, off]
-        lp = load[ranks, np.maximum(cp, 0), 0]
-        lm = load[ranks, np.maximum(cm, 0), 1]
+        lp = load[base + 2 * np.maximum(cp, 0)]
+        lm = load[base + 2 * np.maximum(cm, 0) + 1]
         plus = (cm < 0) | ((cp >= 0) & ((lp < lm) | ((lp == lm) & (cp <= cm))))
         s = np.where(plus, cp, cm)
         g = np.where(plus, 0, 1)
+        s[b], g[b] = -1, -1  # the owner sends nothing
         live = off != 0
-        np.add.at(load, (ranks[live], s[live], g[live]), 1)
-        step[live, b] = s[live]
-        sign[live, b] = g[live]
+        load[(base + 2 * s + g)[live]] += 1  # one entry per rank: no repeated index
+        step[b] = s
+        sign[b] = g
+    step, sign = np.ascontiguousarray(step.T), np.ascontiguousarray(sign.T)
     if repair:
         _repair(shape, steps, cand, coords, step, sign)
     return steps, step, sign
