@@ -35,11 +35,12 @@ which the block choice below visits blocks.
   sizes in these runs (``validate`` off) and its balanced choice is not a
   correct reduce-scatter on sides that are not powers of three: a rank can
   forward a block at a step no later than the one at which a contribution
-  to it arrives (16x16: 1 in about 40 block choices).  synth keeps every
-  choice of the reference that is consistent and *raises* the others to the
-  last qualifying step of either direction (:func:`block_choice`, ``repair``),
-  which always gives a correct reduce-scatter; 16x16: Theta 1.639, Omega 1.117
-  (the reference's own choices would give 1.616 and 1.117).  The reference's
+  to it arrives (a ring of 16: 7 of the 240 block choices).  synth keeps
+  every choice of the reference that is consistent and *raises* the others to
+  the last qualifying step of either direction (:func:`block_choice`,
+  ``repair``), which always gives a correct reduce-scatter (16x16: 2150 of
+  130560 choices raised; Theta 1.643, Omega 1.079, where the reference's own
+  choices, were they executable, would give 1.616 and 1.117).  The reference's
   allgather sends along the reduce-scatter's directions instead of reversing
   them; the link loads of each round are the same up to direction.
 * **trivance-l** (latency-optimal): each step a node adds its whole part into
