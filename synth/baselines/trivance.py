@@ -17,8 +17,9 @@ powers of three).  Port ``j`` sends to ``x + dist`` and port ``j + d`` to
 ``x - dist``, so every step uses both links of one dimension.  The reference
 numbers the sides in reverse (``dimensions_sizes`` is read last side first),
 so its dimension ``k`` is synth's ``d - 1 - k`` and its rank ids are the
-row-major ids of the reversed coordinates; both matter only for the order in
-which the block choice below visits blocks.
+row-major ids of the reversed coordinates, which set the order in which the
+block choice below visits blocks.  synth's part ``j`` is the reference's pair
+``d - 1 - j``, so that it starts on synth's dimension ``j``.
 
 * **trivance-b** (bandwidth-optimal): each part is cut into one block per
   node.  A block may go from rank ``r`` to a peer at step ``s`` if the peer's
@@ -119,7 +120,7 @@ def reference_steps(shape, part: int) -> list:
     ``dist`` is the distance towards ``+``; the pair's second port goes ``-dist``.
 
     >>> reference_steps((16, 16), 0)
-    [(1, 1), (0, 1), (1, 3), (0, 3), (1, 4), (0, 4)]
+    [(0, 1), (1, 1), (0, 3), (1, 3), (0, 4), (1, 4)]
     >>> reference_steps((27,), 0)
     [(0, 1), (0, 3), (0, 9)]
     """
@@ -127,7 +128,7 @@ def reference_steps(shape, part: int) -> list:
     sides = list(shape)[::-1]  # the reference reads the sides last first
     steps = [ceil_log(n, 3) for n in sides]
     out = []
-    for dim, k in reference_order(part, steps):
+    for dim, k in reference_order(d - 1 - part, steps):  # part j is the reference's pair d - 1 - j
         n = sides[dim]
         dist = -(-(n - 3 ** k) // 2) if k == steps[dim] - 1 else 3 ** k
         out.append((d - 1 - dim, dist))
@@ -328,13 +329,16 @@ def trivance_b(t: Torus):
         plan = []
         for k in range(K):  # allgather step k reverses reduce-scatter step K - 1 - k
             s = K - 1 - k
-            src, blk = np.nonzero(step == s)
-            g = sign[src, blk].astype(np.int64)
-            dst = to[s, g, src]
             dim, dist = steps[s]
-            disp = np.zeros((src.size, d), dtype=np.int64)
-            disp[:, dim] = ring_disp(np.where(g == 0, dist, -dist), t.shape[dim], np.where(g == 0, 1, -1))
-            plan.append([(dst, src, -disp, blk)])
+            maps = []
+            for g, ag_sign in ((1, 1), (0, -1)):  # the allgather's +dist map first, then -dist
+                rs_src, blk = np.nonzero((step == s) & (sign == g))
+                ag_src = to[s, g, rs_src]
+                order = np.lexsort((blk, ag_src))  # by sender, then block
+                disp = np.zeros((order.size, d), dtype=np.int64)
+                disp[:, dim] = ring_disp(np.full(order.size, ag_sign * dist), t.shape[dim], ag_sign)
+                maps.append((ag_src[order], rs_src[order], disp, blk[order]))
+            plan.append(maps)
         used = add_allreduce(r, plan, j * P, 1)
     per_side = sorted({tuple(dist for dim, dist in reference_steps(t.shape, 0) if dim == i) for i in range(d)})
     notes = (f"{d} parts x {P} blocks, {used // 2} reduce-scatter + {used // 2} allgather steps")

@@ -84,10 +84,12 @@ def ref_trivance_plan(shape, port):
 def test_trivance_partners_are_the_references(shape):
     sh = parse_torus(shape).shape
     D = len(sh)
-    for part in range(D):
-        low, high = ref_trivance_plan(sh, part), ref_trivance_plan(sh, part + D)
+    for pair in range(D):
+        low, high = ref_trivance_plan(sh, pair), ref_trivance_plan(sh, pair + D)
         assert [(a, -b) for a, b in high] == low  # the pair's second port goes the other way
-        assert reference_steps(sh, part) == [(D - 1 - dim, dist) for dim, dist in low]
+        # synth's part j is the reference's pair d - 1 - j, whose dimension k is synth's d - 1 - k
+        assert reference_steps(sh, D - 1 - pair) == [(D - 1 - dim, dist) for dim, dist in low]
+        assert reference_steps(sh, D - 1 - pair)[0][0] == D - 1 - pair
 
 
 def test_trivance_last_step_distance_on_the_papers_sides():
@@ -111,7 +113,7 @@ def ref_id_to_vertex(shape):
     return out
 
 
-def ref_trivance_bitmaps(shape, part, rank_q):
+def ref_trivance_bitmaps(shape, pair, rank_q):
     """The reference's ``getBitmaps`` for reference rank ``rank_q``: ``{block q: (step, 0 low / 1 high)}``."""
     rdims = list(shape)[::-1]
     D = len(rdims)
@@ -168,7 +170,7 @@ def ref_trivance_bitmaps(shape, part, rank_q):
                 reached[b] = step
         return bm
 
-    low, high = raw(peers(part)), raw(peers(part + D))
+    low, high = raw(peers(pair)), raw(peers(pair + D))
     K = len(low)
     lload, hload = [0] * K, [0] * K
     out = {}
@@ -190,10 +192,11 @@ def ref_trivance_bitmaps(shape, part, rank_q):
 def _compare_rows(shape, ranks_q):
     sh = parse_torus(shape).shape
     to_v = ref_id_to_vertex(sh)
-    for part in range(len(sh)):
+    D = len(sh)
+    for part in range(D):
         _, step, sign = block_choice(sh, part, repair=False)
         for q in ranks_q:
-            ref = ref_trivance_bitmaps(sh, part, q)
+            ref = ref_trivance_bitmaps(sh, D - 1 - part, q)
             r = to_v[q]
             got = {b: (int(step[r, to_v[b]]), int(sign[r, to_v[b]])) for b in ref}
             assert got == ref, (shape, part, q)
