@@ -1,0 +1,95 @@
+"""``synth run --engine jax``: in process, in a fresh ``synth`` that sets up its own host devices, and in the
+fallback to a fresh process when JAX already started with too few; flags, errors and wrong results."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from synth.cli import main
+from synth.runtime.jax.devices import requested_host_devices
+
+if requested_host_devices(os.environ) < 64:  # before JAX is imported anywhere in this process (test_jax_exec.py)
+    os.environ["JAX_NUM_CPU_DEVICES"] = "64"
+
+pytest.importorskip("jax")
+
+#: the environment of a process that asks JAX for no host devices: synth must ask for them itself
+BARE_ENV = {k: v for k, v in os.environ.items() if k not in ("JAX_NUM_CPU_DEVICES", "XLA_FLAGS", "JAX_PLATFORMS")}
+
+
+@pytest.fixture(scope="module")
+def sp44(tmp_path_factory):
+    path = tmp_path_factory.mktemp("jax-cli") / "sp-4x4.json"
+    assert main(["solve", "--torus", "4x4", "--out", str(path)]) == 0
+    return str(path)
+
+
+def _synth(args, env=BARE_ENV):
+    return subprocess.run([sys.executable, "-m", "synth", *args], capture_output=True, text=True, env=env,
+                          timeout=600)
+
+
+def test_in_process_json(sp44, capsys):
+    assert main(["run", sp44, "--engine", "jax", "--size", "4KiB", "--iters", "2", "--dtype", "int32", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["ok"] and rep["engine"] == "jax" and rep["devices"] == 16 and rep["platform"] == "cpu"
+    assert rep["elements"] == 1024 and len(rep["schedule_s"]) == len(rep["psum_s"]) == 2
+    assert rep["permutations"] == 32 and rep["check"] == "bit-exact" and rep["compile_s"] > 0
+
+
+def test_a_fresh_synth_sets_up_its_own_host_devices(sp44):
+    """No JAX_NUM_CPU_DEVICES or XLA_FLAGS: synth asks for 16 host devices before JAX starts."""
+    r = _synth(["run", sp44, "--engine", "jax", "--size", "1KiB", "--iters", "1", "--dtype", "float32"])
+    assert r.returncode == 0, r.stderr
+    assert "OK on 16 cpu devices (in process, emulated host devices)" in r.stdout
+    assert "schedule / psum" in r.stdout and "error bound of any summation order" in r.stdout
+
+
+def test_a_process_whose_jax_started_with_too_few_devices_runs_fresh():
+    """A library caller whose JAX already runs on 2 host devices: the ring on 3 vertices goes to a fresh process."""
+    code = ("import jax, json; jax.config.update('jax_num_cpu_devices', 2); assert len(jax.devices()) == 2; "
+            "from synth.baselines import build_baseline; from synth.topology.torus import parse_torus; "
+            "from synth.runtime.jax import run_jax; "
+            "r = run_jax(build_baseline('ring', parse_torus('3')), size=256, iters=1, dtype='bfloat16'); "
+            "print(json.dumps(r.to_json()))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=BARE_ENV, timeout=600)
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)
+    assert rep["ok"] and rep["devices"] == 3 and rep["where"].startswith("a fresh process")
+    assert rep["dtype"] == "bfloat16" and rep["elements"] == 128
+
+
+def test_a_wrong_schedule_exits_1(sp44, tmp_path, capsys):
+    explicit = tmp_path / "sp.jsonl"
+    assert main(["export", sp44, "--format", "explicit", "--out", str(explicit)]) == 0
+    lines = explicit.read_text().splitlines()
+    explicit.write_text("\n".join(lines[:5] + lines[6:]) + "\n")  # one transmission lost
+    capsys.readouterr()
+    assert main(["run", str(explicit), "--engine", "jax", "--size", "1KiB", "--iters", "1", "--dtype", "int64"]) == 1
+    out = capsys.readouterr().out
+    assert "WRONG RESULT" in out and "differ from the exact sum" in out and "differ from psum" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--engine", "jax", "--mode", "deps"], "argument --mode: only with --engine mpi"),
+    (["--engine", "jax", "--mpiexec", "mpirun"], "argument --mpiexec: only with --engine mpi"),
+    (["--engine", "jax", "--workdir", "w"], "argument --workdir: only with --engine mpi"),
+    (["--dtype", "bfloat16"], "argument --dtype: 'bfloat16' needs --engine jax"),
+    (["--platform", "cpu"], "argument --platform: only with --engine jax"),
+    (["--engine", "jax", "--size", "1"], "--size must hold at least one float32 element"),
+    (["--engine", "tpu"], "invalid choice: 'tpu'"),
+])
+def test_bad_flags_are_one_line_errors(sp44, capsys, args, message):
+    assert main(["run", sp44, *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("synth: error:") and message in err[0], err
+
+
+def test_importing_synth_loads_no_jax():
+    code = ("import sys, synth, synth.cli, synth.runtime.jax, synth.runtime.jax.run, synth.runtime.jax.devices; "
+            "print(sorted(m for m in sys.modules if m == 'jax' or m.startswith('jax.')))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "[]"
