@@ -72,6 +72,8 @@ def test_tables_compute_the_exact_sum_in_the_fewest_permutations(case, name):
     tab = case(name)
     assert tab.n_permutations == tab.permutation_lower_bound  # König: the busiest device's partners per round
     for rt in tab.rounds:
+        for t in (rt.send, rt.add, rt.put):  # the executor promises XLA in-bounds rows: 0..W (W the trash row)
+            assert t is None or (t.dtype == np.int32 and t.min() >= 0 and t.max() <= tab.n_rows)
         offs = [off for _, off, _ in rt.perms]
         assert offs == sorted(offs) and rt.perms[-1][1] + rt.perms[-1][2] == rt.length
         for pairs, _, _ in rt.perms:  # a permutation: no device sends twice, none receives twice

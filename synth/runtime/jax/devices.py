@@ -129,7 +129,10 @@ def torus_device_order(devices, shape, *, core_on_chip=None) -> list:
                           "on other devices the order of jax.devices() is all there is")
     p = math.prod(dims)
     if len(devs) != p:
-        raise OptionError(f"shape {text} has {p} vertices, but {len(devs)} devices were given")
+        cores = {getattr(d, "core_on_chip", 0) for d in devs}
+        hint = f" ({len(cores)} cores per chip: pass core_on_chip to keep one)" if len(cores) > 1 and core_on_chip is None \
+            else ""
+        raise OptionError(f"shape {text} has {p} vertices, but {len(devs)} devices were given{hint}")
     coords = np.array([tuple(int(c) for c in d.coords) for d in devs], dtype=np.int64).reshape(len(devs), -1)
     lo = coords.min(axis=0)
     extent = coords.max(axis=0) - lo + 1
