@@ -130,8 +130,8 @@ def torus_device_order(devices, shape, *, core_on_chip=None) -> list:
     p = math.prod(dims)
     if len(devs) != p:
         cores = {getattr(d, "core_on_chip", 0) for d in devs}
-        hint = f" ({len(cores)} cores per chip: pass core_on_chip to keep one)" if len(cores) > 1 and core_on_chip is None \
-            else ""
+        several = len(cores) > 1 and core_on_chip is None
+        hint = f" ({len(cores)} cores per chip: pass core_on_chip to keep one)" if several else ""
         raise OptionError(f"shape {text} has {p} vertices, but {len(devs)} devices were given{hint}")
     coords = np.array([tuple(int(c) for c in d.coords) for d in devs], dtype=np.int64).reshape(len(devs), -1)
     lo = coords.min(axis=0)

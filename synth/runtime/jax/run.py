@@ -107,25 +107,28 @@ class JaxRunReport:
 
     def summary(self) -> str:
         """Human-readable lines (what ``synth run --engine jax`` prints)."""
-        def ms(xs):
-            return f"{1e3 * float(np.median(xs)):.3f} ms (min {1e3 * min(xs):.3f}, max {1e3 * max(xs):.3f})"
-
-        lines = [f"{self.label}: {'OK' if self.ok else 'WRONG RESULT'} on {self.devices} {self.platform} devices "
-                 f"({self.where}), {self.bytes:,} bytes ({self.elements:,} x {self.dtype}), "
-                 f"{self.iters} iterations (+{self.warmup} warm-up)",
+        verdict = "OK" if self.ok else "WRONG RESULT"
+        lines = [f"{self.label}: {verdict} on {self.devices} {self.platform} devices ({self.where}), "
+                 f"{self.bytes:,} bytes ({self.elements:,} x {self.dtype}), {self.iters} iterations "
+                 f"(+{self.warmup} warm-up)",
                  f"  {self.rounds} rounds, {self.chunks} chunks, {self.messages} messages in {self.permutations} "
                  f"ppermutes (padding {self.padding:.3f})",
                  f"  compile: schedule {self.compile_s:.2f} s (+ trace {self.lower_s:.2f} s), "
                  f"psum {self.psum_compile_s:.2f} s; tables {self.tables_s:.2f} s"]
-        if self.schedule_s:
-            ratio = self.median_s / self.psum_median_s if self.psum_median_s > 0 else float("nan")
-            lines.append(f"  schedule  {ms(self.schedule_s)} per iteration")
-            lines.append(f"  psum      {ms(self.psum_s)} per iteration  (schedule / psum = {ratio:.2f})")
-        lines.append(f"  checked every iteration against the exact sum ({self.check}) and psum: "
-                     f"{'all equal' if self.ok else str(len(self.errors)) + ' problem(s)'}")
-        lines.extend(f"  error: {e}" for e in self.errors[:10])
+        for name, xs in (("schedule", self.schedule_s), ("psum", self.psum_s)):
+            if xs:
+                lines.append(f"  {name:<9} {_median_ms(xs)} per iteration")
+        if self.schedule_s and self.psum_median_s > 0:
+            lines[-1] += f"  (schedule / psum = {self.median_s / self.psum_median_s:.2f})"
+        problems = "all equal" if self.ok else f"{len(self.errors)} problem(s)"
+        lines.append(f"  checked every iteration against the exact sum ({self.check}) and psum: {problems}")
+        lines += [f"  error: {e}" for e in self.errors[:10]]
         lines.append(f"  device order: {self.order}; jax {self.jax_version}")
         return "\n".join(lines)
+
+
+def _median_ms(xs) -> str:
+    return f"{1e3 * float(np.median(xs)):.3f} ms (min {1e3 * min(xs):.3f}, max {1e3 * max(xs):.3f})"
 
 
 def device_order(devices, topology, p):

@@ -85,40 +85,44 @@ def split_permutations(src, dst, lengths=None) -> np.ndarray:
     lengths = np.zeros(src.size, dtype=np.int64) if lengths is None else np.asarray(lengths, dtype=np.int64)
     n = int(max(src.max(), dst.max())) + 1
     degree = int(max(np.bincount(src, minlength=n).max(), np.bincount(dst, minlength=n).max()))
-    out_at = np.full((n, degree), -1, dtype=np.int64)  # out_at[u, c]: the pair of colour c leaving u
-    in_at = np.full((n, degree), -1, dtype=np.int64)  # in_at[v, c]: the pair of colour c entering v
-    colour = np.full(src.size, -1, dtype=np.int64)
-    colour_length = np.full(degree, -1, dtype=np.int64)
+    # plain lists: the loop looks at a few entries per pair, where numpy's per-call cost would dominate
+    out_at = [[-1] * degree for _ in range(n)]  # out_at[u][c]: the pair of colour c leaving u
+    in_at = [[-1] * degree for _ in range(n)]  # in_at[v][c]: the pair of colour c entering v
+    s_, d_, ln = src.tolist(), dst.tolist(), lengths.tolist()
+    colour = [-1] * len(s_)
+    colour_length = [-1] * degree
     for e in np.lexsort((np.arange(src.size), -lengths)).tolist():
-        u, v = int(src[e]), int(dst[e])
-        common = np.flatnonzero((out_at[u] < 0) & (in_at[v] < 0))
-        if common.size:
-            same = common[colour_length[common] == lengths[e]]
-            fresh = common[colour_length[common] < 0]
-            c = int(same[0] if same.size else fresh[0] if fresh.size else common[0])
+        u, v = s_[e], d_[e]
+        out_u, in_v = out_at[u], in_at[v]
+        common = [c for c in range(degree) if out_u[c] < 0 and in_v[c] < 0]
+        if common:
+            same = [c for c in common if colour_length[c] == ln[e]]
+            fresh = [c for c in common if colour_length[c] < 0]
+            c = (same or fresh or common)[0]
         else:
-            a = int(np.flatnonzero(out_at[u] < 0)[0])  # free at u, taken at v
-            b = int(np.flatnonzero(in_at[v] < 0)[0])  # free at v, taken at u
+            a = out_u.index(-1)  # free at u, taken at v
+            b = in_v.index(-1)  # free at v, taken at u
             path, node, at_receiver, want = [], v, True, a
             while True:
-                f = int(in_at[node, want] if at_receiver else out_at[node, want])
+                f = in_at[node][want] if at_receiver else out_at[node][want]
                 if f < 0:
                     break
                 path.append(f)
-                node = int(src[f] if at_receiver else dst[f])
+                node = s_[f] if at_receiver else d_[f]
                 at_receiver, want = not at_receiver, (b if want == a else a)
             for f in path:
-                out_at[src[f], colour[f]] = -1
-                in_at[dst[f], colour[f]] = -1
+                out_at[s_[f]][colour[f]] = -1
+                in_at[d_[f]][colour[f]] = -1
             for f in path:
                 colour[f] = b if colour[f] == a else a
-                out_at[src[f], colour[f]] = f
-                in_at[dst[f], colour[f]] = f
+                out_at[s_[f]][colour[f]] = f
+                in_at[d_[f]][colour[f]] = f
             c = a
         colour[e] = c
-        out_at[u, c] = e
-        in_at[v, c] = e
-        colour_length[c] = max(colour_length[c], lengths[e])
+        out_u[c] = e
+        in_v[c] = e
+        colour_length[c] = max(colour_length[c], ln[e])
+    colour = np.asarray(colour, dtype=np.int64)
     return colour
 
 
