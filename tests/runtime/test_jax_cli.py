@@ -81,11 +81,19 @@ def test_a_wrong_schedule_exits_1(sp44, tmp_path, capsys):
     (["--platform", "cpu"], "argument --platform: only with --engine jax"),
     (["--engine", "jax", "--size", "1"], "--size must hold at least one float32 element"),
     (["--engine", "tpu"], "invalid choice: 'tpu'"),
+    (["--engine", "jax", "--size", "1024TiB"], "--size 1,125,899,906,842,624 bytes per device needs about"),
+    (["--engine", "jax", "--platform", "tpu"], "JAX platform 'tpu':"),
 ])
 def test_bad_flags_are_one_line_errors(sp44, capsys, args, message):
     assert main(["run", sp44, *args]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("synth: error:") and message in err[0], err
+
+
+def test_without_jax_the_error_names_the_extra(sp44, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "jax", None)  # `import jax` now raises ImportError
+    assert main(["run", sp44, "--engine", "jax", "--size", "1KiB"]) == 2
+    assert "jax is not installed; install the JAX extra: pip install -e '.[jax]'" in capsys.readouterr().err
 
 
 def test_importing_synth_loads_no_jax():

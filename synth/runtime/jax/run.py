@@ -259,6 +259,7 @@ def run_jax(source, size="1MiB", iters: int = 5, dtype: str = "float32", *, warm
     schedule, weights, label = load_schedule(source)
     tables = build_tables((schedule, weights))
     tables_s = time.perf_counter() - t0
+    _check_host_memory(tables.n_devices, elements, dtype)
     try:
         import jax  # optional dependency (the [jax] extra)
     except ImportError:
@@ -277,7 +278,10 @@ def run_jax(source, size="1MiB", iters: int = 5, dtype: str = "float32", *, warm
                 devices = cpu
                 where = "in process, emulated host devices"
     if res is None and devices is None:
-        devices = list(jax.devices(platform) if platform else jax.devices())
+        try:
+            devices = list(jax.devices(platform) if platform else jax.devices())
+        except RuntimeError as exc:  # JAX's word for an unknown or unavailable backend
+            raise SynthError(f"JAX platform {platform!r}: {str(exc).splitlines()[0]}") from None
         if len(devices) < p:
             raise SynthError(f"the schedule needs {p} devices; {len(devices)} {devices[0].platform} device(s) "
                              f"found (platform cpu emulates {p} host devices)")
@@ -290,6 +294,18 @@ def run_jax(source, size="1MiB", iters: int = 5, dtype: str = "float32", *, warm
                         tables.n_messages, tables.n_permutations, tables.padding, res["schedule_s"], res["psum_s"],
                         res["errors"], res["lower_s"], res["compile_s"], res["psum_compile_s"], tables_s, where,
                         order, res["check"], res["jax_version"])
+
+
+def _check_host_memory(p: int, elements: int, dtype: str) -> None:
+    """Refuse a size whose inputs, results and float64 reference for ``p`` devices would not fit in memory."""
+    need = p * elements * (4 * DTYPES[dtype] + 16)  # inputs, two results, the step's copy; the reference's rows
+    try:
+        have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # no sysconf: let the run find out
+        return
+    if need > have:
+        raise OptionError(f"size {elements * DTYPES[dtype]:,} bytes per device needs about {need / 2**30:.1f} GiB "
+                          f"for {p} devices' inputs, results and checks; this machine has {have / 2**30:.1f} GiB")
 
 
 def _run_fresh(tables, elements, dtype, iters, warmup, seed, timeout) -> dict:
