@@ -62,6 +62,25 @@ def test_a_process_whose_jax_started_with_too_few_devices_runs_fresh():
     assert rep["dtype"] == "bfloat16" and rep["elements"] == 128
 
 
+def test_the_file_the_cli_ran_runs_in_user_jit(sp44, capsys):
+    """The same certificate: from ``synth run`` (above) and through psum_fn in the user's own jit."""
+    import jax
+    import numpy as np
+
+    from synth.runtime.jax import psum_fn
+    from synth.runtime.jax.devices import host_devices
+
+    devices = host_devices(16)
+    assert devices is not None, "JAX started in this process with fewer than 16 host devices"
+    mesh = jax.sharding.Mesh(np.array(devices[:16]), ("i",))
+    ours, ref = (jax.jit(jax.shard_map(f, mesh=mesh, in_specs=jax.P("i"), out_specs=jax.P("i")))
+                 for f in (psum_fn(sp44, "i"), lambda v: jax.lax.psum(v, "i")))
+    x = np.random.default_rng(5).integers(-2**31, 2**31, size=(16, 77), dtype=np.int64).astype(np.int32)
+    got = np.asarray(ours(x))
+    assert np.array_equal(got, np.asarray(ref(x)))
+    assert np.array_equal(got, np.broadcast_to(x.sum(axis=0, dtype=np.int32), x.shape))
+
+
 def test_a_wrong_schedule_exits_1(sp44, tmp_path, capsys):
     explicit = tmp_path / "sp.jsonl"
     assert main(["export", sp44, "--format", "explicit", "--out", str(explicit)]) == 0

@@ -60,7 +60,7 @@ def _source(name, root):
         "swing-l-16": lambda: build_baseline("swing-l", t44),
         "trivance-l-16": lambda: build_baseline("trivance-l", t44),
         "halving-doubling-16": lambda: build_baseline("halving-doubling", t44),
-        "rect-64": lambda: root / "instances/torus-rect/khop-4x4x8-k4.json",
+        "rect-64": lambda: solve(parse_torus("16x4")).certificate,
         "hyperx-64": lambda: solve(parse_hyperx("8x8")).certificate,
         "spine-leaf-64": lambda: solve(parse_spine_leaf("4,16,4")).certificate,
         "sp-4x4x4-64": lambda: root / "instances/torus/sp-4x4x4.json",
