@@ -298,7 +298,7 @@ def run_jax(source, size="1MiB", iters: int = 5, dtype: str = "float32", *, warm
 
 def _check_host_memory(p: int, elements: int, dtype: str) -> None:
     """Refuse a size whose inputs, results and float64 reference for ``p`` devices would not fit in memory."""
-    need = p * elements * (4 * DTYPES[dtype] + 16)  # inputs, two results, the step's copy; the reference's rows
+    need = p * elements * (4 * DTYPES[dtype] + 40)  # inputs, two results, a copy; float64 reference and results
     try:
         have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):  # no sysconf: let the run find out
