@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from synth.errors import OptionError, SynthError
+from synth.runtime.jax.devices import host_devices, torus_device_order
 from synth.runtime.jax.tables import build_tables
 from synth.topology.torus import Torus
 from synth.runtime.plan import load_schedule
@@ -134,8 +135,6 @@ def _median_ms(xs) -> str:
 def device_order(devices, topology, p):
     """The first ``p`` devices in vertex order, and how the order was chosen."""
     if getattr(devices[0], "coords", None) is not None and isinstance(topology, Torus):
-        from synth.runtime.jax.devices import torus_device_order  # lazy: the run path only
-
         return torus_device_order(devices[:p] if len(devices) > p else devices, topology.shape), \
             f"physical coordinates, torus {'x'.join(map(str, topology.shape))}"
     why = "emulated devices have no network" if devices[0].platform == "cpu" else "devices report no coordinates"
@@ -267,8 +266,6 @@ def run_jax(source, size="1MiB", iters: int = 5, dtype: str = "float32", *, warm
     p = tables.n_devices
     res, where, devices = None, "in process", None
     if platform in (None, "cpu"):
-        from synth.runtime.jax.devices import host_devices  # lazy: imports JAX
-
         cpu = host_devices(p)  # before the backends start, asks for p host devices; starts them
         if platform == "cpu" or jax.default_backend() == "cpu":
             if cpu is None:
