@@ -3,6 +3,8 @@
 * :mod:`synth.runtime.plan`: packed messages and the chunk layout (shared);
 * :mod:`synth.runtime.mpi`: ``synth run``, MPI point-to-point through mpi4py
   (ranks, launch, simulate; the per-rank program is :mod:`synth.runtime.mpi._worker`);
+* :mod:`synth.runtime.jax`: ``synth run --engine jax``, ``jax.lax.ppermute`` inside ``jax.shard_map``
+  (a drop-in for ``psum``; tables, executor, devices, run; JAX is imported only when used);
 * :mod:`synth.runtime.msccl`: ``synth export --format msccl-xml`` (:mod:`~synth.runtime.msccl.export`)
   and, apart from it, a validator and an interpreter for MSCCL XML (:mod:`synth.runtime.msccl.check`);
 * :mod:`synth.runtime.explicit_export`: re-emit an explicit file with another element count.
