@@ -65,6 +65,7 @@ import numpy as np
 
 from synth.errors import OptionError
 from synth.models._names import SOLVERS
+from synth.models._solve.result import Best
 from synth.models.forest.instance import check_tree, root_stabilizer
 
 __all__ = ["KHopResult", "solve_khop", "SOLVERS", "SOLVER_REVISION"]
@@ -279,22 +280,22 @@ def solve_khop(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: st
     from synth.models.khop.dual import cone_dual  # start-up speed, as above
     from synth.models.khop.pipeline import run_pipeline  # start-up speed, as above
 
-    best = {"parent": None, "weight": None, "bound": float(V - 1), "method": "W >= p - 1"}
+    best = Best(bound=V - 1, method="W >= p - 1")
     interrupted = False
     try:
         cone = cone_dual(t, k)      # the bound that needs no LP (1.7 s on 64x64)
-        best.update(bound=float(cone["bound"]), dual=cone,
-                    method="cone counting: W - (p - 1) >= far vertices / cone charges per unit of excess")
+        best.bound, best.dual = float(cone["bound"]), cone
+        best.method = "cone counting: W - (p - 1) >= far vertices / cone charges per unit of excess"
         say(f"bound {cone['bound']} (cone counting)")
         run_pipeline(t, k, best, deadline=deadline, seed=seed, solver=solver, threads=threads, say=say,
                      start=start)
     except KeyboardInterrupt:       # Ctrl-C in any phase; a MIP engine that caught it re-raises it
         interrupted = True
         say("interrupted: returning the best tree so far")
-    if best["parent"] is None:
+    parent = best.parent
+    if parent is None:
         parent = _bfs_parent(t)
         parent = np.where(t.dist(0, np.arange(V)) <= k, parent, 0)   # truncated BFS + star: always depth <= k
         parent[0] = -1
-        best["parent"] = parent
-    return _result(t, k, best["parent"], best["bound"], best["method"], t0, seed,
-                   best.get("solver", solver), time_limit, dual=best.get("dual"), interrupted=interrupted)
+    return _result(t, k, parent, best.bound, best.method, t0, seed, solver, time_limit, dual=best.dual,
+                   interrupted=interrupted)

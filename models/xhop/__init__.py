@@ -63,11 +63,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.errors import OptionError
+from synth.models._solve.result import Best
 from synth.models.forest.labels import labels_to_parent
 from synth.models.xhop.instance import (
     bfs_forest,
     check_forest,
     distance_matrix,
+    forest_weight,
     nearest_root,
     pair_eccentricity,
     root_distance,
@@ -223,14 +225,15 @@ def solve_xhop(t, h: int, *, time_limit: float = 60.0, seed: int = 0, progress=N
                        t0, seed, "two stars", time_limit)
     from synth.models.xhop.pipeline import run_pipeline  # the pipeline (scipy, solvers' glue) loads when needed
 
-    best = {}
+    best = Best()
     try:
         run_pipeline(t, h, best, deadline=t0 + time_limit, seed=seed, trees=trees, use_trees=use_trees, say=say)
     except KeyboardInterrupt:
         say("interrupted: returning the best forest so far")
-    if best.get("parent") is None:
-        best.update(b=badj, parent=_fallback(t, D, h, badj), source="truncated BFS forest")
-    if "bound" not in best:
-        best.update(bound=V - 1, method="W >= p - 1")
-    return _result(t, h, best["b"], best["parent"], best["bound"], best["method"], t0, seed,
-                   best.get("source", ""), time_limit)
+    if best.incumbent is None:
+        parent = _fallback(t, D, h, badj)
+        best.offer_tree(parent, forest_weight(t, badj, parent), "truncated BFS forest", roots=(0, badj))
+    if not np.isfinite(best.bound):
+        best.offer_bound(V - 1, "W >= p - 1")
+    inc = best.incumbent
+    return _result(t, h, inc.partner, inc.parent, best.bound, best.method, t0, seed, inc.source, time_limit)
