@@ -35,7 +35,7 @@ Pipeline (``solver="auto"``):
    LP's cuts and all their images, and the objective cut off at ``UB - 1``: a solution
    improves the incumbent, infeasibility proves it optimal.  ``auto`` and ``scip``
    solve it by branch-and-cut in SCIP, which separates the cone and flow cuts again at
-   every node of its search (:func:`models.khop.pipeline.layered_separator`); ``auto``
+   every node of its search (:func:`models.forest.cuts.layered_separator`); ``auto``
    gives CP-SAT a tenth of the time first, and all of it on big models or without
    ``pyscipopt`` (:func:`models.khop.pipeline.mip_engines`); ``cpsat`` and ``highs``
    give the model to CP-SAT or HiGHS with the root's cuts only.  12x12, k = 3 and 4 with

@@ -28,7 +28,7 @@ from synth.models.khop.search.jump import jump_search, unit_metric
 from synth.models.forest.instance import distance_matrix, root_stabilizer, translations, tree_weight
 from synth.models.khop.dual import export_dual
 from synth.models.khop.search.lns import kick_search, lns_search
-from synth.models.forest.cuts import cone_cuts, flow_cuts
+from synth.models.forest.cuts import cut_images, layered_separator
 from synth.models.khop.lp import LayeredLP
 from synth.models.khop.model import ModelData, build_hop_model, decode_parent
 from synth.models.khop.steiner import terminal_search
@@ -53,67 +53,6 @@ def jump_rounds(V):
 def _dual_bound(best):
     """The bound of the dual the certificate would store (``-inf`` without one)."""
     return -math.inf if best.dual is None else best.dual.get("bound", -math.inf)
-
-
-def cut_images(cuts, perms, V):
-    """All images of layered cuts ``(j, nodes)`` under the vertex permutations ``perms`` (deduplicated)."""
-    seen, out = set(), []
-    for j, nodes in cuts:
-        nodes = np.asarray(nodes, dtype=np.int64)
-        h, i = np.divmod(nodes, V)
-        for g in perms:
-            img = np.sort(h * V + g[i])
-            key = img.tobytes()
-            if key not in seen:
-                seen.add(key)
-                out.append((int(g[j]), img))
-    return out
-
-
-def layered_separator(D, k, z, deadline=None):
-    """Cone and flow cuts of the hop model's arcs ``z``, as rows for :meth:`LinearModel.solve_scip`.
-
-    Cone cuts first (closed form); max-flow cuts only when no cone cut is violated,
-    as in the LP's loop.  Every non-root vertex is a terminal (the search breaks the
-    symmetry the LP aggregates over).
-
-    Examples
-    --------
-    >>> from synth.topology.torus import parse_torus
-    >>> from synth.models.forest.instance import distance_matrix, hop_arcs
-    >>> t = parse_torus("4x4")
-    >>> data = ModelData(distance_matrix(t), 2, *hop_arcs(t, 2))
-    >>> model, z, _y = build_hop_model(data)
-    >>> sep = layered_separator(data.D, 2, z)
-    >>> sep(model.solve_highs(time_limit=10).values)       # a tree violates no cut
-    []
-    >>> rows = sep(np.zeros(model.n_cols))      # nothing reaches anyone: two cone cuts per terminal
-    >>> len(rows), rows[0][2]
-    (30, 1.0)
-    """
-    keys = np.asarray(list(z.keys()), dtype=np.int64).reshape(-1, 3)
-    cols = np.fromiter(z.values(), dtype=np.int64, count=len(z))
-    arcs = (keys[:, 0], keys[:, 1], keys[:, 2])
-    V = D.shape[0]
-    hn = keys[:, 2] * V + keys[:, 1]
-    tn = np.where(keys[:, 2] == 1, 0, (keys[:, 2] - 1) * V + keys[:, 0])
-    terminals = np.arange(1, V)
-    n_nodes = (k + 1) * V
-
-    def separate(x):
-        xa = np.asarray(x)[cols]
-        found = cone_cuts(D, k, arcs, xa, terminals, deadline=deadline)
-        if not found:
-            found = flow_cuts(D, k, arcs, xa, terminals, deadline=deadline)
-        rows = []
-        for _j, S in found:
-            S = np.asarray(S)
-            inS = S[:n_nodes] if S.dtype == bool else np.isin(np.arange(n_nodes), S)
-            c = cols[inS[hn] & ~inS[tn]]
-            rows.append((c, np.ones(c.size), 1.0))
-        return rows
-
-    return separate
 
 
 ENGINE_NAMES = {"cpsat": "cp-sat", "highs": "highs", "scip": "scip"}

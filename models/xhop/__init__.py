@@ -29,7 +29,7 @@ partner enumerated) and ``h >= ecc`` (BFS forest); otherwise
    trees as extra starts;
 2. per-partner bounds: ``dist(0, b) + p - 2 + max(0, ecc({0, b}) - h)``, then the LP relaxation
    of the hop-indexed MILP (:mod:`models.xhop.model`) with directed cuts separated by
-   max-flow and their images under the pair's stabilizer (:mod:`models.xhop.cuts`), when one
+   max-flow and their images under the pair's stabilizer (:mod:`models.forest.cuts`), when one
    LP is cheap enough for every open partner; each LP's depths are rounded into a forest and
    improved by the local search;
 3. per-partner HiGHS MIPs with reduced-cost fixing, the cuts and the cutoff ``UB - 1``

@@ -38,7 +38,7 @@ from types import SimpleNamespace
 import numpy as np
 from synth.models._solve.lagrangian import lagrangian_bound
 from synth.models.khop import solve_khop
-from synth.models.xhop.cuts import CutLoop, add_layer_cuts
+from synth.models.forest.cuts import CutLoop, add_entering_cuts
 from synth.models.xhop.search import (
     label_search,
     heuristic_forest,
@@ -218,7 +218,7 @@ def _partner_mips(t, D, h, best, lb, how, loops, res, deadline, seed, say, publi
         old_to_new = np.full(data.tail.size, -1, dtype=np.int64)
         old_to_new[keep] = np.arange(int(keep.sum()))
         cuts = [old_to_new[c] for c in loop.cuts]
-        add_layer_cuts(model, v.z, [c[c >= 0] for c in cuts], fixed)
+        add_entering_cuts(model, v.z, [c[c >= 0] for c in cuts], fixed)
         add_objective_cutoff(model, ub - 1)
         start = None
         if b in res.per_partner:

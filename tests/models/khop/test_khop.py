@@ -267,7 +267,7 @@ def test_helpers_return_what_they_create():
 @pytest.mark.parametrize("shape,k", [("5", 2), ("6", 2), ("6", 3), ("7", 2)])
 def test_separated_cuts_hold_for_every_tree_and_cut_off_the_point(shape, k):
     """Rows of the branch-and-cut separator: violated by the point, satisfied by every tree of the model."""
-    from synth.models.khop.pipeline import layered_separator
+    from synth.models.forest.cuts import layered_separator
 
     t = parse_torus(shape)
     data = ModelData(distance_matrix(t), k, *hop_arcs(t, k, reduce=False))
@@ -299,7 +299,7 @@ def test_separated_cuts_hold_for_every_tree_and_cut_off_the_point(shape, k):
 @pytest.mark.parametrize("shape,k", [c for c in CASES if c[0] in ("3x3", "3x4", "4x4", "11") and c[1] > 1])
 def test_branch_and_cut_without_root_cuts_matches_brute_force(shape, k, brute):
     """SCIP with only the separator's cuts (none given up front) reaches W*."""
-    from synth.models.khop.pipeline import layered_separator
+    from synth.models.forest.cuts import layered_separator
 
     t = parse_torus(shape)
     data = ModelData(distance_matrix(t), k, *hop_arcs(t, k))
@@ -341,7 +341,7 @@ def test_lp_bound_is_valid_and_cuts_keep_the_optimum(shape, k, brute):
     full = LayeredLP(D, k, G, *arcs)                        # every arc a column from the start
     assert full.solve().bound == pytest.approx(res.bound, abs=1e-6)
     # every cut found (and its images) keeps the optimum
-    from synth.models.khop.pipeline import cut_images
+    from synth.models.forest.cuts import cut_images
 
     data = ModelData(D, k, *arcs)
     model, z, y = build_hop_model(data)
