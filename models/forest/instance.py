@@ -37,6 +37,7 @@ import itertools
 import numpy as np
 
 from synth.schedule.forest import check_forest, forest_weight, parent_depths
+from synth.symmetry.torus import root_stabilizer  # the one home; re-exported for the models
 
 __all__ = ["distance_matrix", "root_stabilizer", "signed_perms", "unique_identity_first", "translations",
            "orbit_labels", "allowed_pairs", "hop_arcs", "tree_weight", "tree_depths", "check_tree"]
@@ -74,20 +75,6 @@ def unique_identity_first(perms, V) -> np.ndarray:
     ident = np.arange(V, dtype=np.int32)
     order = np.argsort(~np.all(perms == ident, axis=1), kind="stable")
     return perms[order]
-
-
-def root_stabilizer(t) -> np.ndarray:
-    """All signed coordinate permutations of the torus that fix vertex 0, as vertex permutations.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``G x V`` int32; row 0 is the identity.  ``G = 2^d`` times the product of the
-        factorials of the multiplicities of the side lengths (8 on a square torus).
-    """
-    coords = t.coords(np.arange(t.n_vertices))
-    perms = [t.vertex(coords[:, sigma] * signs) for sigma, signs in signed_perms(t)]
-    return unique_identity_first(perms, t.n_vertices)
 
 
 def translations(t, max_step: int = 2) -> np.ndarray:
