@@ -9,7 +9,8 @@ Layout, bottom-up:
 
 * ``_solve/`` -- solver plumbing with no problem knowledge: one
   :class:`~synth.models._solve.linear.LinearModel` for HiGHS, CP-SAT and SCIP, one
-  :class:`~synth.models._solve.result.MipSolution` and ``Status``, Lagrangian bounds;
+  :class:`~synth.models._solve.result.MipSolution`, ``Status``, ``Incumbent`` and ``Best``
+  (what a pipeline has found so far), Lagrangian bounds;
 * ``forest/`` -- depth-bounded forests on a root set (a k-hop tree: ``{0}``; an exchange
   forest: ``{0, b}``): distances and hop arcs, the label search, the exact subset DP, cuts
   of the layered graph;

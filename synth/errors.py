@@ -45,7 +45,9 @@ class OptionError(SynthError, ValueError):
     """A parameter of a library call is out of range or inconsistent with the others.
 
     The message begins with the parameter's name as the library spells it, so that the
-    CLI can say the flag instead:
+    CLI can say the flag instead; any other parameter a library message (of any
+    :class:`SynthError`, or a note) names is quoted in backticks, `like_this`, for the same
+    reason (:func:`synth.cli._common.with_flags`):
 
     >>> str(OptionError("depth must be at least 1, not 0"))
     'depth must be at least 1, not 0'

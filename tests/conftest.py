@@ -39,3 +39,81 @@ def t44():
 def _run_in_tmp(tmp_path, monkeypatch):
     """Each test runs in a fresh folder, so a file a command writes (``--out``) never lands in the repo."""
     monkeypatch.chdir(tmp_path)
+
+
+# ------------------------------------------- depth-bounded trees on tiny tori (tests/models/)
+#: tiny tori whose subset DP is quick, with every depth bound 1 .. H
+TINY_SHAPES = ["3x3", "3x4", "3x5", "7", "9", "11", "4x4"]
+
+
+def tiny_cases(shapes=TINY_SHAPES, max_vertices=16):
+    """``(shape, k)`` for every shape of at most ``max_vertices`` vertices and every ``k`` in 1 .. H."""
+    out = []
+    for s in shapes:
+        t = parse_torus(s)
+        if t.n_vertices <= max_vertices:
+            out.extend((s, k) for k in range(1, t.diameter + 1))
+    return out
+
+
+def all_trees(V, k):
+    """``(parent, depth)`` of every spanning tree of ``K_V`` rooted at 0 with depth ``<= k`` (tiny ``V`` only)."""
+    import numpy as np  # keeps this conftest's import light for the tests that never call it
+
+    from synth.models.forest.instance import tree_depths  # as above
+
+    out = []
+    for row in np.array(np.meshgrid(*[np.arange(V)] * (V - 1), indexing="ij")).reshape(V - 1, -1).T:
+        parent = np.concatenate([[-1], row])
+        try:
+            depth = tree_depths(parent)
+        except ValueError:      # a cycle
+            continue
+        if depth.max() <= k:
+            out.append((parent, depth))
+    return out
+
+
+def count_trees(n, k):
+    """Spanning trees of K_{n+1} rooted at 0 with depth <= k: n! [x^n] exp(T_{k-1}), T_h = x exp(T_{h-1})."""
+    from fractions import Fraction
+    from math import factorial
+
+    def mul(a, b):
+        c = [Fraction(0)] * (n + 1)
+        for i, x in enumerate(a):
+            if x:
+                for j, y in enumerate(b[:n + 1 - i]):
+                    c[i + j] += x * y
+        return c
+
+    def exp(a):                                   # a[0] == 0
+        out, term = [Fraction(0)] * (n + 1), [Fraction(1)] + [Fraction(0)] * n
+        out[0] = Fraction(1)
+        for m in range(1, n + 1):
+            term = [x / m for x in mul(term, a)]
+            out = [x + y for x, y in zip(out, term)]
+        return out
+
+    T = [Fraction(0), Fraction(1)] + [Fraction(0)] * (n - 1)      # height <= 0: a single vertex
+    for _ in range(k - 1):
+        T = [Fraction(0)] + mul([Fraction(1)] + [Fraction(0)] * n, exp(T))[:n]
+    return int(exp(T)[n] * factorial(n))
+
+
+@pytest.fixture(scope="session")
+def brute():
+    """``brute(shape, k, reduce=False)``: W*(k) and an optimal tree by the subset DP, computed once per instance."""
+    from synth.models.forest.instance import allowed_pairs  # the models load only for the tests that use them
+    from synth.models.khop.brute import brute_force_khop  # as above
+
+    cache = {}
+
+    def get(shape, k, reduce=False):
+        key = (shape, k, reduce)
+        if key not in cache:
+            t = parse_torus(shape)
+            cache[key] = brute_force_khop(t, k, allowed_pairs(t) if reduce else None)
+        return cache[key]
+
+    return get

@@ -8,7 +8,7 @@ and the cut-off ``W <= UB - 1``.  Each engine then solves that model for at most
 ``--time-limit`` seconds, stopping at the first lighter tree: ``infeasible`` proves
 ``UB`` optimal, ``improved`` found a lighter tree, ``feasible`` / ``unknown`` ran out of
 time (the bound is printed).  SCIP gets the layered cone and flow cuts at every node of
-its search (:func:`synth.models.khop.pipeline.layered_separator`); CP-SAT and HiGHS
+its search (:func:`synth.models.forest.cuts.layered_separator`); CP-SAT and HiGHS
 see the root's cuts only.  ``x cpsat`` is the engine's seconds over CP-SAT's.
 
 Run: ``python bench/khop/mip.py [--set quick|wide] [--only 12x12:3:192] [--engines cpsat,scip]
@@ -25,7 +25,7 @@ from _common import Col, Ratio, Table, parse_args, parser, timed
 from synth.models.forest.instance import distance_matrix, root_stabilizer
 from synth.models.khop.lp import LayeredLP
 from synth.models.khop.model import ModelData, build_hop_model
-from synth.models.khop.pipeline import cut_images, layered_separator
+from synth.models.forest.cuts import cut_images, layered_separator
 from synth.models.khop import solve_khop
 from synth.topology.torus import parse_torus
 

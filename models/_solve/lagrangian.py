@@ -1,7 +1,7 @@
 """Lagrangian bounds from any duals, and when a cut loop's bound has stopped paying for itself.
 
 Shared by the k-hop LP (:mod:`synth.models.khop.lp`) and the exchange cut loop
-(:mod:`synth.models.xhop.cuts`).
+(:mod:`synth.models.forest.cuts`).
 """
 
 from __future__ import annotations

@@ -25,6 +25,8 @@ has Omega = 1 iff ``load[s, O]`` is the same for every ``O`` (:func:`add_balance
 Examples
 --------
 >>> from ortools.sat.python import cp_model
+
+from synth.models._solve.result import Status
 >>> from synth.topology.torus import parse_torus
 >>> from synth.symmetry.torus import torus_translations_negation
 >>> from synth.models.balance.data import balance_data, tree_options
@@ -45,11 +47,14 @@ from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
+from synth.models._solve.result import Status
+
 __all__ = ["BalanceVars", "SolveOutcome", "add_options", "add_candidates", "add_round_loads", "add_balance",
            "add_total", "add_max_loads", "solve", "STATUS"]
 
-STATUS = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "feasible", cp_model.INFEASIBLE: "infeasible",
-          cp_model.UNKNOWN: "unknown", cp_model.MODEL_INVALID: "unknown"}
+#: CP-SAT's status codes in the one vocabulary of :class:`~synth.models._solve.result.Status`
+STATUS = {cp_model.OPTIMAL: Status.OPTIMAL, cp_model.FEASIBLE: Status.FEASIBLE, cp_model.INFEASIBLE: Status.INFEASIBLE,
+          cp_model.UNKNOWN: Status.UNKNOWN, cp_model.MODEL_INVALID: Status.UNKNOWN}
 
 
 @dataclass
@@ -136,9 +141,10 @@ def add_max_loads(model, v: BalanceVars, data) -> None:
 
 @dataclass(frozen=True)
 class SolveOutcome:
-    """CP-SAT's verdict: ``status`` as a word, variable values (when a solution exists), objective."""
+    """CP-SAT's verdict: ``status`` (a :class:`~synth.models._solve.result.Status`), variable values
+    (when a solution exists), objective."""
 
-    status: str
+    status: Status
     values: dict
     objective: float | None
     seconds: float
@@ -153,7 +159,7 @@ def solve(model, v: BalanceVars, *, seed: int = 0, time_limit: float = 60.0, num
     t0 = time.perf_counter()
     code = solver.solve(model)
     seconds = time.perf_counter() - t0
-    status = STATUS.get(code, "unknown")
+    status = STATUS.get(code, Status.UNKNOWN)
     values = {}
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         for name in ("w", "y", "k", "load", "z"):

@@ -54,6 +54,7 @@ from ortools.sat.python import cp_model
 
 from synth.check import Metrics, measure_symmetric
 from synth.errors import ScheduleError
+from synth.models._solve.result import Status
 from synth.schedule import BaseSchedule
 
 from .build import build_base, components_from_values
@@ -73,7 +74,7 @@ class BalanceResult:
 
     Attributes
     ----------
-    status : str
+    status : Status
         About the balanced problem, as CP-SAT reported it: ``"optimal"`` (Omega = 1 with
         the fewest chunks of the family, proven), ``"feasible"`` (Omega = 1, fewest chunks
         not proven), ``"infeasible"`` (proven: no balanced family of at most ``max_weight``
@@ -104,7 +105,7 @@ class BalanceResult:
     notes : tuple of str
     """
 
-    status: str
+    status: Status
     family: str
     base: BaseSchedule | None
     weights: tuple

@@ -36,6 +36,9 @@ import itertools
 
 import numpy as np
 
+from synth.schedule.forest import check_forest, forest_weight, parent_depths
+from synth.symmetry.torus import root_stabilizer  # the one home; re-exported for the models
+
 __all__ = ["distance_matrix", "root_stabilizer", "signed_perms", "unique_identity_first", "translations",
            "orbit_labels", "allowed_pairs", "hop_arcs", "tree_weight", "tree_depths", "check_tree"]
 
@@ -72,20 +75,6 @@ def unique_identity_first(perms, V) -> np.ndarray:
     ident = np.arange(V, dtype=np.int32)
     order = np.argsort(~np.all(perms == ident, axis=1), kind="stable")
     return perms[order]
-
-
-def root_stabilizer(t) -> np.ndarray:
-    """All signed coordinate permutations of the torus that fix vertex 0, as vertex permutations.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``G x V`` int32; row 0 is the identity.  ``G = 2^d`` times the product of the
-        factorials of the multiplicities of the side lengths (8 on a square torus).
-    """
-    coords = t.coords(np.arange(t.n_vertices))
-    perms = [t.vertex(coords[:, sigma] * signs) for sigma, signs in signed_perms(t)]
-    return unique_identity_first(perms, t.n_vertices)
 
 
 def translations(t, max_step: int = 2) -> np.ndarray:
@@ -187,54 +176,15 @@ def hop_arcs(t, k: int, reduce: bool = True, dist=None):
     return np.concatenate(tails), np.concatenate(heads), np.concatenate(layers)
 
 
+# parent arrays have one home, synth.schedule.forest; these are its k-hop faces (root set {0})
+tree_weight = forest_weight
+
+
 def tree_depths(parent) -> np.ndarray:
-    """Depth of every vertex of a parent array rooted at 0 (``-1`` marks the root).
-
-    Raises
-    ------
-    ValueError
-        If the parent array is not a tree rooted at vertex 0.
-    """
-    parent = np.asarray(parent, dtype=np.int64)
-    V = parent.size
-    if V == 0 or parent[0] != -1 or np.any(parent[1:] < 0) or np.any(parent >= V):
-        raise ValueError("parent must be -1 at vertex 0 and a vertex id elsewhere")
-    depth = np.zeros(V, dtype=np.int64)
-    anc = parent.copy()
-    anc[0] = 0
-    hops = np.where(parent >= 0, 1, 0)
-    for _ in range(int(np.ceil(np.log2(max(V, 2)))) + 2):  # pointer jumping
-        done = anc == 0
-        if done.all():
-            break
-        hops = np.where(done, hops, hops + hops[anc])
-        anc = np.where(done, anc, anc[anc])
-    if not np.all(anc == 0):
-        raise ValueError("the parent array has a cycle")
-    depth[:] = hops
-    depth[0] = 0
-    return depth
-
-
-def tree_weight(t, parent) -> int:
-    """``W = sum over non-root v of dist(v, parent[v])``."""
-    parent = np.asarray(parent, dtype=np.int64)
-    v = np.arange(1, parent.size)
-    return int(t.dist(v, parent[1:]).sum())
+    """Depth of every vertex of a parent array rooted at 0 (``-1`` marks the root); ValueError if not a tree."""
+    return parent_depths(parent, [0])
 
 
 def check_tree(t, parent, k: int | None = None) -> tuple:
-    """Validate a parent array; return ``(depth, weight)``.
-
-    Raises
-    ------
-    ValueError
-        If it is not a spanning tree rooted at 0, or deeper than ``k``.
-    """
-    parent = np.asarray(parent, dtype=np.int64)
-    if parent.size != t.n_vertices:
-        raise ValueError(f"parent has {parent.size} entries, the torus {t.n_vertices} vertices")
-    depth = int(tree_depths(parent).max())
-    if k is not None and depth > k:
-        raise ValueError(f"tree depth {depth} exceeds the bound {k}")
-    return depth, tree_weight(t, parent)
+    """``(depth, weight)`` of a spanning tree rooted at 0 of depth at most ``k``; ValueError if it is not one."""
+    return check_forest(t, parent, [0], k)

@@ -35,7 +35,7 @@ Pipeline (``solver="auto"``):
    LP's cuts and all their images, and the objective cut off at ``UB - 1``: a solution
    improves the incumbent, infeasibility proves it optimal.  ``auto`` and ``scip``
    solve it by branch-and-cut in SCIP, which separates the cone and flow cuts again at
-   every node of its search (:func:`models.khop.pipeline.layered_separator`); ``auto``
+   every node of its search (:func:`models.forest.cuts.layered_separator`); ``auto``
    gives CP-SAT a tenth of the time first, and all of it on big models or without
    ``pyscipopt`` (:func:`models.khop.pipeline.mip_engines`); ``cpsat`` and ``highs``
    give the model to CP-SAT or HiGHS with the root's cuts only.  12x12, k = 3 and 4 with
@@ -65,6 +65,8 @@ import numpy as np
 
 from synth.errors import OptionError
 from synth.models._names import SOLVERS
+from synth.models._solve.result import Best, Status
+from synth.models.forest.result import ForestResult
 from synth.models.forest.instance import check_tree, root_stabilizer
 
 __all__ = ["KHopResult", "solve_khop", "SOLVERS", "SOLVER_REVISION"]
@@ -76,53 +78,29 @@ SOLVER_REVISION = 3
 
 
 @dataclass(frozen=True)
-class KHopResult:
-    """Outcome of :func:`solve_khop`.
+class KHopResult(ForestResult):
+    """Outcome of :func:`solve_khop`: the fields of :class:`~synth.models.forest.result.ForestResult`
+    (``depth_bound`` is ``k``; ``solver`` the solver option, or ``"bfs"`` / ``"star"`` for the
+    closed forms) and the dual.
 
     Attributes
     ----------
-    status : str
-        ``"optimal"`` (``weight == lower_bound``), ``"feasible"`` (a tree with a gap),
-        ``"infeasible"`` or ``"unknown"``.
-    parent : numpy.ndarray
-        int64 parent array, ``-1`` at the root 0.
-    depth : int
-        Actual depth of the tree (at most ``k``).
-    weight : int
-        ``W`` of the tree.
-    lower_bound : float
-        A valid lower bound on ``W*`` for this ``k`` (an integer when proven).
-    gap : float
-        ``(weight - lower_bound) / weight``.
-    seconds, seed, solver, bound_method, time_limit
-        Provenance.
     dual : dict or None
         The dual behind the strongest bound ``synth check`` can re-derive
-        (:mod:`synth.dualbound`): the excess Steiner bound's terminals when they prove the
-        most (:mod:`synth.steinerbound`), else the layered LP's when it ran and proved more,
-        else the cone-counting bound's, or for ``k = 1`` and ``k >= H`` the closed form's
+        (:mod:`synth.check.bounds`): the excess Steiner bound's terminals when they prove the
+        most (:mod:`synth.check.bounds.steiner`), else the layered LP's when it ran and proved
+        more, else the cone-counting bound's, or for ``k = 1`` and ``k >= H`` the closed form's
         (``p - 1``, or the star's weight at ``k = 1``).  Its ``bound`` can be below
-        ``lower_bound`` when the MIP proved more.
-    interrupted : bool
-        The solve was cut short (Ctrl-C, or a solver stopped early by it) rather than
-        ending on a proof, its fixed iteration counts or its time limit: the same
-        inputs would not reproduce it, so :func:`synth.trees.khop_tree` does not cache it.
+        ``lower_bound`` when the MIP proved more.  An ``interrupted`` solve is not cached
+        (:func:`synth.solve.khop.khop_tree`).
     """
 
-    status: str
-    parent: np.ndarray
-    depth: int
-    weight: int
-    lower_bound: float
-    gap: float
-    seconds: float
-    seed: int
-    solver: str
-    bound_method: str
-    time_limit: float
-    k: int = 0
     dual: dict | None = None
-    interrupted: bool = False
+
+    @property
+    def k(self) -> int:
+        """The depth bound (``depth_bound``), under its name in the k-hop docs."""
+        return self.depth_bound
 
 
 def _bfs_parent(t):
@@ -155,8 +133,8 @@ def _result(t, k, parent, bound, method, t0, seed, solver, time_limit, status=No
     status = status or "feasible"
     gap = (weight - bound) / weight if weight > 0 else 0.0
     lb = int(bound) if float(bound).is_integer() else bound
-    return KHopResult(status, np.asarray(parent, dtype=np.int64), depth, weight, lb, gap,
-                      time.monotonic() - t0, seed, solver, method, time_limit, k, dual, bool(interrupted))
+    return KHopResult(Status(status), np.asarray(parent, dtype=np.int64), depth, weight, lb, gap,
+                      time.monotonic() - t0, seed, solver, method, time_limit, k, bool(interrupted), dual)
 
 
 def _check_start(t, k, start):
@@ -279,22 +257,22 @@ def solve_khop(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: st
     from synth.models.khop.dual import cone_dual  # start-up speed, as above
     from synth.models.khop.pipeline import run_pipeline  # start-up speed, as above
 
-    best = {"parent": None, "weight": None, "bound": float(V - 1), "method": "W >= p - 1"}
+    best = Best(bound=V - 1, method="W >= p - 1")
     interrupted = False
     try:
         cone = cone_dual(t, k)      # the bound that needs no LP (1.7 s on 64x64)
-        best.update(bound=float(cone["bound"]), dual=cone,
-                    method="cone counting: W - (p - 1) >= far vertices / cone charges per unit of excess")
+        best.bound, best.dual = float(cone["bound"]), cone
+        best.method = "cone counting: W - (p - 1) >= far vertices / cone charges per unit of excess"
         say(f"bound {cone['bound']} (cone counting)")
         run_pipeline(t, k, best, deadline=deadline, seed=seed, solver=solver, threads=threads, say=say,
                      start=start)
     except KeyboardInterrupt:       # Ctrl-C in any phase; a MIP engine that caught it re-raises it
         interrupted = True
         say("interrupted: returning the best tree so far")
-    if best["parent"] is None:
+    parent = best.parent
+    if parent is None:
         parent = _bfs_parent(t)
         parent = np.where(t.dist(0, np.arange(V)) <= k, parent, 0)   # truncated BFS + star: always depth <= k
         parent[0] = -1
-        best["parent"] = parent
-    return _result(t, k, best["parent"], best["bound"], best["method"], t0, seed,
-                   best.get("solver", solver), time_limit, dual=best.get("dual"), interrupted=interrupted)
+    return _result(t, k, parent, best.bound, best.method, t0, seed, solver, time_limit, dual=best.dual,
+                   interrupted=interrupted)

@@ -1,15 +1,17 @@
 """The solve pipeline behind :func:`models.khop.solve_khop`: heuristic, LP bound, fixing, MIP, LNS.
 
-``best`` is a dict the pipeline updates in place (``parent``, ``weight``, ``bound``,
-``method``, ``solver``), so that whatever it has found survives a Ctrl-C.
+``best`` is a :class:`~synth.models._solve.result.Best` the pipeline updates in place
+(the incumbent tree, the bound, its method and the dual behind it), so that whatever it
+has found survives a Ctrl-C.
 
 Examples
 --------
 >>> from synth.topology.torus import parse_torus
 >>> import time
->>> best = {"parent": None, "weight": None, "bound": 24.0, "method": ""}
+>>> from synth.models._solve.result import Best
+>>> best = Best(bound=24.0)
 >>> run_pipeline(parse_torus("5x5"), 2, best, deadline=time.monotonic() + 20)
->>> best["weight"], best["bound"]
+>>> best.weight, best.bound
 (31, 31.0)
 """
 
@@ -26,7 +28,7 @@ from synth.models.khop.search.jump import jump_search, unit_metric
 from synth.models.forest.instance import distance_matrix, root_stabilizer, translations, tree_weight
 from synth.models.khop.dual import export_dual
 from synth.models.khop.search.lns import kick_search, lns_search
-from synth.models.forest.cuts import cone_cuts, flow_cuts
+from synth.models.forest.cuts import cut_images, layered_separator
 from synth.models.khop.lp import LayeredLP
 from synth.models.khop.model import ModelData, build_hop_model, decode_parent
 from synth.models.khop.steiner import terminal_search
@@ -48,80 +50,9 @@ def jump_rounds(V):
     return int(min(500, max(50, 200_000 // V)))
 
 
-def _offer_tree(best, parent, weight, say, source):
-    if best["weight"] is None or weight < best["weight"]:
-        best["parent"], best["weight"] = np.asarray(parent, dtype=np.int64), int(weight)
-        say(f"incumbent W = {weight} ({source})")
-        return True
-    return False
-
-
-def _offer_bound(best, bound, method, say):
-    bound = float(bound)
-    if bound > best["bound"] + 1e-9:
-        best["bound"], best["method"] = bound, method
-        say(f"bound {bound:g} ({method})")
-
-
-def cut_images(cuts, perms, V):
-    """All images of layered cuts ``(j, nodes)`` under the vertex permutations ``perms`` (deduplicated)."""
-    seen, out = set(), []
-    for j, nodes in cuts:
-        nodes = np.asarray(nodes, dtype=np.int64)
-        h, i = np.divmod(nodes, V)
-        for g in perms:
-            img = np.sort(h * V + g[i])
-            key = img.tobytes()
-            if key not in seen:
-                seen.add(key)
-                out.append((int(g[j]), img))
-    return out
-
-
-def layered_separator(D, k, z, deadline=None):
-    """Cone and flow cuts of the hop model's arcs ``z``, as rows for :meth:`LinearModel.solve_scip`.
-
-    Cone cuts first (closed form); max-flow cuts only when no cone cut is violated,
-    as in the LP's loop.  Every non-root vertex is a terminal (the search breaks the
-    symmetry the LP aggregates over).
-
-    Examples
-    --------
-    >>> from synth.topology.torus import parse_torus
-    >>> from synth.models.forest.instance import distance_matrix, hop_arcs
-    >>> t = parse_torus("4x4")
-    >>> data = ModelData(distance_matrix(t), 2, *hop_arcs(t, 2))
-    >>> model, z, _y = build_hop_model(data)
-    >>> sep = layered_separator(data.D, 2, z)
-    >>> sep(model.solve_highs(time_limit=10).values)       # a tree violates no cut
-    []
-    >>> rows = sep(np.zeros(model.n_cols))      # nothing reaches anyone: two cone cuts per terminal
-    >>> len(rows), rows[0][2]
-    (30, 1.0)
-    """
-    keys = np.asarray(list(z.keys()), dtype=np.int64).reshape(-1, 3)
-    cols = np.fromiter(z.values(), dtype=np.int64, count=len(z))
-    arcs = (keys[:, 0], keys[:, 1], keys[:, 2])
-    V = D.shape[0]
-    hn = keys[:, 2] * V + keys[:, 1]
-    tn = np.where(keys[:, 2] == 1, 0, (keys[:, 2] - 1) * V + keys[:, 0])
-    terminals = np.arange(1, V)
-    n_nodes = (k + 1) * V
-
-    def separate(x):
-        xa = np.asarray(x)[cols]
-        found = cone_cuts(D, k, arcs, xa, terminals, deadline=deadline)
-        if not found:
-            found = flow_cuts(D, k, arcs, xa, terminals, deadline=deadline)
-        rows = []
-        for _j, S in found:
-            S = np.asarray(S)
-            inS = S[:n_nodes] if S.dtype == bool else np.isin(np.arange(n_nodes), S)
-            c = cols[inS[hn] & ~inS[tn]]
-            rows.append((c, np.ones(c.size), 1.0))
-        return rows
-
-    return separate
+def _dual_bound(best):
+    """The bound of the dual the certificate would store (``-inf`` without one)."""
+    return -math.inf if best.dual is None else best.dual.get("bound", -math.inf)
 
 
 ENGINE_NAMES = {"cpsat": "cp-sat", "highs": "highs", "scip": "scip"}
@@ -179,8 +110,8 @@ def _mip_loop(t, k, best, lp, lpres, method, perms, D, *, deadline, seed, solver
     V = t.n_vertices
     cuts = cut_images(lp.binding_cuts(), perms, V) if lp.duals is not None else []
     while True:
-        ub = best["weight"]
-        if best["bound"] >= ub or _left(deadline) <= 0.5:
+        ub = best.weight
+        if best.bound >= ub or _left(deadline) <= 0.5:
             return
         arcs = lp.arcs_below(ub - 1 - lpres.bound + _EPS, max_arcs=MAX_MIP_ARCS, deadline=deadline)
         if arcs is None:
@@ -216,18 +147,18 @@ def _mip_loop(t, k, best, lp, lpres, method, perms, D, *, deadline, seed, solver
                              deadline=deadline)
             if sol.values is not None:
                 parent = decode_parent(z, sol.values, V)
-                improved = _offer_tree(best, parent, tree_weight(t, parent), say, name)
+                improved = best.offer_tree(parent, tree_weight(t, parent), name, say)
             if sol.status == "infeasible":
-                _offer_bound(best, ub, f"{method}; reduced-cost fixing + {name}: no tree lighter than {ub}", say)
+                best.offer_bound(ub, f"{method}; reduced-cost fixing + {name}: no tree lighter than {ub}", say)
             elif sol.status == "optimal" and sol.objective is not None:
-                _offer_bound(best, round(sol.objective), f"{method}; reduced-cost fixing + {name} optimal", say)
+                best.offer_bound(round(sol.objective), f"{method}; reduced-cost fixing + {name} optimal", say)
             elif np.isfinite(sol.bound) and not improved:
                 # the restricted model holds every tree of weight <= ub - 1, so min(its bound, ub) is valid
-                _offer_bound(best, math.ceil(min(sol.bound, ub) - _EPS),
+                best.offer_bound(math.ceil(min(sol.bound, ub) - _EPS),
                              f"{method}; reduced-cost fixing + {name} bound", say)
             if sol.interrupted:
                 raise KeyboardInterrupt
-            if improved or best["bound"] >= ub:
+            if improved or best.bound >= ub:
                 break
         if not improved:
             return
@@ -253,13 +184,13 @@ def _steiner_bound(t, k, best, D, deadline, say):
     if not (D[0] > k).any():
         return
     res = terminal_search(t, k, D=D, deadline=time.monotonic() + min(60.0, 0.2 * _left(deadline)),
-                          beat=math.ceil(best["bound"] - _EPS), progress=say)
+                          beat=math.ceil(best.bound - _EPS), progress=say)
     if res.parent is not None:
-        _offer_tree(best, res.parent, tree_weight(t, res.parent), say, "steiner bound's jumps")
+        best.offer_tree(res.parent, tree_weight(t, res.parent), "steiner bound's jumps", say)
     method = f"excess Steiner bound, {len(res.terminals)} terminals (re-derived by synth check)"
-    _offer_bound(best, res.bound, method, say)
-    if res.bound > best.get("dual", {}).get("bound", -math.inf):
-        best["dual"] = res.dual
+    best.offer_bound(res.bound, method, say)
+    if res.bound > _dual_bound(best):
+        best.dual = res.dual
 
 
 def lp_affordable(V, seconds):
@@ -294,7 +225,7 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
     budget = max(deadline - t_start, 0.1)
     V = t.n_vertices
     if start is not None:
-        _offer_tree(best, start, tree_weight(t, start), say, "start")
+        best.offer_tree(start, tree_weight(t, start), "start", say)
     D = distance_matrix(t)
     shifts = translations(t, 2)
     # a local-search pass costs about 1e-8 V^2 k seconds: stop the searches that much early
@@ -303,12 +234,12 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
         return
 
     def search(seed_, until, iterations, n_orders=0, bfs=False, shift=True):
-        if until - time.monotonic() <= 0.05 and best["parent"] is not None:
+        if until - time.monotonic() <= 0.05 and best.parent is not None:
             return
-        res = heuristic_tree(D, k, seed=seed_, time_limit=max(until - time.monotonic(), 0.0), start=best["parent"],
+        res = heuristic_tree(D, k, seed=seed_, time_limit=max(until - time.monotonic(), 0.0), start=best.parent,
                              n_orders=n_orders, bfs=bfs, iterations=iterations, shifts=shifts if shift else None,
                              progress=say)
-        _offer_tree(best, res.parent, res.weight, say, "heuristic")
+        best.offer_tree(res.parent, res.weight, "heuristic", say)
 
     def improve(seed_, until, iterations):
         """Share ``[now, until]`` between the jump search, a label search, the window LNS and kicks.
@@ -326,26 +257,26 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
         """
 
         def jump(seed__, stop):
-            res = jump_search(D, k, parent_to_labels(best["parent"]), seed=seed__, deadline=stop, progress=say)
+            res = jump_search(D, k, parent_to_labels(best.parent), seed=seed__, deadline=stop, progress=say)
             parent = labels_to_parent(D, res.labels)
-            _offer_tree(best, parent, tree_weight(t, parent), say, "jump search")
+            best.offer_tree(parent, tree_weight(t, parent), "jump search", say)
 
         def window(seed__, stop):
-            res = window_search(D, k, np.minimum(parent_to_labels(best["parent"]), k), seed=seed__, deadline=stop,
+            res = window_search(D, k, np.minimum(parent_to_labels(best.parent), k), seed=seed__, deadline=stop,
                                 shifts=shifts, progress=say)
             parent = labels_to_parent(D, res.labels)
-            _offer_tree(best, parent, tree_weight(t, parent), say, "window search")
+            best.offer_tree(parent, tree_weight(t, parent), "window search", say)
 
         def local(seed__, stop):
             search(seed__, stop, iterations)
 
         def lns(seed__, stop):
-            res = lns_search(D, k, best["parent"], seed=seed__, deadline=stop, progress=say)
-            _offer_tree(best, res.parent, res.weight, say, "lns")
+            res = lns_search(D, k, best.parent, seed=seed__, deadline=stop, progress=say)
+            best.offer_tree(res.parent, res.weight, "lns", say)
 
         def kick(seed__, stop):
-            res = kick_search(D, k, best["parent"], shifts, seed=seed__, deadline=stop, progress=say)
-            _offer_tree(best, res.parent, res.weight, say, "kick")
+            res = kick_search(D, k, best.parent, shifts, seed=seed__, deadline=stop, progress=say)
+            best.offer_tree(res.parent, res.weight, "kick", say)
 
         arms = {"jump": jump} if jumps else {}
         arms["label"] = window if V >= LNS_FIRST else local
@@ -360,9 +291,9 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
                 kind = order[len(rate)]
             else:
                 kind = max(order, key=lambda m: rate[m])      # ties: the first in order
-            t0, w0 = time.monotonic(), best["weight"]
+            t0, w0 = time.monotonic(), best.weight
             arms[kind](seed_ + turn, min(until, t0 + max(MIN_SLICE, 0.25 * (until - t0))))
-            gain = (w0 - best["weight"]) / max(time.monotonic() - t0, 1e-3)
+            gain = (w0 - best.weight) / max(time.monotonic() - t0, 1e-3)
             rate[kind] = gain if kind not in rate else 0.5 * (rate[kind] + gain)
 
     # 1. the jump search, a fixed number of rounds (deterministic; the deadline is a safety net),
@@ -374,7 +305,7 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
         res = jump_search(D, k, None if start is None else parent_to_labels(start), seed=seed,
                           iterations=jump_rounds(V), deadline=min(t_start + 0.5 * budget, h_deadline), progress=say)
         parent = labels_to_parent(D, res.labels)
-        _offer_tree(best, parent, tree_weight(t, parent), say, "jump search")
+        best.offer_tree(parent, tree_weight(t, parent), "jump search", say)
     if V < LNS_FIRST or not jumps:
         search(seed, min(t_start + 0.25 * budget, h_deadline), None, n_orders=2, bfs=True, shift=False)
     if not bound:
@@ -391,29 +322,29 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
     perms = root_stabilizer(t)
     lp = LayeredLP(D, k, perms)
     lp_deadline = time.monotonic() + 0.5 * max(_left(deadline), 0)
-    lpres = lp.solve(deadline=lp_deadline, progress=say, target=best["weight"] - 1 + _EPS, stall_rounds=15)
+    lpres = lp.solve(deadline=lp_deadline, progress=say, target=best.weight - 1 + _EPS, stall_rounds=15)
     state = "converged" if lpres.converged else "stopped early"
     method = (f"layered-graph LP on root-stabilizer orbits, {lpres.n_cuts} cone/flow cuts, "
               f"{lpres.n_columns} column orbits, all arcs priced ({state})")
     usable = np.isfinite(lpres.bound) and lp.duals is not None
     if np.isfinite(lpres.bound):
-        _offer_bound(best, math.ceil(lpres.bound - _EPS), method, say)
+        best.offer_bound(math.ceil(lpres.bound - _EPS), method, say)
         # the duals behind the bound, for the certificate (synth check re-derives it), unless the
         # cone-counting dual already proves more (an LP stopped early on a big torus)
-        if usable and math.ceil(lpres.bound - _EPS) >= best.get("dual", {}).get("bound", -math.inf):
-            best["dual"] = export_dual(lp, lpres.bound)
-    if best["bound"] < best["weight"]:
+        if usable and math.ceil(lpres.bound - _EPS) >= _dual_bound(best):
+            best.dual = export_dual(lp, lpres.bound)
+    if best.bound < best.weight:
         _steiner_bound(t, k, best, D, deadline, say)
-    if best["bound"] >= best["weight"]:
+    if best.bound >= best.weight:
         return
     if solver != "heuristic" and usable:
         # 3. a long improvement phase first when the MIP would be big
-        easy = lp.arcs_below(best["weight"] - 1 - lpres.bound + _EPS, max_arcs=EASY_MIP_ARCS, deadline=deadline)
+        easy = lp.arcs_below(best.weight - 1 - lpres.bound + _EPS, max_arcs=EASY_MIP_ARCS, deadline=deadline)
         if easy is None:
             improve(seed + 2, min(time.monotonic() + 0.5 * _left(h_deadline), h_deadline), ILS_ROUNDS)
         # 4. fixing + MIP, restarted on every improvement
         _mip_loop(t, k, best, lp, lpres, method, perms, D, deadline=deadline, seed=seed,
                   solver=solver, threads=threads, say=say)
     # 5. time left and no proof: more local search and LNS from the incumbent
-    if best["bound"] < best["weight"]:
+    if best.bound < best.weight:
         improve(seed + 1, h_deadline, 100_000)

@@ -29,7 +29,7 @@ partner enumerated) and ``h >= ecc`` (BFS forest); otherwise
    trees as extra starts;
 2. per-partner bounds: ``dist(0, b) + p - 2 + max(0, ecc({0, b}) - h)``, then the LP relaxation
    of the hop-indexed MILP (:mod:`models.xhop.model`) with directed cuts separated by
-   max-flow and their images under the pair's stabilizer (:mod:`models.xhop.cuts`), when one
+   max-flow and their images under the pair's stabilizer (:mod:`models.forest.cuts`), when one
    LP is cheap enough for every open partner; each LP's depths are rounded into a forest and
    improved by the local search;
 3. per-partner HiGHS MIPs with reduced-cost fixing, the cuts and the cutoff ``UB - 1``
@@ -63,11 +63,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.errors import OptionError
+from synth.models._solve.result import Best, Status
+from synth.models.forest.result import ForestResult
 from synth.models.forest.labels import labels_to_parent
 from synth.models.xhop.instance import (
     bfs_forest,
     check_forest,
     distance_matrix,
+    forest_weight,
     nearest_root,
     pair_eccentricity,
     root_distance,
@@ -77,50 +80,31 @@ __all__ = ["XHopResult", "exchange_depth_threshold", "solve_xhop"]
 
 
 @dataclass(frozen=True)
-class XHopResult:
-    """Outcome of :func:`solve_xhop`.
+class XHopResult(ForestResult):
+    """Outcome of :func:`solve_xhop`: the fields of :class:`~synth.models.forest.result.ForestResult`
+    (``depth_bound`` is ``h``; ``weight`` the forest edge distances plus ``dist(a, b)``;
+    ``lower_bound`` a bound on the minimum over every partner and every forest of depth
+    ``<= h``; ``solver`` what produced the forest: a closed form, the heuristic, a MIP, ...)
+    and the roots.
 
     Attributes
     ----------
-    status : str
-        ``"optimal"`` (``weight == lower_bound``) or ``"feasible"`` (a forest with a gap).
-    parent : numpy.ndarray
-        int64 parent array, ``-1`` at both roots.
     a, b : int
-        The roots; ``a`` is always vertex 0.
-    depth : int
-        Actual depth of the forest (at most ``h``); the schedule has ``2 * depth + 1`` rounds.
-    weight : int
-        ``W`` = forest edge distances + ``dist(a, b)``.
-    lower_bound : int or float
-        A valid lower bound on the minimum of ``W`` over every partner and every forest of
-        depth ``<= h``.
-    gap : float
-        ``(weight - lower_bound) / weight``.
-    seconds, seed : float, int
-    bound_method : str
-        Which argument gives ``lower_bound``.
-    h : int
-        The depth bound asked for.
-    source : str
-        What produced the forest (closed form, heuristic, MIP, ...).
-    time_limit : float
+        The roots; ``a`` is always vertex 0.  The schedule has ``2 * depth + 1`` rounds.
     """
 
-    status: str
-    parent: np.ndarray
-    a: int
-    b: int
-    depth: int
-    weight: int
-    lower_bound: float
-    gap: float
-    seconds: float
-    seed: int
-    bound_method: str
-    h: int = 0
-    source: str = ""
-    time_limit: float = 0.0
+    a: int = 0
+    b: int = 0
+
+    @property
+    def h(self) -> int:
+        """The depth bound (``depth_bound``), under its name in the exchange docs."""
+        return self.depth_bound
+
+    @property
+    def source(self) -> str:
+        """What produced the forest (``solver``), under its earlier name."""
+        return self.solver
 
 
 def exchange_depth_threshold(t) -> tuple:
@@ -143,7 +127,7 @@ def exchange_depth_threshold(t) -> tuple:
     return best
 
 
-def _result(t, h, b, parent, bound, method, t0, seed, source, time_limit):
+def _result(t, h, b, parent, bound, method, t0, seed, source, time_limit, interrupted=False):
     depth, weight = check_forest(t, b, parent, h)
     bound = float(bound)
     if bound > weight + 1e-9:
@@ -151,8 +135,9 @@ def _result(t, h, b, parent, bound, method, t0, seed, source, time_limit):
     status = "optimal" if bound >= weight - 1e-9 else "feasible"
     lb = int(round(bound)) if abs(bound - round(bound)) < 1e-9 else bound
     gap = (weight - bound) / weight if weight > 0 else 0.0
-    return XHopResult(status, np.asarray(parent, dtype=np.int64), 0, int(b), depth, weight, lb, max(gap, 0.0),
-                      time.monotonic() - t0, int(seed), method, int(h), source, float(time_limit))
+    return XHopResult(Status(status), np.asarray(parent, dtype=np.int64), depth, weight, lb, max(gap, 0.0),
+                      time.monotonic() - t0, int(seed), source, method, float(time_limit), int(h), bool(interrupted),
+                      0, int(b))
 
 
 def _fallback(t, D, h, b):
@@ -194,7 +179,8 @@ def solve_xhop(t, h: int, *, time_limit: float = 60.0, seed: int = 0, progress=N
     Returns
     -------
     XHopResult
-        Ctrl-C during the solve returns the best forest so far with its honest bound.
+        Ctrl-C during the solve returns the best forest so far with its honest bound,
+        marked ``interrupted``.
 
     Raises
     ------
@@ -223,14 +209,18 @@ def solve_xhop(t, h: int, *, time_limit: float = 60.0, seed: int = 0, progress=N
                        t0, seed, "two stars", time_limit)
     from synth.models.xhop.pipeline import run_pipeline  # the pipeline (scipy, solvers' glue) loads when needed
 
-    best = {}
+    best = Best()
+    interrupted = False
     try:
         run_pipeline(t, h, best, deadline=t0 + time_limit, seed=seed, trees=trees, use_trees=use_trees, say=say)
     except KeyboardInterrupt:
+        interrupted = True
         say("interrupted: returning the best forest so far")
-    if best.get("parent") is None:
-        best.update(b=badj, parent=_fallback(t, D, h, badj), source="truncated BFS forest")
-    if "bound" not in best:
-        best.update(bound=V - 1, method="W >= p - 1")
-    return _result(t, h, best["b"], best["parent"], best["bound"], best["method"], t0, seed,
-                   best.get("source", ""), time_limit)
+    if best.incumbent is None:
+        parent = _fallback(t, D, h, badj)
+        best.offer_tree(parent, forest_weight(t, badj, parent), "truncated BFS forest", roots=(0, badj))
+    if not np.isfinite(best.bound):
+        best.offer_bound(V - 1, "W >= p - 1")
+    inc = best.incumbent
+    return _result(t, h, inc.partner, inc.parent, best.bound, best.method, t0, seed, inc.source, time_limit,
+                   interrupted)

@@ -47,6 +47,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from synth.schedule.forest import bfs_forest as _bfs_forest
+from synth.schedule.forest import check_forest as _check_forest
+from synth.schedule.forest import forest_weight as _edges_weight
+from synth.schedule.forest import parent_depths
 from synth.models.forest.instance import (distance_matrix, root_stabilizer, signed_perms,  # noqa: F401
                                           unique_identity_first)  # distance_matrix, root_stabilizer re-exported
 
@@ -193,39 +197,13 @@ def hop_arcs(D, b: int, h: int, reduce: bool = True):
     return tail[order], head[order], layer[order]
 
 
-def forest_depths(parent, roots) -> np.ndarray:
-    """Depth of every vertex below its root (roots 0).
-
-    Raises
-    ------
-    ValueError
-        If ``parent`` is not ``-1`` exactly at the roots, or has a cycle.
-    """
-    parent = np.asarray(parent, dtype=np.int64)
-    V = parent.size
-    roots = np.asarray(roots, dtype=np.int64)
-    is_root = np.zeros(V, dtype=bool)
-    is_root[roots] = True
-    if np.any((parent < 0) != is_root) or np.any(parent >= V):
-        raise ValueError("parent must be -1 exactly at the two roots and a vertex id elsewhere")
-    anc = np.where(is_root, np.arange(V), parent)
-    hops = (~is_root).astype(np.int64)
-    for _ in range(int(np.ceil(np.log2(max(V, 2)))) + 2):
-        done = is_root[anc]
-        if done.all():
-            break
-        hops = np.where(done, hops, hops + hops[anc])
-        anc = np.where(done, anc, anc[anc])
-    if not is_root[anc].all():
-        raise ValueError("the parent array has a cycle")
-    return hops
+# parent arrays have one home, synth.schedule.forest; these are its faces for the root set {0, b}
+forest_depths = parent_depths
 
 
 def forest_weight(t, b: int, parent) -> int:
-    """``W = sum over forest edges of dist(v, parent[v]) + dist(0, b)``."""
-    parent = np.asarray(parent, dtype=np.int64)
-    v = np.flatnonzero(parent >= 0)
-    return int(t.dist(v, parent[v]).sum()) + int(t.dist(0, b))
+    """``W = sum over forest edges of dist(v, parent[v]) + dist(0, b)``: the forest and the exchange route."""
+    return _edges_weight(t, parent) + int(t.dist(0, b))
 
 
 def check_forest(t, b: int, parent, h: int | None = None) -> tuple:
@@ -236,27 +214,16 @@ def check_forest(t, b: int, parent, h: int | None = None) -> tuple:
     ValueError
         If it is not a spanning forest hanging from exactly ``0`` and ``b`` or is deeper than ``h``.
     """
-    parent = np.asarray(parent, dtype=np.int64)
     b = int(b)
-    if parent.size != t.n_vertices:
-        raise ValueError(f"parent has {parent.size} entries, the torus {t.n_vertices} vertices")
     if not 0 < b < t.n_vertices:
         raise ValueError(f"the partner root must be a vertex other than 0, got {b}")
-    depth = int(forest_depths(parent, [0, b]).max())
-    if h is not None and depth > h:
-        raise ValueError(f"forest depth {depth} exceeds the bound {h}")
-    return depth, forest_weight(t, b, parent)
+    depth, edges = _check_forest(t, parent, [0, b], h)
+    return depth, edges + int(t.dist(0, b))
 
 
 def bfs_forest(t, b: int) -> np.ndarray:
-    """A BFS forest rooted at ``{0, b}``: each vertex hangs one step closer to its nearer root.
+    """A BFS forest rooted at ``{0, b}``: each vertex hangs one step closer to its nearer root (0 on ties).
 
     Its depth is ``ecc({0, b})``; its forest edges all have length 1.
     """
-    V = t.n_vertices
-    v = np.arange(V)
-    root = np.where(t.dist(v, b) < t.dist(v, 0), b, 0)
-    first = t.first_hop(v, root)
-    parent = np.where(first >= 0, t.link_dst[np.maximum(first, 0)], -1).astype(np.int64)
-    parent[[0, b]] = -1
-    return parent
+    return _bfs_forest(t, [0, b])

@@ -1,7 +1,8 @@
 """The solve pipeline behind :func:`models.xhop.solve_xhop`: heuristic, per-partner bounds, MIPs, tree bound.
 
-``best`` is a dict updated in place (``b``, ``parent``, ``weight``, ``bound``, ``method``,
-``source``) so that whatever was found survives an interruption.
+``best`` is a :class:`~synth.models._solve.result.Best` updated in place (the incumbent
+forest with its roots ``(0, b)``, the bound and its method) so that whatever was found
+survives an interruption.
 
 Bounds.  Every bound is valid for the minimum over *all* partners:
 
@@ -21,10 +22,11 @@ Examples
 --------
 >>> from synth.topology.torus import parse_torus
 >>> import time
->>> best = {}
+>>> from synth.models._solve.result import Best
+>>> best = Best()
 >>> run_pipeline(parse_torus("6x6"), 2, best, deadline=time.monotonic() + 30, use_trees=False)
->>> best["weight"], best["bound"]
-(44, 44)
+>>> best.weight, best.bound, best.incumbent.roots[0], best.incumbent.partner > 0
+(44, 44.0, 0, True)
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from types import SimpleNamespace
 import numpy as np
 from synth.models._solve.lagrangian import lagrangian_bound
 from synth.models.khop import solve_khop
-from synth.models.xhop.cuts import CutLoop, add_layer_cuts
+from synth.models.forest.cuts import CutLoop, add_entering_cuts
 from synth.models.xhop.search import (
     label_search,
     heuristic_forest,
@@ -90,18 +92,7 @@ def trivial_partner_bounds(D, h, partners) -> np.ndarray:
 
 
 def _offer(best, t, b, parent, say, source):
-    w = forest_weight(t, b, parent)
-    if best.get("weight") is None or w < best["weight"]:
-        best.update(b=int(b), parent=np.asarray(parent, dtype=np.int64), weight=int(w), source=source)
-        say(f"incumbent W = {w}, partner {b} ({source})")
-        return True
-    return False
-
-
-def _offer_bound(best, bound, method, say):
-    if bound > best.get("bound", -np.inf) + 1e-9:
-        best["bound"], best["method"] = bound, method
-        say(f"bound {bound:g} ({method})")
+    return best.offer_tree(parent, forest_weight(t, b, parent), source, say, roots=(0, b))
 
 
 def _tree_bound(trees, h):
@@ -129,11 +120,11 @@ def _parent_of(D, b, labels):
 
 
 def _khop_bound(t, h, best, deadline, seed, say):
-    if best["bound"] >= best["weight"] or h + 1 >= t.diameter:
+    if best.bound >= best.weight or h + 1 >= t.diameter:
         return
     r = solve_khop(t, h + 1, time_limit=max(deadline - time.monotonic(), 1.0), seed=seed)
     if r.lower_bound is not None:
-        _offer_bound(best, math.ceil(float(r.lower_bound) - _EPS),
+        best.offer_bound(math.ceil(float(r.lower_bound) - _EPS),
                      f"W_tree({h + 1}) lower bound from solve_khop ({r.bound_method})", say)
 
 
@@ -185,23 +176,23 @@ def _partner_lps(t, D, h, best, lb, how, lp_deadline, say, only=None):
     loops = {}
     order = sorted(lb if only is None else only, key=lambda b: (lb[b], b))
     for n, b in enumerate(order):
-        if lb[b] >= best["weight"]:
+        if lb[b] >= best.weight:
             continue
         now = time.monotonic()
         if now >= lp_deadline:
             break
-        todo = sum(1 for c in order[n:] if lb[c] < best["weight"])
+        todo = sum(1 for c in order[n:] if lb[c] < best.weight)
         arcs = hop_arcs(D, b, h)
         data = model_data(D, h, [b], arcs=arcs)
         model, v = build_xhop_model(data)
         slice_ = max((lp_deadline - now) / todo, 1.0)
         loop = CutLoop(model, v, data, perms=pair_stabilizer(t, b))
-        cres = loop.run(deadline=min(now + slice_, lp_deadline), target=best["weight"] - 1 + 10 * _EPS)
+        cres = loop.run(deadline=min(now + slice_, lp_deadline), target=best.weight - 1 + 10 * _EPS)
         if cres.rc is None:
             continue
         lb[b] = max(lb[b], math.ceil(cres.bound - _EPS))
         how[b] = "LP with directed cuts"
-        if loop.x is not None and lb[b] < best["weight"]:
+        if loop.x is not None and lb[b] < best.weight:
             _lp_rounding(t, D, h, b, loop, best, say)
         loops[b] = (loop, cres, arcs)
         say(f"partner {b}: LP bound {cres.bound:.3f} after {cres.rounds} rounds, {cres.n_cuts} cuts")
@@ -211,13 +202,13 @@ def _partner_lps(t, D, h, best, lb, how, lp_deadline, say, only=None):
 def _partner_mips(t, D, h, best, lb, how, loops, res, deadline, seed, say, publish):
     """HiGHS on each open partner (reduced-cost fixing, cutoff ``UB - 1``), round robin."""
     tries = {b: 0 for b in loops}
-    while time.monotonic() < deadline - 0.05 and best["bound"] < best["weight"]:
-        open_b = [b for b in loops if lb[b] < best["weight"]]
+    while time.monotonic() < deadline - 0.05 and best.bound < best.weight:
+        open_b = [b for b in loops if lb[b] < best.weight]
         if not open_b:
             break
         b = min(open_b, key=lambda c: (tries[c], lb[c], c))
         tries[b] += 1
-        ub = best["weight"]
+        ub = best.weight
         loop, cres, _arcs = loops[b]
         data = loop.data
         rcz = cres.rc[loop.v.z]
@@ -227,7 +218,7 @@ def _partner_mips(t, D, h, best, lb, how, loops, res, deadline, seed, say, publi
         old_to_new = np.full(data.tail.size, -1, dtype=np.int64)
         old_to_new[keep] = np.arange(int(keep.sum()))
         cuts = [old_to_new[c] for c in loop.cuts]
-        add_layer_cuts(model, v.z, [c[c >= 0] for c in cuts], fixed)
+        add_entering_cuts(model, v.z, [c[c >= 0] for c in cuts], fixed)
         add_objective_cutoff(model, ub - 1)
         start = None
         if b in res.per_partner:
@@ -269,7 +260,7 @@ def run_pipeline(t, h, best, *, deadline, seed=0, trees=None, use_trees=True, sa
     D = distance_matrix(t)
     V = t.n_vertices
     reps, _sizes = partner_orbits(t)
-    _offer_bound(best, V - 1, "W >= p - 1 (every edge and the exchange route are at least 1 long)", say)
+    best.offer_bound(V - 1, "W >= p - 1 (every edge and the exchange route are at least 1 long)", say)
     trees = list(trees or ())
     # 1. heuristic (with split trees as extra starts)
     # large instances (many arcs over every partner orbit): the per-partner LPs cannot all be solved,
@@ -287,18 +278,18 @@ def run_pipeline(t, h, best, *, deadline, seed=0, trees=None, use_trees=True, sa
     how = {b: "trivial" for b in lb}
 
     def global_bound():
-        open_lb = [v for v in lb.values() if v < best["weight"]]
-        return min(open_lb) if open_lb else best["weight"]
+        open_lb = [v for v in lb.values() if v < best.weight]
+        return min(open_lb) if open_lb else best.weight
 
     def publish():
         kinds = sorted(set(how[b] for b in lb))
-        _offer_bound(best, global_bound(), "per-partner bounds, minimum over the partner orbits ("
+        best.offer_bound(global_bound(), "per-partner bounds, minimum over the partner orbits ("
                      + ", ".join(kinds) + ")", say)
 
     publish()
     tb, k = _tree_bound(trees, h)
     if np.isfinite(tb):
-        _offer_bound(best, math.ceil(tb - _EPS), f"W_tree({k}) lower bound (forest + exchange edge is a tree "
+        best.offer_bound(math.ceil(tb - _EPS), f"W_tree({k}) lower bound (forest + exchange edge is a tree "
                      f"of depth {h + 1} <= {k})", say)
     # 3. per-partner LP with directed cuts, most promising first, until a partner's bound reaches UB
     if large:
@@ -311,8 +302,8 @@ def run_pipeline(t, h, best, *, deadline, seed=0, trees=None, use_trees=True, sa
         # the LP phase did not reach, until every partner is closed or the time is up
         end = deadline - (0.3 * (deadline - time.monotonic()) if tree_time else 0.0)
         loops, first = {}, True
-        while time.monotonic() < end - 0.05 and best["bound"] < best["weight"]:
-            pending = [b for b in lb if lb[b] < best["weight"] and b not in loops]
+        while time.monotonic() < end - 0.05 and best.bound < best.weight:
+            pending = [b for b in lb if lb[b] < best.weight and b not in loops]
             added = 0
             if pending:
                 now = time.monotonic()
@@ -322,8 +313,8 @@ def run_pipeline(t, h, best, *, deadline, seed=0, trees=None, use_trees=True, sa
                 added = len(new)
                 publish()
             first = False
-            if any(lb[b] < best["weight"] for b in loops):
-                left = any(lb[b] < best["weight"] and b not in loops for b in lb)
+            if any(lb[b] < best.weight for b in loops):
+                left = any(lb[b] < best.weight and b not in loops for b in lb)
                 now = time.monotonic()
                 _partner_mips(t, D, h, best, lb, how, loops, res, now + 0.5 * (end - now) if left else end, seed,
                               say, publish)
@@ -332,5 +323,5 @@ def run_pipeline(t, h, best, *, deadline, seed=0, trees=None, use_trees=True, sa
     publish()
     if use_trees and not np.isfinite(tb) and (loops is None or deadline - time.monotonic() > 2.0):
         _khop_bound(t, h, best, deadline, seed, say)
-    if best["bound"] > best["weight"]:
-        raise RuntimeError(f"internal error: bound {best['bound']} exceeds the incumbent {best['weight']}")
+    if best.bound > best.weight:
+        raise RuntimeError(f"internal error: bound {best.bound} exceeds the incumbent {best.weight}")

@@ -109,7 +109,8 @@ def _measure(base, group, elements, mode):
         mode = "explicit" if n_lifted <= EXPLICIT_LIMIT else "symmetric"
     if mode == "explicit" and base.route_links.size * group.order > EXPLICIT_HARD_LIMIT:
         raise OptionError(f"mode explicit: the lifted schedule has {base.route_links.size * group.order} route links, "
-                          f"more than {EXPLICIT_HARD_LIMIT} that an explicit check may hold in memory; use symmetric")
+                          f"more than {EXPLICIT_HARD_LIMIT} that an explicit check may hold in memory; use `mode` "
+                          "symmetric")
     sizes = chunk_elements(lifted_weights(base, group), elements)
     if mode == "explicit":
         schedule = lift(base, group)

@@ -158,6 +158,7 @@ PARAMETERS = ("allow_unbalanced", "alpha", "bandwidth", "depth", "depths", "dtyp
               "start", "time_limit", "timeout", "warmup")
 
 _LEADING_NAME = re.compile(r"(\w+)(?=[\s:=,]|$)")
+_QUOTED_NAME = re.compile(r"`(\w+)`")
 
 
 def flag_for(parameter: str) -> str:
@@ -169,13 +170,31 @@ def flag_for(parameter: str) -> str:
     return FLAGS.get(parameter, "--" + parameter.replace("_", "-"))
 
 
-def with_flags(exc: BaseException, text: str) -> str:
-    """``text`` (the message of ``exc``) with the library parameter it begins with spelled as its flag.
+def flags_in(text: str) -> str:
+    """``text`` (a library message or note) with every parameter it quotes, `like_this`, spelled as its flag.
 
-    Only an :class:`~synth.errors.OptionError` is rewritten: its message begins with the parameter it
-    names, as the library spells it (``depth must be at least 1``); the CLI says ``--depth``.
+    A quoted name that is not a parameter of the commands loses its quotes only.
+
+    >>> flags_in("pass `allow_unbalanced` to get it anyway; `maxBytes` is the XML's")
+    "pass --allow-unbalanced to get it anyway; maxBytes is the XML's"
     """
-    match = _LEADING_NAME.match(text) if isinstance(exc, OptionError) else None
-    if match is None or match.group(1) not in PARAMETERS:
+    return _QUOTED_NAME.sub(lambda m: flag_for(m.group(1)) if m.group(1) in PARAMETERS else m.group(1), text)
+
+
+def with_flags(exc: BaseException, text: str) -> str:
+    """``text`` (the message of ``exc``) with the library parameters it names spelled as their flags.
+
+    An :class:`~synth.errors.OptionError` begins with the parameter it names, as the library
+    spells it (``depth must be at least 1``): the CLI says ``--depth``.  Any library error
+    (:class:`~synth.errors.SynthError`) quotes the other parameters it names, `like_this`
+    (:func:`flags_in`).
+
+    >>> with_flags(OptionError("start needs `depth` below the diameter"), "start needs `depth` below the diameter")
+    '--start needs --depth below the diameter'
+    """
+    if not isinstance(exc, SynthError):
         return text
-    return flag_for(match.group(1)) + text[match.end():]
+    match = _LEADING_NAME.match(text) if isinstance(exc, OptionError) else None
+    if match is not None and match.group(1) in PARAMETERS:
+        text = flag_for(match.group(1)) + text[match.end():]
+    return flags_in(text)

@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 
-from synth.cli._common import EXIT_OK, MAX_ELEMENTS, int_in, progress, stdout_for
+from synth.cli._common import EXIT_OK, MAX_ELEMENTS, flags_in, int_in, progress, stdout_for
 from synth.errors import SynthError
 from synth.check.certificate import read_certificate
 from synth.check.claims import file_kind
@@ -105,6 +105,7 @@ def export_msccl_from_args(args) -> int:
                       outofplace=not getattr(args, "no_outofplace", False),
                       min_bytes=getattr(args, "min_bytes", 0), max_bytes=max_bytes)
     out = export_summary_json(ex, args.out)
+    out["notes"] = [flags_in(note) for note in out["notes"]]  # the library's notes name parameters: say flags
     stream = sys.stderr if args.out == "-" else sys.stdout  # '-': the XML itself is on stdout
     ok = True
     if getattr(args, "check", False):
@@ -117,7 +118,7 @@ def export_msccl_from_args(args) -> int:
     else:
         print(f"wrote {args.out}: {ex.summary()}", file=stream)
         for note in ex.notes:
-            print(f"note: {note}", file=sys.stderr)
+            print(f"note: {flags_in(note)}", file=sys.stderr)
         print(f"  load it with MSCCL_XML_FILES={args.out} (MSCCL), or put it in MSCCL_ALGO_DIR "
               f"(msccl-executor-nccl: NCCL_MSCCL_ENABLE=1; RCCL: RCCL_MSCCL_ENABLE=1); the buffer's element count "
               f"must be a multiple of {ex.nchunksperloop}, and the communicator needs >= {ex.nchannels} channel(s)",

@@ -4,9 +4,9 @@ A forest is a parent array over the vertices: ``parent[v]`` is the vertex ``v`` 
 to, ``-1`` at the roots and off the forest.  A k-hop tree is the forest on the root set
 ``{0}``, the forest of a forest-plus-exchange schedule the one on ``{a, b}``.  This module
 is the one home of what every construction and model needs of such an array: its depths
-(:func:`forest_depths`, which also checks it), its weight (:func:`forest_weight`), both at
-once against a depth bound (:func:`check_forest`), the
-BFS forest of a torus (:func:`bfs_forest`), and its reduce-then-broadcast schedules
+(:func:`forest_depths`, which also checks it; :func:`parent_depths` from the array alone),
+its weight (:func:`forest_weight`), both at once against a depth bound (:func:`check_forest`),
+the BFS forest of a torus (:func:`bfs_forest`), and its reduce-then-broadcast schedules
 (:func:`tree_schedule`, :func:`exchange_schedule`).
 
 Examples
@@ -29,7 +29,56 @@ from synth.errors import ScheduleError
 from synth.schedule.data import COPY, REDUCE, BaseSchedule
 from synth.topology.base import Topology
 
-__all__ = ["forest_depths", "forest_weight", "check_forest", "bfs_forest", "tree_schedule", "exchange_schedule"]
+__all__ = ["parent_depths", "forest_depths", "forest_weight", "check_forest", "bfs_forest", "tree_schedule",
+           "exchange_schedule"]
+
+
+def parent_depths(parent, roots, members=None) -> np.ndarray:
+    """Depth of every vertex in the forest ``parent`` hanging from ``roots``, from the array alone.
+
+    ``members`` (a boolean mask, default every vertex) are the vertices that hang from a
+    root; the others must have no parent and get depth ``-1``.  The models call this on
+    plain parent arrays (no topology); :func:`forest_depths` on a topology's compute vertices.
+
+    Raises
+    ------
+    ScheduleError
+        Unless every member but the roots has a member parent (and nothing else has one)
+        and every path ends at a root.
+
+    Examples
+    --------
+    >>> parent_depths([-1, 0, 1, -1, 3], [0, 3]).tolist()
+    [0, 1, 2, 0, 1]
+    >>> parent_depths([-1, 2, 1], [0])
+    Traceback (most recent call last):
+    ...
+    synth.errors.ScheduleError: the parent array has a cycle: not a forest hanging from the roots
+    """
+    parent = np.asarray(parent, dtype=np.int64)
+    V = parent.size
+    members = np.ones(V, dtype=bool) if members is None else np.asarray(members, dtype=bool)
+    is_root = np.zeros(V, dtype=bool)
+    is_root[np.asarray(roots, dtype=np.int64)] = True
+    if not np.array_equal(parent >= 0, members & ~is_root):
+        raise ScheduleError("every compute vertex but the roots needs a parent (and nothing else)")
+    has = parent >= 0
+    if np.any(parent[has] >= V) or not np.all(members[parent[has]]):
+        raise ScheduleError("a parent is not a compute vertex")
+    # pointer jumping: anc[v] is an ancestor of v at distance dist[v]; O(log depth) vectorized passes
+    anc = np.where(has, parent, np.arange(V))
+    dist = has.astype(np.int64)
+    for _ in range(64):
+        done = is_root[anc]
+        if done[members].all():
+            break
+        dist = np.where(done, dist, dist + dist[anc])
+        anc = np.where(done, anc, anc[anc])
+    if not is_root[anc[members]].all():
+        raise ScheduleError("the parent array has a cycle: not a forest hanging from the roots")
+    depth = np.full(V, -1, dtype=np.int64)
+    depth[members] = dist[members]
+    return depth
 
 
 def forest_depths(topology, parent, roots) -> np.ndarray:
@@ -41,33 +90,9 @@ def forest_depths(topology, parent, roots) -> np.ndarray:
         Unless every compute vertex but the roots has a compute parent and every path ends at a root.
     """
     parent = np.asarray(parent, dtype=np.int64)
-    roots = np.asarray(roots, dtype=np.int64)
-    compute = topology.compute
     if parent.size != topology.n_vertices:
         raise ScheduleError(f"parent array must have {topology.n_vertices} entries")
-    expect = topology.is_compute.copy()
-    expect[roots] = False
-    if not np.array_equal(parent >= 0, expect):
-        raise ScheduleError("every compute vertex but the roots needs a parent (and nothing else)")
-    has = parent >= 0
-    if np.any(parent[has] >= topology.n_vertices) or not np.all(topology.is_compute[parent[has]]):
-        raise ScheduleError("a parent is not a compute vertex")
-    # pointer jumping: anc[v] is an ancestor of v at distance dist[v]; O(log depth) vectorized passes
-    is_root = np.zeros(topology.n_vertices, dtype=bool)
-    is_root[roots] = True
-    anc = np.where(has, parent, np.arange(topology.n_vertices))
-    dist = has.astype(np.int64)
-    for _ in range(64):
-        done = is_root[anc]
-        if done[compute].all():
-            break
-        dist = np.where(done, dist, dist + dist[anc])
-        anc = np.where(done, anc, anc[anc])
-    if not is_root[anc[compute]].all():
-        raise ScheduleError("the parent array has a cycle: not a forest hanging from the roots")
-    depth = np.full(topology.n_vertices, -1, dtype=np.int64)
-    depth[compute] = dist[compute]
-    return depth
+    return parent_depths(parent, roots, topology.is_compute)
 
 
 def forest_weight(t, parent) -> int:

@@ -107,9 +107,9 @@ def _solve_torus(topology, depth, elements, mode, exchange, progress, group, tim
     notes = []
     khop = depth is not None and depth < H
     if start is not None and not (khop and not exchange and group in (None, "gamma") and topology.is_equal_sided):
-        # the CLI maps the leading parameter to --start; the rest still spells flags (tests/cli pins that text)
-        raise OptionError("start continues a k-hop tree solve: it needs --depth K below the diameter, an "
-                          "equal-sided torus, the default group and no --exchange")
+        # parameters quoted `so` mid-sentence: the CLI says their flags (synth.cli._common.with_flags)
+        raise OptionError("start continues a k-hop tree solve: it needs `depth` below the diameter, an "
+                          "equal-sided torus, the default `group` and no `exchange`")
     if khop:
         return _solve_khop(topology, depth, elements, mode, exchange, group, time_limit, seed, solver, progress,
                            start)
@@ -316,6 +316,6 @@ def _solve_user(topology, generators, elements, mode, exchange, allow_unbalanced
         if not allow_unbalanced:
             raise SynthError(f"no symmetry found that balances a shortest-path tree on {topology.name} "
                              f"(best omega = {cert.claims['omega']} with a group of order {group.order}); "
-                             "pass --allow-unbalanced to get that schedule anyway")
+                             "pass `allow_unbalanced` to get that schedule anyway")
         notes.append(f"unbalanced: omega = {cert.claims['omega']}")
     return SolveResult(cert, base.n_rounds // 2, notes)

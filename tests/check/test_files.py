@@ -205,7 +205,8 @@ def test_an_explicit_check_too_large_names_the_mode_parameter(monkeypatch):
 
     t = parse_torus("4x4")
     monkeypatch.setattr(claims, "EXPLICIT_HARD_LIMIT", 10)
-    with pytest.raises(OptionError, match=r"^mode explicit: .* use symmetric$") as info:
+    with pytest.raises(OptionError, match=r"^mode explicit: .* use `mode` symmetric$") as info:
         certify(sp_allreduce(t), torus_gamma(t), mode="explicit")
-    assert with_flags(info.value, str(info.value)).startswith("--mode explicit: the lifted schedule has ")
+    line = with_flags(info.value, str(info.value))
+    assert line.startswith("--mode explicit: the lifted schedule has ") and line.endswith("use --mode symmetric")
     assert certify(sp_allreduce(t), torus_gamma(t), mode="symmetric").claims["rounds"] == 8

@@ -147,7 +147,7 @@ def test_solve_can_start_from_a_certificate(tmp_path, capsys):
     for argv, msg in [
         (["--torus", "8x8", "--depth", "2"], "more than the depth bound 2"),       # the start is deeper
         (["--torus", "6x6", "--depth", "3"], "is for torus 8x8, not torus 6x6"),
-        (["--torus", "8x8"], "needs --depth K below the diameter"),
+        (["--torus", "8x8"], "--start continues a k-hop tree solve: it needs --depth below the diameter"),
         (["--torus", "8x8", "--depth", "3", "--exchange"], "no --exchange"),
     ]:
         code, out, err = run(capsys, "solve", *argv, "--start", str(first), "--out", "-")

@@ -424,5 +424,6 @@ def test_cli_notes_scratch_over_the_cap_on_stderr(tmp_path, capsys):
     assert main(["export", str(src), "--format", "msccl-xml", "--out", str(out), "--max-bytes", str(1 << 40)]) == 0
     err = capsys.readouterr().err
     assert err.startswith("note: maxBytes 1099511627776 makes the original MSCCL") and err.count("\n") == 1
+    assert "a smaller --max-bytes avoids that" in err        # the library's note names the parameter
     assert main(["export", str(src), "--format", "msccl-xml", "--out", str(out)]) == 0
     assert capsys.readouterr().err == ""

@@ -18,7 +18,7 @@ from synth.check.claims import check_certificate, check_file
 from synth.cli import main
 from synth.check.bounds import khop_dual_bound
 from synth.models.khop.dual import simple_dual
-from synth.models._solve.result import MipSolution
+from synth.models._solve.result import Best, MipSolution
 from synth.solve import solve
 from synth.solve.khop import khop_tree
 from synth.solve.record import SOLVER_CLAIM, TreeRecord
@@ -129,7 +129,7 @@ def _caught_by_the_mip_engine(monkeypatch):
     import synth.models.khop.dual as duals
 
     monkeypatch.setattr(duals, "cone_dual", lambda t, k: {"kind": "khop-cone-count", "k": k, "bound": 0})
-    monkeypatch.setattr(pipeline, "_offer_bound", lambda *a: None)
+    monkeypatch.setattr(Best, "offer_bound", lambda *a: False)
     monkeypatch.setattr(pipeline, "_solve_mip",
                         lambda *a, **kw: MipSolution("unknown", None, -np.inf, None, 0.1, interrupted=True))
 

@@ -1,9 +1,6 @@
-"""The root stabilizer's one home agrees with the copies that remain (for the final dedup pass).
-
-synth.check.bounds and models/forest/instance.py each still build the signed
-coordinate permutations that fix vertex 0; synth.symmetry.torus.root_stabilizer is the one
-home. Until the copies import it, this pins that all three give the same permutations (the
-models' in the same order and dtype, the checker's as a set).
+"""The root stabilizer has one home, synth.symmetry.torus.root_stabilizer; the names the checker
+(synth.check.bounds.root_stabilizer_perms, int64) and the models (synth.models.forest.instance)
+import give the same permutations (the models' in the same order and dtype, the checker's as a set).
 """
 
 import numpy as np

@@ -59,6 +59,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix, csr_matrix
 
 from synth.errors import SynthError
+from synth.models._solve.result import Status
 
 from .profiles import edge_profiles
 
@@ -315,7 +316,7 @@ def solve_assignment(model: AssignmentModel, time_limit: float, gap: float = 1e-
     lp = milp(c, constraints=cons, bounds=Bounds(lb, ub), options={"time_limit": max(0.5, t_end - time.monotonic()),
                                                                      "disp": False})
     if lp.x is None:
-        return ("infeasible" if lp.status == 2 else "unknown"), None
+        return (Status.INFEASIBLE if lp.status == 2 else Status.UNKNOWN), None
     res = None
     vert_whole = np.ones(V, dtype=bool)   # vertices whose options the LP takes whole
     frac = np.abs(lp.x[:nx] - np.rint(lp.x[:nx])) > 1e-9
@@ -336,19 +337,19 @@ def solve_assignment(model: AssignmentModel, time_limit: float, gap: float = 1e-
                    options={"time_limit": max(0.5, (t_end - time.monotonic()) / (3 - stage)), "disp": False,
                             "mip_rel_gap": gap})
         if res.x is not None:
-            res_status = "feasible"  # optimal only among the options left free
+            res_status = Status.FEASIBLE  # optimal only among the options left free
             break
         res = None
     if res is None:
         res = milp(c, constraints=cons, integrality=integ, bounds=Bounds(lb, ub),
                    options={"time_limit": max(0.5, t_end - time.monotonic()), "disp": False, "mip_rel_gap": gap})
         if res.x is None:
-            return ("infeasible" if res.status == 2 else "unknown"), None
-        res_status = "optimal" if res.status == 0 else "feasible"
+            return (Status.INFEASIBLE if res.status == 2 else Status.UNKNOWN), None
+        res_status = Status.OPTIMAL if res.status == 0 else Status.FEASIBLE
     status = res_status
     val = np.rint(res.x).astype(np.int64)
     if model.balanced and status == "feasible" and float(c @ val) <= np.ceil(lp.fun - 1e-6) + 1e-9:
-        status = "optimal"  # meets the LP bound: no family on this skeleton is lighter
+        status = Status.OPTIMAL  # meets the LP bound: no family on this skeleton is lighter
     return status, val
 
 

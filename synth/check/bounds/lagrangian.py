@@ -59,13 +59,13 @@ costs at least 1.  Real duals come from the k-hop solver's LP
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
 
 from synth.check.bounds.kinds import DualBound
 from synth.errors import SynthError
+from synth.symmetry.torus import root_stabilizer
 
 __all__ = ["layered_dual_bound", "root_stabilizer_perms", "MAX_LAGRANGIAN_VERTICES"]
 
@@ -77,30 +77,16 @@ _MAX_CUT_FLOPS = 1 << 36        # cut images x (k + 1) x V^2: the cut products, 
 
 
 def root_stabilizer_perms(t) -> np.ndarray:
-    """Vertex permutations of the torus fixing 0: coordinates permuted among equal sides, then negated.
+    """Vertex permutations of the torus fixing 0 (:func:`synth.symmetry.torus.root_stabilizer`) as int64.
 
-    Returns a ``G x V`` int64 array (identity first, duplicates removed).
+    Returns a ``G x V`` int64 array (identity first, duplicates removed); the bound only
+    uses it through sets of images, so their order does not matter.
 
     >>> from synth.topology.torus import parse_torus
     >>> root_stabilizer_perms(parse_torus("4x4")).shape, root_stabilizer_perms(parse_torus("4x6")).shape
     ((8, 16), (4, 24))
     """
-    shape = tuple(t.shape)
-    d = len(shape)
-    C = t.coords(np.arange(t.n_vertices))
-    sides = np.asarray(shape)
-    out, seen = [], set()
-    for perm in itertools.permutations(range(d)):
-        if any(shape[perm[i]] != shape[i] for i in range(d)):
-            continue
-        for signs in itertools.product((1, -1), repeat=d):
-            img = (C[:, list(perm)] * np.asarray(signs)) % sides
-            v = np.ravel_multi_index(tuple(img.T), shape)
-            key = v.tobytes()
-            if key not in seen:
-                seen.add(key)
-                out.append(v.astype(np.int64))
-    return np.stack(out)
+    return root_stabilizer(t).astype(np.int64)
 
 
 def _images(perms, V, nodes):

@@ -75,7 +75,7 @@ def find_mpiexec(mpiexec=None) -> list:
         if cand and os.access(cand, os.X_OK):
             return [cand]
     raise OptionError(f"mpiexec not given, and none found next to python or on PATH; install the MPI extra: "
-                      f"{INSTALL_HINT}, or name the launcher")
+                      f"{INSTALL_HINT}, or name the launcher with `mpiexec`")
 
 
 @dataclass

@@ -160,19 +160,19 @@ def _resolve_max_bytes(max_bytes, min_bytes, units, s_max, cap):
             return NO_SCRATCH_MAX_BYTES, []
         mb = min(cap * units // s_max, NO_SCRATCH_MAX_BYTES)
         if mb <= min_bytes:
-            raise ScheduleError(f"min_bytes {min_bytes} leaves no sizes whose scratch ({s_max} of {units} chunks per "
-                                f"GPU) stays within {cap} bytes; pass max_bytes explicitly")
+            raise ScheduleError(f"`min_bytes` {min_bytes} leaves no sizes whose scratch ({s_max} of {units} chunks per "
+                                f"GPU) stays within {cap} bytes; pass `max_bytes` explicitly")
         return mb, []
     if max_bytes < 1 or max_bytes < min_bytes:
-        raise ScheduleError(f"max_bytes {max_bytes} must be at least 1 and at least min_bytes {min_bytes}: "
+        raise ScheduleError(f"`max_bytes` {max_bytes} must be at least 1 and at least `min_bytes` {min_bytes}: "
                             "the runtime would never select the algorithm")
     need = scratch_bytes(max_bytes, s_max, units)
     if need <= cap:
         return int(max_bytes), []
     return int(max_bytes), [f"maxBytes {max_bytes} makes the original MSCCL (microsoft/msccl) allocate {need:,} bytes "
                             f"of scratch per GPU at init (maxBytes x s_chunks {s_max} / nchunksperloop {units}), over "
-                            f"{cap:,}; a smaller maxBytes avoids that, as do msccl-executor-nccl and RCCL, which size "
-                            "scratch per call"]
+                            f"{cap:,}; a smaller `max_bytes` avoids that, as do msccl-executor-nccl and RCCL, which "
+                            "size scratch per call"]
 
 
 def export_msccl(source, path=None, *, weights=None, proto: str = "Simple", name: str | None = None,

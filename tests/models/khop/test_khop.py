@@ -1,24 +1,23 @@
 """Tests for the minimum-weight k-hop tree models (issue 3).
 
 Every constraint family of :mod:`synth.models.khop.model` is checked against brute
-force on tiny tori, every depth bound; the exact arc reduction against brute force
-with and without it; the bounds for validity; and :func:`solve_khop` end to end,
-including the certificate the checker builds from its tree.
+force on tiny tori, every depth bound, with and without the exact arc reduction; the
+bounds for validity; and :func:`solve_khop` end to end, including the certificate the
+checker builds from its tree.  The forest core they share (instance data, labels, brute
+force, cuts) is tested in ``tests/models/forest/``.
 """
 
 from fractions import Fraction
-from math import comb, factorial
 
 import numpy as np
 import pytest
+from conftest import all_trees, count_trees, tiny_cases
 
 from synth.check.claims import certify
 from synth.symmetry.torus import torus_gamma
-from synth.models.khop.brute import brute_force_khop
-from synth.models.forest.labels import LabelSearch, _shift_perturb, labels_cost, labels_to_parent
+from synth.models.forest.labels import labels_cost, labels_to_parent
 from synth.models.khop.search.construct import heuristic_tree
-from synth.models.forest.instance import (allowed_pairs, check_tree, distance_matrix, hop_arcs, root_stabilizer,
-                                         translations, tree_depths)
+from synth.models.forest.instance import (allowed_pairs, check_tree, distance_matrix, hop_arcs, root_stabilizer)
 from synth.models._solve.lagrangian import lagrangian_bound
 from synth.models.khop.lp import LayeredLP
 from synth.models.khop.model import (LinearModel, ModelData, add_arc_vars, add_depth_vars, add_layer_cuts,
@@ -28,37 +27,7 @@ from synth.models.khop import KHopResult, solve_khop
 from synth.schedule import tree_schedule
 from synth.topology.torus import parse_torus
 
-# tiny instances the subset DP handles quickly, every nontrivial depth bound 2 .. H-1
-TINY = ["3x3", "3x4", "3x5", "7", "9", "11", "4x4"]
-
-
-def _cases(shapes, max_vertices=16):
-    out = []
-    for s in shapes:
-        t = parse_torus(s)
-        if t.n_vertices > max_vertices:
-            continue
-        for k in range(1, t.diameter + 1):
-            out.append((s, k))
-    return out
-
-
-CASES = _cases(TINY)
-
-
-@pytest.fixture(scope="module")
-def brute():
-    """W*(k) with and without the arc reduction, computed once per instance."""
-    cache = {}
-
-    def get(shape, k, reduce=False):
-        key = (shape, k, reduce)
-        if key not in cache:
-            t = parse_torus(shape)
-            cache[key] = brute_force_khop(t, k, allowed_pairs(t) if reduce else None)
-        return cache[key]
-
-    return get
+CASES = tiny_cases()
 
 
 def _valid_tree(t, parent, k, weight=None):
@@ -69,80 +38,6 @@ def _valid_tree(t, parent, k, weight=None):
 
 
 # ----------------------------------------------------------------- brute force
-def _count_trees(n, k):
-    """Spanning trees of K_{n+1} rooted at 0 with depth <= k: n! [x^n] exp(T_{k-1}), T_h = x exp(T_{h-1})."""
-    def mul(a, b):
-        c = [Fraction(0)] * (n + 1)
-        for i, x in enumerate(a):
-            if x:
-                for j, y in enumerate(b[:n + 1 - i]):
-                    c[i + j] += x * y
-        return c
-
-    def exp(a):                                   # a[0] == 0
-        out, term = [Fraction(0)] * (n + 1), [Fraction(1)] + [Fraction(0)] * n
-        out[0] = Fraction(1)
-        for m in range(1, n + 1):
-            term = [x / m for x in mul(term, a)]
-            out = [x + y for x, y in zip(out, term)]
-        return out
-
-    T = [Fraction(0), Fraction(1)] + [Fraction(0)] * (n - 1)      # height <= 0: a single vertex
-    for _ in range(k - 1):
-        T = [Fraction(0)] + mul([Fraction(1)] + [Fraction(0)] * n, exp(T))[:n]
-    return int(exp(T)[n] * factorial(n))
-
-
-def test_tree_count_formula():
-    n = 8
-    assert _count_trees(n, 1) == 1
-    assert _count_trees(n, 2) == sum(comb(n, m) * m ** (n - m) for m in range(1, n + 1))
-    assert _count_trees(n, n) == (n + 1) ** (n - 1)                  # Cayley: all rooted trees
-
-
-@pytest.mark.parametrize("shape", ["5", "6"])
-def test_brute_force_matches_parent_enumeration(shape):
-    t = parse_torus(shape)
-    V = t.n_vertices
-    D = distance_matrix(t)
-    grids = np.array(np.meshgrid(*[np.arange(V)] * (V - 1), indexing="ij")).reshape(V - 1, -1).T
-    best = {}
-    for row in grids:
-        parent = np.concatenate([[-1], row])
-        try:
-            depth = int(tree_depths(parent).max())
-        except ValueError:
-            continue
-        w = int(D[np.arange(1, V), row].sum())
-        for k in range(depth, V):
-            best[k] = min(best.get(k, w), w)
-    for k in range(1, V):
-        assert brute_force_khop(t, k)[0] == best[k]
-
-
-@pytest.mark.parametrize("shape,k", CASES)
-def test_arc_reduction_keeps_an_optimum(shape, k, brute):
-    w_all, _ = brute(shape, k)
-    w_red, parent = brute(shape, k, reduce=True)
-    assert w_all == w_red
-    t = parse_torus(shape)
-    _valid_tree(t, parent, k, w_red)
-    keep = allowed_pairs(t)
-    v = np.arange(1, t.n_vertices)
-    assert keep[parent[1:], v].all()
-
-
-def test_known_values(brute):
-    # W >= p - 1, equality at k >= H; k = 1 is the star
-    for shape in TINY:
-        t = parse_torus(shape)
-        V, H = t.n_vertices, t.diameter
-        assert brute(shape, H)[0] == V - 1
-        assert brute(shape, 1)[0] == int(t.dist(0, np.arange(V)).sum())
-        ws = [brute(shape, k)[0] for k in range(1, H + 1)]
-        assert all(a >= b for a, b in zip(ws, ws[1:]))
-
-
 @pytest.mark.parametrize("shape,k", CASES)
 def test_cone_count_bound_never_exceeds_brute_force(shape, k, brute):
     from synth.check.bounds import cone_count_bound
@@ -208,22 +103,7 @@ def test_model_solutions_are_exactly_the_trees(shape, k):
     """Without the reduction, the integral solutions of the families are the depth-<=k trees of K_V."""
     t = parse_torus(shape)
     model, *_ = _feasibility_model(t, k)
-    assert _count_solutions(model) == _count_trees(t.n_vertices - 1, k)
-
-
-def _all_trees(t, k):
-    """Parent arrays of every spanning tree of depth <= k of K_V rooted at 0 (tiny V only)."""
-    V = t.n_vertices
-    out = []
-    for row in np.array(np.meshgrid(*[np.arange(V)] * (V - 1), indexing="ij")).reshape(V - 1, -1).T:
-        parent = np.concatenate([[-1], row])
-        try:
-            depth = tree_depths(parent)
-        except ValueError:
-            continue
-        if depth.max() <= k:
-            out.append((parent, depth))
-    return out
+    assert _count_solutions(model) == count_trees(t.n_vertices - 1, k)
 
 
 @pytest.mark.parametrize("shape,k", [("5", 2), ("6", 2), ("6", 3), ("7", 3)])
@@ -232,7 +112,7 @@ def test_reduced_model_counts_the_reduced_trees(shape, k):
     model, *_ = _feasibility_model(t, k, reduce=True)
     keep = allowed_pairs(t)
     V = t.n_vertices
-    count = sum(keep[parent[1:], np.arange(1, V)].all() for parent, _depth in _all_trees(t, k))
+    count = sum(keep[parent[1:], np.arange(1, V)].all() for parent, _depth in all_trees(t.n_vertices, k))
     assert _count_solutions(model) == count
 
 
@@ -264,42 +144,10 @@ def test_helpers_return_what_they_create():
     assert obj[z[0, 5, 1]] == 2.0
 
 
-@pytest.mark.parametrize("shape,k", [("5", 2), ("6", 2), ("6", 3), ("7", 2)])
-def test_separated_cuts_hold_for_every_tree_and_cut_off_the_point(shape, k):
-    """Rows of the branch-and-cut separator: violated by the point, satisfied by every tree of the model."""
-    from synth.models.khop.pipeline import layered_separator
-
-    t = parse_torus(shape)
-    data = ModelData(distance_matrix(t), k, *hop_arcs(t, k, reduce=False))
-    model, z, _y = build_hop_model(data)
-    sep = layered_separator(data.D, k, z)
-    trees = []
-    for parent, depth in _all_trees(t, k):
-        x = np.zeros(model.n_cols)
-        for v in range(1, t.n_vertices):
-            x[z[int(parent[v]), v, int(depth[v])]] = 1.0
-        trees.append(x)
-    trees = np.array(trees)
-    assert trees.shape[0] == _count_trees(t.n_vertices - 1, k)
-    assert all(sep(x) == [] for x in trees[:50])
-    rng = np.random.default_rng(1)
-    n_rows = 0
-    for _ in range(20):
-        # a fractional point: a mix of trees, scaled down, with noise on some arcs
-        w = rng.dirichlet(np.ones(3))
-        noise = rng.random(model.n_cols) * (rng.random(model.n_cols) < 0.1)
-        x = 0.8 * (w @ trees[rng.choice(len(trees), 3)]) + 0.2 * noise
-        for cols, coefs, lo in sep(x):
-            n_rows += 1
-            assert coefs @ x[cols] < lo - 1e-6
-            assert (trees[:, cols] @ coefs >= lo - 1e-9).all()
-    assert n_rows > 0
-
-
 @pytest.mark.parametrize("shape,k", [c for c in CASES if c[0] in ("3x3", "3x4", "4x4", "11") and c[1] > 1])
 def test_branch_and_cut_without_root_cuts_matches_brute_force(shape, k, brute):
     """SCIP with only the separator's cuts (none given up front) reaches W*."""
-    from synth.models.khop.pipeline import layered_separator
+    from synth.models.forest.cuts import layered_separator
 
     t = parse_torus(shape)
     data = ModelData(distance_matrix(t), k, *hop_arcs(t, k))
@@ -341,7 +189,7 @@ def test_lp_bound_is_valid_and_cuts_keep_the_optimum(shape, k, brute):
     full = LayeredLP(D, k, G, *arcs)                        # every arc a column from the start
     assert full.solve().bound == pytest.approx(res.bound, abs=1e-6)
     # every cut found (and its images) keeps the optimum
-    from synth.models.khop.pipeline import cut_images
+    from synth.models.forest.cuts import cut_images
 
     data = ModelData(D, k, *arcs)
     model, z, y = build_hop_model(data)
@@ -381,43 +229,7 @@ def test_reduced_cost_fixing_keeps_every_optimum(brute):
         assert round(model.solve_highs(time_limit=30).objective) == w_star
 
 
-def test_stabilizer_is_distance_preserving():
-    for shape in ["4x4", "3x5", "3x3x3", "4x4x6"]:
-        t = parse_torus(shape)
-        D = distance_matrix(t)
-        G = root_stabilizer(t)
-        assert np.all(G[:, 0] == 0) and np.array_equal(G[0], np.arange(t.n_vertices))
-        for g in G:
-            assert np.array_equal(D[np.ix_(g, g)], D)
-        assert len({g.tobytes() for g in G}) == G.shape[0]
-
-
 # --------------------------------------------------------------- heuristic
-def test_label_moves_and_swaps_are_priced_exactly():
-    rng = np.random.default_rng(1)
-    for shape, k in [("6x6", 3), ("5x7", 4), ("3x3x3", 2)]:
-        t = parse_torus(shape)
-        D = distance_matrix(t)
-        V = t.n_vertices
-        for _ in range(3):
-            lab = rng.integers(1, k + 1, size=V)
-            lab[0] = 0
-            ls = LabelSearch(D, k, lab)
-            assert ls.cost == labels_cost(D, lab)
-            delta = ls.move_deltas()
-            for v in rng.integers(1, V, size=8):
-                for b in range(1, k + 1):
-                    if b != lab[v]:
-                        new = lab.copy()
-                        new[v] = b
-                        assert labels_cost(D, new) - ls.cost == delta[v, b]
-            u, v, d = ls.swap_deltas()
-            for i in range(min(u.size, 20)):
-                new = lab.copy()
-                new[u[i]], new[v[i]] = lab[v[i]], lab[u[i]]
-                assert labels_cost(D, new) - ls.cost == d[i]
-
-
 @pytest.mark.parametrize("shape,k", [c for c in CASES if c[0] in ("4x4", "3x5", "11")])
 def test_heuristic_trees_are_valid(shape, k, brute):
     t = parse_torus(shape)
@@ -433,44 +245,6 @@ def test_heuristic_is_deterministic():
     a = heuristic_tree(D, 3, seed=5, iterations=20)
     b = heuristic_tree(D, 3, seed=5, iterations=20)
     assert np.array_equal(a.parent, b.parent)
-
-
-@pytest.mark.parametrize("shape", ["4x4", "3x5", "5x6", "3x3x4"])
-def test_translations_are_distance_preserving_shifts(shape):
-    t = parse_torus(shape)
-    g = translations(t, 2)
-    V = t.n_vertices
-    D = distance_matrix(t)
-    coords = t.coords(np.arange(V))
-    for row in g:
-        assert np.array_equal(np.sort(row), np.arange(V))                 # a permutation
-        assert np.array_equal(D[np.ix_(row, row)], D)                      # an automorphism
-        delta = (coords[row] - coords) % np.asarray(t.shape)
-        assert np.all(delta == delta[0])                                   # the same offset everywhere
-        assert np.count_nonzero(delta[0]) == 1                             # along one axis
-        assert any(np.array_equal(row[other], np.arange(V)) for other in g)   # its inverse is in the set
-
-
-def test_shift_perturbation_keeps_trees_valid_and_deterministic(brute):
-    t = parse_torus("4x4")
-    D = distance_matrix(t)
-    g = translations(t, 2)
-    runs = [heuristic_tree(D, 3, seed=7, iterations=30, shifts=g) for _ in range(2)]
-    _valid_tree(t, runs[0].parent, 3, runs[0].weight)
-    assert runs[0].weight >= brute("4x4", 3)[0]
-    assert np.array_equal(runs[0].parent, runs[1].parent)
-    # the shift moves a ball's labels: the perturbed labelling is a translate inside the ball
-    rng = np.random.default_rng(0)
-    lab = np.random.default_rng(1).integers(1, 4, size=t.n_vertices)
-    lab[0] = 0
-    changed = 0
-    for _ in range(20):
-        new = _shift_perturb(lab, D, rng, g, 3)
-        changed += bool(np.any(new != lab))
-        assert new[0] == 0 and new[1:].min() >= 1
-        # every vertex keeps its label or takes its translate's, for one translation
-        assert any(np.all((new == lab) | (new == np.maximum(lab[row], 1))) for row in g)
-    assert changed >= 10
 
 
 # ---------------------------------------------------------------- solve_khop
@@ -542,8 +316,10 @@ def test_interrupt_returns_the_best_tree():
     assert r.status in ("feasible", "optimal") and r.interrupted
 
 
-def test_interrupt_inside_branch_and_cut_returns_the_best_tree():
-    t = parse_torus("10x10")
+def _interrupt_in_scip(shape, k):
+    """Solve with ``solver="scip"`` and raise Ctrl-C at SCIP's first progress report; ``(torus, result, messages
+    from that report on)``."""
+    t = parse_torus(shape)
     seen = []
 
     def progress(msg):
@@ -551,10 +327,34 @@ def test_interrupt_inside_branch_and_cut_returns_the_best_tree():
         if msg.startswith("scip:"):
             raise KeyboardInterrupt            # as if Ctrl-C arrived during SCIP's search
 
-    r = solve_khop(t, 3, time_limit=120, solver="scip", progress=progress)
-    _check_result(t, 3, r)
-    assert any(m.startswith("scip:") for m in seen)
-    assert r.status == "feasible" and r.lower_bound < r.weight and r.seconds < 60 and r.interrupted
+    r = solve_khop(t, k, time_limit=300, solver="scip", progress=progress)
+    _check_result(t, k, r)
+    first = next(i for i, m in enumerate(seen) if m.startswith("scip:"))
+    return t, r, seen, seen[first:]
+
+
+def _assert_interrupt_honoured(r, seen, after):
+    """Nothing ran after SCIP stopped: only what SCIP itself found is offered, then the solve returns."""
+    assert r.interrupted and after[-1] == "interrupted: returning the best tree so far"
+    for m in after[1:-1]:
+        assert m.startswith("bound ") and "scip" in m or m.startswith("incumbent") and m.endswith("(scip)"), m
+    announced = [int(m.split()[3]) for m in seen if m.startswith("incumbent W = ")]
+    assert r.weight == min(announced)                  # the best tree found so far is the one returned
+    assert r.lower_bound <= r.weight and (r.status == "optimal") == (r.lower_bound == r.weight)
+
+
+def test_interrupt_inside_branch_and_cut_returns_the_best_tree_fast():
+    """7x7, k = 3: the LP leaves a gap, so SCIP runs (its root bound may then close it: the status says so)."""
+    _t, r, seen, after = _interrupt_in_scip("7x7", 3)
+    _assert_interrupt_honoured(r, seen, after)
+
+
+@pytest.mark.slow
+def test_interrupt_inside_branch_and_cut_returns_the_best_tree():
+    """10x10, k = 3: SCIP's root does not close the gap, so the interrupted solve ends feasible."""
+    _t, r, seen, after = _interrupt_in_scip("10x10", 3)
+    _assert_interrupt_honoured(r, seen, after)
+    assert r.status == "feasible" and r.lower_bound < r.weight
 
 
 def test_bad_arguments():

@@ -13,6 +13,7 @@ import time
 import numpy as np
 import pytest
 
+from synth.models._solve.result import Best
 import synth.models.khop.pipeline as pipeline
 from synth.models.khop.brute import brute_force_khop
 from synth.models.forest.labels import labels_cost, labels_to_parent
@@ -167,7 +168,7 @@ def test_a_start_tree_is_continued():
     D = distance_matrix(t)
     start = labels_to_parent(D, np.minimum(D[0].astype(np.int64), 6))      # truncated BFS, depth 6
     seen = []
-    best = {"parent": None, "weight": None, "bound": float(t.n_vertices - 1), "method": ""}
+    best = Best(bound=t.n_vertices - 1)
     pipeline.run_pipeline(t, 6, best, deadline=time.monotonic() + 6, say=seen.append, start=start, bound=False)
     assert seen[0].endswith("(start)")
-    assert best["weight"] <= tree_weight(t, start)
+    assert best.weight <= tree_weight(t, start)

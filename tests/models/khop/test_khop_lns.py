@@ -10,6 +10,7 @@ import itertools
 import numpy as np
 import pytest
 
+from synth.models._solve.result import Best
 from synth.models.forest.labels import labels_to_parent
 from synth.models.forest.instance import check_tree, distance_matrix, translations, tree_depths, tree_weight
 from synth.models.khop.search.lns import kick_search, lns_search, solve_window, window_arcs
@@ -149,11 +150,11 @@ def test_pipeline_uses_the_lns_when_the_lp_is_out_of_reach(monkeypatch):
     monkeypatch.setattr(pipeline, "MIN_SLICE", 0.5)         # every arm gets a turn in 6 s
     monkeypatch.setattr(pipeline, "lns_search", spy)
     t = parse_torus("10x10")
-    best = {"parent": None, "weight": None, "bound": float(t.n_vertices - 1), "method": ""}
+    best = Best(bound=t.n_vertices - 1)
     run_pipeline(t, 3, best, deadline=time.monotonic() + 6)
     assert calls and all(after <= before for before, after in calls)
-    assert best["weight"] <= min(after for _, after in calls)
-    assert check_tree(t, best["parent"], 3)[1] == best["weight"]
+    assert best.weight <= min(after for _, after in calls)
+    assert check_tree(t, best.parent, 3)[1] == best.weight
 
 
 def test_pipeline_kicks_after_the_lns(monkeypatch):
@@ -178,9 +179,9 @@ def test_pipeline_kicks_after_the_lns(monkeypatch):
     monkeypatch.setattr(pipeline, "kick_search", spy)
     monkeypatch.setattr(pipeline, "MIN_SLICE", 0.5)
     t = parse_torus("9x9")
-    best = {"parent": None, "weight": None, "bound": float(t.n_vertices - 1), "method": ""}
+    best = Best(bound=t.n_vertices - 1)
     run_pipeline(t, 3, best, deadline=time.monotonic() + 4)
     assert kicks
     for before, after, shape in kicks:
         assert after <= before and shape == (8, t.n_vertices)      # +-1, +-2 steps along each axis
-    assert check_tree(t, best["parent"], 3)[1] == best["weight"] <= min(after for _, after, _ in kicks)
+    assert check_tree(t, best.parent, 3)[1] == best.weight <= min(after for _, after, _ in kicks)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from synth.check.bounds import khop_dual_bound
+from synth.models._solve.result import Best
 from synth.models.khop.brute import brute_force_khop
 from synth.models.forest.instance import distance_matrix, tree_weight
 from synth.models.khop.steiner import axis_sets, jump_tree, relaxed_jumps, terminal_search
@@ -65,10 +66,11 @@ def test_pipeline_keeps_the_steiner_dual_when_it_proves_more():
     from synth.models.khop.pipeline import _steiner_bound
 
     t = parse_torus("16x16")
-    best = {"parent": None, "weight": 266, "bound": 263.0, "method": "lp", "dual": {"bound": 263}}
+    best = Best(bound=263.0, method="lp")
+    best.dual = {"bound": 263}
     _steiner_bound(t, 10, best, distance_matrix(t), time.monotonic() + 120, lambda _m: None)
-    assert best["bound"] == 264 and best["dual"]["kind"] == STEINER_KIND
-    assert khop_dual_bound(t, 10, best["dual"]).bound == 264
+    assert best.bound == 264 and best.dual["kind"] == STEINER_KIND
+    assert khop_dual_bound(t, 10, best.dual).bound == 264
 
 
 @pytest.mark.parametrize("shape,k", [("16x16", 9), ("5x7", 3), ("4x4x4", 4), ("9", 2)])

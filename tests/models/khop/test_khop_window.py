@@ -10,6 +10,7 @@ import time
 import numpy as np
 import pytest
 
+from synth.models._solve.result import Best
 import synth.models.khop.pipeline as pipeline
 from synth.models.forest.labels import LabelSearch, labels_cost, labels_to_parent
 from synth.models.forest.instance import check_tree, distance_matrix, translations, tree_weight
@@ -153,9 +154,9 @@ def test_pipeline_improves_big_tori_with_the_windowed_search(monkeypatch, solver
     t = parse_torus("12x12")
     D = distance_matrix(t)
     start = np.minimum(D[0].astype(np.int64), 3)
-    best = {"parent": None, "weight": None, "bound": float(t.n_vertices - 1), "method": ""}
+    best = Best(bound=t.n_vertices - 1)
     pipeline.run_pipeline(t, 3, best, deadline=time.monotonic() + 4, solver=solver,
                           start=labels_to_parent(D, start), bound=False)
     assert calls and all(after <= before for before, after in calls)
-    assert check_tree(t, best["parent"], 3)[1] == best["weight"] == tree_weight(t, best["parent"])
-    assert best["weight"] <= min(after for _, after in calls) and best["weight"] < labels_cost(D, start)
+    assert check_tree(t, best.parent, 3)[1] == best.weight == tree_weight(t, best.parent)
+    assert best.weight <= min(after for _, after in calls) and best.weight < labels_cost(D, start)

@@ -10,7 +10,7 @@ from synth.models.xhop.brute import (
     brute_force_xhop,
     enumerate_forests,
 )
-from synth.models.xhop.cuts import CutLoop
+from synth.models.forest.cuts import CutLoop
 from synth.models.xhop.search import (
     heuristic_forest,
     labels_to_parent,
