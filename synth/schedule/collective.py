@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from synth.errors import ScheduleError
-from synth.schedule.data import ALLGATHER, ALLREDUCE, COLLECTIVES, COPY, REDUCE, REDUCE_SCATTER, BaseSchedule
+from synth.schedule.data import ALLREDUCE, COLLECTIVES, COPY, REDUCE, REDUCE_SCATTER, BaseSchedule
 
 __all__ = ["collective_half"]
 
