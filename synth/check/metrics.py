@@ -43,7 +43,7 @@ True
 >>> round_lower_bound(t, g)
 (7, 'adjacent pair (0, 4)')
 >>> round_lower_bound(t, g, "reduce-scatter")
-(4, 'node 0 (eccentricity 4)')
+(4, 'node 0, eccentricity 4')
 """
 
 from __future__ import annotations
@@ -317,4 +317,4 @@ def _farthest(topology, vertices):
             best, arg = e, v
     if best is None:
         raise ScheduleError("the topology has no compute vertex")
-    return best, f"node {arg} (eccentricity {best})"
+    return best, f"node {arg}, eccentricity {best}"
