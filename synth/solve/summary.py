@@ -32,9 +32,7 @@ def solve_summary(topology, result, report, path=None, extra=None) -> dict:
     where the certificate was written (None: not written, ``'-'``: stdout), and ``extra`` more
     fields to append (e.g. :func:`synth.solve.by_size.size_summary`).
     """
-    cert = result.certificate
-    c = cert.claims
-    collective = cert.base.collective
+    collective = result.certificate.base.collective
     if collective != "allreduce":  # a new first field; an allreduce's summary stays as it was
         return {"collective": collective, **_fields(topology, result, report, path, extra, COLLECTIVE_BOUND_SCOPE)}
     return _fields(topology, result, report, path, extra, ROUND_BOUND_SCOPE)
