@@ -43,6 +43,19 @@ def test_baseline_exports_verify(tmp_path, name):
     assert code == 0 and rep["valid"], rep
 
 
+def _mutate_row(kind, body, i, row) -> bool:
+    """Drop, duplicate or flip the op of transmission line ``i`` of ``body``; False for another kind."""
+    if kind == "drop":
+        del body[i]
+    elif kind == "duplicate":
+        body.insert(i, body[i])
+    elif kind == "flip":
+        body[i] = json.dumps(dict(row, op="copy" if row["op"] == "reduce" else "reduce"))
+    else:
+        return False
+    return True
+
+
 def test_mutants_are_rejected(tmp_path, capsys):
     cert, ex = tmp_path / "c.json", tmp_path / "e.jsonl"
     main(["solve", "--torus", "3x3", "--out", str(cert)])
@@ -54,12 +67,8 @@ def test_mutants_are_rejected(tmp_path, capsys):
         body = list(lines[1:])
         i = rng.randrange(len(body))
         row = json.loads(body[i])
-        if kind == "drop":
-            del body[i]
-        elif kind == "duplicate":
-            body.insert(i, body[i])
-        elif kind == "flip":
-            body[i] = json.dumps(dict(row, op="copy" if row["op"] == "reduce" else "reduce"))
+        if _mutate_row(kind, body, i, row):
+            pass
         elif kind == "move":
             body[i] = json.dumps(dict(row, round=row["round"] % 4 + 1))
         else:
@@ -106,12 +115,8 @@ def test_collective_mutants_are_rejected(tmp_path, capsys, collective):
         body, top = list(lines[1:]), dict(head)
         i = rng.randrange(len(body))
         row = json.loads(body[i])
-        if kind == "drop":
-            del body[i]
-        elif kind == "duplicate":
-            body.insert(i, body[i])
-        elif kind == "flip":
-            body[i] = json.dumps(dict(row, op="copy" if row["op"] == "reduce" else "reduce"))
+        if _mutate_row(kind, body, i, row):
+            pass
         elif kind == "owner":  # the owner of one chunk moves to another node
             owners = list(top["chunk_owner"])
             owners[0], owners[-1] = owners[-1], owners[0]
