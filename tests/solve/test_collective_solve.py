@@ -58,7 +58,7 @@ def test_cli(capsys, tmp_path):
     assert summary["collective"] == "reduce-scatter" and summary["rounds"] == 4
     assert summary["round_lower_bound_scope"] == "every one-hop schedule"
     assert main(["check", str(out)]) == 0
-    capsys.readouterr()
+    assert "(certificate, reduce-scatter, explicit check)" in capsys.readouterr().out
     assert main(["solve", "--torus", "4x4", "--exchange", "--collective", "allgather"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("synth: error: --collective allgather: the exchange") and err.count("\n") == 1
