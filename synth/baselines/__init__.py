@@ -15,12 +15,21 @@ name                   algorithm
                        Sack & Gropp 2015)
 ``swing-l``            Swing, latency-optimal (De Sensi et al., NSDI 2024)
 ``swing-b``            Swing, bandwidth-optimal
+``swing-l-1port``      Swing, latency-optimal on one port (the reference
+                       launcher's SwingL)
 ``trivance-l``         Trivance, latency-optimal (Juerss, Addanki, Schmid 2026)
-``trivance-b``         Trivance, bandwidth-optimal
+``trivance-b``         Trivance, bandwidth-optimal (the reference's distances
+                       and direction balance on every side)
 ``recursive-doubling`` recursive doubling (Rabenseifner 2004, Thakur et al. 2005)
 ``halving-doubling``   Rabenseifner's recursive halving reduce-scatter + doubling
                        allgather
 =====================  ==========================================================
+
+Each module's docstring names the reference code it follows and where it
+differs.  Bucket, Swing and Trivance also run on HyperX as the torus of the
+same shape embedded in it (:mod:`synth.baselines.hyperx`, the paper's
+section 7.6); Ring and the doubling families run on spine-leaf with routes
+through the switches.
 
 Examples
 --------
@@ -40,6 +49,7 @@ from __future__ import annotations
 
 from synth.baselines import bucket, doubling, ring, swing, trivance
 from synth.baselines.base import Baseline
+from synth.baselines.hyperx import on_hyperx
 from synth.errors import TopologyError
 
 __all__ = ["Baseline", "BASELINES", "SUPPORTED", "build_baseline"]
@@ -47,11 +57,12 @@ __all__ = ["Baseline", "BASELINES", "SUPPORTED", "build_baseline"]
 
 _REGISTRY = {
     "ring": (ring.ring, ring.SUPPORTED),
-    "bucket": (bucket.bucket, bucket.SUPPORTED),
-    "swing-l": (swing.swing_l, swing.SUPPORTED),
-    "swing-b": (swing.swing_b, swing.SUPPORTED),
-    "trivance-l": (trivance.trivance_l, trivance.SUPPORTED),
-    "trivance-b": (trivance.trivance_b, trivance.SUPPORTED),
+    "bucket": (on_hyperx(bucket.bucket), bucket.SUPPORTED),
+    "swing-l": (on_hyperx(swing.swing_l), swing.SUPPORTED),
+    "swing-b": (on_hyperx(swing.swing_b), swing.SUPPORTED),
+    "swing-l-1port": (on_hyperx(swing.swing_l_1port), swing.SUPPORTED),
+    "trivance-l": (on_hyperx(trivance.trivance_l), trivance.SUPPORTED),
+    "trivance-b": (on_hyperx(trivance.trivance_b), trivance.SUPPORTED),
     "recursive-doubling": (doubling.recursive_doubling, doubling.SUPPORTED),
     "halving-doubling": (doubling.halving_doubling, doubling.SUPPORTED),
 }
@@ -69,8 +80,9 @@ def build_baseline(name: str, topology) -> Baseline:
     name : str
         One of :data:`BASELINES`.
     topology : Topology
-        A :class:`~synth.torus.Torus` (every baseline) or, for the doubling
-        families, any topology with compute nodes.
+        A :class:`~synth.torus.Torus` (every baseline), a HyperX (Bucket,
+        Swing, Trivance), a spine-leaf (Ring) or, for the doubling families,
+        any topology with compute nodes.
 
     Raises
     ------

@@ -44,14 +44,17 @@ Examples
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from synth.errors import ScheduleError, TopologyError
 from synth.schedule import COPY, REDUCE, Block, Schedule
+from synth.topology.spineleaf import SpineLeaf
 from synth.topology.torus import Torus
 
 __all__ = ["Rounds", "allgather_plan", "add_allreduce", "shrink_plan", "add_shrink", "add_enlarge",
-           "ring_disp", "torus_disp", "is_power", "floor_power", "ceil_log"]
+           "ring_disp", "torus_disp", "spine_leaf_route", "is_power", "floor_power", "ceil_log"]
 
 
 # ------------------------------------------------------------------ integers
@@ -140,12 +143,38 @@ def _torus_links(t: Torus, src, disp):
     return out
 
 
+def spine_leaf_route(s: SpineLeaf, u: int, v: int) -> np.ndarray:
+    """Links of the route from host ``u`` to host ``v`` through the switches.
+
+    ``h_{i,j} -> L_j -> h`` on one leaf, else ``h_{i,j} -> L_j -> S_i -> L_j' -> h``:
+    up through the spine of the sender's index, the routing of synth's own
+    spine-leaf schedule (:mod:`synth.schedule.spineleaf`), which spreads the
+    traffic of a leaf's hosts over all spines.
+
+    >>> from synth.topology.spineleaf import spine_leaf
+    >>> s = spine_leaf(2, 3, 2)
+    >>> [int(s.link_dst[e]) for e in spine_leaf_route(s, 1, 4)]   # h(1,0) -> L0 -> S1 -> L2 -> h(0,2)
+    [6, 10, 8, 4]
+    """
+    q = s.spines
+    lu, lv = u // q, v // q
+    path = [u, int(s.leaf(lu)), v] if lu == lv else [u, int(s.leaf(lu)), int(s.spine(u % q)), int(s.leaf(lv)), v]
+    links = s.link_ids(path[:-1], path[1:])
+    if np.any(links < 0):
+        raise ScheduleError("internal error: a spine-leaf route leaves the links")
+    return links
+
+
 class _GraphRoutes:
-    """Shortest routes on a generic topology, one BFS per destination, cached."""
+    """Routes on a generic topology: shortest (one BFS per destination), or through the spines; cached."""
 
     def __init__(self, topology):
         self.t = topology
         self.cache = {}
+        if isinstance(topology, SpineLeaf):
+            self.route = functools.partial(spine_leaf_route, topology)
+        else:
+            self.route = topology.shortest_route
 
     def links(self, src, dst):
         out = {}
@@ -156,7 +185,7 @@ class _GraphRoutes:
             if key not in self.cache:
                 if u == v:
                     raise ScheduleError("a baseline transmission goes from a node to itself")
-                self.cache[key] = self.t.shortest_route(u, v)
+                self.cache[key] = self.route(u, v)
             r = self.cache[key]
             routes.append(r)
             rows_by_len.setdefault(r.size, []).append(i)
@@ -172,7 +201,8 @@ class Rounds:
     Parameters
     ----------
     topology : Topology
-        A :class:`~synth.torus.Torus` (routes from signed steps) or any topology
+        A :class:`~synth.torus.Torus` (routes from signed steps), a spine-leaf
+        (:func:`spine_leaf_route`) or any topology
         (shortest routes, ``disp`` ignored).
     """
 
@@ -276,19 +306,25 @@ def allgather_plan(n_vertices: int, owners, steps):
     return plan
 
 
-def add_allreduce(rounds: Rounds, plan, chunk_base: int, first_round: int) -> int:
+def add_allreduce(rounds: Rounds, plan, chunk_base: int, first_round: int, places=None) -> int:
     """Reduce-scatter (the allgather reversed) then the allgather; returns the number of rounds (``2K``).
 
     Allgather step ``k`` (0-based) becomes round ``first_round + K + k``; its
     reversal is round ``first_round + K - 1 - k``.  Chunk = ``chunk_base + block``.
+    ``places = (K, rs, ag)`` puts them in rounds ``first_round + rs[k]`` and
+    ``first_round + K + ag[k]`` instead (rounds left idle, as between the
+    stages of Bucket; ``rs`` must run backwards and ``ag`` forwards in ``k``).
     See the module example.
     """
     K = len(plan)
+    if places is None:
+        places = (K, [K - 1 - k for k in range(K)], list(range(K)))
+    K, rs, ag = places
     for k, maps in enumerate(plan):
         for src, dst, disp, block in maps:
             chunk = chunk_base + block
-            rounds.add(first_round + K - 1 - k, REDUCE, chunk, dst, src, None if disp is None else -disp)
-            rounds.add(first_round + K + k, COPY, chunk, src, dst, disp)
+            rounds.add(first_round + rs[k], REDUCE, chunk, dst, src, None if disp is None else -disp)
+            rounds.add(first_round + K + ag[k], COPY, chunk, src, dst, disp)
     return 2 * K
 
 

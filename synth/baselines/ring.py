@@ -1,4 +1,12 @@
-"""Ring allreduce (Patarasuk & Yuan 2009), balanced multiport on tori.
+"""Ring allreduce (Patarasuk & Yuan 2009), balanced multiport on tori, single-port on spine-leaf.
+
+Reference for the tori: ajuerss/sst-trivance, ``EmberRingAllreduce25D`` in
+``sst-elements-library-11.1.0/src/sst/elements/ember/mpi/motifs/emberhxmesh.cc``
+("Rings" of ``benchmarks/allreduce/launchAll.py``): two edge-disjoint
+Hamiltonian rings of a 2-D torus, each run both ways, as here; synth finds
+``d`` Hamiltonian cycles on every shape by its own search (below), not by the
+reference's 2-D construction.  On spine-leaf (the paper's
+section 7.6) one ring over the hosts (:func:`host_ring`).
 
 One ring: a Hamiltonian cycle, the vector cut into ``p`` blocks, a
 reduce-scatter of ``p - 1`` steps (each node passes one block to its successor
@@ -39,11 +47,12 @@ import numpy as np
 from synth.baselines._engine import Rounds, add_allreduce, torus_disp
 from synth.baselines.base import Baseline
 from synth.errors import TopologyError
+from synth.topology.spineleaf import SpineLeaf
 from synth.topology.torus import Torus
 
-__all__ = ["ring", "hamiltonian_decomposition", "hamiltonian_cycles", "SUPPORTED"]
+__all__ = ["ring", "host_ring", "hamiltonian_decomposition", "hamiltonian_cycles", "SUPPORTED"]
 
-SUPPORTED = "tori of any shape"
+SUPPORTED = "tori of any shape; spine-leaf (one ring over the hosts)"
 
 
 def _cycles(t, plus, color, c):
@@ -179,17 +188,18 @@ def hamiltonian_cycles(t: Torus) -> list:
     return out
 
 
-def ring(t: Torus):
-    """Balanced multiport Ring: ``2d`` rings on ``d`` Hamiltonian cycles, ``2(p-1)`` rounds.
+def ring(t):
+    """Balanced multiport Ring: ``2d`` rings on ``d`` Hamiltonian cycles, ``2(p-1)`` rounds; one ring on spine-leaf.
 
     Parameters
     ----------
-    t : Torus
+    t : Torus or SpineLeaf
 
     Returns
     -------
     Baseline
-        ``2d * p`` chunks of equal weight (ring ``f``, block ``b`` is chunk ``f*p + b``).
+        ``2d * p`` chunks of equal weight (ring ``f``, block ``b`` is chunk ``f*p + b``);
+        ``p`` on spine-leaf (:func:`host_ring`).
 
     Examples
     --------
@@ -198,8 +208,10 @@ def ring(t: Torus):
     >>> m.rounds, str(m.psi), str(m.theta), str(m.omega)
     (52, '1', '1', '1')
     """
+    if isinstance(t, SpineLeaf):
+        return host_ring(t)
     if not isinstance(t, Torus):
-        raise TopologyError(f"ring is defined on tori only (any shape), not on {getattr(t, 'name', t)!r}")
+        raise TopologyError(f"ring is defined on tori (any shape) and spine-leaf, not on {getattr(t, 'name', t)!r}")
     V, _d = t.n_vertices, t.ndim
     cycles = hamiltonian_cycles(t)
     r = Rounds(t)
@@ -215,3 +227,31 @@ def ring(t: Torus):
     C = family * V
     notes = f"{len(cycles)} edge-disjoint Hamiltonian cycles x 2 directions x {V} blocks"
     return Baseline(r.schedule(C, used), np.ones(C, dtype=np.int64), "ring", notes)
+
+
+def host_ring(s: SpineLeaf):
+    """Ring on a spine-leaf network: one ring over the hosts in id order, ``2(p-1)`` rounds.
+
+    Every host has one link, so one ring, one direction (Patarasuk & Yuan's
+    single-port ring): in each round every host sends one block to the next
+    host, ``h_{i,j} -> L_j -> h_{i+1,j}`` on a leaf and ``h_{q-1,j} -> L_j ->
+    S_{q-1} -> L_{j+1} -> h_{0,j+1}`` between leaves
+    (:func:`synth.baselines._engine.spine_leaf_route`).  Host links carry one
+    block per round, the minimum; spine links are mostly idle (``Omega > 1``
+    counts them, as for SP-allreduce there).
+
+    Examples
+    --------
+    >>> from synth.topology.spineleaf import spine_leaf
+    >>> m = host_ring(spine_leaf(2, 3, 2)).measure()
+    >>> m.rounds, str(m.psi), m.max_route, max(m.max_load)
+    (10, '1', 4, 1)
+    """
+    hosts = s.compute.astype(np.int64)
+    p = hosts.size
+    nxt = np.roll(hosts, -1)
+    r = Rounds(s)
+    plan = [[(hosts, nxt, None, np.roll(np.arange(p), k))] for k in range(p - 1)]
+    used = add_allreduce(r, plan, 0, 1)
+    notes = f"one ring over the {p} hosts in id order, {p} blocks"
+    return Baseline(r.schedule(p, used), np.ones(p, dtype=np.int64), "ring", notes)

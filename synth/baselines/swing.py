@@ -1,5 +1,11 @@
 """Swing (De Sensi, Bonato, Saam, Hoefler, NSDI 2024), multiport torus version.
 
+References: HLC-Lab/bine_trees_fugaku ``lib/libswing_coll.cc`` (libswing, the
+authors' MPI library) and ajuerss/sst-trivance
+``sst-elements-library-11.1.0/src/sst/elements/ember/mpi/motifs/emberswingcoll.cc``
+(the SST motif of the paper's runs; launcher ``benchmarks/allreduce/launchAll.py``,
+which runs SwingB on ``2d`` ports and SwingL on one: ``swing-l-1port``).
+
 Partner rule.  At its ``k``-th step in dimension ``i`` a node with coordinate
 ``x`` (``x = x_i``) talks to ``x + s * rho(k)``, where
 ``rho(k) = sum_{j=0..k} (-2)^j = 1, -1, 3, -5, 11, ...`` and ``s = +1`` for even
@@ -53,9 +59,10 @@ from synth.errors import TopologyError
 from synth.schedule import REDUCE
 from synth.topology.torus import Torus
 
-__all__ = ["rho", "swing_l", "swing_b", "SUPPORTED"]
+__all__ = ["rho", "swing_l", "swing_l_1port", "swing_b", "SUPPORTED"]
 
-SUPPORTED = "tori of any shape (powers of two natively; other sides via shrink/enlarge or duplicate-free reach)"
+SUPPORTED = ("tori of any shape (powers of two natively; other sides via shrink/enlarge or duplicate-free reach); "
+             "HyperX as the torus of the same shape")
 
 
 def rho(k: int) -> int:
@@ -71,7 +78,7 @@ def rho(k: int) -> int:
 
 def _check(t, name):
     if not isinstance(t, Torus):
-        raise TopologyError(f"{name} is defined on tori only (any shape), not on {getattr(t, 'name', t)!r}")
+        raise TopologyError(f"{name} is defined on tori (any shape) and HyperX, not on {getattr(t, 'name', t)!r}")
 
 
 def _port_maps(t, active, virtual, port):
@@ -87,17 +94,19 @@ def _port_maps(t, active, virtual, port):
     return out
 
 
-def swing_l(t: Torus):
+def swing_l(t: Torus, ports: int | None = None, name: str = "swing-l"):
     """SwingL: ``log2 p`` rounds on power-of-two sides (else ``log2`` of the virtual size, +2 per shrunk side).
 
     Parameters
     ----------
     t : Torus
+    ports : int, optional
+        How many ports (``2d`` by default; 1 is :func:`swing_l_1port`).
 
     Returns
     -------
     Baseline
-        ``2d`` chunks of equal weight, one per port.
+        ``ports`` chunks of equal weight, one per port.
 
     Examples
     --------
@@ -108,26 +117,48 @@ def swing_l(t: Torus):
     >>> swing_l(parse_torus("6x6")).notes
     '4 ports (2 plain, 2 mirrored), 4 exchange steps; shrunk to virtual 4x4 torus (+4 rounds)'
     """
-    _check(t, "swing-l")
+    _check(t, name)
     d = t.ndim
+    C = 2 * d if ports is None else ports
     virtual = [floor_power(n, 2) for n in t.shape]
     shrink, active = shrink_plan(t, virtual)
     r = Rounds(t)
-    C = 2 * d
     rnd = 1 + add_shrink(r, shrink, C, 1)
-    ports = [_port_maps(t, active, virtual, j) for j in range(C)]
-    K = len(ports[0])
+    maps = [_port_maps(t, active, virtual, j) for j in range(C)]
+    K = len(maps[0])
     for s in range(K):
         for j in range(C):
-            to, disp = ports[j][s]
+            to, disp = maps[j][s]
             src = np.flatnonzero(to >= 0)
             r.add(rnd + s, REDUCE, j, src, to[src], disp[src])
     rnd += K
     rnd += add_enlarge(r, shrink, C, rnd)
-    notes = f"{C} ports ({d} plain, {d} mirrored), {K} exchange steps"
+    if C == 1:
+        notes = f"1 port (the whole vector, plain partner rule), {K} exchange steps"
+    else:
+        notes = f"{C} ports ({min(C, d)} plain, {max(C - d, 0)} mirrored), {K} exchange steps"
     if shrink:
         notes += f"; shrunk to virtual {'x'.join(map(str, virtual))} torus (+{2 * len(shrink)} rounds)"
-    return Baseline(r.schedule(C, rnd - 1), np.ones(C, dtype=np.int64), "swing-l", notes)
+    return Baseline(r.schedule(C, rnd - 1), np.ones(C, dtype=np.int64), name, notes)
+
+
+def swing_l_1port(t: Torus):
+    """SwingL on one port, as the reference launcher runs it: the whole vector on port 0's partners.
+
+    The launcher of ajuerss/sst-trivance (``benchmarks/allreduce/launchAll.py``)
+    runs SwingL with ``ports=1``: one collective, not mirrored, whose step ``k``
+    in a dimension pairs ``x`` with ``x +- rho(k)`` and adds the whole vector
+    into the partner's; each step uses one link per node.  synth's ``swing-l``
+    splits the vector over ``2d`` ports instead, the stronger variant.
+
+    Examples
+    --------
+    >>> from synth.topology.torus import parse_torus
+    >>> m = swing_l_1port(parse_torus("8x8")).measure()
+    >>> m.rounds, str(m.psi), str(m.theta), str(m.omega)
+    (6, '64/21', '5/3', '16/5')
+    """
+    return swing_l(t, ports=1, name="swing-l-1port")
 
 
 def swing_b(t: Torus):

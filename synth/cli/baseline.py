@@ -48,8 +48,8 @@ def add_parser(sub) -> None:
     """Add ``synth baseline NAME`` to the subparsers ``sub``."""
     b = sub.add_parser("baseline", help="a baseline algorithm as an explicit schedule",
                        description=cmd_baseline.__doc__)
-    b.add_argument("name", help="ring, bucket, swing-l, swing-b, trivance-l, trivance-b, recursive-doubling, "
-                                "halving-doubling")
+    b.add_argument("name", help="ring, bucket, swing-l, swing-b, swing-l-1port, trivance-l, trivance-b, "
+                                "recursive-doubling, halving-doubling")
     add_topology_args(b)
     b.add_argument("--out", metavar="FILE", help="write the explicit schedule (JSON Lines) here ('-': stdout)")
     b.add_argument("--elements", type=int_in(1, MAX_ELEMENTS), metavar="N",
