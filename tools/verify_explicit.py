@@ -8,8 +8,19 @@ sums; a reduce adds a disjoint set, a copy replaces it), and recomputes S,
 Vol_abs, Vol_phys, Psi, Theta and Omega with ``fractions.Fraction``.  Meant for
 small and medium files (it is O(transmissions x p) in the worst case).
 
+Reduce-scatter and allgather files (header ``"collective"`` with ``"chunk_owner"``, one
+owner vertex per chunk): in a reduce-scatter the owner of every chunk must end with the set of
+all compute nodes (the others may hold anything); in an allgather every non-owner starts with an
+*undefined* token of its own, and every compute node must end with exactly ``{owner}``, so a
+reduce into an undefined value or a second delivery is caught.  The blocks must be equal (every
+compute node owns chunks of ``N / p`` elements in all), and Psi and the weight are normalized to
+the collective's minimum volume ``N(p - 1)`` (``2N(p - 1)`` for allreduce).  For reduce-scatter
+and allgather the verifier also derives the one-hop round bound ``max_v ecc(v)`` by breadth-first
+search from every compute node (up to 2*10^7 steps; beyond, the bound claims are not checked) and
+checks the claims ``round_lower_bound`` and ``round_optimal`` (one-hop and rounds equal to it).
+
 Usage: ``python tools/verify_explicit.py FILE [--json]``; exit 0 when the
-schedule is a correct allreduce (and any claims in the header match), 1 when
+schedule is a correct collective (and any claims in the header match), 1 when
 not, 2 when the file cannot be read.
 """
 
@@ -96,9 +107,14 @@ def verify(path):
             raise ValueError(f"transmission {i}: round, chunk, src, dst must be integers and route a list of them")
         if not 0 <= r["chunk"] < len(sizes):
             raise ValueError(f"transmission {i}: chunk {r['chunk']} outside 0..{len(sizes) - 1}")
+    collective, owner = _collective(header, compute, sizes)
     errors = []
     # state[(node, chunk)] = frozenset of compute nodes whose input the value sums
-    state = {(v, c): frozenset([v]) for v in compute for c in range(len(sizes))}
+    if collective == "allgather":  # only the owner's input is defined; ("undefined", v) marks anything else
+        state = {(v, c): frozenset([v if v == owner[c] else ("undefined", v)])
+                 for v in compute for c in range(len(sizes))}
+    else:
+        state = {(v, c): frozenset([v]) for v in compute for c in range(len(sizes))}
     by_round = {}
     for i, r in enumerate(rows):
         if not 1 <= r["round"] <= n_rounds:
@@ -145,19 +161,86 @@ def verify(path):
         load_total.append(sum(load.values()))
     everyone = frozenset(compute)
     for (v, c), value in state.items():
-        if value != everyone:
+        if collective == "reduce-scatter":
+            if v == owner[c] and value != everyone:
+                errors.append(f"chunk {c}: its owner {v} ends with {len(value)} of {len(compute)} inputs")
+        elif collective == "allgather":
+            if value != frozenset([owner[c]]):
+                errors.append(f"node {v} chunk {c} does not end with exactly its owner {owner[c]}'s input")
+        elif value != everyone:
             errors.append(f"node {v} chunk {c} ends with {len(value)} of {len(compute)} inputs")
-            if len(errors) > 20:
-                break
+        if len(errors) > 20:
+            break
     p, N, E = len(compute), sum(sizes), len(links)
+    per = 2 if collective == "allreduce" else 1  # the minimum volume is per * N * (p - 1)
     metrics = {"rounds": n_rounds, "vol_abs": vol_abs, "vol_phys": vol_phys,
-               "psi": Fraction(vol_abs, 2 * N * (p - 1)), "theta": Fraction(vol_phys, vol_abs),
-               "omega": Fraction(E * sum(load_max), sum(load_total)), "weight": Fraction(vol_phys, 2 * N)}
+               "psi": Fraction(vol_abs, per * N * (p - 1)), "theta": Fraction(vol_phys, vol_abs),
+               "omega": Fraction(E * sum(load_max), sum(load_total)), "weight": Fraction(vol_phys, per * N)}
     claims = header.get("claims") or {}
-    for key, claimed in (claims.items() if isinstance(claims, dict) else ()):
+    claims = claims if isinstance(claims, dict) else {}
+    for key, claimed in claims.items():
         if key in metrics and _exact(claimed) != metrics[key]:
             errors.append(f"claim {str(key)[:40]} = {str(claimed)[:40]} but measured {metrics[key]}")
+    if collective != "allreduce":
+        bound = _farthest(compute, header["links"])
+        if bound is not None:
+            one_hop = all(len(r["route"]) == 2 for r in rows)
+            derived = {"round_lower_bound": bound, "round_optimal": one_hop and n_rounds == bound}
+            metrics.update(derived)
+            for key, value in derived.items():
+                if key in claims and (type(claims[key]) is not type(value) or claims[key] != value):
+                    errors.append(f"claim {key} = {str(claims[key])[:40]} but derived {value}")
     return not errors, errors, metrics
+
+
+def _collective(header, compute, sizes):
+    """The header's collective and owners: absent is an allreduce; reduce-scatter and allgather need equal blocks."""
+    collective = header.get("collective", "allreduce")
+    if collective not in ("allreduce", "reduce-scatter", "allgather"):
+        raise ValueError(f"unknown collective {str(collective)[:40]!r}")
+    owner = header.get("chunk_owner")
+    if collective == "allreduce":
+        if owner is not None:
+            raise ValueError("chunk_owner in an allreduce")
+        return collective, None
+    if not isinstance(owner, list) or len(owner) != len(sizes) or not all(_is_int(v) for v in owner):
+        raise ValueError("a reduce-scatter or allgather needs chunk_owner, one vertex id per chunk")
+    nodes = set(compute)
+    if not set(owner) <= nodes:
+        raise ValueError("a chunk owner is not a compute vertex")
+    block = {v: 0 for v in nodes}
+    for v, x in zip(owner, sizes):
+        block[v] += x
+    if len(set(block.values())) != 1:
+        raise ValueError("the blocks are not equal: every compute node must own N/p elements")
+    return collective, owner
+
+
+def _farthest(compute, link_list, budget=2 * 10**7):
+    """``max_v ecc(v)`` over the compute nodes by BFS from each (None when over ``budget`` steps)."""
+    if len(compute) * (len(link_list) + len(compute)) > budget:
+        return None
+    out = {}
+    for u, v in link_list:
+        out.setdefault(u, []).append(v)
+    targets, best = set(compute), 0
+    for s in compute:
+        dist, frontier, seen = 0, [s], {s}
+        found = 1
+        while frontier and found < len(targets):
+            dist += 1
+            nxt = []
+            for a in frontier:
+                for b in out.get(a, ()):
+                    if b not in seen:
+                        seen.add(b)
+                        nxt.append(b)
+                        found += b in targets
+            frontier = nxt
+        if found < len(targets):
+            raise ValueError(f"compute node {s} cannot reach every compute node")
+        best = max(best, dist)
+    return best
 
 
 def main(argv):

@@ -6,6 +6,11 @@ once; then each is measured at every message size (integer chunk sizes for
 that size, so Ω is honest when a size does not divide evenly) and costed with
 :func:`synth.analysis.cost.model_time`.
 
+``collective`` ``"reduce-scatter"`` or ``"allgather"`` compares the halves instead: SP's
+(:func:`synth.solve.solve`) and the baselines' phases (:mod:`synth.baselines.halves`; those
+without phases are left out with a note); each size is rounded down to a multiple of ``p``
+elements (equal blocks), and the bound is ``D B`` (:func:`synth.analysis.cost.goodput_bound`).
+
 Examples
 --------
 >>> from synth.topology.torus import parse_torus
@@ -14,6 +19,9 @@ Examples
 [('sp', 8), ('exchange', 7), ('bucket', 12)]
 >>> [r.algorithm for r in rows if r.best]
 ['exchange']
+>>> rows = compare(parse_torus("4x4"), [65536], algorithms=["sp", "bucket"], collective="reduce-scatter")
+>>> [(r.algorithm, r.rounds) for r in rows]
+[('sp', 4), ('bucket', 6)]
 """
 
 from __future__ import annotations
@@ -22,12 +30,12 @@ from dataclasses import dataclass
 
 from synth.analysis.cost import Network, goodput, goodput_bound, model_time
 from synth.baselines import BASELINES, build_baseline
+from synth.baselines.halves import baseline_half
 from synth.check import execute, measure_explicit, measure_symmetric
 from synth.errors import SynthError
 from synth.schedule.exchange import exchange_allreduce
-from synth.schedule.lift import lifted_weights
+from synth.schedule.lift import lifted_chunk_elements
 from synth.symmetry.spec import default_group
-from synth.schedule import chunk_elements
 from synth.solve import solve
 from synth.topology.torus import Torus
 
@@ -58,7 +66,7 @@ class Row:
                 "best": self.best}
 
 
-def candidates(topology, algorithms=None, progress=lambda m: None, notes=None):
+def candidates(topology, algorithms=None, progress=lambda m: None, notes=None, collective="allreduce"):
     """``name -> measure(n_elements)`` for every candidate, each checked once for correctness."""
     notes = notes if notes is not None else []
     wanted = list(algorithms) if algorithms else None
@@ -66,15 +74,18 @@ def candidates(topology, algorithms=None, progress=lambda m: None, notes=None):
 
     def symmetric(base, group):
         def measure(n):
-            return measure_symmetric(base, group, chunk_elements(lifted_weights(base, group), n))
+            return measure_symmetric(base, group, lifted_chunk_elements(base, group, n))
         return measure
 
     group = default_group(topology)
     if wanted is None or "sp" in wanted:
-        cert = solve(topology).certificate
+        cert = solve(topology, collective=collective).certificate
         out["sp"] = symmetric(cert.base, cert.group)
     is_torus = isinstance(topology, Torus)
-    if is_torus and any(n % 2 == 0 for n in topology.shape) and (wanted is None or "exchange" in wanted):
+    if collective != "allreduce" and wanted is not None and "exchange" in wanted:
+        notes.append(f"exchange: has no {collective} half")
+    if collective == "allreduce" and is_torus and any(n % 2 == 0 for n in topology.shape) \
+            and (wanted is None or "exchange" in wanted):
         base = exchange_allreduce(topology)
         if execute(base.as_schedule()):
             raise SynthError("internal: the exchange schedule failed its check")
@@ -83,7 +94,7 @@ def candidates(topology, algorithms=None, progress=lambda m: None, notes=None):
         if wanted is not None and name not in wanted:
             continue
         try:
-            b = build_baseline(name, topology)
+            b = baseline_half(build_baseline(name, topology), collective)
         except SynthError as exc:
             notes.append(f"{name}: {exc}")
             continue
@@ -94,7 +105,7 @@ def candidates(topology, algorithms=None, progress=lambda m: None, notes=None):
         errors = execute(b.schedule)
         if errors:
             raise SynthError(f"internal: baseline {name} failed its check: {errors[0]}")
-        out[name] = (lambda bl: lambda n: measure_explicit(bl.schedule, chunk_elements(bl.weights, n)))(b)
+        out[name] = (lambda bl: lambda n: measure_explicit(bl.schedule, bl.chunk_sizes(n)))(b)
     if wanted:
         unknown = set(wanted) - set(out) - {n.split(":")[0] for n in notes}
         if unknown:
@@ -103,13 +114,16 @@ def candidates(topology, algorithms=None, progress=lambda m: None, notes=None):
     return out
 
 
-def compare(topology, sizes, net: Network = Network(), algorithms=None, progress=lambda m: None, notes=None):
+def compare(topology, sizes, net: Network = Network(), algorithms=None, progress=lambda m: None, notes=None,
+            collective="allreduce"):
     """Rows for every candidate at every size (bytes); the fastest per size has ``best=True``."""
-    cands = candidates(topology, algorithms, progress, notes)
-    bound = goodput_bound(topology, net)
+    cands = candidates(topology, algorithms, progress, notes, collective)
+    bound = goodput_bound(topology, net, collective)
     rows = []
     for size in sizes:
         n = size // net.element_bytes
+        if collective != "allreduce":  # equal blocks: a multiple of p elements
+            n -= n % topology.n_compute
         if n < 1:
             raise SynthError(f"size {size} bytes is smaller than one element of {net.element_bytes} bytes")
         block = []

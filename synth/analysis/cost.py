@@ -4,7 +4,9 @@
 overhead ``alpha``, the hop latency ``lam`` times the longest route ``h_s`` of
 the round, and the busiest link's bytes at ``beta = 1 / bandwidth`` seconds per
 byte.  Goodput ``G = N (p-1) / (p T)`` (``N`` in bytes) is at most
-``G_max = D B / 2`` for ``D`` links per compute node (SPEC section 1).
+``G_max = D B / 2`` for ``D`` links per compute node (SPEC section 1).  A reduce-scatter or
+allgather of the same ``N`` moves half the minimum volume (``N(p-1)``, :mod:`synth.schedule.data`),
+so its bound is ``D B`` (``goodput_bound(..., collective=...)``).
 
 Defaults follow the paper's simulations for the network: 400 Gb/s links and
 400 ns per hop (100 ns of link latency, 300 ns of router processing).  The
@@ -66,7 +68,7 @@ def goodput(metrics, net: Network = Network()) -> float:
     return n_bytes * (p - 1) / (p * model_time(metrics, net))
 
 
-def goodput_bound(topology, net: Network = Network()) -> float:
-    """``G_max = D B / 2``, ``D`` the fewest out-links of a compute node."""
+def goodput_bound(topology, net: Network = Network(), collective: str = "allreduce") -> float:
+    """``G_max = D B / 2``, ``D`` the fewest out-links of a compute node (``D B`` for reduce-scatter, allgather)."""
     degree = np.bincount(topology.link_src, minlength=topology.n_vertices)[topology.compute].min()
-    return float(degree) * net.bandwidth / 2
+    return float(degree) * net.bandwidth / (2 if collective == "allreduce" else 1)

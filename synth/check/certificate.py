@@ -14,6 +14,8 @@ Format ``synth-certificate``, version 1 (one JSON object)::
         ]
       },
       "chunking": {"elements": 512, "rule": "proportional-floor"},
+      "collective": "reduce-scatter",                            # optional: absent means allreduce
+      "chunk_owner": [0],                                        # reduce-scatter / allgather: owner per component
       "claims": {"rounds": 32, "round_lower_bound": 31, "psi": "1", "theta": "1", "omega": "1",
                  "weight": "255", ...},                            # exact fractions as strings
       "solver": {...},                                           # solver's own claims, not checkable
@@ -22,7 +24,11 @@ Format ``synth-certificate``, version 1 (one JSON object)::
 
 Routes are vertex lists along directed links.  Component ``t`` lifted by group
 element ``i`` is chunk ``t*|G| + i``; ``chunking.elements`` input elements per
-node are cut as in :func:`synth.schedule.chunk_elements`.  Every key of
+node are cut as in :func:`synth.schedule.chunk_elements`.  ``collective`` (absent: an
+allreduce, so every older certificate reads as before) and, for ``reduce-scatter`` and
+``allgather``, ``chunk_owner`` (the owner vertex of each component; chunk ``t*|G| + i`` is owned
+by element ``i``'s image of it) name the collective the checker executes; the elements are
+then ``p`` equal blocks, one per owner (layout, minimum volume: :mod:`synth.schedule.data`).  Every key of
 ``claims`` is re-derived by ``synth check``; ``solver`` is reported as the
 solver's claim, with one exception: a k-hop certificate's ``solver.dual_bound``
 (a dual of the layered LP, or the cone-counting bound, :mod:`synth.check.bounds`) is re-evaluated by the
@@ -34,7 +40,7 @@ identical runs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -44,10 +50,11 @@ from synth.fileio import read_json, write_atomic
 from synth.symmetry.group import Group
 from synth.symmetry.spec import named_group
 from synth.topology.spec import build_topology, spec_size
-from synth.schedule import OPS, BaseSchedule
+from synth.schedule import ALLREDUCE, COLLECTIVES, OPS, BaseSchedule
 from synth.topology import check_size
 
 __all__ = ["Certificate", "FORMAT", "VERSION", "base_to_json", "base_from_json", "base_shape",
+           "collective_to_json", "collective_from_json",
            "check_declared_size", "read_certificate",
            "write_certificate", "certificate_to_json", "dumps"]
 
@@ -164,6 +171,29 @@ def base_from_json(topology, data) -> BaseSchedule:
         raise FileFormatError(f"base schedule: {exc}") from None
 
 
+def collective_to_json(base: BaseSchedule) -> dict:
+    """The ``collective`` and ``chunk_owner`` fields (none for an allreduce: its files stay as they were)."""
+    if base.collective == ALLREDUCE:
+        return {}
+    return {"collective": base.collective, "chunk_owner": [int(v) for v in base.owner.tolist()]}
+
+
+def collective_from_json(data: dict, n_components: int):
+    """``(collective, owners or None)`` of a certificate, strictly typed; absent means allreduce."""
+    collective = data.get("collective", ALLREDUCE)
+    if collective not in COLLECTIVES:
+        raise FileFormatError(f"collective must be one of {', '.join(COLLECTIVES)}, got {str(collective)[:40]!r}")
+    owner = data.get("chunk_owner")
+    if collective == ALLREDUCE:
+        if owner is not None:
+            raise FileFormatError("chunk_owner belongs to a reduce-scatter or allgather, not an allreduce")
+        return collective, None
+    if not isinstance(owner, list) or len(owner) != n_components or not all(_is_int(v) for v in owner):
+        raise FileFormatError(f"a {collective} needs 'chunk_owner': {n_components} integer vertex id(s), one per "
+                              "component")
+    return collective, owner
+
+
 def certificate_to_json(cert: Certificate) -> dict:
     return {
         "format": FORMAT,
@@ -172,6 +202,7 @@ def certificate_to_json(cert: Certificate) -> dict:
         "group": cert.group.to_json(),
         "base_schedule": base_to_json(cert.base),
         "chunking": {"elements": int(cert.elements), "rule": "proportional-floor"},
+        **collective_to_json(cert.base),
         "claims": cert.claims,
         "solver": cert.solver,
         "provenance": {"tool": f"synth {__version__}", **cert.provenance},
@@ -229,6 +260,12 @@ def read_certificate(path_or_data) -> Certificate:
     except SynthError as exc:
         raise FileFormatError(f"certificate: {exc}") from None
     base = base_from_json(topology, data["base_schedule"])
+    collective, owner = collective_from_json(data, base.n_components)
+    if collective != ALLREDUCE:
+        try:
+            base = replace(base, collective=collective, owner=owner)
+        except ScheduleError as exc:
+            raise FileFormatError(f"certificate: {exc}") from None
     return Certificate(topology, group, base, elements, data.get("claims", {}), data.get("solver", {}),
                        data.get("provenance", {}))
 

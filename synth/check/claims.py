@@ -32,9 +32,10 @@ from synth.check.explicit import FORMAT as EXPLICIT_FORMAT, read_explicit
 from synth.check.metrics import Metrics, measure_explicit, measure_symmetric, round_lower_bound
 from synth.errors import FileFormatError, OptionError, ScheduleError, SynthError
 from synth.fileio import MAX_INT, open_regular, read_json, read_line
-from synth.schedule.lift import lift, lifted_weights
+from synth.schedule.lift import default_elements, lift, lifted_chunk_elements
 from synth.symmetry.spec import default_group
-from synth.schedule import chunk_elements
+from synth.schedule import ALLREDUCE
+from synth.schedule.data import phases
 
 __all__ = ["Report", "certify", "check_certificate", "check_explicit", "check_file", "claims_of", "file_kind",
            "MODES", "EXPLICIT_LIMIT", "EXPLICIT_HARD_LIMIT"]
@@ -71,6 +72,8 @@ class Report:
     def to_json(self) -> dict:
         m = self.metrics
         out = {"valid": self.valid, "kind": self.kind, "mode": self.mode, "errors": self.errors}
+        if m is not None and m.collective != ALLREDUCE:  # allreduce reports stay as they were
+            out["collective"] = m.collective
         if m is not None:
             out.update({
                 "rounds": m.rounds, "round_lower_bound": self.round_lower_bound, "bound_witness": self.bound_witness,
@@ -86,6 +89,13 @@ class Report:
 
 
 def _is_round_optimal(m: Metrics, bound: int) -> bool:
+    """Allreduce: one-hop, ``2p - 2`` transmissions per chunk, Ψ = Θ = Ω = 1 and the SPEC section 3 bound met.
+
+    Reduce-scatter and allgather: one-hop and ``max_v ecc(v)`` rounds, a bound that holds for
+    every one-hop schedule (:mod:`synth.check.metrics`), whatever its volume.
+    """
+    if m.collective != ALLREDUCE:
+        return bool(m.max_route == 1 and bound is not None and m.rounds == bound)
     one_hop_minimal = m.max_route == 1 and m.transmissions == m.chunks * 2 * (m.compute_nodes - 1)
     return bool(one_hop_minimal and m.psi == 1 and m.theta == 1 and m.omega == 1 and m.rounds == bound)
 
@@ -111,13 +121,13 @@ def _measure(base, group, elements, mode):
         raise OptionError(f"mode explicit: the lifted schedule has {base.route_links.size * group.order} route links, "
                           f"more than {EXPLICIT_HARD_LIMIT} that an explicit check may hold in memory; use `mode` "
                           "symmetric")
-    sizes = chunk_elements(lifted_weights(base, group), elements)
+    sizes = lifted_chunk_elements(base, group, elements)
     if mode == "explicit":
         schedule = lift(base, group)
         errors = execute(schedule)
         metrics = measure_explicit(schedule, sizes)
     elif mode == "symmetric":
-        errors = execute(base.as_schedule())  # each component is a one-chunk allreduce
+        errors = execute(base.as_schedule())  # each component is a one-chunk collective
         metrics = measure_symmetric(base, group, sizes)
     else:
         raise ScheduleError(f"unknown check mode {mode!r}; valid: {', '.join(MODES)}")
@@ -127,7 +137,8 @@ def _measure(base, group, elements, mode):
 def certify(base, group, elements=None, *, mode="auto", solver=None, provenance=None) -> Certificate:
     """Check a fresh schedule and wrap it, with what was measured as claims, into a certificate.
 
-    ``elements`` defaults to one element per unit of chunk weight (``|G| * sum(weights)``).
+    ``elements`` defaults to one element per unit of chunk weight (``|G| * sum(weights)``; for a
+    reduce-scatter or allgather, :func:`synth.schedule.lift.default_elements`).
     Empty rounds at the end are dropped (:meth:`synth.schedule.BaseSchedule.trimmed`): a certificate's
     ``rounds`` is its last round with a transmission.
 
@@ -140,11 +151,11 @@ def certify(base, group, elements=None, *, mode="auto", solver=None, provenance=
     """
     base = base.trimmed()
     if elements is None:
-        elements = group.order * sum(int(w) for w in base.weights.tolist())
+        elements = default_elements(base, group)
     mode, errors, metrics = _measure(base, group, elements, mode)
     if errors:
         raise ScheduleError("refusing to certify an incorrect schedule: " + errors[0])
-    bound, _ = round_lower_bound(base.topology, group)
+    bound, _ = round_lower_bound(base.topology, group, base.collective)
     claims = claims_of(metrics, bound)
     too_big = [k for k, v in claims.items() if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= MAX_INT]
     if too_big:
@@ -208,14 +219,15 @@ def _dual_claims(cert: Certificate, metrics: Metrics, errors: list) -> dict:
         errors.append(str(exc))
         return {}
     need = math.ceil(claimed - 1e-9)
+    per = phases(metrics.collective)  # a tree of depth h: 2h rounds of allreduce, h of either half
     return {"weight_lower_bound": (claimed, derived.bound, derived.bound >= need),  # a bound on W* at depth <= k
-            "depth_bound": (k, metrics.rounds // 2, metrics.rounds <= 2 * k)}
+            "depth_bound": (k, metrics.rounds // per, metrics.rounds <= per * k)}
 
 
 def check_certificate(cert: Certificate, mode: str = "auto") -> Report:
     """Re-derive everything a certificate claims (and a k-hop bound whose dual it stores)."""
     mode, errors, metrics = _measure(cert.base, cert.group, cert.elements, mode)
-    bound, witness = round_lower_bound(cert.topology, cert.group)
+    bound, witness = round_lower_bound(cert.topology, cert.group, cert.base.collective)
     claims = _compare(cert.claims, claims_of(metrics, bound))
     if isinstance(cert.solver.get("dual_bound"), dict):
         claims.update(_dual_claims(cert, metrics, errors))
@@ -232,7 +244,7 @@ def check_explicit(path) -> Report:
     if group is None and t.n_compute > 4096:
         bound, witness = None, "not computed (no symmetry known and more than 4096 nodes)"
     else:
-        bound, witness = round_lower_bound(t, group)
+        bound, witness = round_lower_bound(t, group, schedule.collective)
     claims = _compare(header.get("claims") or {}, claims_of(metrics, bound)) if isinstance(
         header.get("claims"), dict) else {}
     return Report("explicit", "explicit", errors, metrics, bound, witness, claims)

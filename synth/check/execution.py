@@ -1,5 +1,11 @@
 """Execute a schedule on exact integers: does every node end with the sum of every input?
 
+What "correct" means depends on the schedule's collective (:mod:`synth.schedule.data`):
+allreduce, every compute node ends with the total of every chunk; reduce-scatter, the owner of
+every chunk does (the others may hold anything); allgather, every compute node ends with the
+owner's input of every chunk, where every non-owner's value starts as independent random
+garbage, so a reduce into a value no copy has replaced, or a second delivery, is caught.
+
 Execution uses random 64-bit inputs (seeded, so deterministic) summed modulo
 2^64: a node ends with the exact total only if every input reached it exactly
 once, except with probability below 2^-60 per (node, chunk) for a wrong
@@ -15,6 +21,9 @@ Examples
 >>> t = parse_torus("4x4")
 >>> execute(lift(sp_allreduce(t), torus_gamma(t)))
 []
+>>> from synth.schedule.collective import collective_half
+>>> execute(lift(collective_half(sp_allreduce(t), "allgather"), torus_gamma(t)))
+[]
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from synth.errors import ScheduleError
-from synth.schedule import COPY, Schedule
+from synth.schedule import ALLGATHER, ALLREDUCE, COPY, REDUCE_SCATTER, Schedule
 
 __all__ = ["execute"]
 
@@ -73,6 +82,7 @@ def execute(schedule: Schedule, seed: int = 0, batch_entries: int = 1 << 21) -> 
     for i, blk in enumerate(blocks):
         rounds.setdefault(blk[0], []).append(i)
     errors = []
+    collective, owner = schedule.collective, schedule.owner
     compute = t.compute
     all_compute = t.n_compute == V
     vals = np.zeros(step * V, dtype=np.uint64)
@@ -90,8 +100,15 @@ def execute(schedule: Schedule, seed: int = 0, batch_entries: int = 1 << 21) -> 
         else:
             cur[:] = 0
             cur.reshape(c1 - c0, V)[:, compute] = inputs
-        with np.errstate(over="ignore"):
-            total = inputs.sum(axis=1, dtype=np.uint64)
+        rows = np.arange(c1 - c0)
+        if collective == ALLGATHER:  # only the owner's input is defined; everyone else starts with garbage
+            own = cur.reshape(c1 - c0, V)[rows, owner[c0:c1]].copy()
+            cur[:] = np.random.default_rng((seed, k, 1)).bit_generator.random_raw(n)
+            cur.reshape(c1 - c0, V)[rows, owner[c0:c1]] = own
+            total = own
+        else:
+            with np.errstate(over="ignore"):
+                total = inputs.sum(axis=1, dtype=np.uint64)
         for rnd in sorted(rounds):
             red, cp = [], []
             for i in rounds[rnd]:
@@ -120,12 +137,19 @@ def execute(schedule: Schedule, seed: int = 0, batch_entries: int = 1 << 21) -> 
             if len(errors) >= _MAX_ERRORS:
                 return errors
         final = cur.reshape(c1 - c0, V)
-        if not all_compute:
-            final = final[:, compute]
-        bad = np.argwhere(final != total[:, None])
-        for chunk, node in bad[:_MAX_ERRORS - len(errors)]:
-            errors.append(f"node {int(compute[node])}, chunk {int(chunk) + c0}: does not end with the sum of "
-                          "all inputs (an input is missing or counted twice)")
+        if collective == REDUCE_SCATTER:
+            bad = np.flatnonzero(final[rows, owner[c0:c1]] != total)
+            for chunk in bad[:_MAX_ERRORS - len(errors)]:
+                errors.append(f"chunk {int(chunk) + c0}: its owner {int(owner[c0 + chunk])} does not end with the "
+                              "sum of all inputs (an input is missing or counted twice)")
+        else:
+            if not all_compute:
+                final = final[:, compute]
+            bad = np.argwhere(final != total[:, None])
+            what = ("the sum of all inputs (an input is missing or counted twice)" if collective == ALLREDUCE else
+                    "its owner's input (missing, summed or delivered twice)")
+            for chunk, node in bad[:_MAX_ERRORS - len(errors)]:
+                errors.append(f"node {int(compute[node])}, chunk {int(chunk) + c0}: does not end with {what}")
         if len(errors) >= _MAX_ERRORS:
             errors.append("... stopped after the first errors")
             return errors

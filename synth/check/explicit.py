@@ -11,6 +11,10 @@ then one line per transmission, sorted by round::
 
 Rounds are numbered from 1; a route is a vertex list along directed links of
 the header.  Semantics are those of SPEC section 1 (:mod:`synth.schedule`).
+The header may name the collective: ``"collective": "reduce-scatter" | "allgather"``
+with ``"chunk_owner": [v_0, ...]`` (the owner vertex of every chunk); absent, it is an
+allreduce (every older file reads as before).  The chunks a node owns then sum to the same
+block size for every compute node (``N / p``: the layout of :mod:`synth.schedule.data`).
 The header may carry ``"claims"`` (as in certificates); ``synth check``
 re-derives them.  Every ``chunk_elements`` entry is a positive integer, and
 ``rounds`` is the last round with a transmission (see :func:`read_explicit`
@@ -28,7 +32,7 @@ import numpy as np
 from synth.errors import FileFormatError, SynthError
 from synth.fileio import MAX_JSON_BYTES, loads_strict, open_regular, read_line, write_atomic
 from synth.topology.spec import build_topology, spec_size
-from synth.schedule import OPS, Block, Schedule
+from synth.schedule import ALLREDUCE, COLLECTIVES, OPS, Block, Schedule
 from synth.topology import Topology
 
 __all__ = ["FORMAT", "VERSION", "write_explicit", "read_explicit", "explicit_lines", "MAX_EXPLICIT_BYTES",
@@ -45,6 +49,9 @@ def explicit_lines(schedule: Schedule, chunk_elements, claims=None):
     t = schedule.topology
     header = {"format": FORMAT, "version": VERSION, "topology": t.spec, **t.to_json(),
               "chunk_elements": [int(x) for x in chunk_elements], "rounds": int(schedule.n_rounds)}
+    if schedule.collective != ALLREDUCE:
+        header["collective"] = schedule.collective
+        header["chunk_owner"] = [int(v) for v in schedule.owner.tolist()]
     if claims:
         header["claims"] = claims
     yield json.dumps(header, separators=(",", ":")) + "\n"
@@ -210,4 +217,38 @@ def read_explicit(path):
             raise FileFormatError(f"{path}, line {lines[i]}: route step {verts[i, k]}->{verts[i, k + 1]} "
                                   "is not a link of the header")
         blocks.append(Block(rnd, op, np.frombuffer(chunks, dtype=np.int32).copy(), links.astype(np.int32)))
-    return Schedule(t, C, rounds, tuple(blocks)), sizes, header
+    collective, owner = _header_collective(path, header, t, sizes)
+    try:
+        schedule = Schedule(t, C, rounds, tuple(blocks), collective, owner)
+    except SynthError as exc:
+        raise FileFormatError(f"{path}: {exc}") from None
+    return schedule, sizes, header
+
+
+def _header_collective(path, header, t, sizes):
+    """``(collective, owners)`` of the header: absent is an allreduce; owners must give equal blocks."""
+    collective = header.get("collective", ALLREDUCE)
+    if collective not in COLLECTIVES:
+        raise FileFormatError(f"{path}: collective must be one of {', '.join(COLLECTIVES)}, "
+                              f"got {str(collective)[:40]!r}")
+    owner = header.get("chunk_owner")
+    if collective == ALLREDUCE:
+        if owner is not None:
+            raise FileFormatError(f"{path}: chunk_owner belongs to a reduce-scatter or allgather, not an allreduce")
+        return collective, None
+    if not _int_list(owner) or len(owner) != sizes.size:
+        raise FileFormatError(f"{path}: a {collective} needs 'chunk_owner', one integer vertex id per chunk "
+                              f"({sizes.size})")
+    arr = np.asarray(owner, dtype=np.int64)
+    if arr.min() < 0 or arr.max() >= t.n_vertices or not t.is_compute[arr].all():
+        raise FileFormatError(f"{path}: chunk_owner names a vertex that is not a compute vertex")
+    blocks = [0] * t.n_vertices  # exact Python sums: sizes go up to 2**53
+    for v, x in zip(owner, sizes.tolist()):
+        blocks[v] += x
+    blocks = [blocks[v] for v in t.compute.tolist()]
+    if min(blocks) != max(blocks):
+        r = next(i for i, b in enumerate(blocks) if b != blocks[0])
+        raise FileFormatError(f"{path}: the blocks of a {collective} are equal (N/p elements per node), but node "
+                              f"{int(t.compute[r])} owns {int(blocks[r])} elements and node {int(t.compute[0])} "
+                              f"{int(blocks[0])}")
+    return collective, owner

@@ -9,7 +9,23 @@ Two modes:
   automorphisms, the action on links is free) (:func:`measure_symmetric`).
 
 Loads are int64 and proven not to wrap before they are counted; the ratios of
-:class:`Metrics` are exact fractions.
+:class:`Metrics` are exact fractions.  Ψ and the weight are normalized to the collective's
+minimum volume: ``2N(p-1)`` for allreduce, ``N(p-1)`` for reduce-scatter and allgather
+(derived in :mod:`synth.schedule.data`).
+
+Round lower bounds (:func:`round_lower_bound`).  Allreduce: SPEC section 3.  Reduce-scatter
+and allgather: **with one-hop transmissions, at least** ``max_v ecc(v)`` **rounds**, ``ecc``
+over the compute nodes.  Proof: every compute node owns a chunk with at least one element
+(:func:`synth.schedule.data.block_chunk_elements` refuses a node without one).  Take nodes
+``u, v`` at distance ``d = dist(u, v) = max_v ecc(v)``.  In a reduce-scatter, let ``c`` be a
+chunk owned by ``v``: its final value depends on ``u``'s input of ``c``, and a value that
+depends on ``u``'s input at the end of round ``s`` sits at a node at most ``s`` hops from ``u``
+(induction on ``s``: a payload is the sender's value at the *start* of its round and crosses
+one link).  So ``S >= d``.  In an allgather, a chunk owned by ``u`` must reach ``v``, which
+by the same induction takes ``d`` rounds.  The bound does not depend on Ψ or on the number of
+transmissions: it binds every one-hop schedule.  On a torus ``T_n^d`` (odd or even sides, and
+rectangular) it is the diameter ``H``, which the halves of SP-allreduce meet
+(:mod:`synth.schedule.collective`): they are round-optimal and, lifted by Γ, Ψ = Θ = Ω = 1.
 
 Examples
 --------
@@ -26,6 +42,8 @@ Examples
 True
 >>> round_lower_bound(t, g)
 (7, 'adjacent pair (0, 4)')
+>>> round_lower_bound(t, g, "reduce-scatter")
+(4, 'node 0, eccentricity 4')
 """
 
 from __future__ import annotations
@@ -36,7 +54,8 @@ from fractions import Fraction
 import numpy as np
 
 from synth.errors import ScheduleError
-from synth.schedule import BaseSchedule, Schedule, positive_chunks
+from synth.schedule import ALLREDUCE, COLLECTIVES, BaseSchedule, Schedule, positive_chunks
+from synth.schedule.data import phases
 
 __all__ = ["Metrics", "measure_explicit", "measure_symmetric", "round_lower_bound"]
 
@@ -87,8 +106,9 @@ class Metrics:
     Fractions are exact.  ``max_load[s-1]`` and ``total_load[s-1]`` are the
     largest and the summed link load (elements) of round ``s``; the mean load
     is ``total_load / links``; ``round_hops[s-1]`` is the longest route of
-    round ``s``.  ``weight`` is ``Vol_phys / (2N)``: the tree weight ``W(T)``
-    for a tree schedule.
+    round ``s``.  ``weight`` is ``Vol_phys / (2N)`` (``Vol_phys / N`` for a reduce-scatter or
+    allgather): the tree weight ``W(T)`` for a tree schedule.  ``collective`` names what was
+    executed; Ψ is normalized to its minimum volume.
     """
 
     rounds: int
@@ -103,10 +123,11 @@ class Metrics:
     max_load: tuple = field(repr=False)
     total_load: tuple = field(repr=False)
     round_hops: tuple = field(repr=False, default=())
+    collective: str = ALLREDUCE
 
     @property
     def psi(self) -> Fraction:
-        return Fraction(self.vol_abs, 2 * self.elements * (self.compute_nodes - 1))
+        return Fraction(self.vol_abs, phases(self.collective) * self.elements * (self.compute_nodes - 1))
 
     @property
     def theta(self) -> Fraction:
@@ -118,7 +139,7 @@ class Metrics:
 
     @property
     def weight(self) -> Fraction:
-        return Fraction(self.vol_phys, 2 * self.elements)
+        return Fraction(self.vol_phys, phases(self.collective) * self.elements)
 
     @property
     def bandwidth_term(self) -> int:
@@ -174,7 +195,7 @@ def measure_explicit(schedule: Schedule, chunk_sizes) -> Metrics:
         max_load[rnd - 1] = int(load.max())
         total_load[rnd - 1] = int(load.sum())
     return Metrics(schedule.n_rounds, t.n_compute, t.n_links, schedule.n_chunks, sum(sizes.tolist()), n_trans,
-                   vol_abs, vol_phys, max_route, tuple(max_load), tuple(total_load), tuple(hops))
+                   vol_abs, vol_phys, max_route, tuple(max_load), tuple(total_load), tuple(hops), schedule.collective)
 
 
 def measure_symmetric(base: BaseSchedule, group, chunk_sizes) -> Metrics:
@@ -227,16 +248,17 @@ def measure_symmetric(base: BaseSchedule, group, chunk_sizes) -> Metrics:
     np.maximum.at(hops, base.round - 1, L)
     return Metrics(base.n_rounds, t.n_compute, t.n_links, G * base.n_components, sum(comp_total),
                    base.n_transmissions * G, vol_abs, vol_phys, int(L.max()) if L.size else 0,
-                   tuple(max_load), tuple(total_load), tuple(int(h) for h in hops))
+                   tuple(max_load), tuple(total_load), tuple(int(h) for h in hops), base.collective)
 
 
 # -------------------------------------------------------------- round bound
-def round_lower_bound(topology, group=None):
+def round_lower_bound(topology, group=None, collective=ALLREDUCE):
     """SPEC section 3: ``min(2 min_v ecc(v), 2 min_{ab in E} ecc({a,b}) + 1)`` over compute nodes.
 
     Valid for schedules with ``2p-2`` one-hop transmissions per chunk.  With a
     verified ``group`` one BFS per vertex orbit and per link orbit suffices
-    (eccentricities are invariant under automorphisms).
+    (eccentricities are invariant under automorphisms).  For a reduce-scatter or
+    allgather: ``max_v ecc(v)``, valid for every one-hop schedule (module docstring).
 
     Returns
     -------
@@ -252,6 +274,10 @@ def round_lower_bound(topology, group=None):
     else:
         vert = comp.tolist()
         link_reps = np.arange(topology.n_links).tolist()
+    if collective not in COLLECTIVES:
+        raise ScheduleError(f"unknown collective {str(collective)[:40]!r}; valid: {', '.join(COLLECTIVES)}")
+    if collective != ALLREDUCE:
+        return _farthest(topology, vert)
     best_v, arg_v = None, None
     for v in vert:
         e = int(topology.bfs([v], reverse=True)[comp].max())
@@ -272,3 +298,23 @@ def round_lower_bound(topology, group=None):
     if best_p is not None:
         cands.append((2 * best_p + 1, f"adjacent pair ({arg_p[0]}, {arg_p[1]})"))
     return min(cands, key=lambda c: c[0])
+
+
+def _farthest(topology, vertices):
+    """``max_v ecc(v)`` over ``vertices`` (every vertex orbit represented), with the node attaining it.
+
+    ``ecc(v)`` is the largest distance from a compute node to ``v``; a compute node that cannot
+    reach ``v`` makes the collective impossible.
+    """
+    comp = topology.compute
+    best, arg = None, None
+    for v in vertices:
+        d = topology.bfs([v], reverse=True)[comp]
+        if (d < 0).any():
+            raise ScheduleError(f"compute node {int(comp[np.argmax(d < 0)])} cannot reach node {v}")
+        e = int(d.max())
+        if best is None or e > best:
+            best, arg = e, v
+    if best is None:
+        raise ScheduleError("the topology has no compute vertex")
+    return best, f"node {arg}, eccentricity {best}"

@@ -156,6 +156,7 @@ PARAMETERS = ("allow_unbalanced", "alpha", "bandwidth", "depth", "depths", "dtyp
               "exchange", "generators", "group", "hop_latency", "iters", "jobs", "keep_dir", "max_bytes",
               "max_transmissions", "min_bytes", "mode", "mpiexec", "proto", "seed", "size", "sizes", "solver",
               "start", "time_limit", "timeout", "warmup")
+PARAMETERS += ("collective",)  # issue 27: --collective on solve, baseline, compare
 
 _LEADING_NAME = re.compile(r"(\w+)(?=[\s:=,]|$)")
 _QUOTED_NAME = re.compile(r"`(\w+)`")

@@ -7,6 +7,8 @@ import json
 from synth.cli._common import EXIT_OK, MAX_ELEMENTS, add_topology_args, int_in, progress, stdout_for, topology_from_args
 from synth.errors import SynthError
 from synth.baselines import SUPPORTED, build_baseline
+from synth.baselines.halves import baseline_half
+from synth.schedule.data import COLLECTIVES
 from synth.fileio import check_writable
 
 __all__ = ["add_parser", "cmd_baseline"]
@@ -22,12 +24,13 @@ def cmd_baseline(args) -> int:
     t = topology_from_args(args)
     if args.name not in SUPPORTED:
         raise SynthError(f"unknown baseline {args.name!r}; valid: {', '.join(sorted(SUPPORTED))}")
-    b = build_baseline(args.name, t)
+    b = baseline_half(build_baseline(args.name, t), args.collective)
     m = b.measure(args.elements)
     if args.out:
         b.write(args.out, args.elements)
         progress(f"wrote {args.out}")
-    out = {"topology": t.name, "algorithm": args.name, "rounds": m.rounds, "psi": str(m.psi),
+    phase = {} if args.collective == "allreduce" else {"collective": args.collective}  # allreduce: as before
+    out = {"topology": t.name, "algorithm": args.name, **phase, "rounds": m.rounds, "psi": str(m.psi),
            "theta": str(m.theta), "omega": str(m.omega), "weight": str(m.weight), "chunks": m.chunks,
            "transmissions": m.transmissions, "notes": b.notes, "file": args.out}
     stream = stdout_for(args)
@@ -51,5 +54,7 @@ def add_parser(sub) -> None:
     b.add_argument("--out", metavar="FILE", help="write the explicit schedule (JSON Lines) here ('-': stdout)")
     b.add_argument("--elements", type=int_in(1, MAX_ELEMENTS), metavar="N",
                    help="input elements per node (default: one per chunk)")
+    b.add_argument("--collective", default="allreduce", choices=COLLECTIVES,
+                   help="allreduce (default), or its reduce-scatter or allgather phase")
     b.add_argument("--json", action="store_true")
     b.set_defaults(func=cmd_baseline)

@@ -28,7 +28,8 @@ def cmd_check(args) -> int:
         print(json.dumps(report.to_json()))
     else:
         m = report.metrics
-        print(f"{args.file}: {'VALID' if report.valid else 'INVALID'} ({report.kind}, {report.mode} check)")
+        coll = "" if m is None or m.collective == "allreduce" else f", {m.collective}"  # allreduce: as before
+        print(f"{args.file}: {'VALID' if report.valid else 'INVALID'} ({report.kind}{coll}, {report.mode} check)")
         for e in report.errors:
             print(f"  error: {e}")
         if m is not None:

@@ -8,6 +8,7 @@ import sys
 from synth.cli._common import EXIT_OK, add_topology_args, int_in, progress, sizes, topology_from_args
 from synth.analysis.compare import compare
 from synth.analysis.cost import Network
+from synth.schedule.data import COLLECTIVES
 from synth.units import format_size, parse_bandwidth, parse_time
 
 __all__ = ["add_parser", "cmd_compare"]
@@ -23,7 +24,7 @@ def cmd_compare(args) -> int:
                   args.element_bytes)
     algorithms = [a.strip() for a in args.algorithms.split(",")] if args.algorithms else None
     notes = []
-    rows = compare(t, args.sizes, net, algorithms, progress, notes)
+    rows = compare(t, args.sizes, net, algorithms, progress, notes, collective=args.collective)
     if args.json:
         print(json.dumps({"topology": t.name, "bandwidth_bytes_per_s": net.bandwidth,
                           "hop_latency_s": net.hop_latency, "alpha_s": net.alpha, "notes": notes,
@@ -52,5 +53,7 @@ def add_parser(sub) -> None:
     cp.add_argument("--alpha", default="1us", help="fixed cost per round (default 1us; see synth.cost)")
     cp.add_argument("--element-bytes", type=int_in(1, 1024), default=4, help="bytes per element (default 4)")
     cp.add_argument("--algorithms", help="comma-separated subset (default: all that apply)")
+    cp.add_argument("--collective", default="allreduce", choices=COLLECTIVES,
+                    help="compare allreduce (default), or the reduce-scatter or allgather halves")
     cp.add_argument("--json", action="store_true")
     cp.set_defaults(func=cmd_compare)

@@ -19,8 +19,7 @@ from synth.fileio import check_writable, read_json
 from synth.runtime.explicit_export import reemit_explicit
 from synth.runtime.msccl import DEFAULT_MAX_BYTES, export_msccl, export_summary_json
 from synth.runtime.msccl.check import check_xml
-from synth.schedule.data import chunk_elements
-from synth.schedule.lift import lift, lifted_weights
+from synth.schedule.lift import lift, lifted_chunk_elements
 
 __all__ = ["add_parser", "cmd_export", "add_msccl_export_arguments", "export_msccl_from_args"]
 
@@ -54,7 +53,7 @@ def cmd_export(args) -> int:
     elements = args.elements or cert.elements
     progress(f"lifting {n:,} transmissions")
     schedule = lift(cert.base, cert.group)
-    sizes = chunk_elements(lifted_weights(cert.base, cert.group), elements)
+    sizes = lifted_chunk_elements(cert.base, cert.group, elements)  # reduce-scatter / allgather: equal blocks
     claims = cert.claims if elements == cert.elements else None
     write_explicit(schedule, sizes, args.out, claims)
     stream = stdout_for(args)

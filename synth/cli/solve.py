@@ -15,6 +15,7 @@ from synth.symmetry.spec import TORUS_GROUPS  # the --group choices: the one tab
 from synth.check.certificate import write_certificate
 from synth.units import format_size
 from synth.fileio import check_writable
+from synth.schedule.data import COLLECTIVES
 from synth.schedule.forest import forest_depths
 from synth.solve import check_written, solve
 from synth.solve.by_size import choose_by_size, size_note, size_summary
@@ -37,6 +38,8 @@ def cmd_solve(args) -> int:
     topology = topology_from_args(args)
     choice = None
     if args.size:
+        if args.collective != "allreduce":
+            raise SynthError("--size chooses among allreduce schedules; with --collective give --depth K instead")
         if args.depth is not None or args.exchange:
             raise SynthError("--size chooses the depth and tree vs exchange itself: drop --depth / --exchange")
         note = size_note(topology, args.time_limit, args.seed, args.solver)
@@ -59,7 +62,7 @@ def cmd_solve(args) -> int:
     result = solve(topology, depth=args.depth, elements=args.elements, mode=args.mode, exchange=args.exchange,
                    progress=progress, generators=getattr(args, "generators", None),
                    allow_unbalanced=args.allow_unbalanced, group=args.group, time_limit=args.time_limit,
-                   seed=args.seed, solver=args.solver, start=start_parent)
+                   seed=args.seed, solver=args.solver, start=start_parent, collective=args.collective)
     cert = result.certificate
     cert.provenance["seconds"] = round(time.perf_counter() - start, 3)
     if args.out is not None:  # only --out writes; '-' is stdout, and the summary then goes to stderr
@@ -127,6 +130,9 @@ def add_parser(sub) -> None:
                    help="choose the depth (and tree vs exchange) with the least modeled time at this message "
                         "size, e.g. 1MiB (solves every depth below H once, up to --time-limit each, with one "
                         "progress line per depth; solved trees are cached and reused)")
+    s.add_argument("--collective", default="allreduce", choices=COLLECTIVES,
+                   help="the collective to certify: allreduce (default), or the reduce-scatter or allgather half "
+                        "of the same tree (h rounds for a tree of depth h; not with --exchange)")
     s.add_argument("--exchange", action="store_true",
                    help="forest plus exchange: 2H-1 rounds on tori with an even side (round-optimal)")
     s.add_argument("--elements", type=int_in(1, MAX_ELEMENTS), metavar="N",

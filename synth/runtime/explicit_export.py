@@ -26,7 +26,7 @@ import numpy as np
 
 from synth.check.explicit import read_explicit, write_explicit
 from synth.errors import SynthError
-from synth.schedule import chunk_elements
+from synth.schedule import block_chunk_elements, chunk_elements
 
 __all__ = ["reemit_explicit"]
 
@@ -61,7 +61,10 @@ def reemit_explicit(path, out, elements: int | None = None) -> str:
         if elements < 0:
             raise SynthError(f"elements must be non-negative, not {elements}")
         weights = sizes if total > 0 else np.ones(sizes.size, dtype=np.int64)
-        sizes = chunk_elements(weights, elements)
+        if schedule.owner is None:
+            sizes = chunk_elements(weights, elements)
+        else:  # a reduce-scatter or allgather: p equal blocks, each cut over its owner's chunks
+            sizes = block_chunk_elements(schedule.owner, weights, schedule.topology.compute, elements)
         claims = None
     write_explicit(schedule, sizes, out, claims)
     n = sum(len(b) for b in schedule.blocks)

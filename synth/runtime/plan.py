@@ -12,6 +12,10 @@ contiguous: a message whose chunks sit next to each other is sent from (and rece
 into) one slice.  The number of pieces of a message is its number of *runs*; the layout
 maximizes the number of neighbouring chunk pairs that travel together (greedy maximum
 weight path cover of the co-occurrence graph), which minimizes the total number of runs.
+A reduce-scatter or allgather is not free to choose: its vector is the runtimes' (rank ``r``'s
+block is the ``r``-th ``p``-th), so its layout is always ``"owner"`` (by owner rank, then chunk id,
+:func:`synth.schedule.data.chunk_offsets`), and its chunk sizes are equal blocks
+(:func:`run_chunk_sizes`).
 
 Examples
 --------
@@ -41,9 +45,10 @@ from synth.check.explicit import read_explicit
 from synth.errors import ScheduleError
 from synth.fileio import read_json
 from synth.schedule.lift import lift, lifted_weights
-from synth.schedule import COPY, REDUCE, Schedule
+from synth.schedule import COPY, REDUCE, Schedule, block_chunk_elements, chunk_elements
 
-__all__ = ["Plan", "build_plan", "flatten", "greedy_layout", "message_runs", "load_schedule", "LAYOUTS"]
+__all__ = ["Plan", "build_plan", "flatten", "greedy_layout", "message_runs", "load_schedule", "LAYOUTS",
+           "owner_layout", "run_chunk_sizes"]
 
 LAYOUTS = ("greedy", "identity")
 _NEIGHBOURS = 8  # candidate edges kept per chunk for the greedy path cover
@@ -365,6 +370,21 @@ class Plan:
         return int(message_runs(p[srt], self.m_ptr).sum())
 
 
+def owner_layout(schedule: Schedule) -> np.ndarray:
+    """The runtimes' layout of a reduce-scatter or allgather: chunks by owner rank, then chunk id."""
+    t = schedule.topology
+    rank = np.full(t.n_vertices, -1, dtype=np.int64)
+    rank[t.compute] = np.arange(t.n_compute)
+    return np.lexsort((np.arange(schedule.n_chunks), rank[schedule.owner])).astype(np.int64)
+
+
+def run_chunk_sizes(schedule: Schedule, weights, elements: int) -> np.ndarray:
+    """Chunk sizes for ``elements`` per rank: proportional to ``weights``, or equal blocks per owner."""
+    if schedule.owner is None:
+        return chunk_elements(weights, int(elements))
+    return block_chunk_elements(schedule.owner, weights, schedule.topology.compute, int(elements))
+
+
 def _layout(layout, n_chunks, members, ptr):
     if layout == "identity":
         return np.arange(n_chunks, dtype=np.int64)
@@ -391,7 +411,10 @@ def build_plan(schedule: Schedule, layout: str = "greedy") -> Plan:
     keys = keys[srt]
     new = _group_starts(keys)
     ptr = np.append(np.flatnonzero(new), keys.shape[0]).astype(np.int64)
-    order = _layout(layout, schedule.n_chunks, chunk[srt], ptr)
+    if schedule.owner is not None:  # the vector of a reduce-scatter or allgather is the runtimes' (docstring)
+        order, layout = owner_layout(schedule), "owner"
+    else:
+        order = _layout(layout, schedule.n_chunks, chunk[srt], ptr)
     pos = np.empty(schedule.n_chunks, dtype=np.int64)
     pos[order] = np.arange(schedule.n_chunks)
     msg = np.cumsum(new) - 1

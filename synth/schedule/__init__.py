@@ -7,9 +7,12 @@ here, where that name is the module: import it from :mod:`synth.schedule.lift`.
 """
 
 from synth.schedule.data import REDUCE, COPY, OPS, BaseSchedule, Block, Schedule, chunk_elements, positive_chunks
+from synth.schedule.data import (ALLREDUCE, REDUCE_SCATTER, ALLGATHER, COLLECTIVES, block_chunk_elements,
+                                 chunk_offsets)
+from synth.schedule.collective import collective_half
 from synth.schedule.forest import (forest_depths, forest_weight, check_forest, bfs_forest, tree_schedule,
                                    exchange_schedule)
-from synth.schedule.lift import lifted_weights
+from synth.schedule.lift import lifted_weights, lifted_owners, lifted_chunk_elements
 from synth.schedule.sp import bfs_parents, sp_allreduce
 from synth.schedule.exchange import exchange_roots, bfs_forest_parents, exchange_allreduce
 from synth.schedule.hyperx import windmill_parents, coordinate_tree_parents, hyperx_tree
@@ -21,4 +24,6 @@ __all__ = [
     "forest_depths", "forest_weight", "check_forest", "bfs_forest", "tree_schedule", "exchange_schedule",
     "lifted_weights", "bfs_parents", "sp_allreduce", "exchange_roots", "bfs_forest_parents", "exchange_allreduce",
     "windmill_parents", "coordinate_tree_parents", "hyperx_tree", "spine_leaf_star", "shortest_path_tree",
+    "ALLREDUCE", "REDUCE_SCATTER", "ALLGATHER", "COLLECTIVES", "block_chunk_elements", "chunk_offsets",
+    "collective_half", "lifted_owners", "lifted_chunk_elements",
 ]

@@ -13,6 +13,38 @@ links; ``reduce`` adds it into the receiver's value, ``copy`` replaces it.
 
 The schedules of a tree or a forest (parent arrays) are built in :mod:`synth.schedule.forest`.
 
+Collectives.  Every schedule carries its collective (:data:`COLLECTIVES`):
+
+* ``allreduce`` (the default): every compute node ends with the sum of all inputs of every chunk;
+* ``reduce-scatter``: every chunk has an *owner* (a compute vertex), which ends with the exact
+  sum of every node's input of that chunk, each counted once; other nodes may hold anything;
+* ``allgather``: every compute node ends with the owner's input of every chunk (copied, never
+  summed); a non-owner's value of a chunk starts undefined, so a ``reduce`` into it is wrong
+  unless a copy reached it first.
+
+A base schedule stores the owner of each component (``owner``; lifted chunk ``t*|G| + i`` is
+owned by element ``i``'s image of it, :func:`synth.schedule.lift.lifted_owners`), an explicit
+schedule the owner of each chunk.  :mod:`synth.schedule.collective` takes the two halves of a
+tree schedule: the reduction half (rounds ``1..h``) is a reduce-scatter, the dissemination half
+(rounds ``h+1..2h``, renumbered ``1..h``) an allgather.
+
+Layout of a reduce-scatter or allgather (the runtimes' convention, ``MPI_Reduce_scatter_block``,
+``MPI_Allgather``, NCCL): ``N`` elements per node in all, ``N`` a multiple of ``p``; the ``r``-th
+compute node (in the order of ``topology.compute``) owns the contiguous block
+``[r*N/p, (r+1)*N/p)`` of the vector (its reduce-scatter output, its allgather input).  The
+block is cut over the chunks that node owns, in chunk order, proportionally to their weights
+by :func:`chunk_elements` (:func:`block_chunk_elements`); so chunks lie in the vector by owner
+rank, then chunk id (:func:`chunk_offsets`).  When a block does not split evenly the chunk
+sizes differ by one element and Ω is measured on those real sizes.
+
+Minimum volume (normalizes Ψ; SPEC section 1 derives ``2N(p-1)`` for allreduce the same way):
+in a reduce-scatter every one of the ``N`` elements has an owner, and each of the other
+``p - 1`` nodes' inputs of it can only leave its node by that node sending the element at least
+once: ``Vol_abs >= N(p-1)``.  In an allgather each of the ``N`` elements must be received by
+the ``p - 1`` nodes that do not own it, one transmission per reception: ``Vol_abs >= N(p-1)``.
+Both are met by a spanning tree per chunk (``p - 1`` transmissions), so Ψ = Vol_abs / (N(p-1)),
+Θ = Vol_phys / Vol_abs and Ω as for allreduce, and the weight is ``Vol_phys / N``.
+
 Chunking: :func:`chunk_elements` cuts ``N`` elements into chunks proportional
 to their weights; chunk ``c`` gets ``floor(N*U_{c+1}/U) - floor(N*U_c/U)``
 elements, ``U_c`` the cumulative weight of the chunks before ``c``, so any
@@ -25,6 +57,10 @@ Examples
 [3, 3, 4]
 >>> chunk_elements([2, 1], 6).tolist()
 [4, 2]
+>>> block_chunk_elements([0, 1, 0, 1], [1, 1, 1, 1], [0, 1], 6).tolist()
+[1, 1, 2, 2]
+>>> chunk_offsets([0, 1, 0, 1], [1, 1, 2, 2], [0, 1]).tolist()
+[0, 3, 1, 4]
 """
 
 from __future__ import annotations
@@ -36,10 +72,93 @@ import numpy as np
 from synth.errors import ScheduleError
 from synth.topology.base import Topology
 
-__all__ = ["REDUCE", "COPY", "OPS", "BaseSchedule", "Block", "Schedule", "chunk_elements", "positive_chunks"]
+__all__ = ["REDUCE", "COPY", "OPS", "ALLREDUCE", "REDUCE_SCATTER", "ALLGATHER", "COLLECTIVES", "BaseSchedule",
+           "Block", "Schedule", "chunk_elements", "positive_chunks", "block_chunk_elements", "chunk_offsets",
+           "check_owners", "phases"]
 
 REDUCE, COPY = 0, 1
 OPS = ("reduce", "copy")
+ALLREDUCE, REDUCE_SCATTER, ALLGATHER = "allreduce", "reduce-scatter", "allgather"
+COLLECTIVES = (ALLREDUCE, REDUCE_SCATTER, ALLGATHER)
+
+
+def phases(collective: str) -> int:
+    """How many times the minimum volume ``N(p-1)`` an optimal schedule moves: 2 for allreduce, else 1."""
+    return 2 if collective == ALLREDUCE else 1
+
+
+def check_owners(topology, collective, owner, n_owned: int, what: str = "chunk"):
+    """Validate ``owner`` (one compute vertex per chunk or component) for ``collective``; return it as int64.
+
+    An allreduce has no owners (``owner`` must be None); a reduce-scatter or allgather needs one
+    compute vertex per item.
+
+    Raises
+    ------
+    ScheduleError
+        For an unknown collective or a bad owner array.
+    """
+    if collective not in COLLECTIVES:
+        raise ScheduleError(f"unknown collective {str(collective)[:40]!r}; valid: {', '.join(COLLECTIVES)}")
+    if collective == ALLREDUCE:
+        if owner is not None:
+            raise ScheduleError("an allreduce has no chunk owners")
+        return None
+    if owner is None:
+        raise ScheduleError(f"a {collective} needs the owner of every {what}")
+    arr = np.ascontiguousarray(owner, dtype=np.int64).ravel()
+    if arr.size != n_owned:
+        raise ScheduleError(f"{arr.size} owners given for {n_owned} {what}s")
+    if arr.size and (arr.min() < 0 or arr.max() >= topology.n_vertices or not topology.is_compute[arr].all()):
+        bad = int(np.flatnonzero((arr < 0) | (arr >= topology.n_vertices))[0]) if (
+            arr.min() < 0 or arr.max() >= topology.n_vertices) else int(np.argmin(topology.is_compute[arr]))
+        raise ScheduleError(f"{what} {bad}: its owner {int(arr[bad])} is not a compute vertex")
+    return arr
+
+
+def block_chunk_elements(owner, weights, compute, n_elements: int) -> np.ndarray:
+    """Chunk sizes of a reduce-scatter or allgather of ``n_elements`` per node (module docstring: layout).
+
+    Every compute node owns a block of ``n_elements / p`` elements, cut over its chunks (in chunk
+    order) in proportion to their ``weights`` by :func:`chunk_elements`.
+
+    Raises
+    ------
+    ScheduleError
+        If ``n_elements`` is not a multiple of ``p``, or a compute node owns no chunk.
+    """
+    owner = np.asarray(owner, dtype=np.int64).ravel()
+    weights = np.asarray(weights, dtype=np.int64).ravel()
+    compute = np.asarray(compute, dtype=np.int64).ravel()
+    p = compute.size
+    if isinstance(n_elements, bool) or not isinstance(n_elements, (int, np.integer)) or n_elements < 0:
+        raise ScheduleError(f"the number of elements must be a non-negative integer, got {str(n_elements)[:40]}")
+    if int(n_elements) % p:
+        raise ScheduleError(f"{int(n_elements)} elements do not cut into {p} equal blocks: a reduce-scatter or "
+                            f"allgather needs a multiple of the {p} compute nodes")
+    block = int(n_elements) // p
+    sizes = np.zeros(owner.size, dtype=np.int64)
+    order = np.argsort(owner, kind="stable")
+    cuts = np.searchsorted(owner[order], compute)
+    ends = np.searchsorted(owner[order], compute, side="right")
+    for r, (a, z) in enumerate(zip(cuts.tolist(), ends.tolist())):
+        if a == z:
+            raise ScheduleError(f"compute node {int(compute[r])} owns no chunk: its block would have nowhere to go")
+        mine = order[a:z]
+        sizes[mine] = chunk_elements(weights[mine], block)
+    return sizes
+
+
+def chunk_offsets(owner, sizes, compute) -> np.ndarray:
+    """Where each chunk starts in the vector: by owner rank (order of ``compute``), then chunk id."""
+    owner = np.asarray(owner, dtype=np.int64).ravel()
+    sizes = np.asarray(sizes, dtype=np.int64).ravel()
+    rank = np.full(int(max(owner.max(), np.max(compute))) + 1, -1, dtype=np.int64)
+    rank[np.asarray(compute, dtype=np.int64)] = np.arange(len(compute))
+    order = np.lexsort((np.arange(owner.size), rank[owner]))
+    offsets = np.zeros(owner.size, dtype=np.int64)
+    offsets[order] = np.concatenate([[0], np.cumsum(sizes[order])[:-1]])
+    return offsets
 
 
 def chunk_elements(weights, n_elements: int) -> np.ndarray:
@@ -140,6 +259,11 @@ class BaseSchedule:
         int64 weight of each component (chunks per group element).
     labels : tuple of str
         A description of each component (e.g. ``"bfs tree, root 0"``).
+    collective : str
+        One of :data:`COLLECTIVES` (module docstring); ``"allreduce"`` by default.
+    owner : numpy.ndarray or None
+        For a reduce-scatter or allgather, the owner vertex of each component (int64); None for
+        an allreduce.
     """
 
     topology: Topology
@@ -153,6 +277,8 @@ class BaseSchedule:
     route_links: np.ndarray
     weights: np.ndarray
     labels: tuple = field(default=())
+    collective: str = ALLREDUCE
+    owner: np.ndarray | None = None
 
     def __post_init__(self):
         conv = dict(component=np.int32, round=np.int32, src=np.int32, dst=np.int32, op=np.int8,
@@ -177,11 +303,13 @@ class BaseSchedule:
         if n and (min(self.src.min(), self.dst.min()) < 0 or max(self.src.max(), self.dst.max()) >= V):
             raise ScheduleError("a sender or receiver is not a vertex of the topology")
         _check_routes(self.topology, self.src, self.dst, self.route_ptr, self.route_links)
+        object.__setattr__(self, "owner", check_owners(self.topology, self.collective, self.owner,
+                                                       self.weights.size, "component"))
         if not self.labels:
             object.__setattr__(self, "labels", tuple(f"component {i}" for i in range(self.weights.size)))
 
     @classmethod
-    def from_rows(cls, topology, n_rounds, rows, weights=(1,), labels=()):
+    def from_rows(cls, topology, n_rounds, rows, weights=(1,), labels=(), collective=ALLREDUCE, owner=None):
         """Build from rows ``(component, round, src, dst, op, route_links)``."""
         rows = list(rows)
         routes = [np.asarray(r[5], dtype=np.int64).ravel() for r in rows]
@@ -190,7 +318,7 @@ class BaseSchedule:
         cols = np.array([r[:5] for r in rows], dtype=np.int64).reshape(-1, 5)
         links = np.concatenate(routes) if routes else np.zeros(0, dtype=np.int64)
         return cls(topology, int(n_rounds), cols[:, 0], cols[:, 1], cols[:, 2], cols[:, 3], cols[:, 4],
-                   ptr, links, np.asarray(weights), tuple(labels))
+                   ptr, links, np.asarray(weights), tuple(labels), collective, owner)
 
     @property
     def n_components(self) -> int:
@@ -219,7 +347,7 @@ class BaseSchedule:
         for part in self.grouped():
             blocks.append(Block(int(self.round[part[0]]), int(self.op[part[0]]),
                                 self.component[part], self.route_matrix(part)))
-        return Schedule(self.topology, self.n_components, self.n_rounds, tuple(blocks))
+        return Schedule(self.topology, self.n_components, self.n_rounds, tuple(blocks), self.collective, self.owner)
 
     def trimmed(self) -> "BaseSchedule":
         """The same schedule with ``n_rounds`` the last round that has a transmission (empty tail rounds dropped).
@@ -259,14 +387,21 @@ class Block:
 
 @dataclass(frozen=True, eq=False)
 class Schedule:
-    """An explicit schedule: every transmission of every chunk, in blocks sorted by round."""
+    """An explicit schedule: every transmission of every chunk, in blocks sorted by round.
+
+    ``collective`` and ``owner`` (one compute vertex per chunk, reduce-scatter and allgather
+    only) as in :class:`BaseSchedule`.
+    """
 
     topology: Topology
     n_chunks: int
     n_rounds: int
     blocks: tuple
+    collective: str = ALLREDUCE
+    owner: np.ndarray | None = None
 
     def __post_init__(self):
+        object.__setattr__(self, "owner", check_owners(self.topology, self.collective, self.owner, self.n_chunks))
         rounds = [b.round for b in self.blocks]
         if rounds != sorted(rounds):
             raise ScheduleError("blocks must be sorted by round")

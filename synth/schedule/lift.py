@@ -3,7 +3,10 @@
 Chunk ``t*|G| + i`` is component ``t`` moved by group element ``i``: every
 transmission of the component keeps its round and op, and its route is the
 image of the base route link by link.  Chunk ``t*|G| + i`` has weight
-``weights[t]`` (see :func:`synth.schedule.data.chunk_elements`).
+``weights[t]`` (see :func:`synth.schedule.data.chunk_elements`).  For a reduce-scatter or
+allgather chunk ``t*|G| + i`` is owned by element ``i``'s image of component ``t``'s owner
+(:func:`lifted_owners`), and :func:`lifted_chunk_elements` cuts the blocks of
+:mod:`synth.schedule.data`.
 
 Examples
 --------
@@ -14,6 +17,12 @@ Examples
 >>> s = lift(sp_allreduce(t), torus_gamma(t))
 >>> s.n_chunks, s.n_rounds, s.n_transmissions
 (64, 8, 1920)
+>>> from synth.schedule.collective import collective_half
+>>> rs = collective_half(sp_allreduce(t), "reduce-scatter")
+>>> lifted_owners(rs, torus_gamma(t))[:8].tolist()
+[0, 0, 0, 0, 1, 1, 1, 1]
+>>> lifted_chunk_elements(rs, torus_gamma(t), 128)[:4].tolist()
+[2, 2, 2, 2]
 """
 
 from __future__ import annotations
@@ -21,10 +30,10 @@ from __future__ import annotations
 import numpy as np
 
 from synth.errors import ScheduleError
-from synth.schedule.data import BaseSchedule, Block, Schedule
+from synth.schedule.data import ALLREDUCE, BaseSchedule, Block, Schedule, block_chunk_elements, chunk_elements
 from synth.symmetry.group import Group
 
-__all__ = ["lift", "lifted_weights"]
+__all__ = ["lift", "lifted_weights", "lifted_owners", "lifted_chunk_elements", "default_elements"]
 
 _TABLE_LIMIT = 1 << 22
 
@@ -32,6 +41,31 @@ _TABLE_LIMIT = 1 << 22
 def lifted_weights(base: BaseSchedule, group: Group) -> np.ndarray:
     """Weight of every lifted chunk: component weights, each repeated ``|G|`` times."""
     return np.repeat(base.weights, group.order)
+
+
+def lifted_owners(base: BaseSchedule, group: Group):
+    """Owner of every lifted chunk (``None`` for an allreduce): element ``i`` applied to component ``t``'s owner."""
+    if base.owner is None:
+        return None
+    return group.vertex_images(base.owner).T.ravel().astype(np.int64)  # row t: the images of owner t
+
+
+def lifted_chunk_elements(base: BaseSchedule, group: Group, n_elements: int) -> np.ndarray:
+    """Elements of every lifted chunk for ``n_elements`` per node (:mod:`synth.schedule.data`: chunking, layout)."""
+    weights = lifted_weights(base, group)
+    if base.collective == ALLREDUCE:
+        return chunk_elements(weights, n_elements)
+    return block_chunk_elements(lifted_owners(base, group), weights, base.topology.compute, n_elements)
+
+
+def default_elements(base: BaseSchedule, group: Group) -> int:
+    """One element per unit of chunk weight: ``|G| * sum(weights)``, or for a reduce-scatter or allgather
+    ``p`` blocks of the largest total weight a node owns (every chunk then gets an element)."""
+    if base.collective == ALLREDUCE:
+        return group.order * sum(int(w) for w in base.weights.tolist())
+    owned = np.bincount(lifted_owners(base, group), weights=lifted_weights(base, group),
+                        minlength=base.topology.n_vertices)[base.topology.compute]
+    return int(base.topology.n_compute * max(1, int(owned.max())))
 
 
 def lift(base: BaseSchedule, group: Group) -> Schedule:
@@ -57,4 +91,5 @@ def lift(base: BaseSchedule, group: Group) -> Schedule:
             links = links.reshape(G * part.size, L)
         chunk = np.repeat(np.arange(t * G, (t + 1) * G, dtype=np.int32), part.size)
         blocks.append(Block(int(base.round[part[0]]), int(base.op[part[0]]), chunk, links))
-    return Schedule(base.topology, G * base.n_components, base.n_rounds, tuple(blocks))
+    return Schedule(base.topology, G * base.n_components, base.n_rounds, tuple(blocks), base.collective,
+                    lifted_owners(base, group))

@@ -9,12 +9,21 @@ models), :mod:`~synth.solve.record`, :mod:`~synth.solve.sweep` (every depth boun
 (what ``synth solve`` prints).  Errors in the parameters are :class:`~synth.errors.OptionError`
 s that begin with the parameter's name; the CLI says its flag.
 
+``collective`` (``"allreduce"``, ``"reduce-scatter"`` or ``"allgather"``) certifies, instead of
+the allreduce, the reduction or the dissemination half of the same construction
+(:func:`synth.schedule.collective.collective_half`): every tree construction (SP and the balanced
+BFS trees of rectangular tori or smaller groups, k-hop trees and families, HyperX windmills,
+spine-leaf stars, user graphs) has both; the exchange schedules do not.
+
 Examples
 --------
 >>> from synth.topology.torus import parse_torus
 >>> r = solve(parse_torus("4x4"))
 >>> r.certificate.claims["rounds"], r.depth
 (8, 4)
+>>> rs = solve(parse_torus("4x4"), collective="reduce-scatter")
+>>> rs.certificate.claims["rounds"], rs.certificate.claims["round_optimal"], rs.depth
+(4, True, 4)
 """
 
 from __future__ import annotations
@@ -28,6 +37,8 @@ from synth.check.certificate import Certificate, read_certificate
 from synth.check.claims import certify, check_certificate
 from synth.check import measure_symmetric
 from synth.errors import OptionError, SynthError
+from synth.schedule.collective import collective_half
+from synth.schedule.data import ALLREDUCE, COLLECTIVES
 from synth.schedule.exchange import exchange_allreduce
 from synth.schedule.forest import exchange_schedule
 from synth.schedule.hyperx import hyperx_tree
@@ -72,7 +83,8 @@ def check_written(cert, path=None):
 
 
 def solve(topology, depth=None, elements=None, mode="auto", exchange=False, progress=_quiet, generators=None,
-          allow_unbalanced=False, group=None, time_limit=60.0, seed=0, solver="auto", start=None) -> SolveResult:
+          allow_unbalanced=False, group=None, time_limit=60.0, seed=0, solver="auto", start=None,
+          collective=ALLREDUCE) -> SolveResult:
     """Build and certify the best schedule synth knows for ``topology`` and ``depth``.
 
     Without ``depth`` (or with ``depth >= H``) this is SP-allreduce: the BFS tree of
@@ -87,19 +99,28 @@ def solve(topology, depth=None, elements=None, mode="auto", exchange=False, prog
 
     ``start``: a parent array of a tree of depth ``<= depth`` (:func:`synth.solve.khop.start_tree`)
     that a k-hop solve (Γ on an equal-sided torus, ``depth < H``) starts from.
+
+    ``collective``: certify the reduce-scatter or allgather half of the construction instead
+    (module docstring); a tree of depth ``h`` then takes ``h`` rounds.
     """
+    if collective not in COLLECTIVES:
+        raise OptionError(f"collective must be one of {', '.join(COLLECTIVES)}, got {str(collective)[:40]!r}")
+    if collective != ALLREDUCE and exchange:
+        raise OptionError(f"collective {collective}: the exchange schedules have no such half (their two roots swap "
+                          "aggregates in the middle round, so neither half alone is a reduce-scatter or an "
+                          "allgather); use a tree, without exchange")
     if isinstance(topology, Torus):
         return _solve_torus(topology, depth, elements, mode, exchange, progress, group, time_limit, seed, solver,
-                            start)
+                            start, collective)
     if isinstance(topology, HyperX):
-        return _solve_hyperx(topology, depth, elements, mode, exchange, progress)
+        return _solve_hyperx(topology, depth, elements, mode, exchange, progress, collective)
     if isinstance(topology, SpineLeaf):
-        return _solve_spine_leaf(topology, depth, elements, mode, exchange, progress)
-    return _solve_user(topology, generators, elements, mode, exchange, allow_unbalanced, progress)
+        return _solve_spine_leaf(topology, depth, elements, mode, exchange, progress, collective)
+    return _solve_user(topology, generators, elements, mode, exchange, allow_unbalanced, progress, collective)
 
 
 def _solve_torus(topology, depth, elements, mode, exchange, progress, group, time_limit, seed, solver,
-                 start) -> SolveResult:
+                 start, collective=ALLREDUCE) -> SolveResult:
     """Tori: SP-allreduce, the forest plus exchange, or (``depth < H``) a k-hop solve (:func:`solve`)."""
     H = topology.diameter
     if depth is not None and depth < 1:
@@ -112,7 +133,7 @@ def _solve_torus(topology, depth, elements, mode, exchange, progress, group, tim
                           "equal-sided torus, the default `group` and no `exchange`")
     if khop:
         return _solve_khop(topology, depth, elements, mode, exchange, group, time_limit, seed, solver, progress,
-                           start)
+                           start, collective)
     if depth is not None and depth > H:
         notes.append(f"depth {depth} exceeds the diameter H = {H}; the BFS tree (depth {H}) is optimal")
     if exchange and all(n % 2 for n in topology.shape):
@@ -147,13 +168,13 @@ def _solve_torus(topology, depth, elements, mode, exchange, progress, group, tim
             notes.append(f"no balanced family found ({result.status}); best omega = {result.omega}")
     depth_out = H - 1 if exchange else H
     progress(f"checking the lifted schedule ({base.n_transmissions * grp.order:,} transmissions)")
-    cert = certify(base, grp, elements, mode=mode, solver=claims,
+    cert = certify(collective_half(base, collective), grp, elements, mode=mode, solver=claims,
                    provenance={"algorithm": algorithm, "group": group_kind, "seed": seed if claims else None})
     return SolveResult(cert, depth_out, notes)
 
 
 def _solve_khop(t, depth, elements, mode, exchange, group, time_limit, seed, solver, progress,
-                start=None) -> SolveResult:
+                start=None, collective=ALLREDUCE) -> SolveResult:
     """A minimum-weight tree of depth <= ``depth`` (k-SP-allreduce), lifted by Γ.
 
     On a rectangular torus, or under a group other than Γ, a weighted family of k-hop
@@ -163,14 +184,14 @@ def _solve_khop(t, depth, elements, mode, exchange, group, time_limit, seed, sol
         if exchange:
             raise OptionError("depth-bounded exchange forests are lifted by Γ: they need an equal-sided torus and "
                               "the default group")
-        return _solve_khop_family(t, depth, elements, mode, group, time_limit, seed, progress)
+        return _solve_khop_family(t, depth, elements, mode, group, time_limit, seed, progress, collective)
     if exchange:
         return _solve_xhop(t, depth, elements, mode, time_limit, seed, progress)
     rec = khop_tree(t, depth, time_limit=time_limit, seed=seed, solver=solver, progress=progress, start=start)
     grp = torus_gamma(t)
     base = tree_base(t, rec)
     progress(f"checking the lifted schedule ({base.n_transmissions * grp.order:,} transmissions)")
-    cert = certify(base, grp, elements, mode=mode, solver=rec.solver_claims(),
+    cert = certify(collective_half(base, collective), grp, elements, mode=mode, solver=rec.solver_claims(),
                    provenance={"algorithm": "k-sp-allreduce", "group": "gamma", "seed": seed})
     notes = []
     if rec.status != "optimal":
@@ -187,7 +208,8 @@ def _solve_khop(t, depth, elements, mode, exchange, group, time_limit, seed, sol
     return SolveResult(cert, rec.depth, notes)
 
 
-def _solve_khop_family(t, depth, elements, mode, group, time_limit, seed, progress) -> SolveResult:
+def _solve_khop_family(t, depth, elements, mode, group, time_limit, seed, progress,
+                       collective=ALLREDUCE) -> SolveResult:
     """k-hop trees (depth <= ``depth``) weighted so the lift through a smaller group has Omega = 1.
 
     :func:`synth.models.khop_family.khop_family` builds candidate trees whose rounds (labels)
@@ -227,7 +249,7 @@ def _solve_khop_family(t, depth, elements, mode, group, time_limit, seed, progre
               "tree_weights": tree_W, "omega": str(res.omega), "time_limit": time_limit, "seed": seed,
               "seconds": round(fam.seconds + res.seconds, 3)}
     progress(f"checking the lifted schedule ({base.n_transmissions * grp.order:,} transmissions)")
-    cert = certify(base, grp, elements, mode=mode, solver=solver,
+    cert = certify(collective_half(base, collective), grp, elements, mode=mode, solver=solver,
                    provenance={"algorithm": "k-sp-family", "group": group_kind, "seed": seed})
     mean_W = Fraction(sum(w * x for w, x in zip(res.weights, tree_W)), sum(res.weights))
     shape = f"{len(res.weights)} tree(s), weights {list(res.weights)}, W = {tree_W}"
@@ -266,21 +288,21 @@ def _solve_xhop(t, depth, elements, mode, time_limit, seed, progress) -> SolveRe
     return SolveResult(cert, res.depth, notes)
 
 
-def _solve_hyperx(topology, depth, elements, mode, exchange, progress) -> SolveResult:
+def _solve_hyperx(topology, depth, elements, mode, exchange, progress, collective=ALLREDUCE) -> SolveResult:
     """HyperX: the windmill (2-D) or coordinate BFS tree, lifted by the HyperX group."""
     _no_exchange(topology, exchange)
     progress("verifying the HyperX group")
     group, base = hyperx_group(topology), hyperx_tree(topology)
     algorithm = "windmill" if topology.ndim == 2 else "coordinate-tree"
-    return _certify_tree(topology, group, base, algorithm, depth, elements, mode, progress)
+    return _certify_tree(topology, group, base, algorithm, depth, elements, mode, progress, collective)
 
 
-def _solve_spine_leaf(topology, depth, elements, mode, exchange, progress) -> SolveResult:
+def _solve_spine_leaf(topology, depth, elements, mode, exchange, progress, collective=ALLREDUCE) -> SolveResult:
     """Spine-leaf: the shortest-path star, lifted by the host and leaf shifts."""
     _no_exchange(topology, exchange)
     progress("verifying the spine-leaf group")
     group, base = spine_leaf_group(topology), spine_leaf_star(topology)
-    return _certify_tree(topology, group, base, "spine-leaf-star", depth, elements, mode, progress)
+    return _certify_tree(topology, group, base, "spine-leaf-star", depth, elements, mode, progress, collective)
 
 
 def _no_exchange(topology, exchange):
@@ -288,7 +310,8 @@ def _no_exchange(topology, exchange):
         raise OptionError(f"exchange is defined on tori; {topology.name} is not one")
 
 
-def _certify_tree(topology, group, base, algorithm, depth, elements, mode, progress) -> SolveResult:
+def _certify_tree(topology, group, base, algorithm, depth, elements, mode, progress,
+                  collective=ALLREDUCE) -> SolveResult:
     """The certified lift of a fixed construction, refused below its depth; a note when Omega > 1."""
     notes = []
     tree_depth = base.n_rounds // 2
@@ -296,20 +319,22 @@ def _certify_tree(topology, group, base, algorithm, depth, elements, mode, progr
         # a SynthError: as an OptionError the CLI would say '--depth 1 is below ...', not today's line
         raise SynthError(f"depth {depth} is below this construction's depth {tree_depth} on {topology.name}")
     progress(f"checking the lifted schedule ({base.n_transmissions * group.order:,} transmissions)")
-    cert = certify(base, group, elements, mode=mode, provenance={"algorithm": algorithm, "seed": None})
+    cert = certify(collective_half(base, collective), group, elements, mode=mode,
+                   provenance={"algorithm": algorithm, "seed": None})
     if cert.claims["omega"] != "1":
         notes.append(f"omega = {cert.claims['omega']} on {topology.name}: the lift is not perfectly balanced")
     return SolveResult(cert, tree_depth, notes)
 
 
-def _solve_user(topology, generators, elements, mode, exchange, allow_unbalanced, progress) -> SolveResult:
+def _solve_user(topology, generators, elements, mode, exchange, allow_unbalanced, progress,
+                collective=ALLREDUCE) -> SolveResult:
     """User graphs: a shortest-path tree lifted by the given or a searched group."""
     if exchange:
         raise OptionError("exchange is defined on tori only")
     progress("verifying the given group" if generators is not None else "searching the automorphisms")
     group = user_group(topology, generators)
     base = shortest_path_tree(topology)
-    cert = certify(base, group, elements, mode=mode,
+    cert = certify(collective_half(base, collective), group, elements, mode=mode,
                    provenance={"algorithm": "shortest-path-tree", "seed": None})
     notes = [f"group of order {group.order} with {group.n_link_orbits} link orbit(s)"]
     if cert.claims["omega"] != "1":

@@ -13,6 +13,13 @@ in-process fake communicator, so the plans are testable without MPI.
 Semantics (SPEC section 1): the payload of a round-``s`` message is the sender's value at
 the start of round ``s``.
 
+Collectives (``meta["collective"]``, :mod:`synth.schedule.data`): the vector is laid out by
+owner rank, so rank ``r``'s block is elements ``[r*n/p, (r+1)*n/p)``.  A reduce-scatter starts
+from the whole input and must end with the exact sum in the rank's own block, checked against
+``MPI_Reduce_scatter_block``; an allgather starts from the rank's input block, every other
+element set to :data:`UNDEFINED`, and must end with every rank's block, checked against
+``MPI_Allgather`` (:func:`start_vector`, :func:`expected_part`).
+
 * ``rounds``: per round, post every receive of the round (into private buffers, or straight
   into the vector for a copy that nothing else touches this round), every send (from the
   vector itself when the message is one contiguous run, else packed), wait for all of
@@ -54,6 +61,51 @@ def expected_sum(p, n, dtype):
     a = sum(1 + r % 61 for r in range(p))
     j = np.arange(n, dtype=np.int64)
     return ((1 + j % 7) * a + p * (j % 13)).astype(dtype)
+
+
+UNDEFINED = -7  # what an allgather's buffer holds outside the rank's block: no input value is negative
+#: the MPI call each collective is checked against
+MPI_CALLS = {"allreduce": "MPI_Allreduce", "reduce-scatter": "MPI_Reduce_scatter_block", "allgather": "MPI_Allgather"}
+
+
+def start_vector(collective, rank, p, n, dtype):
+    """What rank ``rank`` starts with: its input, or (allgather) its input block and :data:`UNDEFINED`."""
+    x = input_vector(rank, n, dtype)
+    if collective != "allgather":
+        return x
+    b = n // p
+    out = np.full(n, UNDEFINED, dtype=dtype)
+    out[rank * b:(rank + 1) * b] = x[rank * b:(rank + 1) * b]
+    return out
+
+
+def expected_part(collective, rank, p, n, dtype):
+    """``(lo, hi, values)``: the slice of rank ``rank``'s vector that must end as ``values``."""
+    if collective == "allreduce":
+        return 0, n, expected_sum(p, n, dtype)
+    b = n // p
+    if collective == "reduce-scatter":
+        return rank * b, (rank + 1) * b, expected_sum(p, n, dtype)[rank * b:(rank + 1) * b]
+    j = np.arange(n, dtype=np.int64)
+    owner = j // b  # element j comes from the input of the rank that owns its block
+    return 0, n, ((1 + owner % 61) * (1 + j % 7) + j % 13).astype(dtype)
+
+
+def mpi_reference(comm, MPI, collective, x, rank, p):
+    """The MPI library's own result of the collective on ``x``, as the slice :func:`expected_part` checks."""
+    n = x.size
+    if collective == "allreduce":
+        y = np.zeros(n, dtype=x.dtype)
+        comm.Allreduce(x, y, op=MPI.SUM)
+        return y
+    b = n // p
+    if collective == "reduce-scatter":
+        y = np.zeros(b, dtype=x.dtype)
+        comm.Reduce_scatter_block(x, y, op=MPI.SUM)
+        return y
+    y = np.zeros(n, dtype=x.dtype)
+    comm.Allgather(np.ascontiguousarray(x[rank * b:(rank + 1) * b]), y)
+    return y
 
 
 class RankEngine:
@@ -276,9 +328,10 @@ def _run(directory, meta, comm, MPI):
     t0 = time.perf_counter()
     engine = RankEngine(load_plan(directory, rank), n, dtype)
     setup = time.perf_counter() - t0
-    x = input_vector(rank, n, dtype)
-    want = expected_sum(p, n, dtype)
-    y = np.zeros(n, dtype=dtype)
+    collective = meta.get("collective", "allreduce")
+    x = start_vector(collective, rank, p, n, dtype)
+    source = input_vector(rank, n, dtype)  # what MPI's call gets (an allgather sends only the own block of it)
+    lo, hi, want = expected_part(collective, rank, p, n, dtype)
     program = engine.rounds_program if mode == "rounds" else engine.deps_program
     warmup, iters = int(meta["warmup"]), int(meta["iters"])
     t_sched = np.zeros(iters)
@@ -293,17 +346,18 @@ def _run(directory, meta, comm, MPI):
         b = MPI.Wtime()
         comm.Barrier()
         c = MPI.Wtime()
-        comm.Allreduce(x, y, op=MPI.SUM)
+        y = mpi_reference(comm, MPI, collective, source, rank, p)
         d = MPI.Wtime()
         if it >= warmup:
             t_sched[it - warmup] = b - a
             t_mpi[it - warmup] = d - c
-        diff = np.flatnonzero(out != want)
+        got = out[lo:hi]
+        diff = np.flatnonzero(got != want)
         if diff.size:
             bad_exact += int(diff.size)
             if first_bad < 0:
-                first_bad = int(diff[0])
-        bad_mpi += int(np.count_nonzero(out != y))
+                first_bad = int(diff[0]) + lo
+        bad_mpi += int(np.count_nonzero(got != y))
         mpi_bad += int(np.count_nonzero(y != want))
     max_sched = np.zeros(iters)
     max_mpi = np.zeros(iters)
@@ -317,6 +371,7 @@ def _run(directory, meta, comm, MPI):
             "bad": [[r, be, fb, bm, mb] for r, be, fb, bm, mb, _ in checks if be or bm or mb],
             "setup_s": max(c[5] for c in checks),
             "mpi_library": MPI.Get_library_version().splitlines()[0].strip(),
+            "mpi_call": MPI_CALLS[collective],
         }
         tmp = os.path.join(directory, "result.json.tmp")
         with open(tmp, "w", encoding="utf-8") as f:

@@ -42,8 +42,7 @@ from synth.units import parse_size  # the one size parser of every command
 from synth.errors import OptionError, SynthError
 from synth.runtime.mpi import _worker as worker
 from synth.runtime.mpi.ranks import check_dtype, rank_plans
-from synth.runtime.plan import build_plan, load_schedule
-from synth.schedule import chunk_elements
+from synth.runtime.plan import build_plan, load_schedule, run_chunk_sizes
 
 __all__ = ["RunReport", "Prepared", "run_schedule", "prepare_run", "find_mpiexec", "parse_size", "MODES",
            "INSTALL_HINT", "WORKER"]
@@ -113,12 +112,14 @@ def prepare_run(source, elements: int, dtype: str, directory, *, mode: str = "ro
     if mode not in MODES:
         raise SynthError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
     plan = build_plan(schedule, layout)
-    sizes = chunk_elements(weights, int(elements))
+    sizes = run_chunk_sizes(schedule, weights, int(elements))
     plans = rank_plans(plan, sizes)
     for r, arrays in enumerate(plans):
         np.savez(os.path.join(directory, f"rank-{r}.npz"), **arrays)
     meta = {"ranks": plan.n_ranks, "elements": int(elements), "dtype": str(dtype), "mode": mode,
             "iters": int(iters), "warmup": int(warmup)}
+    if schedule.collective != "allreduce":  # an allreduce's plan files stay as they were
+        meta["collective"] = schedule.collective
     with open(os.path.join(directory, "meta.json"), "w", encoding="utf-8") as f:
         json.dump(meta, f)
     return Prepared(plan.n_ranks, int(elements), str(dtype), plan.n_rounds, plan.n_chunks, plan.n_messages,
@@ -154,6 +155,7 @@ class RunReport:
     setup_s: float = 0.0
     mpi_library: str = ""
     command: list = field(default_factory=list)
+    collective: str = "allreduce"
 
     @property
     def ok(self) -> bool:
@@ -187,6 +189,8 @@ class RunReport:
         def ms(xs):
             return f"{1e3 * float(np.median(xs)):.3f} ms (min {1e3 * min(xs):.3f}, max {1e3 * max(xs):.3f})"
 
+        call = worker.MPI_CALLS.get(self.collective, "MPI_Allreduce")
+        what = {"allreduce": "sum", "reduce-scatter": "sum of each rank's block"}.get(self.collective, "blocks")
         lines = [f"{self.label}: {'OK' if self.ok else 'WRONG RESULT'} on {self.ranks} ranks, "
                  f"{self.bytes:,} bytes ({self.elements:,} x {self.dtype}), mode {self.mode}, "
                  f"{self.iters} iterations (+{self.warmup} warm-up)",
@@ -195,8 +199,8 @@ class RunReport:
         if self.schedule_s:
             ratio = self.median_s / self.allreduce_median_s if self.allreduce_median_s > 0 else float("nan")
             lines.append(f"  schedule       {ms(self.schedule_s)} per iteration")
-            lines.append(f"  MPI_Allreduce  {ms(self.allreduce_s)} per iteration  (schedule / MPI = {ratio:.2f})")
-        lines.append(f"  checked every iteration against the exact sum and MPI_Allreduce: "
+            lines.append(f"  {call:<13}  {ms(self.allreduce_s)} per iteration  (schedule / MPI = {ratio:.2f})")
+        lines.append(f"  checked every iteration against the exact {what} and {call}: "
                      f"{'all equal' if self.ok else str(len(self.errors)) + ' problem(s)'}")
         for e in self.errors[:10]:
             lines.append(f"  error: {e}")
@@ -251,6 +255,10 @@ def run_schedule(source, size="1MiB", iters: int = 5, dtype: str = "float32", mo
     launcher = find_mpiexec(mpiexec)
     elements = parse_size(size) // np.dtype(dtype).itemsize
     p = schedule.topology.n_compute
+    if schedule.owner is not None:  # a reduce-scatter or allgather: p equal blocks
+        elements -= elements % p
+        if elements < 1:
+            raise SynthError(f"size {size} holds fewer elements than the {p} ranks' blocks need")
     tmp = None
     if keep_dir is None:
         tmp = tempfile.TemporaryDirectory(prefix="synth-run-")
@@ -285,6 +293,7 @@ def run_schedule(source, size="1MiB", iters: int = 5, dtype: str = "float32", mo
         if tmp is not None:
             tmp.cleanup()
     errors = []
+    call = res.get("mpi_call", "MPI_Allreduce")
     if res["ranks"] != p:
         errors.append(f"ran on {res['ranks']} ranks, expected {p}")
     for rank, bad_exact, first_bad, bad_mpi, mpi_bad in res["bad"]:
@@ -293,12 +302,13 @@ def run_schedule(source, size="1MiB", iters: int = 5, dtype: str = "float32", mo
             errors.append(f"rank {rank}: {bad_exact} element(s) differ from the exact sum over all iterations "
                           f"(first at element {first_bad}, chunk {chunk})")
         if bad_mpi:
-            errors.append(f"rank {rank}: {bad_mpi} element(s) differ from MPI_Allreduce's result")
+            errors.append(f"rank {rank}: {bad_mpi} element(s) differ from {call}'s result")
         if mpi_bad:
-            errors.append(f"rank {rank}: MPI_Allreduce itself differs from the exact sum in {mpi_bad} element(s)")
+            errors.append(f"rank {rank}: {call} itself differs from the exact result in {mpi_bad} element(s)")
     return RunReport(label, p, elements, str(dtype), mode, iters, warmup, info.rounds, info.chunks, info.messages,
                      info.runs, res["schedule_s"], res["allreduce_s"], errors, info.seconds, launch,
-                     float(res.get("setup_s", 0.0)), res.get("mpi_library", ""), cmd[:-1] + ["DIR"])
+                     float(res.get("setup_s", 0.0)), res.get("mpi_library", ""), cmd[:-1] + ["DIR"],
+                     schedule.collective)
 
 
 def _chunk_at(info: Prepared, element: int) -> int:

@@ -24,8 +24,7 @@ import numpy as np
 from synth.errors import ScheduleError
 from synth.runtime.mpi import _worker as worker
 from synth.runtime.mpi.ranks import check_dtype, rank_plans
-from synth.runtime.plan import build_plan, load_schedule
-from synth.schedule import chunk_elements
+from synth.runtime.plan import build_plan, load_schedule, run_chunk_sizes
 
 __all__ = ["simulate_run"]
 
@@ -91,7 +90,7 @@ def simulate_run(source, elements: int = 1024, dtype: str = "float64", mode: str
     schedule, weights, _ = load_schedule(source)
     check_dtype(dtype)
     plan = build_plan(schedule, layout)
-    sizes = chunk_elements(weights, int(elements))
+    sizes = run_chunk_sizes(schedule, weights, int(elements))
     plans = rank_plans(plan, sizes)
     p = plan.n_ranks
     world = _FakeWorld(seed)
@@ -99,7 +98,7 @@ def simulate_run(source, elements: int = 1024, dtype: str = "float64", mode: str
     engines = [worker.RankEngine(plans[r], elements, dtype) for r in range(p)]
     progs = []
     for r in range(p):
-        x = worker.input_vector(r, elements, dtype)
+        x = worker.start_vector(schedule.collective, r, p, elements, dtype)
         prog = (engines[r].rounds_program if mode == "rounds" else engines[r].deps_program)(_FakeComm(world, r), x)
         progs.append(prog)
     waits = [None] * p
@@ -131,8 +130,8 @@ def simulate_run(source, elements: int = 1024, dtype: str = "float64", mode: str
             raise ScheduleError(f"deadlock: ranks {stuck[:8]} wait for messages that never come")
     if return_outputs:
         return results
-    want = worker.expected_sum(p, elements, dtype)
-    return all(np.array_equal(out, want) for out in results)
+    checks = [worker.expected_part(schedule.collective, r, p, elements, dtype) for r in range(p)]
+    return all(np.array_equal(out[lo:hi], want) for out, (lo, hi, want) in zip(results, checks))
 
 
 def _advance(prog, value, results, r):

@@ -234,6 +234,10 @@ def export_msccl(source, path=None, *, weights=None, proto: str = "Simple", name
     if scratch_cap <= 0:
         raise ScheduleError("scratch_cap must be positive")
     schedule, w_src, label = load_schedule(source)
+    if schedule.collective != "allreduce":
+        # the XML's reducescatter / allgather buffers (input and output of different sizes) are not planned yet
+        raise ScheduleError(f"the MSCCL export writes allreduce algorithms; this schedule's collective is "
+                            f"{schedule.collective} (coll=\"reducescatter\" / \"allgather\" are not supported yet)")
     w_in = np.asarray(w_src if weights is None else weights).ravel()
     w = w_in.astype(np.int64)
     if w.size != schedule.n_chunks or np.any(w < 0) or int(w.sum()) <= 0 or not np.array_equal(w, w_in):
