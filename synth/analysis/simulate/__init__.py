@@ -70,13 +70,23 @@ class SimResult:
 
 
 def _delays(flows: Flows, net: Network):
-    """Distinct start delays ``alpha + hops * hop_latency`` and each message's index (-1: none)."""
-    delay = net.alpha + flows.m_hops * net.hop_latency
+    """``(link_latency, delays, m_delay)``: how each message pays ``alpha + hops * hop_latency``.
+
+    When every route has the same number of hops ``h``, each link gets latency
+    ``(alpha + h * hop_latency) / h`` (every flow then has the same CM02 sharing penalty, so shares
+    stay max-min); otherwise links get none and each message waits for a timer: ``delays`` are the
+    distinct delays, ``m_delay`` each message's index into them (-1: none).
+    """
+    hops = flows.m_hops
+    if hops.size == 0 or (hops.min() == hops.max() and hops[0] > 0):
+        h = int(hops[0]) if hops.size else 1
+        return (net.alpha + h * net.hop_latency) / h, [], np.full(hops.size, -1, dtype=np.int64)
+    delay = net.alpha + hops * net.hop_latency
     values, idx = np.unique(delay, return_inverse=True)
     idx = idx.ravel().astype(np.int64)
     keep = values > 0
     remap = np.where(keep, np.cumsum(keep) - 1, -1)
-    return values[keep].tolist(), remap[idx]
+    return 0.0, values[keep].tolist(), remap[idx]
 
 
 def simulate_schedule(schedule, weights, sizes, net: Network = Network(), mode: str = "rounds", label="schedule",
@@ -96,16 +106,16 @@ def simulate_schedule(schedule, weights, sizes, net: Network = Network(), mode: 
         raise OptionError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     simgrid_python()  # refuse before packing a big schedule
     flows = pack(schedule, mode)
-    delays, m_delay = _delays(flows, net)
+    link_latency, delays, m_delay = _delays(flows, net)
     bound = goodput_bound(schedule.topology, net)
     p = schedule.topology.n_compute
     out = []
     with tempfile.TemporaryDirectory(prefix="synth-simulate-") as directory:
-        write_inputs(directory, flows, net.bandwidth, delays, m_delay)
+        write_inputs(directory, flows, net.bandwidth, link_latency, delays, m_delay)
         for i, size in enumerate(sizes):
             n = int(size) // net.element_bytes
             if n < 1:
-                raise OptionError(f"size {size} bytes is smaller than one element of {net.element_bytes} bytes")
+                raise OptionError(f"size must be at least one element ({net.element_bytes} bytes), got {size}")
             chunks = chunk_elements(weights, n)
             message_bytes = flows.message_elements(chunks) * net.element_bytes
             result, _ = run_driver(directory, str(i), message_bytes, timeout)

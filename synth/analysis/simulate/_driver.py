@@ -11,12 +11,15 @@ this run.  It writes ``finish-SIZE_TAG.d`` (the completion time of every message
 The platform: one SimGrid host per route *source* (a compute vertex, or an alias of it when
 messages from one vertex to one destination take different routes: SimGrid routes by host pair)
 and one per destination, in one Full zone whose routes are the schedule's own link lists; one
-SimGrid link per directed link of the topology, SHARED, at the given bandwidth and **zero
-latency**.  CM02 weights a flow's share by its route latency (its ``sharing_penalty`` is the
-latency), which is TCP's RTT unfairness, not max-min; with zero link latency every flow has
-penalty 1 and the shares are exact max-min.  The latency of a message (``alpha + hops * L``)
-is paid before its flow starts, as a zero-byte transfer over a private FATPIPE link of that
-latency (CM02 pays latency the same way: a delay, then the bandwidth phase).
+SimGrid link per directed link of the topology, SHARED, at the given bandwidth.  CM02 weights a
+flow's share by its route latency (its ``sharing_penalty`` is the latency: TCP's RTT
+unfairness, not max-min).  So when all routes have the same length, the links carry the
+latency (``link_latency``: every flow has the same penalty and the shares are max-min);
+otherwise links have **zero latency** (every flow has penalty 1: exact max-min) and the
+latency of a message (``alpha + hops * L``) is paid before its flow starts, as a one-byte
+transfer over a private FATPIPE link of that latency, one per batch of messages released at
+the same instant with the same delay (CM02 pays latency the same way: a delay, then the
+bandwidth phase).
 
 Events: messages ``0..M-1`` and gates ``M..E-1``, each with a count of prerequisites and a
 list of successors (CSR).  A message starts when its count reaches zero; a gate fires at once.
@@ -72,7 +75,7 @@ def main(directory, tag):
     links = []
     for i in range(n_links):
         link = zone.create_link(f"l{i}", meta["bandwidth"])
-        link.set_latency(0.0)
+        link.set_latency(meta["link_latency"])
         link.seal()
         links.append(sg.LinkInRoute(link))
     for r in range(R):
@@ -95,27 +98,33 @@ def main(directory, tag):
     finish = array("d", [0.0]) * M
     count = array("q", e_count)
     n_ctl = max(1, min(meta["controllers"], M))
-    pending = [([], []) for _ in range(n_ctl)]  # per controller: comms and tags (2m: m's timer, 2m + 1: its flow)
+    pending = [([], []) for _ in range(n_ctl)]  # per controller: comms, and tags (m: m's flow; a list: a timer)
 
-    def start_flow(m, comms, tags):
+    def start_flow(m, comms, tags, now):
         if m_bytes[m] <= 0:  # an empty message is done when it starts (SimGrid would never end a 0-byte flow)
-            finish[m] = engine.clock
-            release(m, comms, tags)
+            finish[m] = now
+            release([m], comms, tags, now)
             return
         r = m_route[m]
         comms.append(sg.Comm.sendto_async(hosts[r_src[r]], hosts[r_dst[r]], m_bytes[m]))
-        tags.append(2 * m + 1)
+        tags.append(m)
 
-    def start(m, comms, tags):
-        d = m_delay[m]
-        if d >= 0:  # one byte over a link of 1e30 B/s: the latency, and 1e-30 s of transfer
+    def start(ready, comms, tags, now):
+        """Start the messages ``ready``: one timer per distinct delay, then their flows."""
+        waiting = {}
+        for m in ready:
+            d = m_delay[m]
+            if d >= 0:
+                waiting.setdefault(d, []).append(m)
+            else:
+                start_flow(m, comms, tags, now)
+        for d in sorted(waiting):  # one byte over a link of 1e30 B/s: the latency, and 1e-30 s of transfer
             comms.append(sg.Comm.sendto_async(clock, ticks[d], 1))
-            tags.append(2 * m)
-        else:
-            start_flow(m, comms, tags)
+            tags.append(waiting[d])
 
-    def release(e, comms, tags):
-        stack = [e]
+    def release(done, comms, tags, now):
+        """Count down the successors of the events ``done``; start the messages that become ready."""
+        stack, ready = list(done), []
         while stack:
             x = stack.pop()
             for k in range(e_ptr[x], e_ptr[x + 1]):
@@ -125,7 +134,9 @@ def main(directory, tag):
                     if s >= M:
                         stack.append(s)
                     else:
-                        start(s, comms, tags)
+                        ready.append(s)
+        if ready:
+            start(ready, comms, tags, now)
 
     initial = [[] for _ in range(n_ctl)]
     for e in range(E):
@@ -134,11 +145,9 @@ def main(directory, tag):
 
     def controller(c):
         comms, tags = pending[c]
-        for e in initial[c]:  # what needs nothing starts at time 0 (a gate that needs nothing fires)
-            if e >= M:
-                release(e, comms, tags)
-            else:
-                start(e, comms, tags)
+        # what needs nothing starts at time 0 (and a gate that needs nothing fires)
+        release([e for e in initial[c] if e >= M], comms, tags, 0.0)
+        start([e for e in initial[c] if e < M], comms, tags, 0.0)
         while comms:
             i = sg.Comm.wait_any(comms)
             tag = tags[i]
@@ -146,12 +155,13 @@ def main(directory, tag):
             tags[i] = tags[-1]
             comms.pop()
             tags.pop()
-            m = tag >> 1
-            if tag & 1:
-                finish[m] = engine.clock
-                release(m, comms, tags)
+            now = engine.clock
+            if isinstance(tag, list):  # a timer: its messages' flows start now
+                for m in tag:
+                    start_flow(m, comms, tags, now)
             else:
-                start_flow(m, comms, tags)
+                finish[tag] = now
+                release([tag], comms, tags, now)
 
     for c in range(n_ctl):
         if initial[c]:
