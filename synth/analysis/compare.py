@@ -21,11 +21,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from synth.analysis.cost import Network, goodput, goodput_bound, model_time
+from synth.analysis.simulate import ENGINES, simulated_seconds
 from synth.baselines import BASELINES, build_baseline
 from synth.check import execute, measure_explicit, measure_symmetric
-from synth.errors import SynthError
+from synth.errors import OptionError, SynthError
 from synth.schedule.exchange import exchange_allreduce
-from synth.schedule.lift import lifted_weights
+from synth.schedule.lift import lift, lifted_weights
 from synth.symmetry.spec import default_group
 from synth.schedule import chunk_elements
 from synth.solve import solve
@@ -58,13 +59,20 @@ class Row:
                 "best": self.best}
 
 
-def candidates(topology, algorithms=None, progress=lambda m: None, notes=None):
-    """``name -> measure(n_elements)`` for every candidate, each checked once for correctness."""
+def candidates(topology, algorithms=None, progress=lambda m: None, notes=None, sources=None):
+    """``name -> measure(n_elements)`` for every candidate, each checked once for correctness.
+
+    ``sources``, a dict if given, receives ``name -> (schedule, chunk weights)`` thunks for the
+    candidates (what a simulator replays).
+    """
     notes = notes if notes is not None else []
+    sources = sources if sources is not None else {}
     wanted = list(algorithms) if algorithms else None
     out = {}
 
-    def symmetric(base, group):
+    def symmetric(base, group, name):
+        sources[name] = lambda: (lift(base, group), lifted_weights(base, group))
+
         def measure(n):
             return measure_symmetric(base, group, chunk_elements(lifted_weights(base, group), n))
         return measure
@@ -72,13 +80,13 @@ def candidates(topology, algorithms=None, progress=lambda m: None, notes=None):
     group = default_group(topology)
     if wanted is None or "sp" in wanted:
         cert = solve(topology).certificate
-        out["sp"] = symmetric(cert.base, cert.group)
+        out["sp"] = symmetric(cert.base, cert.group, "sp")
     is_torus = isinstance(topology, Torus)
     if is_torus and any(n % 2 == 0 for n in topology.shape) and (wanted is None or "exchange" in wanted):
         base = exchange_allreduce(topology)
         if execute(base.as_schedule()):
             raise SynthError("internal: the exchange schedule failed its check")
-        out["exchange"] = symmetric(base, group)
+        out["exchange"] = symmetric(base, group, "exchange")
     for name in sorted(BASELINES):
         if wanted is not None and name not in wanted:
             continue
@@ -95,6 +103,7 @@ def candidates(topology, algorithms=None, progress=lambda m: None, notes=None):
         if errors:
             raise SynthError(f"internal: baseline {name} failed its check: {errors[0]}")
         out[name] = (lambda bl: lambda n: measure_explicit(bl.schedule, chunk_elements(bl.weights, n)))(b)
+        sources[name] = (lambda bl: lambda: (bl.schedule, bl.weights))(b)
     if wanted:
         unknown = set(wanted) - set(out) - {n.split(":")[0] for n in notes}
         if unknown:
@@ -103,20 +112,36 @@ def candidates(topology, algorithms=None, progress=lambda m: None, notes=None):
     return out
 
 
-def compare(topology, sizes, net: Network = Network(), algorithms=None, progress=lambda m: None, notes=None):
-    """Rows for every candidate at every size (bytes); the fastest per size has ``best=True``."""
-    cands = candidates(topology, algorithms, progress, notes)
+def compare(topology, sizes, net: Network = Network(), algorithms=None, progress=lambda m: None, notes=None,
+            engine: str = "model"):
+    """Rows for every candidate at every size (bytes); the fastest per size has ``best=True``.
+
+    ``engine="simgrid"`` times every candidate by a SimGrid replay (rounds mode,
+    :func:`synth.analysis.simulate.simulated_seconds`) instead of the cost model; Ψ, Θ and Ω
+    are measured as before.
+    """
+    if engine not in ENGINES:
+        raise OptionError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    sources = {}
+    cands = candidates(topology, algorithms, progress, notes, sources)
     bound = goodput_bound(topology, net)
-    rows = []
     for size in sizes:
-        n = size // net.element_bytes
-        if n < 1:
+        if size // net.element_bytes < 1:
             raise SynthError(f"size {size} bytes is smaller than one element of {net.element_bytes} bytes")
+    simulated = {}
+    if engine == "simgrid":
+        for name in cands:
+            progress(f"simulating {name} at {len(sizes)} size(s)")
+            simulated[name] = simulated_seconds(*sources[name](), sizes, net)
+    rows = []
+    for i, size in enumerate(sizes):
+        n = size // net.element_bytes
         block = []
         for name, measure in cands.items():
             m = measure(n)
-            t = model_time(m, net)
-            g = goodput(m, net)
+            t = model_time(m, net) if engine == "model" else simulated[name][i]
+            g = goodput(m, net) if engine == "model" else n * net.element_bytes * (m.compute_nodes - 1) / (
+                m.compute_nodes * t)
             block.append(Row(name, size, m.rounds, m.psi, m.theta, m.omega, t, g, g / bound))
         fastest = min(r.seconds for r in block)
         rows.extend(Row(**{**r.__dict__, "best": r.seconds == fastest}) for r in block)

@@ -8,6 +8,7 @@ import sys
 from synth.cli._common import EXIT_OK, add_topology_args, int_in, progress, sizes, topology_from_args
 from synth.analysis.compare import compare
 from synth.analysis.cost import Network
+from synth.analysis.simulate import ENGINES
 from synth.units import format_size, parse_bandwidth, parse_time
 
 __all__ = ["add_parser", "cmd_compare"]
@@ -23,14 +24,15 @@ def cmd_compare(args) -> int:
                   args.element_bytes)
     algorithms = [a.strip() for a in args.algorithms.split(",")] if args.algorithms else None
     notes = []
-    rows = compare(t, args.sizes, net, algorithms, progress, notes)
+    rows = compare(t, args.sizes, net, algorithms, progress, notes, engine=args.engine)
+    simulated = args.engine != "model"
     if args.json:
-        print(json.dumps({"topology": t.name, "bandwidth_bytes_per_s": net.bandwidth,
-                          "hop_latency_s": net.hop_latency, "alpha_s": net.alpha, "notes": notes,
-                          "rows": [r.to_json() for r in rows]}))
+        out = {"topology": t.name, "bandwidth_bytes_per_s": net.bandwidth, "hop_latency_s": net.hop_latency,
+               "alpha_s": net.alpha, "notes": notes, "rows": [r.to_json() for r in rows]}
+        print(json.dumps({**out, "engine": args.engine} if simulated else out))
         return EXIT_OK
     print(f"{t.name}: {args.bandwidth} links, {args.hop_latency} per hop, alpha {args.alpha}; "
-          "* marks the fastest at each size")
+          f"{'times simulated on SimGrid; ' if simulated else ''}* marks the fastest at each size")
     print(f"{'size':>8} {'algorithm':<20} {'S':>5} {'psi':>7} {'theta':>7} {'omega':>7} "
           f"{'time (us)':>11} {'goodput':>12} {'% bound':>8}")
     for r in rows:
@@ -52,5 +54,7 @@ def add_parser(sub) -> None:
     cp.add_argument("--alpha", default="1us", help="fixed cost per round (default 1us; see synth.cost)")
     cp.add_argument("--element-bytes", type=int_in(1, 1024), default=4, help="bytes per element (default 4)")
     cp.add_argument("--algorithms", help="comma-separated subset (default: all that apply)")
+    cp.add_argument("--engine", default="model", choices=ENGINES,
+                    help="what times each algorithm: the cost model (default) or a SimGrid replay (rounds mode)")
     cp.add_argument("--json", action="store_true")
     cp.set_defaults(func=cmd_compare)

@@ -134,8 +134,7 @@ def simulate(source, sizes, net: Network = Network(), mode: str = "rounds", *, t
     return simulate_schedule(schedule, weights, sizes, net, mode, label, timeout=timeout)
 
 
-def simulated_seconds(schedule, weights, n_elements: int, net: Network = Network(), mode: str = "rounds") -> float:
-    """The simulated time of ``schedule`` with ``n_elements`` per node: the ``simgrid`` engine of
-    :func:`synth.solve.sweep.sweep` and :func:`synth.analysis.compare.compare`."""
-    r = simulate_schedule(schedule, weights, [int(n_elements) * net.element_bytes], net, mode, model=False)
-    return r[0].seconds
+def simulated_seconds(schedule, weights, sizes, net: Network = Network(), mode: str = "rounds") -> list:
+    """Simulated seconds of ``schedule`` at every size in ``sizes`` (bytes per node): the ``simgrid``
+    engine of :func:`synth.solve.sweep.sweep` and :func:`synth.analysis.compare.compare`."""
+    return [r.seconds for r in simulate_schedule(schedule, weights, sizes, net, mode, model=False)]

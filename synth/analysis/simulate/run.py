@@ -67,7 +67,8 @@ def write_inputs(directory, flows, bandwidth: float, link_latency: float, delays
     """Write the platform and the event graph of ``flows`` for the driver (``meta.json`` and arrays)."""
     meta = {"n_messages": flows.n_messages, "n_events": flows.n_messages + flows.n_gates,
             "n_routes": int(flows.r_src.size), "n_hosts": flows.n_hosts, "n_links": flows.n_links,
-            "bandwidth": float(bandwidth), "link_latency": float(link_latency), "delays": [float(d) for d in delays], "controllers": CONTROLLERS,
+            "bandwidth": float(bandwidth), "link_latency": float(link_latency),
+            "delays": [float(d) for d in delays], "controllers": CONTROLLERS,
             "precision_timing": PRECISION_TIMING}
     with open(os.path.join(directory, "meta.json"), "w") as f:
         json.dump(meta, f)
