@@ -35,14 +35,15 @@ import numpy as np
 
 from synth.analysis.cost import Network, goodput_bound, model_time
 from synth.analysis.simulate.packing import MODES, Flows, pack
-from synth.analysis.simulate.run import INSTALL_HINT, SimGridUnavailable, run_driver, simgrid_python, write_inputs
+from synth.analysis.simulate.run import (INSTALL_HINT, SimGridUnavailable, run_driver, simgrid_available,
+                                         simgrid_python, write_inputs)
 from synth.check.metrics import measure_explicit
 from synth.errors import OptionError
 from synth.runtime.plan import load_schedule
 from synth.schedule.data import chunk_elements
 
 __all__ = ["SimResult", "simulate", "simulate_schedule", "simulated_seconds", "pack", "Flows", "MODES",
-           "SimGridUnavailable", "INSTALL_HINT", "simgrid_python", "ENGINES"]
+           "SimGridUnavailable", "INSTALL_HINT", "simgrid_python", "simgrid_available", "ENGINES"]
 
 #: how ``--engine`` times a schedule: the cost model, or a SimGrid replay in rounds mode
 ENGINES = ("model", "simgrid")

@@ -20,7 +20,8 @@ import numpy as np
 
 from synth.errors import SynthError
 
-__all__ = ["SimGridUnavailable", "INSTALL_HINT", "simgrid_python", "write_inputs", "run_driver", "DRIVER"]
+__all__ = ["SimGridUnavailable", "INSTALL_HINT", "simgrid_python", "simgrid_available", "write_inputs", "run_driver",
+           "DRIVER"]
 
 DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_driver.py")
 INSTALL_HINT = ("SimGrid's Python bindings are not installed: as root, run `apt-get install -y python3-simgrid` "
@@ -57,6 +58,15 @@ def simgrid_python() -> str:
     if not _probe(python):
         raise SimGridUnavailable(INSTALL_HINT)
     return python
+
+
+def simgrid_available() -> bool:
+    """Whether :func:`simgrid_python` finds an interpreter that imports ``simgrid``."""
+    try:
+        simgrid_python()
+    except SimGridUnavailable:
+        return False
+    return True
 
 
 def _write(directory, name, array, dtype):
