@@ -1,6 +1,7 @@
 """A schedule as flows for the simulator: packed messages, their routes, hosts and dependencies (numpy).
 
-Messages are packed as in :mod:`synth.runtime.plan` (one per round, sender, receiver and route).
+Messages are packed as in :mod:`synth.runtime.plan` (one per round, sender, receiver and route;
+routes told apart by a verified 64-bit hash of their links, as ``numpy.unique`` over rows is slow).
 Every message is one flow along its own route; SimGrid routes by host pair, so a sender whose
 messages to one receiver take different routes gets one *alias* host per route (host ``v`` is
 vertex ``v``; aliases are numbered from ``n_vertices``).
@@ -33,8 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.errors import OptionError
-from synth.runtime.plan import build_plan, transmission_links
+from synth.errors import OptionError, ScheduleError
+from synth.runtime.plan import transmission_links
 
 __all__ = ["Flows", "pack", "MODES"]
 
@@ -86,10 +87,53 @@ class Flows:
         return np.rint(w).astype(np.int64)
 
 
-def _route_rows(schedule):
-    """Link rows (``-1`` padded) of the route ids of :func:`synth.runtime.plan.flatten`; None: id = link id."""
-    _, _, _, links = transmission_links(schedule)
-    return None if links.shape[1] == 1 else np.unique(links, axis=0)
+def _row_ids(rows):
+    """Ids of the distinct rows of an int matrix (equal rows, equal ids), numbered in order of first
+    appearance: a 64-bit hash of each row, verified exactly (a collision falls back to a lexsort)."""
+    n, width = rows.shape
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    mult = np.random.default_rng(20261202).integers(1, 2**63, size=width, dtype=np.uint64) | np.uint64(1)
+    with np.errstate(over="ignore"):
+        h = np.zeros(n, dtype=np.uint64)
+        for j in range(width):
+            h = (h ^ (rows[:, j].astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15))) * mult[j]
+    _, first, inv = np.unique(h, return_index=True, return_inverse=True)
+    inv = inv.ravel()
+    if not np.array_equal(rows[first[inv]], rows):  # a hash collision: exact, slower
+        o = np.lexsort(rows.T[::-1])
+        new = np.ones(n, dtype=bool)
+        new[1:] = np.any(rows[o][1:] != rows[o][:-1], axis=1)
+        inv = np.empty(n, dtype=np.int64)
+        inv[o] = np.cumsum(new) - 1
+        first = np.zeros(inv.max() + 1, dtype=np.int64)
+        first[inv[::-1]] = np.arange(n)[::-1]
+    order = np.argsort(first, kind="stable")  # renumber by first appearance: deterministic, hash-free
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    return rank[inv]
+
+
+def _group(keys):
+    """Sort order of the rows of ``keys`` (non-negative ints, lexicographic), where each group starts,
+    and the group id of every row.  One int64 key when the columns' ranges fit, else a lexsort."""
+    span = [int(c.max(initial=0)) + 1 for c in keys.T]
+    if np.prod([float(x) for x in span]) < 2.0**62:
+        key = np.zeros(keys.shape[0], dtype=np.int64)
+        for j, c in enumerate(keys.T):
+            key = key * span[j] + c
+        o = np.argsort(key, kind="stable")
+        k = key[o]
+        new = np.ones(k.size, dtype=bool)
+        new[1:] = k[1:] != k[:-1]
+    else:
+        o = np.lexsort(keys.T[::-1])
+        k = keys[o]
+        new = np.ones(k.shape[0], dtype=bool)
+        new[1:] = np.any(k[1:] != k[:-1], axis=1)
+    gid = np.empty(keys.shape[0], dtype=np.int64)
+    gid[o] = np.cumsum(new) - 1
+    return o, new, gid
 
 
 def pack(schedule, mode: str = "rounds") -> Flows:
@@ -100,62 +144,63 @@ def pack(schedule, mode: str = "rounds") -> Flows:
     OptionError
         For an unknown ``mode``.
     ScheduleError
-        For a malformed schedule (from :func:`synth.runtime.plan.build_plan`).
+        For a transmission that leaves or ends at a vertex holding no data, or uses an unknown link.
     """
     if mode not in MODES:
         raise OptionError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     t = schedule.topology
-    plan = build_plan(schedule, layout="identity")
-    M = plan.n_messages
-    rows = _route_rows(schedule)
-    compute = np.asarray(t.compute, dtype=np.int64)
-    src_v, dst_v = compute[plan.m_src], compute[plan.m_dst]
-    if rows is None:
-        route_rows = plan.m_route.reshape(-1, 1)
-    else:
-        route_rows = rows[plan.m_route]
-    hops = (route_rows >= 0).sum(axis=1).astype(np.int64)
-    # one SimGrid route per distinct (sender, receiver, route); the k-th route from u to v leaves alias k of u
-    trip = np.stack([src_v, dst_v, plan.m_route], axis=1)
-    uniq, m_route = np.unique(trip, axis=0, return_inverse=True)
-    m_route = m_route.ravel().astype(np.int64)
-    R = uniq.shape[0]
+    rnd, _, chunk, links = transmission_links(schedule)
+    T = rnd.size
+    if T and (links.max() >= t.n_links or chunk.min() < 0 or chunk.max() >= schedule.n_chunks):
+        raise ScheduleError("a transmission uses a link or chunk id outside the schedule's ranges")
+    hops = (links >= 0).sum(axis=1).astype(np.int64)
+    src = np.asarray(t.link_src, dtype=np.int64)[links[:, 0]] if T else hops
+    dst = np.asarray(t.link_dst, dtype=np.int64)[links[np.arange(T), hops - 1]] if T else hops
+    holds = np.zeros(t.n_vertices, dtype=bool)
+    holds[np.asarray(t.compute, dtype=np.int64)] = True
+    if T and not (holds[src].all() and holds[dst].all() and (src != dst).all()):
+        raise ScheduleError("a transmission starts or ends at a vertex that holds no data, or at its sender")
+    route = _row_ids(links)
+    # messages: one per (round, sender, receiver, route)
+    o, new, t_msg = _group(np.stack([rnd, src, dst, route], axis=1))
+    first = o[new]
+    M = first.size
+    m_round, m_src, m_dst, m_path, m_hops = rnd[first], src[first], dst[first], route[first], hops[first]
+    # SimGrid routes: one per distinct (sender, receiver, route); the k-th from u to v leaves alias k of u
+    o2, new2, m_route = _group(np.stack([m_src, m_dst, m_path], axis=1))
+    rfirst = o2[new2]
+    R = rfirst.size
+    r_u, r_v = m_src[rfirst], m_dst[rfirst]
     pair_new = np.ones(R, dtype=bool)
-    pair_new[1:] = np.any(uniq[1:, :2] != uniq[:-1, :2], axis=1)
+    pair_new[1:] = (r_u[1:] != r_u[:-1]) | (r_v[1:] != r_v[:-1])
     idx = np.arange(R)
     variant = idx - np.maximum.accumulate(np.where(pair_new, idx, 0))
     n_alias = np.zeros(t.n_vertices, dtype=np.int64)
-    np.maximum.at(n_alias, uniq[:, 0], variant)
+    np.maximum.at(n_alias, r_u, variant)
     alias_base = t.n_vertices + np.concatenate([[0], np.cumsum(n_alias)[:-1]])
-    r_src = np.where(variant == 0, uniq[:, 0], alias_base[uniq[:, 0]] + variant - 1)
-    r_dst = uniq[:, 1].copy()
-    first_msg = np.zeros(R, dtype=np.int64)
-    first_msg[m_route[::-1]] = np.arange(M)[::-1]
-    r_rows = route_rows[first_msg]
-    r_len = (r_rows >= 0).sum(axis=1)
-    r_ptr = np.concatenate([[0], np.cumsum(r_len)]).astype(np.int64)
+    r_src = np.where(variant == 0, r_u, alias_base[r_u] + variant - 1).astype(np.int64)
+    t_first = first[rfirst]  # a transmission on each route
+    r_rows = links[t_first]
+    r_ptr = np.concatenate([[0], np.cumsum((r_rows >= 0).sum(axis=1))]).astype(np.int64)
     r_links = r_rows[r_rows >= 0].astype(np.int64)  # row-major: each route's links in order
-    t_msg = plan.t_msg.astype(np.int64)
+    K = int(schedule.n_rounds) + 2
     if mode == "rounds":
-        pre, dep, n_gates = _round_edges(plan)
+        pre, dep, n_gates = _round_edges(m_round, m_src, m_dst, K)
     else:
-        pre, dep, n_gates = _data_edges(plan, t_msg)
+        pre, dep, n_gates = _data_edges(rnd, chunk, src, dst, t_msg, M, schedule.n_chunks, K)
     E = M + n_gates
     e_count = np.bincount(dep, minlength=E).astype(np.int64)
-    o = np.lexsort((dep, pre))
-    e_succ = dep[o].astype(np.int64)
+    order = np.lexsort((dep, pre))
+    e_succ = dep[order].astype(np.int64)
     e_ptr = np.concatenate([[0], np.cumsum(np.bincount(pre, minlength=E))]).astype(np.int64)
-    return Flows(M, n_gates, int(t.n_vertices + n_alias.sum()), int(t.n_links), m_route, hops, src_v, dst_v,
-                 plan.m_round.astype(np.int64), t_msg, plan.t_chunk.astype(np.int64), r_src.astype(np.int64), r_dst,
-                 r_ptr, r_links, e_count, e_ptr, e_succ, mode)
+    return Flows(M, n_gates, int(t.n_vertices + n_alias.sum()), int(t.n_links), m_route, m_hops, m_src, m_dst,
+                 m_round, t_msg, chunk, r_src, r_v.astype(np.int64), r_ptr, r_links, e_count, e_ptr, e_succ, mode)
 
 
-def _round_edges(plan):
+def _round_edges(m_round, m_src, m_dst, K):
     """Edges ``(prerequisite, dependent)`` of rounds mode: messages, then gates ``(node, round)``."""
-    M = plan.n_messages
-    K = int(plan.n_rounds) + 2
-    node = np.concatenate([plan.m_src, plan.m_dst]).astype(np.int64)
-    key = node * K + np.concatenate([plan.m_round, plan.m_round]).astype(np.int64)
+    M = m_round.size
+    key = np.concatenate([m_src, m_dst]) * K + np.concatenate([m_round, m_round])
     gates, inv = np.unique(key, return_inverse=True)
     inv = inv.ravel()
     G = gates.size
@@ -169,20 +214,17 @@ def _round_edges(plan):
     return pre.astype(np.int64), dep.astype(np.int64), int(G)
 
 
-def _data_edges(plan, t_msg):
+def _data_edges(rnd, chunk, src, dst, t_msg, M, C, K):
     """Edges of deps mode: the writes of a message's chunks at its sender in earlier rounds."""
-    C = plan.n_chunks
-    K = int(plan.n_rounds) + 2
-    write_key = (plan.t_dst * C + plan.t_chunk) * K + plan.t_round
+    write_key = (dst * C + chunk) * K + rnd
     wo = np.argsort(write_key, kind="stable")
     wk, wmsg = write_key[wo], t_msg[wo]
-    read_base = (plan.t_src * C + plan.t_chunk) * K
+    read_base = (src * C + chunk) * K
     lo = np.searchsorted(wk, read_base, side="left")
-    hi = np.searchsorted(wk, read_base + plan.t_round, side="left")
+    hi = np.searchsorted(wk, read_base + rnd, side="left")
     n = np.maximum(hi - lo, 0)
     dep = np.repeat(t_msg, n)
     start = np.repeat(lo - (np.cumsum(n) - n), n)
     pre = wmsg[start + np.arange(int(n.sum()), dtype=np.int64)]
-    M = plan.n_messages
     key = np.unique(pre * M + dep)
     return key // M, key % M, 0
