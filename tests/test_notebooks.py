@@ -13,7 +13,7 @@ pytest.importorskip("matplotlib")
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").glob("*.ipynb") if not p.name.startswith("."))
 FIGURE = {"a_depth_traffic": "a_depth_traffic.png", "b_goodput": "b_goodput.png",
-          "c_best_k_vs_paper": "c_best_k.png", "d_rectangular": "d_rectangular.png"}
+          "c_best_k_vs_paper": "c_best_k.png", "d_rectangular": "d_rectangular.png", "e_simulated": "e_simulated.png"}
 IDS = [p.stem for p in NOTEBOOKS]
 
 
@@ -34,7 +34,7 @@ def _errors(nb):
     return [o for c in _code(nb) for o in c.get("outputs", []) if o.get("output_type") == "error"]
 
 
-def test_there_are_four_notebooks():
+def test_there_are_five_notebooks():
     assert {p.stem for p in NOTEBOOKS} == set(FIGURE)
 
 
