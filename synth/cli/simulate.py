@@ -2,13 +2,10 @@
 
 Examples
 --------
->>> import argparse
->>> p = argparse.ArgumentParser(prog="synth")
->>> sub = p.add_subparsers(dest="command")
->>> add_parser(sub)
->>> a = p.parse_args(["simulate", "cert.json", "--size", "64KiB", "--size", "1MiB,4MiB", "--mode", "deps"])
->>> a.size, a.mode, a.func is cmd_simulate
-([[65536], [1048576, 4194304]], 'deps', True)
+>>> from synth.cli import _parser
+>>> a = _parser().parse_args(["simulate", "c.json", "--size", "64KiB", "--size", "1MiB,4MiB", "--mode", "deps"])
+>>> a.size, a.mode, a.alpha, a.func is cmd_simulate
+([[65536], [1048576, 4194304]], 'deps', '1us', True)
 """
 
 from __future__ import annotations

@@ -22,10 +22,10 @@ Examples
 >>> from synth.baselines import build_baseline
 >>> b = build_baseline("ring", parse_torus("3"))
 >>> f = pack(b.schedule, "rounds")
->>> f.n_messages, f.n_gates, f.n_hosts
-(12, 12, 3)
->>> pack(b.schedule, "deps").e_count[:f.n_messages].tolist()
-[0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1]
+>>> f.n_messages, f.n_gates, f.n_hosts  # a ring both ways: 6 messages in each of 4 rounds
+(24, 12, 3)
+>>> pack(b.schedule, "deps").e_count.reshape(4, 6).tolist()  # prerequisites per round
+[[0, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1], [2, 2, 2, 2, 2, 2]]
 """
 
 from __future__ import annotations
