@@ -1,6 +1,6 @@
 """The paper's section 7 on SimGrid: simulated time and goodput of every schedule, beside the model.
 
-Run: ``python bench/simulate.py [--set quick|paper] [--only EXP,...] [--json [FILE]]``, e.g.
+Run: ``python bench/simulate.py [--set quick|cheap|paper] [--only EXP,...] [--json [FILE]]``, e.g.
 ``python bench/simulate.py --set paper --json notebooks/data/e_simulated.jsonl`` (the file
 ``notebooks/e_simulated.ipynb`` reads).  Needs SimGrid (``apt-get install -y python3-simgrid``).
 
@@ -19,6 +19,8 @@ the simulation took.  Experiments (``--only``):
 * ``hyperx``: HyperX 32x32 at 64 KiB and 256 MiB: SP (windmill) and whatever baseline synth
   builds there (until the faithful HyperX baselines land: recursive and halving-doubling).
 * ``spineleaf``: spine-leaf 16,32,16 at 32 KiB and 256 MiB: SP and the baselines synth builds.
+* ``square8-paper``, ``square16-1mib`` (set ``cheap``): 8x8 with k = 2, 3, 5 and the paper's
+  baselines at five sizes; 16x16 with k = 3, 7 and the paper's baselines at 1 MiB.
 * ``bandwidth``, ``latency``: 8x8 at 512 KiB and 1 MiB under 100 Gb/s ... 3.2 Tb/s and
   200 ... 1600 ns per hop: k-SP (k = 2, 3, 5, 8) and the paper's baselines.
 """
@@ -46,7 +48,8 @@ INSTANCES = ROOT / "instances"
 KiB, MiB = 1 << 10, 1 << 20
 PAPER_BASELINES = ("bucket", "swing-l", "swing-b", "trivance-l", "trivance-b")
 EXPERIMENTS = ("square8", "square16", "square32", "rect", "hyperx", "spineleaf", "bandwidth", "latency")
-SETS = {"quick": [("square8",)], "paper": [(e,) for e in EXPERIMENTS]}
+CHEAP = ("square8-paper", "square16-1mib")  # what fits a busy machine: fewer depths and sizes
+SETS = {"quick": [("square8-paper",)], "paper": [(e,) for e in EXPERIMENTS], "cheap": [(e,) for e in CHEAP]}
 COLUMNS = [Col("experiment", "exp", "<9"), Col("topology", "topo", "<10"), Col("schedule", "sched", "<18"),
            Col("mode", fmt="<6"), Col("Gb/s link", "bw_gbps", ">9.0f"), Col("ns/hop", "hop_ns", ">6.0f"),
            Col("size", "size_label", ">7"), Col("sim us", "sim_us", ">11.2f"), Col("model us", "model_us", ">11.2f"),
@@ -97,6 +100,17 @@ def cases(exp, notes):
         notes.append("8x8 deps mode: at 64 KiB, 1 MiB and 64 MiB for sp, exchange, k = 2, 3, 6 and the B baselines")
         return [("8x8", scheds, PAPER_SIZES, [Network()], ("rounds",)),
                 ("8x8", deps, (64 * KiB, MiB, 64 * MiB), [Network()], ("deps",))]
+    if exp == "square8-paper":  # the paper's candidate depths and baselines at five sizes (a cheaper square8)
+        t = parse_torus("8x8")
+        scheds = {f"k={k}": _khop(t, k) for k in (2, 3, 5)}
+        scheds.update(_baselines(t, PAPER_BASELINES, notes))
+        sizes = (64 * KiB, 256 * KiB, MiB, 8 * MiB, 64 * MiB)
+        return [("8x8", scheds, sizes, [Network()], ("rounds",))]
+    if exp == "square16-1mib":  # where the paper's 16x16 gain peaks (a cheaper square16)
+        t = parse_torus("16x16")
+        scheds = {f"k={k}": _lifted_certificate(torus / f"khop-16x16-k{k}.json") for k in (3, 7)}
+        scheds.update(_baselines(t, PAPER_BASELINES, notes))
+        return [("16x16", scheds, (MiB,), [Network()], ("rounds",))]
     if exp == "square16":
         t = parse_torus("16x16")
         scheds = {"sp": _lifted_certificate(torus / "sp-16x16.json"),
@@ -145,7 +159,7 @@ def cases(exp, notes):
         else:
             nets = [Network(hop_latency=ns * 1e-9) for ns in (200, 400, 800, 1600)]
         return [("8x8", scheds, (512 * KiB, MiB), nets, ("rounds",))]
-    raise SystemExit(f"unknown experiment {exp!r}; valid: {', '.join(EXPERIMENTS)}")
+    raise SystemExit(f"unknown experiment {exp!r}; valid: {', '.join(EXPERIMENTS + CHEAP)}")
 
 
 def main(argv=None):
