@@ -20,7 +20,8 @@ the simulation took.  Experiments (``--only``):
   builds there (until the faithful HyperX baselines land: recursive and halving-doubling).
 * ``spineleaf``: spine-leaf 16,32,16 at 32 KiB and 256 MiB: SP and the baselines synth builds.
 * ``square8-paper``, ``square16-1mib`` (set ``cheap``): 8x8 with k = 2, 3, 5 and the paper's
-  baselines at five sizes; 16x16 with k = 3, 7 and the paper's baselines at 1 MiB.
+  baselines at five sizes; 16x16 with k = 3, 7 and the paper's baselines at 1 MiB; ``square16-more``:
+  16x16 with k = 3, 4, 7, 15 and the paper's baselines at 64 KiB and 4 MiB, k = 4 and 15 at 1 MiB.
 * ``bandwidth``, ``latency``: 8x8 at 512 KiB and 1 MiB under 100 Gb/s ... 3.2 Tb/s and
   200 ... 1600 ns per hop: k-SP (k = 2, 3, 5, 8) and the paper's baselines.
 """
@@ -48,7 +49,7 @@ INSTANCES = ROOT / "instances"
 KiB, MiB = 1 << 10, 1 << 20
 PAPER_BASELINES = ("bucket", "swing-l", "swing-b", "trivance-l", "trivance-b")
 EXPERIMENTS = ("square8", "square16", "square32", "rect", "hyperx", "spineleaf", "bandwidth", "latency")
-CHEAP = ("square8-paper", "square16-1mib")  # what fits a busy machine: fewer depths and sizes
+CHEAP = ("square8-paper", "square16-1mib", "square16-more")  # what fits a busy machine: fewer depths and sizes
 SETS = {"quick": [("square8-paper",)], "paper": [(e,) for e in EXPERIMENTS], "cheap": [(e,) for e in CHEAP]}
 COLUMNS = [Col("experiment", "exp", "<9"), Col("topology", "topo", "<10"), Col("schedule", "sched", "<18"),
            Col("mode", fmt="<6"), Col("Gb/s link", "bw_gbps", ">9.0f"), Col("ns/hop", "hop_ns", ">6.0f"),
@@ -111,6 +112,12 @@ def cases(exp, notes):
         scheds = {f"k={k}": _lifted_certificate(torus / f"khop-16x16-k{k}.json") for k in (3, 7)}
         scheds.update(_baselines(t, PAPER_BASELINES, notes))
         return [("16x16", scheds, (MiB,), [Network()], ("rounds",))]
+    if exp == "square16-more":  # square16-1mib's neighbours: 64 KiB and 4 MiB, and k = 4, 15 at 1 MiB
+        t = parse_torus("16x16")
+        ks = {f"k={k}": _lifted_certificate(torus / f"khop-16x16-k{k}.json") for k in (3, 4, 7, 15)}
+        scheds = dict(ks, **_baselines(t, PAPER_BASELINES, notes))
+        return [("16x16", {n: ks[n] for n in ("k=4", "k=15")}, (MiB,), [Network()], ("rounds",)),
+                ("16x16", scheds, (64 * KiB, 4 * MiB), [Network()], ("rounds",))]
     if exp == "square16":
         t = parse_torus("16x16")
         scheds = {"sp": _lifted_certificate(torus / "sp-16x16.json"),
