@@ -29,12 +29,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from synth.analysis.cost import Network, goodput, goodput_bound, model_time
+from synth.analysis.simulate import ENGINES, simulated_seconds
 from synth.baselines import BASELINES, build_baseline
 from synth.baselines.halves import baseline_half
 from synth.check import execute, measure_explicit, measure_symmetric
-from synth.errors import SynthError
+from synth.errors import OptionError, SynthError
 from synth.schedule.exchange import exchange_allreduce
-from synth.schedule.lift import lifted_chunk_elements
+from synth.schedule.lift import lift, lifted_chunk_elements, lifted_weights
 from synth.symmetry.spec import default_group
 from synth.solve import solve
 from synth.topology.torus import Torus
@@ -66,13 +67,21 @@ class Row:
                 "best": self.best}
 
 
-def candidates(topology, algorithms=None, progress=lambda m: None, notes=None, collective="allreduce"):
-    """``name -> measure(n_elements)`` for every candidate, each checked once for correctness."""
+def candidates(topology, algorithms=None, progress=lambda m: None, notes=None, collective="allreduce",
+               sources=None):
+    """``name -> measure(n_elements)`` for every candidate, each checked once for correctness.
+
+    ``sources``, a dict if given, receives ``name -> (schedule, chunk weights)`` thunks for the
+    candidates (what a simulator replays).
+    """
     notes = notes if notes is not None else []
+    sources = sources if sources is not None else {}
     wanted = list(algorithms) if algorithms else None
     out = {}
 
-    def symmetric(base, group):
+    def symmetric(base, group, name):
+        sources[name] = lambda: (lift(base, group), lifted_weights(base, group))
+
         def measure(n):
             return measure_symmetric(base, group, lifted_chunk_elements(base, group, n))
         return measure
@@ -80,7 +89,7 @@ def candidates(topology, algorithms=None, progress=lambda m: None, notes=None, c
     group = default_group(topology)
     if wanted is None or "sp" in wanted:
         cert = solve(topology, collective=collective).certificate
-        out["sp"] = symmetric(cert.base, cert.group)
+        out["sp"] = symmetric(cert.base, cert.group, "sp")
     is_torus = isinstance(topology, Torus)
     if collective != "allreduce" and wanted is not None and "exchange" in wanted:
         notes.append(f"exchange: has no {collective} half")
@@ -89,7 +98,7 @@ def candidates(topology, algorithms=None, progress=lambda m: None, notes=None, c
         base = exchange_allreduce(topology)
         if execute(base.as_schedule()):
             raise SynthError("internal: the exchange schedule failed its check")
-        out["exchange"] = symmetric(base, group)
+        out["exchange"] = symmetric(base, group, "exchange")
     for name in sorted(BASELINES):
         if wanted is not None and name not in wanted:
             continue
@@ -106,6 +115,7 @@ def candidates(topology, algorithms=None, progress=lambda m: None, notes=None, c
         if errors:
             raise SynthError(f"internal: baseline {name} failed its check: {errors[0]}")
         out[name] = (lambda bl: lambda n: measure_explicit(bl.schedule, bl.chunk_sizes(n)))(b)
+        sources[name] = (lambda bl: lambda: (bl.schedule, bl.weights))(b)
     if wanted:
         unknown = set(wanted) - set(out) - {n.split(":")[0] for n in notes}
         if unknown:
@@ -115,22 +125,41 @@ def candidates(topology, algorithms=None, progress=lambda m: None, notes=None, c
 
 
 def compare(topology, sizes, net: Network = Network(), algorithms=None, progress=lambda m: None, notes=None,
-            collective="allreduce"):
-    """Rows for every candidate at every size (bytes); the fastest per size has ``best=True``."""
-    cands = candidates(topology, algorithms, progress, notes, collective)
+            collective="allreduce", engine: str = "model"):
+    """Rows for every candidate at every size (bytes); the fastest per size has ``best=True``.
+
+    ``engine="simgrid"`` times every candidate by a SimGrid replay (rounds mode,
+    :func:`synth.analysis.simulate.simulated_seconds`) instead of the cost model; Ψ, Θ and Ω
+    are measured as before.  The replay times allreduce schedules only.
+    """
+    if engine not in ENGINES:
+        raise OptionError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    if engine != "model" and collective != "allreduce":
+        raise OptionError(f"`engine` {engine} times allreduce schedules only, not {collective}")
+    sources = {}
+    cands = candidates(topology, algorithms, progress, notes, collective, sources)
     bound = goodput_bound(topology, net, collective)
-    rows = []
+    elements = []
     for size in sizes:
         n = size // net.element_bytes
         if collective != "allreduce":  # equal blocks: a multiple of p elements
             n -= n % topology.n_compute
         if n < 1:
             raise SynthError(f"size {size} bytes is smaller than one element of {net.element_bytes} bytes")
+        elements.append(n)
+    simulated = {}
+    if engine == "simgrid":
+        for name in cands:
+            progress(f"simulating {name} at {len(sizes)} size(s)")
+            simulated[name] = simulated_seconds(*sources[name](), sizes, net)
+    rows = []
+    for i, (size, n) in enumerate(zip(sizes, elements)):
         block = []
         for name, measure in cands.items():
             m = measure(n)
-            t = model_time(m, net)
-            g = goodput(m, net)
+            t = model_time(m, net) if engine == "model" else simulated[name][i]
+            g = goodput(m, net) if engine == "model" else n * net.element_bytes * (m.compute_nodes - 1) / (
+                m.compute_nodes * t)
             block.append(Row(name, size, m.rounds, m.psi, m.theta, m.omega, t, g, g / bound))
         fastest = min(r.seconds for r in block)
         rows.extend(Row(**{**r.__dict__, "best": r.seconds == fastest}) for r in block)

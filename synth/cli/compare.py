@@ -9,6 +9,7 @@ from synth.cli._common import EXIT_OK, add_topology_args, int_in, progress, size
 from synth.analysis.compare import compare
 from synth.analysis.cost import Network
 from synth.schedule.data import COLLECTIVES
+from synth.analysis.simulate import ENGINES
 from synth.units import format_size, parse_bandwidth, parse_time
 
 __all__ = ["add_parser", "cmd_compare"]
@@ -24,14 +25,15 @@ def cmd_compare(args) -> int:
                   args.element_bytes)
     algorithms = [a.strip() for a in args.algorithms.split(",")] if args.algorithms else None
     notes = []
-    rows = compare(t, args.sizes, net, algorithms, progress, notes, collective=args.collective)
+    rows = compare(t, args.sizes, net, algorithms, progress, notes, collective=args.collective, engine=args.engine)
+    simulated = args.engine != "model"
     if args.json:
-        print(json.dumps({"topology": t.name, "bandwidth_bytes_per_s": net.bandwidth,
-                          "hop_latency_s": net.hop_latency, "alpha_s": net.alpha, "notes": notes,
-                          "rows": [r.to_json() for r in rows]}))
+        out = {"topology": t.name, "bandwidth_bytes_per_s": net.bandwidth, "hop_latency_s": net.hop_latency,
+               "alpha_s": net.alpha, "notes": notes, "rows": [r.to_json() for r in rows]}
+        print(json.dumps({**out, "engine": args.engine} if simulated else out))
         return EXIT_OK
     print(f"{t.name}: {args.bandwidth} links, {args.hop_latency} per hop, alpha {args.alpha}; "
-          "* marks the fastest at each size")
+          f"{'times simulated on SimGrid; ' if simulated else ''}* marks the fastest at each size")
     print(f"{'size':>8} {'algorithm':<20} {'S':>5} {'psi':>7} {'theta':>7} {'omega':>7} "
           f"{'time (us)':>11} {'goodput':>12} {'% bound':>8}")
     for r in rows:
@@ -55,5 +57,7 @@ def add_parser(sub) -> None:
     cp.add_argument("--algorithms", help="comma-separated subset (default: all that apply)")
     cp.add_argument("--collective", default="allreduce", choices=COLLECTIVES,
                     help="compare allreduce (default), or the reduce-scatter or allgather halves")
+    cp.add_argument("--engine", default="model", choices=ENGINES,
+                    help="what times each algorithm: the cost model (default) or a SimGrid replay (rounds mode)")
     cp.add_argument("--json", action="store_true")
     cp.set_defaults(func=cmd_compare)

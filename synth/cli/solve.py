@@ -9,6 +9,7 @@ import time
 from synth.cli._common import (DEFAULT_TIME_LIMIT, EXIT_FAILED, EXIT_OK, MAX_ELEMENTS, MAX_SEED,
                                add_topology_args, int_in, print_note, print_table, progress,
                                progress_always, seconds, size, stdout_for, topology_from_args)
+from synth.analysis.simulate import ENGINES
 from synth.errors import SynthError
 from synth.models._names import SOLVERS  # the --solver choices, without importing a solver
 from synth.symmetry.spec import TORUS_GROUPS  # the --group choices: the one table of group names
@@ -46,11 +47,14 @@ def cmd_solve(args) -> int:
         if note:
             print_note(f"--size {format_size(args.size)}: {note}")
         choice = choose_by_size(topology, args.size, time_limit=args.time_limit, seed=args.seed, solver=args.solver,
-                                progress=progress, report=progress_always)
+                                progress=progress, report=progress_always, engine=args.engine)
+        how = "modeled" if args.engine == "model" else "simulated"
         progress_always(f"best at {format_size(args.size)}: {choice.chosen} "
-                        f"({choice.modeled_seconds * 1e6:.2f} us modeled)")
+                        f"({choice.modeled_seconds * 1e6:.2f} us {how})")
         args.depth, args.exchange = choice.depth, choice.exchange
         args.elements = args.elements or choice.elements
+    elif args.engine != "model":
+        raise SynthError("--engine times the candidates of --size: give --size too")
     start_parent = None
     if args.start:
         if not isinstance(topology, Torus):
@@ -133,6 +137,9 @@ def add_parser(sub) -> None:
     s.add_argument("--collective", default="allreduce", choices=COLLECTIVES,
                    help="the collective to certify: allreduce (default), or the reduce-scatter or allgather half "
                         "of the same tree (h rounds for a tree of depth h; not with --exchange)")
+    s.add_argument("--engine", default="model", choices=ENGINES,
+                   help="with --size: what times each candidate, the cost model (default) or a SimGrid replay "
+                        "(rounds mode; needs python3-simgrid)")
     s.add_argument("--exchange", action="store_true",
                    help="forest plus exchange: 2H-1 rounds on tori with an even side (round-optimal)")
     s.add_argument("--elements", type=int_in(1, MAX_ELEMENTS), metavar="N",

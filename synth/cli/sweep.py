@@ -8,6 +8,7 @@ from synth.cli._common import (DEFAULT_TIME_LIMIT, EXIT_OK, MAX_SEED, int_in, pr
                                progress_always, seconds, sizes, stdout_for, topology_from_args)
 from synth.models._names import SOLVERS  # the --solver choices, without importing a solver
 from synth.analysis.cost import Network
+from synth.analysis.simulate import ENGINES
 from synth.units import format_size, parse_bandwidth, parse_time
 from synth.fileio import check_writable, write_atomic
 from synth.solve.sweep import parse_depths, sweep, sweep_note
@@ -30,7 +31,7 @@ def cmd_sweep(args) -> int:
     if note:
         print_note(note)
     table = sweep(t, depths, time_limit=args.time_limit, seed=args.seed, solver=args.solver, jobs=args.jobs,
-                  net=net, progress=progress, report=progress_always, **kw)
+                  net=net, progress=progress, report=progress_always, engine=args.engine, **kw)
     if args.out:
         write_atomic(args.out, json.dumps(table.to_json(), indent=1) + "\n")
     stream = stdout_for(args)
@@ -43,7 +44,8 @@ def cmd_sweep(args) -> int:
     for r in table.rows:
         print(f"{r.k:>3} {r.depth:>5} {r.rounds:>6} {r.weight:>7} {r.lower_bound:>9} {100 * r.gap:>7.2f} "
               f"{float(r.theta):>7.3f} {r.status:>9}", file=stream)
-    print("best schedule per message size (modeled time):", file=stream)
+    print(f"best schedule per message size ({'modeled' if args.engine == 'model' else 'simulated'} time):",
+          file=stream)
     for size_, best in table.best.items():
         print(f"  {format_size(size_):>8}: {best}", file=stream)
     return EXIT_OK
@@ -63,6 +65,8 @@ def add_parser(sub) -> None:
     sw.add_argument("--bandwidth", default="400Gbps")
     sw.add_argument("--hop-latency", default="400ns")
     sw.add_argument("--alpha", default="1us", help="fixed cost per round (default 1us)")
+    sw.add_argument("--engine", default="model", choices=ENGINES,
+                    help="what times each candidate: the cost model (default) or a SimGrid replay (rounds mode)")
     sw.add_argument("--out", metavar="FILE", help="write the table as JSON ('-': stdout)")
     sw.add_argument("--json", action="store_true")
     sw.set_defaults(func=cmd_sweep)

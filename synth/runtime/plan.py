@@ -47,8 +47,8 @@ from synth.fileio import read_json
 from synth.schedule.lift import lift, lifted_weights
 from synth.schedule import COPY, REDUCE, Schedule, block_chunk_elements, chunk_elements
 
-__all__ = ["Plan", "build_plan", "flatten", "greedy_layout", "message_runs", "load_schedule", "LAYOUTS",
-           "owner_layout", "run_chunk_sizes"]
+__all__ = ["Plan", "build_plan", "flatten", "transmission_links", "greedy_layout", "message_runs", "load_schedule",
+           "LAYOUTS", "owner_layout", "run_chunk_sizes"]
 
 LAYOUTS = ("greedy", "identity")
 _NEIGHBOURS = 8  # candidate edges kept per chunk for the greedy path cover
@@ -106,6 +106,29 @@ def _load_path(path):
     return schedule, weights, f"{label} ({os.path.basename(str(path))})"
 
 
+def transmission_links(schedule: Schedule):
+    """Every transmission as ``(round, op, chunk, links)``: int arrays and its route as a row of link ids.
+
+    ``links`` is padded with ``-1`` to the longest route; :func:`flatten` numbers its distinct rows
+    (the routes) in the order of ``numpy.unique(links, axis=0)``, or by link id when every route is
+    one link.
+    """
+    blocks = [b for b in schedule.blocks if len(b)]
+    if not blocks:
+        z = np.zeros(0, dtype=np.int64)
+        return z, z.astype(np.int8), z, np.zeros((0, 1), dtype=np.int64)
+    lmax = max(b.links.shape[1] for b in blocks)
+    rnd = np.concatenate([np.full(len(b), b.round, dtype=np.int64) for b in blocks])
+    op = np.concatenate([np.full(len(b), b.op, dtype=np.int8) for b in blocks])
+    chunk = np.concatenate([b.chunk.astype(np.int64) for b in blocks])
+    links = np.full((rnd.size, lmax), -1, dtype=np.int64)
+    at = 0
+    for b in blocks:
+        links[at:at + len(b), :b.links.shape[1]] = b.links
+        at += len(b)
+    return rnd, op, chunk, links
+
+
 def flatten(schedule: Schedule):
     """Every transmission as flat int arrays ``(round, op, chunk, src, dst, route)`` on ranks.
 
@@ -121,19 +144,11 @@ def flatten(schedule: Schedule):
     t = schedule.topology
     rank_of = np.full(t.n_vertices, -1, dtype=np.int64)
     rank_of[t.compute] = np.arange(t.n_compute)
-    blocks = [b for b in schedule.blocks if len(b)]
-    if not blocks:
+    rnd, op, chunk, links = transmission_links(schedule)
+    if not rnd.size:
         z = np.zeros(0, dtype=np.int64)
         return z, z.astype(np.int8), z, z, z, z
-    lmax = max(b.links.shape[1] for b in blocks)
-    rnd = np.concatenate([np.full(len(b), b.round, dtype=np.int64) for b in blocks])
-    op = np.concatenate([np.full(len(b), b.op, dtype=np.int8) for b in blocks])
-    chunk = np.concatenate([b.chunk.astype(np.int64) for b in blocks])
-    links = np.full((rnd.size, lmax), -1, dtype=np.int64)
-    at = 0
-    for b in blocks:
-        links[at:at + len(b), :b.links.shape[1]] = b.links
-        at += len(b)
+    lmax = links.shape[1]
     if chunk.size and (chunk.min() < 0 or chunk.max() >= schedule.n_chunks):
         raise ScheduleError(f"a chunk id lies outside 0..{schedule.n_chunks - 1}")
     if links.max() >= t.n_links:

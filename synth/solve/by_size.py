@@ -37,8 +37,9 @@ class SizeChoice:
     chosen: str  # "k=K" or "exchange", as in :attr:`synth.solve.sweep.SweepTable.best`
     depth: int | None  # the depth bound K; None for the exchange
     exchange: bool
-    modeled_seconds: float  # the modeled time of the chosen schedule at ``nbytes``
+    modeled_seconds: float  # the time of the chosen schedule at ``nbytes`` under ``engine``
     elements: int  # input elements per node that ``nbytes`` hold
+    engine: str = "model"  # what timed the candidates: the cost model, or a SimGrid replay
 
 
 def elements_for(nbytes: int, net: Network = Network()) -> int:
@@ -56,19 +57,20 @@ def size_note(topology, time_limit=60.0, seed=0, solver="auto"):
 
 
 def choose_by_size(topology, nbytes: int, *, time_limit=60.0, seed=0, solver="auto", net: Network = Network(),
-                   cache=True, progress=lambda m: None, report=None) -> SizeChoice:
-    """The depth bound or exchange with the least modeled time at ``nbytes`` on an equal-sided torus.
+                   cache=True, progress=lambda m: None, report=None, engine: str = "model") -> SizeChoice:
+    """The depth bound or exchange with the least time at ``nbytes`` on an equal-sided torus.
 
     Every depth bound below the diameter is solved once (up to ``time_limit`` each, from the
-    cache of :func:`synth.solve.khop.khop_tree` when solved before); ``progress`` and ``report`` are
-    passed to :func:`synth.solve.sweep.sweep`.
+    cache of :func:`synth.solve.khop.khop_tree` when solved before); ``progress``, ``report`` and
+    ``engine`` (``"model"``: the cost model; ``"simgrid"``: a SimGrid replay) are passed to
+    :func:`synth.solve.sweep.sweep`.
     """
     table = sweep(topology, time_limit=time_limit, seed=seed, solver=solver, sizes=[nbytes], net=net, cache=cache,
-                  progress=progress, report=report)
+                  progress=progress, report=report, engine=engine)
     chosen = table.best[nbytes]
     exchange = chosen == "exchange"
     return SizeChoice(nbytes, chosen, None if exchange else int(chosen.split("=")[1]), exchange,
-                      table.times[nbytes][chosen], elements_for(nbytes, net))
+                      table.times[nbytes][chosen], elements_for(nbytes, net), engine)
 
 
 def size_summary(certificate, choice: SizeChoice) -> dict:
@@ -79,5 +81,8 @@ def size_summary(certificate, choice: SizeChoice) -> dict:
     """
     base, group = certificate.base, certificate.group
     m = measure_symmetric(base, group, chunk_elements(lifted_weights(base, group), certificate.elements))
-    return {"chosen": choice.chosen, "size": format_size(choice.nbytes), "modeled_us": round(model_time(m) * 1e6, 3),
-            "goodput_gbps": round(goodput(m) * 8 / 1e9, 2)}
+    out = {"chosen": choice.chosen, "size": format_size(choice.nbytes), "modeled_us": round(model_time(m) * 1e6, 3),
+           "goodput_gbps": round(goodput(m) * 8 / 1e9, 2)}
+    if choice.engine != "model":
+        out["simulated_us"] = round(choice.modeled_seconds * 1e6, 3)
+    return out

@@ -26,10 +26,11 @@ from fractions import Fraction
 
 from synth.check import measure_symmetric
 from synth.analysis.cost import Network, PAPER_SIZES, model_time
-from synth.errors import SynthError
+from synth.analysis.simulate import ENGINES, simulated_seconds
+from synth.errors import OptionError, SynthError
 from synth.schedule.data import chunk_elements
 from synth.schedule.exchange import exchange_allreduce
-from synth.schedule.lift import lifted_weights
+from synth.schedule.lift import lift, lifted_weights
 from synth.schedule.sp import sp_allreduce
 from synth.solve.cache import cache_dir, cache_key
 from synth.solve.khop import khop_tree, tree_base
@@ -67,11 +68,17 @@ class SweepTable:
     rows: list
     best: dict = field(default_factory=dict)  # size -> "k=K" or "exchange"
     times: dict = field(default_factory=dict)  # size -> {candidate: seconds}
+    engine: str = "model"  # what timed the candidates: the cost model, or a SimGrid replay ("simgrid")
 
     def to_json(self) -> dict:
-        return {"topology": self.topology, "rows": [r.to_json() for r in self.rows],
-                "best": {str(s): b for s, b in self.best.items()},
-                "modeled_seconds": {str(s): t for s, t in self.times.items()}}
+        out = {"topology": self.topology, "rows": [r.to_json() for r in self.rows],
+               "best": {str(s): b for s, b in self.best.items()}}
+        if self.engine == "model":
+            out["modeled_seconds"] = {str(s): t for s, t in self.times.items()}
+        else:
+            out["engine"] = self.engine
+            out["simulated_seconds"] = {str(s): t for s, t in self.times.items()}
+        return out
 
 
 def parse_depths(text: str, H: int) -> list:
@@ -133,14 +140,19 @@ def _solve_one(args):
 
 
 def sweep(t, depths=None, *, time_limit=60.0, seed=0, solver="auto", jobs=1, sizes=PAPER_SIZES,
-          net: Network = Network(), cache=True, progress=lambda m: None, report=None) -> SweepTable:
+          net: Network = Network(), cache=True, progress=lambda m: None, report=None,
+          engine: str = "model") -> SweepTable:
     """Solve every depth bound and pick the best schedule per message size (see module docstring).
 
     ``report``, if given, gets one line as each depth starts and one as it ends (``progress``
     otherwise); solved depths come from the cache of :func:`synth.solve.khop.khop_tree`.
+    ``engine="simgrid"`` times every candidate by a SimGrid replay (rounds mode,
+    :func:`synth.analysis.simulate.simulated_seconds`) instead of the cost model.
     """
     if not getattr(t, "is_equal_sided", False):
         raise SynthError("sweeps lift trees by Γ: they need an equal-sided torus")
+    if engine not in ENGINES:
+        raise OptionError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     H = t.diameter
     depths = depths or list(range(1, H + 1))
     solve_ks = [k for k in depths if k < H]
@@ -182,11 +194,19 @@ def sweep(t, depths=None, *, time_limit=60.0, seed=0, solver="auto", jobs=1, siz
         bases[f"k={H}"] = sp_allreduce(t)
     if any(n % 2 == 0 for n in t.shape):
         bases["exchange"] = exchange_allreduce(t)
-    table = SweepTable(t.name, rows)
-    for size in sizes:
+    table = SweepTable(t.name, rows, engine=engine)
+    simulated = {}
+    if engine == "simgrid":
+        for name, base in bases.items():
+            progress(f"simulating {name} at {len(sizes)} size(s)")
+            simulated[name] = simulated_seconds(lift(base, group), lifted_weights(base, group), sizes, net)
+    for i, size in enumerate(sizes):
         n = size // net.element_bytes
         times = {}
         for name, base in bases.items():
+            if engine == "simgrid":
+                times[name] = simulated[name][i]
+                continue
             m = measure_symmetric(base, group, chunk_elements(lifted_weights(base, group), n))
             times[name] = model_time(m, net)
         table.times[size] = times

@@ -63,12 +63,12 @@ def _cases(files):
     cases = []
     for v in BAD_SECONDS:
         cases += [["solve", *TOPO, "--depth", "1", "--time-limit", v], ["sweep", *TOPO, "--time-limit", v],
-                  ["run", c, "--timeout", v]]
+                  ["run", c, "--timeout", v], ["simulate", c, "--timeout", v]]
     for v in BAD_SEEDS:
         cases += [["solve", *TOPO, "--depth", "1", "--seed", v], ["sweep", *TOPO, "--seed", v]]
     for v in BAD_SIZES:
         cases += [["solve", *TOPO, "--size", v], ["compare", *TOPO, "--sizes", v], ["sweep", *TOPO, "--sizes", v],
-                  ["run", c, "--size", v], ["compare", *TOPO, "--sizes", f"64KiB,{v}"]]
+                  ["run", c, "--size", v], ["compare", *TOPO, "--sizes", f"64KiB,{v}"], ["simulate", c, "--size", v]]
     for v in BAD_COUNTS:
         cases += [["solve", *TOPO, "--elements", v], ["export", c, "--out", str(d / "x.jsonl"), "--elements", v],
                   ["baseline", "bucket", "--torus", "4x4", "--elements", v], ["compare", *TOPO, "--element-bytes", v],
@@ -77,9 +77,11 @@ def _cases(files):
     for v in ["0", "5..2", "1..x", "", "-1..3", "1..2..3", "0..4", "9" * 5000]:
         cases.append(["sweep", *TOPO, "--depths", v])
     for v in ["fast", "0Gbps", "1e9999Gbps", "-1Gbps"]:
-        cases += [["compare", *TOPO, "--bandwidth", v], ["sweep", *TOPO, "--bandwidth", v]]
+        cases += [["compare", *TOPO, "--bandwidth", v], ["sweep", *TOPO, "--bandwidth", v],
+                  ["simulate", c, "--bandwidth", v]]
     for v in ["-1us", "1e9999s", "soon"]:
-        cases += [["compare", *TOPO, "--alpha", v], ["compare", *TOPO, "--hop-latency", v]]
+        cases += [["compare", *TOPO, "--alpha", v], ["compare", *TOPO, "--hop-latency", v],
+                  ["simulate", c, "--alpha", v], ["simulate", c, "--hop-latency", v]]
     for out in bad_outs:
         cases += [["solve", *TOPO, "--out", out], ["export", c, "--out", out], ["baseline", "bucket", "--torus", "4x4",
                   "--out", out], ["sweep", *TOPO, "--time-limit", "1", "--out", out],
@@ -92,7 +94,8 @@ def _cases(files):
               ["info", "--topology", files["nested"]], ["info"], ["bound"], ["compare"], ["sweep"],
               ["baseline", "nope", *TOPO], ["export", c, "--format", "pdf", "--out", str(d / "x")],
               ["export", files["explicit"], "--out", str(d / "x.jsonl"), "--elements", "0"],
-              ["solve", *TOPO, "--mode", "bogus"]]
+              ["solve", *TOPO, "--mode", "bogus"], ["simulate", c, "--mode", "bogus"], ["simulate"],
+              ["simulate", c, "--element-bytes", "0"], ["solve", *TOPO, "--size", "1MiB", "--engine", "bogus"]]
     for v in ["-1", str(10**30), "0", "1e9", "2"]:  # --min-bytes 2 exceeds --max-bytes 1
         cases += [["export", c, "--format", "msccl-xml", "--out", str(d / "a.xml"), "--max-bytes", v]] * (v != "2")
         cases += [["export", c, "--format", "msccl-xml", "--out", str(d / "a.xml"), "--min-bytes", v,
@@ -103,7 +106,7 @@ def _cases(files):
         cases += [["check", f], ["check", f, "--json"], ["check", f, "--mode", "symmetric"],
                   ["export", f, "--out", str(d / "x.jsonl")], ["solve", *TOPO, "--depth", "1", "--start", f]]
         if kind != "huge":  # both ignore the element count (and run would start MPI on a readable file)
-            cases += [["run", f], ["export", f, "--format", "msccl-xml", "--out", str(d / "x.xml")]]
+            cases += [["run", f], ["export", f, "--format", "msccl-xml", "--out", str(d / "x.xml")], ["simulate", f]]
     return cases
 
 

@@ -1,0 +1,186 @@
+"""The SimGrid side of ``synth simulate``: replay a packed schedule as flows on SimGrid.
+
+Run as ``/usr/bin/python3 _driver.py DIR SIZE_TAG`` by :func:`synth.analysis.simulate.run.run_driver`.
+It imports only the standard library and ``simgrid`` (Debian's ``python3-simgrid`` imports
+under the system interpreter only), never numpy or synth.  ``DIR`` holds ``meta.json`` and the
+arrays written by :func:`synth.analysis.simulate.run.write_inputs`, raw little-endian int64
+(``.q``) or float64 (``.d``) files; ``bytes-SIZE_TAG.q`` holds the bytes of every message for
+this run.  It writes ``finish-SIZE_TAG.d`` (the completion time of every message) and
+``result-SIZE_TAG.json``.
+
+The platform: one SimGrid host per route *source* (a compute vertex, or an alias of it when
+messages from one vertex to one destination take different routes: SimGrid routes by host pair)
+and one per destination, in one Full zone whose routes are the schedule's own link lists; one
+SimGrid link per directed link of the topology, SHARED, at the given bandwidth.  CM02 weights a
+flow's share by its route latency (its ``sharing_penalty`` is the latency: TCP's RTT
+unfairness, not max-min).  So when all routes have the same length, the links carry the
+latency (``link_latency``: every flow has the same penalty and the shares are max-min);
+otherwise links have **zero latency** (every flow has penalty 1: exact max-min) and the
+latency of a message (``alpha + hops * L``) is paid before its flow starts, as a one-byte
+transfer over a private FATPIPE link of that latency, one per batch of messages released at
+the same instant with the same delay (CM02 pays latency the same way: a delay, then the
+bandwidth phase).
+
+Events: messages ``0..M-1`` and gates ``M..E-1``, each with a count of prerequisites and a
+list of successors (CSR).  A message starts when its count reaches zero; a gate fires at once.
+Controllers (SimGrid actors) start flows with ``Comm.sendto_async`` and wait with
+``Comm.wait_any`` on the flows they started; the controller that sees a flow end starts the
+flows it releases and waits for them, so every wait list stays short.
+"""
+
+import json
+import os
+import sys
+import time
+from array import array
+
+
+def _read(directory, name, code, n):
+    a = array(code)
+    if n:
+        with open(os.path.join(directory, name), "rb") as f:
+            a.fromfile(f, n)
+    if sys.byteorder != "little":
+        a.byteswap()
+    return a
+
+
+def main(directory, tag):
+    import simgrid as sg  # the optional dependency, present only under the system interpreter
+
+    with open(os.path.join(directory, "meta.json")) as f:
+        meta = json.load(f)
+    M, E, R = meta["n_messages"], meta["n_events"], meta["n_routes"]
+    n_hosts, n_links = meta["n_hosts"], meta["n_links"]
+    m_route = _read(directory, "m_route.q", "q", M)
+    m_delay = _read(directory, "m_delay.q", "q", M)
+    m_owner = _read(directory, "m_owner.q", "q", M)
+    m_bytes = _read(directory, f"bytes-{tag}.q", "q", M)
+    r_src = _read(directory, "r_src.q", "q", R)
+    r_dst = _read(directory, "r_dst.q", "q", R)
+    r_ptr = _read(directory, "r_ptr.q", "q", R + 1)
+    r_links = _read(directory, "r_links.q", "q", r_ptr[R] if R else 0)
+    e_count = _read(directory, "e_count.q", "q", E)
+    e_ptr = _read(directory, "e_ptr.q", "q", E + 1)
+    e_succ = _read(directory, "e_succ.q", "q", e_ptr[E] if E else 0)
+    delays = meta["delays"]
+
+    engine = sg.Engine(["synth-simulate", "--cfg=network/model:CM02", "--cfg=network/crosstraffic:0",
+                        "--cfg=network/TCP-gamma:0", "--cfg=network/weight-S:0", "--cfg=network/latency-factor:1",
+                        "--cfg=network/bandwidth-factor:1", f"--cfg=surf/precision:{meta['precision_timing']}",
+                        "--log=root.thres:critical"])
+    t0 = time.perf_counter()
+    zone = sg.NetZone.create_full_zone("synth")
+    hosts = [zone.create_host(f"h{i}", 1e9) for i in range(n_hosts)]
+    links = []
+    for i in range(n_links):
+        link = zone.create_link(f"l{i}", meta["bandwidth"])
+        link.set_latency(meta["link_latency"])
+        link.seal()
+        links.append(sg.LinkInRoute(link))
+    for r in range(R):
+        zone.add_route(hosts[r_src[r]].netpoint, hosts[r_dst[r]].netpoint, None, None,
+                       [links[k] for k in r_links[r_ptr[r]:r_ptr[r + 1]]], False)
+    # timers: a one-byte transfer from clock host to clock host d, over a FATPIPE link of latency delays[d]
+    clock = zone.create_host("clock", 1e9)
+    ticks = []
+    for d, latency in enumerate(delays):
+        target = zone.create_host(f"tick{d}", 1e9)
+        link = zone.create_link(f"t{d}", 1e30)
+        link.set_latency(latency)
+        link.set_sharing_policy(sg.Link.SharingPolicy.FATPIPE, None)
+        link.seal()
+        zone.add_route(clock.netpoint, target.netpoint, None, None, [sg.LinkInRoute(link)], False)
+        ticks.append(target)
+    zone.seal()
+    setup_s = time.perf_counter() - t0
+
+    finish = array("d", [0.0]) * M
+    count = array("q", e_count)
+    n_ctl = max(1, min(meta["controllers"], M))
+    pending = [([], []) for _ in range(n_ctl)]  # per controller: comms, and tags (m: m's flow; a list: a timer)
+
+    def start_flow(m, comms, tags, now):
+        if m_bytes[m] <= 0:  # an empty message is done when it starts (SimGrid would never end a 0-byte flow)
+            finish[m] = now
+            release([m], comms, tags, now)
+            return
+        r = m_route[m]
+        comms.append(sg.Comm.sendto_async(hosts[r_src[r]], hosts[r_dst[r]], m_bytes[m]))
+        tags.append(m)
+
+    def start(ready, comms, tags, now):
+        """Start the messages ``ready``: one timer per distinct delay, then their flows."""
+        waiting = {}
+        for m in ready:
+            d = m_delay[m]
+            if d >= 0:
+                waiting.setdefault(d, []).append(m)
+            else:
+                start_flow(m, comms, tags, now)
+        for d in sorted(waiting):  # one byte over a link of 1e30 B/s: the latency, and 1e-30 s of transfer
+            comms.append(sg.Comm.sendto_async(clock, ticks[d], 1))
+            tags.append(waiting[d])
+
+    def release(done, comms, tags, now):
+        """Count down the successors of the events ``done``; start the messages that become ready."""
+        stack, ready = list(done), []
+        while stack:
+            x = stack.pop()
+            for k in range(e_ptr[x], e_ptr[x + 1]):
+                s = e_succ[k]
+                count[s] -= 1
+                if count[s] == 0:
+                    if s >= M:
+                        stack.append(s)
+                    else:
+                        ready.append(s)
+        if ready:
+            start(ready, comms, tags, now)
+
+    initial = [[] for _ in range(n_ctl)]
+    for e in range(E):
+        if e_count[e] == 0:
+            initial[0 if e >= M else m_owner[e] % n_ctl].append(e)
+
+    def controller(c):
+        comms, tags = pending[c]
+        # what needs nothing starts at time 0 (and a gate that needs nothing fires)
+        release([e for e in initial[c] if e >= M], comms, tags, 0.0)
+        start([e for e in initial[c] if e < M], comms, tags, 0.0)
+        while comms:
+            i = sg.Comm.wait_any(comms)
+            tag = tags[i]
+            comms[i] = comms[-1]
+            tags[i] = tags[-1]
+            comms.pop()
+            tags.pop()
+            now = engine.clock
+            if isinstance(tag, list):  # a timer: its messages' flows start now
+                for m in tag:
+                    start_flow(m, comms, tags, now)
+            else:
+                finish[tag] = now
+                release([tag], comms, tags, now)
+
+    for c in range(n_ctl):
+        if initial[c]:
+            sg.Actor.create(f"ctl{c}", clock, controller, c)
+    t1 = time.perf_counter()
+    engine.run()
+    run_s = time.perf_counter() - t1
+    left = sum(1 for e in range(E) if count[e] > 0)
+    with open(os.path.join(directory, f"finish-{tag}.d"), "wb") as f:
+        out = array("d", finish)
+        if sys.byteorder != "little":
+            out.byteswap()
+        out.tofile(f)
+    result = {"time": max(finish) if M else 0.0, "n_messages": M, "setup_seconds": setup_s,
+              "run_seconds": run_s, "unfinished_events": left, "simgrid": sg.simgrid_version}
+    with open(os.path.join(directory, f"result-{tag}.json"), "w") as f:
+        json.dump(result, f)
+    return 0 if left == 0 else 3
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2]))
