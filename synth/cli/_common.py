@@ -157,6 +157,7 @@ PARAMETERS = ("allow_unbalanced", "alpha", "bandwidth", "depth", "depths", "dtyp
               "max_transmissions", "min_bytes", "mode", "mpiexec", "proto", "seed", "size", "sizes", "solver",
               "start", "time_limit", "timeout", "warmup")
 PARAMETERS += ("collective",)  # issue 27: --collective on solve, baseline, compare
+PARAMETERS += ("engine",)  # issue 26: --engine on solve --size, sweep, compare
 
 _LEADING_NAME = re.compile(r"(\w+)(?=[\s:=,]|$)")
 _QUOTED_NAME = re.compile(r"`(\w+)`")
