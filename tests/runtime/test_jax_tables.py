@@ -1,5 +1,7 @@
 """The JAX executor's tables (numpy only, no JAX): permutations, padding, and a numpy run of the tables."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -124,3 +126,10 @@ def test_split_permutations_uses_max_degree_colours(seed):
 def test_split_permutations_refuses_a_repeated_pair():
     with pytest.raises(ScheduleError, match="repeats"):
         split_permutations([0, 0], [1, 1])
+
+
+def test_reduce_scatter_and_allgather_are_refused_not_run_as_allreduce():
+    root = Path(__file__).resolve().parents[2] / "instances"
+    for kind in ("reduce-scatter", "allgather"):
+        with pytest.raises(ScheduleError, match=f"allreduce schedules only, not {kind}"):
+            build_tables(root / kind / "sp-8x8.json")

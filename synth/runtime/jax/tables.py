@@ -235,6 +235,9 @@ def build_tables(source, layout: str = "greedy") -> JaxTables:
     if isinstance(source, JaxTables):
         return source
     schedule, weights, label = load_schedule(source)
+    collective = getattr(schedule, "collective", "allreduce")
+    if collective != "allreduce":  # reduce-scatter / allgather landed with issue 27, after this executor
+        raise ScheduleError(f"the JAX executor runs allreduce schedules only, not {collective}")
     plan = build_plan(schedule, layout)
     weights = np.asarray(weights, dtype=np.int64)
     if np.any(weights < 1):
