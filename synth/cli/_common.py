@@ -51,7 +51,8 @@ def progress_always(message: str) -> None:
 
 
 def print_note(message: str) -> None:
-    print(f"note: {message}", file=sys.stderr, flush=True)
+    """Print a library note on stderr, the parameters it quotes spelled as their flags (:func:`flags_in`)."""
+    print(f"note: {flags_in(message)}", file=sys.stderr, flush=True)
 
 
 def stdout_for(args):

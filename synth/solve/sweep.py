@@ -130,7 +130,7 @@ def sweep_note(t, depths, time_limit, seed, solver, jobs=1):
         return None
     parallel = f", {jobs} at a time" if jobs > 1 and todo > 1 else ""
     cached = f" ({len(ks) - todo} cached)" if todo < len(ks) else ""
-    return (f"solving {todo} of {len(ks)} depth bound(s){cached} on {t.name}, up to --time-limit {time_limit:g} s "
+    return (f"solving {todo} of {len(ks)} depth bound(s){cached} on {t.name}, up to `time_limit` {time_limit:g} s "
             f"each{parallel}; one line per depth follows")
 
 

@@ -18,7 +18,7 @@ def test_tree_count_formula():
     assert count_trees(n, n) == (n + 1) ** (n - 1)                  # Cayley: all rooted trees
 
 
-@pytest.mark.parametrize("shape", ["5", "6"])
+@pytest.mark.parametrize("shape", ["5", pytest.param("6", marks=pytest.mark.slow)])
 def test_brute_force_matches_parent_enumeration(shape):
     """The subset DP against every parent array of K_V (weights from the torus distances)."""
     t = parse_torus(shape)

@@ -10,7 +10,7 @@ from synth.models.khop.model import ModelData, build_hop_model
 from synth.topology.torus import parse_torus
 
 
-@pytest.mark.parametrize("shape,k", [("5", 2), ("6", 2), ("6", 3), ("7", 2)])
+@pytest.mark.parametrize("shape,k", [("5", 2), ("6", 2), ("6", 3), pytest.param("7", 2, marks=pytest.mark.slow)])
 def test_separated_cuts_hold_for_every_tree_and_cut_off_the_point(shape, k):
     """Rows of the branch-and-cut separator: violated by the point, satisfied by every tree of the model."""
     t = parse_torus(shape)

@@ -106,7 +106,7 @@ def test_model_solutions_are_exactly_the_trees(shape, k):
     assert _count_solutions(model) == count_trees(t.n_vertices - 1, k)
 
 
-@pytest.mark.parametrize("shape,k", [("5", 2), ("6", 2), ("6", 3), ("7", 3)])
+@pytest.mark.parametrize("shape,k", [("5", 2), ("6", 2), ("6", 3), pytest.param("7", 3, marks=pytest.mark.slow)])
 def test_reduced_model_counts_the_reduced_trees(shape, k):
     t = parse_torus(shape)
     model, *_ = _feasibility_model(t, k, reduce=True)

@@ -101,6 +101,7 @@ def test_solve_16x16_depth_10_ends_within_one_percent():
     assert (r.weight - r.lower_bound) / r.weight <= 0.01
 
 
+@pytest.mark.slow  # about 25 s: the 16x16 terminal search, twice
 def test_search_skips_work_that_cannot_beat_a_known_bound():
     t = parse_torus("16x16")
     # depth 3: the LP proves 361; 12 terminals add at most 13 each to the antipode's 268, so separation
