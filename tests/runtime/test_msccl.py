@@ -211,7 +211,8 @@ def test_validator_rules(sp44):
         rep = check_xml(text)
         assert not rep.ok, label
         assert any(message in e for e in rep.errors), (label, rep.errors[:3])
-    assert "algo: coll is 'allgather', expected 'allreduce'" in check_xml(cases["wrong coll"][0], coll="allreduce").errors
+    wrong_coll = check_xml(cases["wrong coll"][0], coll="allreduce").errors
+    assert "algo: coll is 'allgather', expected 'allreduce'" in wrong_coll
 
 
 def test_validator_connection_and_nop_rules():

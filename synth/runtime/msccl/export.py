@@ -369,7 +369,8 @@ def _block_units(schedule, w, p):
 
 def export_summary_json(ex: MscclExport, path=None) -> dict:
     """A JSON-ready summary of an export (what ``synth export --format msccl-xml --json`` prints)."""
-    return {"name": ex.name, "coll": ex.coll, "ngpus": ex.ngpus, "nchunksperloop": ex.nchunksperloop, "nchannels": ex.nchannels,
+    return {"name": ex.name, "coll": ex.coll, "ngpus": ex.ngpus, "nchunksperloop": ex.nchunksperloop,
+            "nchannels": ex.nchannels,
             "max_threadblocks_per_gpu": ex.max_tbs_per_gpu, "max_steps_per_threadblock": ex.max_steps_per_tb,
             "steps": ex.n_steps, "nops": ex.n_nops, "scratch_chunks": ex.scratch_chunks,
             "final_copies": ex.final_copies, "max_bytes": ex.max_bytes,
