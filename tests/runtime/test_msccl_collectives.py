@@ -101,6 +101,21 @@ def test_uneven_blocks_keep_their_chunk_sizes():
     checked(ex, "reducescatter")
 
 
+@pytest.mark.parametrize("collective", HALVES)
+def test_blocks_of_different_weight_share_one_block_size(collective):
+    s = sp_half("3x3", collective)
+    w = np.ones(s.n_chunks, dtype=np.int64)
+    w[s.owner == 0] = [1, 2, 1, 2]  # block 0 weighs 6, the others 4: B = lcm(3, 4) = 12 MSCCL chunks
+    ex = export_msccl((s, w))
+    assert ex.nchunksperloop == 9 * 12
+    units = np.diff(np.r_[ex.unit_offset[ex.order], ex.nchunksperloop])[np.argsort(ex.order)]
+    assert units[s.owner == 0].tolist() == [2, 4, 2, 4] and set(units[s.owner == 1].tolist()) == {3}
+    checked(ex, XML_COLL[collective])
+    w[s.owner == 4] = 0
+    with pytest.raises(ScheduleError, match="GPU 4 owns no chunk"):
+        export_msccl((s, w))
+
+
 def _drop_reduction(xml):
     """Turn the first reduce-receive into a plain receive: one contribution is lost."""
     return xml.replace('type="rrc"', 'type="r"', 1)
@@ -246,3 +261,20 @@ def test_cli_exports_and_checks_a_reduce_scatter(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "coll reducescatter" in text and "check: OK" in text and "per-rank count" in text
     assert 'coll="reducescatter"' in out.read_text()
+
+
+def test_reduce_scatter_partial_sum_sent_while_received_is_refused():
+    """Outside its block a GPU keeps one scratch place per chunk: sending the old partial sum while receiving
+    the next one in the same round (after a first reception) would need two, and is refused by name."""
+    from synth.schedule import REDUCE, Block, Schedule
+
+    t = parse_torus("4")
+
+    def hop(r, u, v):
+        link = int(np.flatnonzero((t.link_src == u) & (t.link_dst == v))[0])
+        return Block(r, REDUCE, np.array([0]), np.array([[link]]))
+
+    s = Schedule(t, 4, 3, (hop(1, 2, 1), hop(2, 1, 0), hop(2, 2, 1), hop(3, 1, 0)), "reduce-scatter",
+                 np.arange(4))
+    with pytest.raises(ScheduleError, match="GPU 1 sends and receives a partial sum of chunk 0 in one round"):
+        export_msccl(s)
