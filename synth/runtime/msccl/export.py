@@ -65,7 +65,9 @@ multiplier too, ``src/collectives/device/all_gather.h``):
   selection in ``mscclInternalSchedulerSelectAlgo`` (``msccl_lifecycle.cc``) recognizes in-place calls.
   The planner treats the aliased chunks as one memory (:class:`~synth.runtime.msccl.layout.BufferMap`),
   so one file is correct both ways; out of place, an allgather copies its own block from ``i`` to
-  ``o`` (in place that copy is the identity).
+  ``o`` (in place that copy is the identity, and an export with ``outofplace=False`` omits it).
+  msccl-tools folds the aliased buffer into the other when it writes an in-place program; the
+  file here names both, which the runtimes' pointers make the same memory in an in-place call.
 * ``minBytes`` / ``maxBytes`` and the scratch are in bytes of the whole vector (``nBytes = count *
   typesize * sizeMultiplier``); msccl-executor-nccl selects the algorithm only when the per-rank
   ``count`` is a multiple of ``nchunksperloop``.
