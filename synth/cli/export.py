@@ -108,7 +108,7 @@ def export_msccl_from_args(args) -> int:
     stream = sys.stderr if args.out == "-" else sys.stdout  # '-': the XML itself is on stdout
     ok = True
     if getattr(args, "check", False):
-        rep = check_xml(ex.xml)
+        rep = check_xml(ex.xml, coll=ex.coll)
         ok = rep.ok
         out["check"] = {"ok": rep.ok, "errors": rep.errors[:20], "executed": rep.executed,
                         "race_checked": rep.race_checked, "notes": rep.notes}
@@ -119,8 +119,9 @@ def export_msccl_from_args(args) -> int:
         for note in ex.notes:
             print(f"note: {flags_in(note)}", file=sys.stderr)
         print(f"  load it with MSCCL_XML_FILES={args.out} (MSCCL), or put it in MSCCL_ALGO_DIR "
-              f"(msccl-executor-nccl: NCCL_MSCCL_ENABLE=1; RCCL: RCCL_MSCCL_ENABLE=1); the buffer's element count "
-              f"must be a multiple of {ex.nchunksperloop}, and the communicator needs >= {ex.nchannels} channel(s)",
+              f"(msccl-executor-nccl: NCCL_MSCCL_ENABLE=1; RCCL: RCCL_MSCCL_ENABLE=1); the "
+              + ("buffer's element count" if ex.coll == "allreduce" else "per-rank count (each rank's block)")
+              + f" must be a multiple of {ex.nchunksperloop}, and the communicator needs >= {ex.nchannels} channel(s)",
               file=stream)
         if "check" in out:
             c = out["check"]

@@ -65,12 +65,3 @@ def test_mpi_16_ranks(halves44, collective, mode, dtype):
     bad = run_schedule(replace(halves44[collective], blocks=halves44[collective].blocks[:-1]), size="16KiB",
                        iters=1, dtype=dtype, mode=mode, timeout=300)
     assert not bad.ok
-
-
-@pytest.mark.parametrize("collective", HALVES)
-def test_msccl_export_refuses_the_halves(halves44, collective):
-    from synth.errors import ScheduleError
-    from synth.runtime.msccl import export_msccl
-
-    with pytest.raises(ScheduleError, match=f"collective is {collective}"):
-        export_msccl(halves44[collective])

@@ -203,13 +203,16 @@ def test_validator_rules(sp44):
         "declaration": ('<?xml version="1.0"?>\n' + x, "no XML declaration"),
         "step numbering": (_mutate(x, r'<step s="1" ', '<step s="7" '), "step numbers must be 0, 1, 2"),
         "dep on unsignalled": (_mutate(x, r'hasdep="1"', 'hasdep="0"'), "which has hasdep=0"),
-        "wrong coll": (_mutate(x, r'coll="allreduce"', 'coll="allgather"'), "expected 'allreduce'"),
+        "wrong coll": (_mutate(x, r'coll="allreduce"', 'coll="allgather"'), "must be 4 and 64 for allgather"),
+        "unknown coll": (_mutate(x, r'coll="allreduce"', 'coll="alltoall"'), "is not allreduce, reducescatter"),
         "offset out of range": (_mutate(x, r'srcoff="3" ', 'srcoff="64" '), "outside the buffer"),
     }
     for label, (text, message) in cases.items():
         rep = check_xml(text)
         assert not rep.ok, label
         assert any(message in e for e in rep.errors), (label, rep.errors[:3])
+    wrong_coll = check_xml(cases["wrong coll"][0], coll="allreduce").errors
+    assert "algo: coll is 'allgather', expected 'allreduce'" in wrong_coll
 
 
 def test_validator_connection_and_nop_rules():

@@ -1,4 +1,4 @@
-"""Export a schedule as an MSCCL XML algorithm (``coll="allreduce"``).
+"""Export a schedule as an MSCCL XML algorithm (``coll="allreduce"``, ``"reducescatter"``, ``"allgather"``).
 
 The file loads without hand edits in the MSCCL runtimes that read the MSCCL XML format:
 msccl-executor-nccl, RCCL's MSCCL path and the original MSCCL (``MSCCL_XML_FILES``).
@@ -44,6 +44,34 @@ Translation
   :data:`NO_SCRATCH_MAX_BYTES` (1 TiB) when the algorithm uses no scratch; an explicit
   ``max_bytes`` above that is kept, with a note in :attr:`MscclExport.notes`.
 
+Reduce-scatter and allgather
+----------------------------
+A schedule whose collective is ``reduce-scatter`` or ``allgather`` becomes ``coll="reducescatter"``
+or ``coll="allgather"`` with the runtimes' buffers, as msccl-tools writes them
+(``msccl/language/collectives.py``: ``ReduceScatter``, ``AllGather``; ``ir.py``: ``ir_to_xml``)
+and as msccl-executor-nccl and RCCL read them (``src/misc/msccl/msccl_parser.cc``: ``sizeMultiplier =
+nGpus`` for both; ``msccl_setup.cc``: ``sizePerMscclChunk = count * sizeMultiplier / nChunksPerLoop``,
+``count`` being the per-rank count; the original MSCCL's kernel gets ``comm->nRanks`` as its
+multiplier too, ``src/collectives/device/all_gather.h``):
+
+* ``nchunksperloop`` counts MSCCL chunks of the *whole* vector, ``p * B``, each GPU's block
+  being ``B`` of them: the chunks lie by owner rank, then chunk id
+  (:func:`synth.runtime.plan.owner_layout`), a block's chunks cut in proportion to their weights.
+* reduce-scatter: ``i_chunks = p * B`` (the vector), ``o_chunks = B`` (the GPU's block: output
+  offset ``x`` is vector offset ``r * B + x``); a chunk of another block is summed in scratch, since
+  ``i`` is never written.  allgather: ``i_chunks = B`` (the GPU's block), ``o_chunks = p * B``.
+* ``inplace`` / ``outofplace`` as for allreduce; in place the runtimes pass ``recvbuff = sendbuff +
+  r * count`` (reduce-scatter) or ``sendbuff = recvbuff + r * count`` (allgather), which is how the
+  selection in ``mscclInternalSchedulerSelectAlgo`` (``msccl_lifecycle.cc``) recognizes in-place calls.
+  The planner treats the aliased chunks as one memory (:class:`~synth.runtime.msccl.layout.BufferMap`),
+  so one file is correct both ways; out of place, an allgather copies its own block from ``i`` to
+  ``o`` (in place that copy is the identity, and an export with ``outofplace=False`` omits it).
+  msccl-tools folds the aliased buffer into the other when it writes an in-place program; the
+  file here names both, which the runtimes' pointers make the same memory in an in-place call.
+* ``minBytes`` / ``maxBytes`` and the scratch are in bytes of the whole vector (``nBytes = count *
+  typesize * sizeMultiplier``); msccl-executor-nccl selects the algorithm only when the per-rank
+  ``count`` is a multiple of ``nchunksperloop``.
+
 Examples
 --------
 >>> from synth.topology.torus import parse_torus
@@ -59,6 +87,12 @@ Examples
 True
 >>> check_xml(ex.xml).ok
 True
+>>> from synth.schedule.collective import collective_half
+>>> rs = export_msccl(lift(collective_half(sp_allreduce(t), "reduce-scatter"), torus_gamma(t)))
+>>> rs.coll, rs.nchunksperloop, re.findall(r'i_chunks="(\\d+)" o_chunks="(\\d+)"', rs.xml)[0]
+('reducescatter', 64, ('64', '4'))
+>>> check_xml(rs.xml).executed[:2]
+['out-of-place', 'in-place']
 """
 
 from __future__ import annotations
@@ -71,14 +105,15 @@ import numpy as np
 
 from synth.errors import ScheduleError
 from synth.fileio import write_atomic
-from synth.runtime.msccl.layout import plan_operations
+from synth.runtime.msccl.layout import BufferMap, plan_operations
 from synth.runtime.msccl.limits import PROTOCOLS, SCRATCH_CAP, MscclLimits
 from synth.runtime.msccl.threadblocks import emit_xml, fit_threadblocks
-from synth.runtime.plan import flatten, greedy_layout, load_schedule
+from synth.runtime.plan import flatten, greedy_layout, load_schedule, owner_layout
 
 __all__ = ["MscclLimits", "MscclExport", "export_msccl", "export_summary_json", "scratch_bytes", "xml_name",
            "PROTOCOLS", "DEFAULT_MAX_BYTES", "NO_SCRATCH_MAX_BYTES", "SCRATCH_CAP"]
 
+COLLS = {"allreduce": "allreduce", "reduce-scatter": "reducescatter", "allgather": "allgather"}  # synth -> XML
 NO_SCRATCH_MAX_BYTES = 1 << 40  # 1 TiB; nonzero because the original MSCCL selects only below maxBytes
 DEFAULT_MAX_BYTES = None  # chosen per export from the scratch it uses (see the module docstring)
 
@@ -109,6 +144,7 @@ class MscclExport:
     initial_copy: bool = False
     max_bytes: int = 0
     notes: list = field(default_factory=list)
+    coll: str = "allreduce"
 
     def write(self, path) -> None:
         """Write the XML atomically (temp file + rename)."""
@@ -120,7 +156,7 @@ class MscclExport:
                 f"threadblock ({self.n_steps} steps, {self.n_nops} nops), scratch {self.scratch_chunks} chunks, "
                 f"{self.final_copies} final local copies"
                 + (", input copied to output first" if self.initial_copy else "")
-                + f", maxBytes {self.max_bytes}")
+                + f", maxBytes {self.max_bytes}" + ("" if self.coll == "allreduce" else f", coll {self.coll}"))
 
 
 def xml_name(name: str, max_bytes: int = 255) -> str:
@@ -180,7 +216,7 @@ def export_msccl(source, path=None, *, weights=None, proto: str = "Simple", name
                  max_bytes: int | None = DEFAULT_MAX_BYTES, limits: MscclLimits | None = None,
                  layout: str = "greedy", initial_copy: bool | None = None,
                  scratch_cap: int = SCRATCH_CAP) -> MscclExport:
-    """Translate a schedule into an MSCCL allreduce algorithm (see the module docstring).
+    """Translate a schedule into an MSCCL allreduce, reducescatter or allgather algorithm (module docstring).
 
     Parameters
     ----------
@@ -209,6 +245,8 @@ def export_msccl(source, path=None, *, weights=None, proto: str = "Simple", name
         whose scratch exceeds it is kept and noted in :attr:`MscclExport.notes`.
     limits : MscclLimits, optional
     layout : {"greedy", "identity"}
+        Chunk order of an allreduce; a reduce-scatter or allgather always has the runtimes'
+        (by owner rank, then chunk id).
     initial_copy : bool, optional
         Start with local copies of the input into the output, so that messages mixing
         untouched and updated chunks read one buffer (fewer steps, one extra local pass
@@ -234,16 +272,21 @@ def export_msccl(source, path=None, *, weights=None, proto: str = "Simple", name
     if scratch_cap <= 0:
         raise ScheduleError("scratch_cap must be positive")
     schedule, w_src, label = load_schedule(source)
-    if schedule.collective != "allreduce":
-        # the XML's reducescatter / allgather buffers (input and output of different sizes) are not planned yet
-        raise ScheduleError(f"the MSCCL export writes allreduce algorithms; this schedule's collective is "
-                            f"{schedule.collective} (coll=\"reducescatter\" / \"allgather\" are not supported yet)")
+    coll = COLLS.get(schedule.collective)
+    if coll is None:
+        raise ScheduleError(f"the MSCCL export writes allreduce, reduce-scatter and allgather algorithms, not "
+                            f"{str(schedule.collective)[:40]}")
     w_in = np.asarray(w_src if weights is None else weights).ravel()
     w = w_in.astype(np.int64)
     if w.size != schedule.n_chunks or np.any(w < 0) or int(w.sum()) <= 0 or not np.array_equal(w, w_in):
         raise ScheduleError(f"need {schedule.n_chunks} non-negative integer chunk weights with a positive sum")
-    g = int(np.gcd.reduce(w[w > 0]))
-    w = w // g
+    p = schedule.topology.n_compute
+    if coll == "allreduce":
+        g = int(np.gcd.reduce(w[w > 0]))
+        w = w // g
+        bufmap = BufferMap()
+    else:
+        w, bufmap = _block_units(schedule, w, p)
     units = int(w.sum())
     if units > limits.max_chunks:
         raise ScheduleError(f"the chunk sizes of {label} reduce to nchunksperloop = {units} MSCCL chunks, over the "
@@ -251,7 +294,6 @@ def export_msccl(source, path=None, *, weights=None, proto: str = "Simple", name
                             "explicit file: an element count divisible by the number of chunks)")
     name = xml_name(name or f"synth {label}, {schedule.topology.name}, {schedule.n_rounds} rounds",
                     limits.max_name_bytes)
-    p = schedule.topology.n_compute
     if p > limits.max_subs:
         raise ScheduleError(f"{p} GPUs: over the parser limit of {limits.max_subs} gpu elements")
 
@@ -268,7 +310,10 @@ def export_msccl(source, path=None, *, weights=None, proto: str = "Simple", name
     mptr = np.append(np.flatnonzero(new), rnd.size)
     if layout not in ("greedy", "identity"):
         raise ScheduleError(f"unknown layout {layout!r}; valid: greedy, identity")
-    order = greedy_layout(C, chunk, mptr) if layout == "greedy" else np.arange(C, dtype=np.int64)
+    if coll != "allreduce":
+        order = owner_layout(schedule)
+    else:
+        order = greedy_layout(C, chunk, mptr) if layout == "greedy" else np.arange(C, dtype=np.int64)
     pos = np.empty(C, dtype=np.int64)
     pos[order] = np.arange(C)
     unit_offset = np.zeros(C, dtype=np.int64)
@@ -278,7 +323,7 @@ def export_msccl(source, path=None, *, weights=None, proto: str = "Simple", name
     arrays = (rnd[srt], op[srt], chunk[srt], src[srt], dst[srt], msg[srt])
     common = dict(schedule=schedule, w=w, p=p, C=C, units=units, pos=pos, order=order, unit_offset=unit_offset,
                   mptr=mptr, limits=limits, name=name, proto=proto, inplace=inplace, outofplace=outofplace,
-                  min_bytes=min_bytes, max_bytes=max_bytes, scratch_cap=scratch_cap)
+                  min_bytes=min_bytes, max_bytes=max_bytes, scratch_cap=scratch_cap, bufmap=bufmap)
     tries = [initial_copy] if initial_copy is not None else [False, True]
     best, failure = None, None
     for ic in tries:
@@ -298,9 +343,36 @@ def export_msccl(source, path=None, *, weights=None, proto: str = "Simple", name
     return ex
 
 
+def _block_units(schedule, w, p):
+    """MSCCL chunks per schedule chunk so that every GPU's block has the same ``B``; and the buffer map.
+
+    Block ``r`` holds the chunks rank ``r`` owns, in proportion to their weights: with ``W_r``
+    their weight sum (each block reduced by its gcd), ``B = lcm(W_r)`` and chunk ``c`` gets
+    ``w_c * B / W_r`` MSCCL chunks.
+    """
+    t = schedule.topology
+    rank = np.full(t.n_vertices, -1, dtype=np.int64)
+    rank[t.compute] = np.arange(p)
+    orank = rank[np.asarray(schedule.owner, dtype=np.int64)]
+    totals = np.zeros(p, dtype=np.int64)
+    np.add.at(totals, orank, w)
+    if np.any(totals <= 0):
+        r = int(np.argmax(totals <= 0))
+        raise ScheduleError(f"GPU {r} owns no chunk of positive weight: its block would be empty")
+    gcds = np.zeros(p, dtype=np.int64)
+    np.gcd.at(gcds, orank, w)
+    red = totals // gcds
+    block = int(np.lcm.reduce(red))
+    if block * p > np.iinfo(np.int64).max // max(int(w.max()), 1):
+        raise ScheduleError("the blocks' chunk weights have no common unit that fits; use equal chunk weights")
+    units = w // gcds[orank] * (block // red[orank])
+    return units, BufferMap(COLLS[schedule.collective], block, orank)
+
+
 def export_summary_json(ex: MscclExport, path=None) -> dict:
     """A JSON-ready summary of an export (what ``synth export --format msccl-xml --json`` prints)."""
-    return {"name": ex.name, "ngpus": ex.ngpus, "nchunksperloop": ex.nchunksperloop, "nchannels": ex.nchannels,
+    return {"name": ex.name, "coll": ex.coll, "ngpus": ex.ngpus, "nchunksperloop": ex.nchunksperloop,
+            "nchannels": ex.nchannels,
             "max_threadblocks_per_gpu": ex.max_tbs_per_gpu, "max_steps_per_threadblock": ex.max_steps_per_tb,
             "steps": ex.n_steps, "nops": ex.n_nops, "scratch_chunks": ex.scratch_chunks,
             "final_copies": ex.final_copies, "max_bytes": ex.max_bytes,
@@ -309,14 +381,17 @@ def export_summary_json(ex: MscclExport, path=None) -> dict:
 
 
 def _build(arrays, *, schedule, w, p, C, units, pos, order, unit_offset, mptr, limits, name, proto, inplace,
-           outofplace, min_bytes, max_bytes, initial_copy, scratch_cap):
+           outofplace, min_bytes, max_bytes, initial_copy, scratch_cap, bufmap):
     """Plan places, build the operations with dependencies, fit them into threadblocks, emit the XML."""
     ops, s_chunks, n_final = plan_operations(arrays, schedule=schedule, w=w, p=p, C=C, pos=pos, order=order,
                                              unit_offset=unit_offset, mptr=mptr, limits=limits,
-                                             initial_copy=initial_copy)
+                                             initial_copy=initial_copy, bufmap=bufmap, outofplace=outofplace)
     tbs = fit_threadblocks(ops, p, limits)
     s_max = int(s_chunks.max(initial=0))
     max_bytes, notes = _resolve_max_bytes(max_bytes, min_bytes, units, s_max, scratch_cap)
-    xml, stats = emit_xml(ops, tbs, p, units, s_chunks, name, proto, inplace, outofplace, min_bytes, max_bytes, limits)
+    coll, block = bufmap.coll, bufmap.block
+    io = None if coll == "allreduce" else ((units, block) if coll == "reducescatter" else (block, units))
+    xml, stats = emit_xml(ops, tbs, p, units, s_chunks, name, proto, inplace, outofplace, min_bytes, max_bytes, limits,
+                          coll=coll, io_chunks=io)
     return MscclExport(xml, name, p, units, stats["nchannels"], stats["max_tbs"], stats["max_steps"], stats["steps"],
-                       stats["nops"], s_max, n_final, order, unit_offset, bool(initial_copy), max_bytes, notes)
+                       stats["nops"], s_max, n_final, order, unit_offset, bool(initial_copy), max_bytes, notes, coll)

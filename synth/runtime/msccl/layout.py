@@ -8,19 +8,71 @@ then cuts every message into runs with equal ``cnt`` on both sides and builds th
 operations (sends of a round, then its receives in chain order) with every
 read-after-write, write-after-read and write-after-write dependency on (GPU, chunk, place).
 Fitting them into threadblocks is :mod:`synth.runtime.msccl.threadblocks`' job.
+
+Buffers (:class:`BufferMap`).  An allreduce keeps every chunk at one offset in ``i`` and ``o``.
+A reduce-scatter reads the whole vector from ``i`` but its ``o`` holds only the GPU's own
+block, so a chunk of another block has no place in ``o``: its partial sums live in scratch.
+An allgather's ``i`` holds only the GPU's own block and its ``o`` the whole vector.  In place,
+the runtimes alias the smaller buffer into the larger one at offset ``r * block``, so the
+planner treats ``i[x]`` and ``o[x - r*block]`` (reduce-scatter) or ``i[x - r*block]`` and
+``o[x]`` (allgather) as one memory, as it treats ``i`` and ``o`` of an allreduce.
+
+Examples
+--------
+>>> bm = BufferMap("allgather", 2, np.array([0, 0, 1, 1]))
+>>> bm.i_off(np.array([1, 1]), np.array([2, 3]), np.array([2, 3])).tolist()  # GPU 1's block is i[0:2]
+[0, 1]
+>>> bm.has_o(np.array([0]), np.array([3])).tolist(), bm.has_v0(np.array([0]), np.array([3])).tolist()
+([True], [False])
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from synth.errors import ScheduleError
 from synth.schedule import COPY, REDUCE
 
-__all__ = ["Op", "plan_operations", "O_PLACE", "S_PLACE"]
+__all__ = ["Op", "BufferMap", "plan_operations", "O_PLACE", "S_PLACE"]
 
 O_PLACE, S_PLACE = 0, 1  # place classes: the input/output buffer (one memory when in place) and scratch
 _O, _S = O_PLACE, S_PLACE
+
+
+@dataclass(frozen=True)
+class BufferMap:
+    """Where a chunk lives in ``i`` and ``o`` on each GPU, for the XML's ``coll`` (module docstring).
+
+    ``block`` is the MSCCL chunks of one GPU's block (reduce-scatter and allgather), ``owner_rank``
+    the GPU whose block holds each schedule chunk; both unused for an allreduce.  Offsets are
+    in MSCCL chunks, from ``unit_offset`` (where a chunk starts in the whole vector).
+    """
+
+    coll: str = "allreduce"
+    block: int = 0
+    owner_rank: np.ndarray | None = None
+
+    def i_off(self, gpu, chunk, unit_offset):
+        """Offset of ``chunk`` in GPU ``gpu``'s input (meaningful where it is there)."""
+        return unit_offset - gpu * self.block if self.coll == "allgather" else unit_offset
+
+    def o_off(self, gpu, chunk, unit_offset):
+        """Offset of ``chunk`` in GPU ``gpu``'s output (meaningful where :meth:`has_o`)."""
+        return unit_offset - gpu * self.block if self.coll == "reducescatter" else unit_offset
+
+    def has_o(self, gpu, chunk):
+        """Whether the output has a place for ``chunk`` (a reduce-scatter's holds only the own block)."""
+        if self.coll != "reducescatter":
+            return np.ones(np.shape(chunk), dtype=bool)
+        return self.owner_rank[chunk] == gpu
+
+    def has_v0(self, gpu, chunk):
+        """Whether the GPU starts with a value of ``chunk`` (an allgather's input is its own block)."""
+        if self.coll != "allgather":
+            return np.ones(np.shape(chunk), dtype=bool)
+        return self.owner_rank[chunk] == gpu
 
 
 class Op:
@@ -39,11 +91,13 @@ class Op:
         self.hasdep = 0
 
 
-def _plan_places(w_key, w_round, conflict):
+def _plan_places(w_key, w_round, conflict, no_o=None, n_chunks=1):
     """Place class of every write round, per (gpu, chunk) group; backwards so the last lands in O.
 
     ``w_key`` sorted group keys of the write *rounds* (one entry per distinct write round),
-    ``conflict`` whether the old value is read in that round.  Returns the class array and
+    ``conflict`` whether the old value is read in that round, ``no_o`` whether the group has
+    no place in the output (a reduce-scatter's chunk of another block: every write goes to
+    scratch, the value before it being the read-only input).  Returns the class array and
     the keys of the groups that need a final copy out of scratch.
     """
     n = w_key.size
@@ -52,6 +106,13 @@ def _plan_places(w_key, w_round, conflict):
     starts = np.flatnonzero(np.r_[True, w_key[1:] != w_key[:-1]]) if n else np.zeros(0, dtype=np.int64)
     ends = np.r_[starts[1:], n] if n else starts
     for a, b in zip(starts.tolist(), ends.tolist()):
+        if no_o is not None and no_o[a]:
+            if np.any(conflict[a + 1:b]):
+                raise ScheduleError(f"GPU {int(w_key[a]) // n_chunks} sends and receives a partial sum of chunk "
+                                    f"{int(w_key[a]) % n_chunks} in one round after its first reception; a "
+                                    "reduce-scatter export keeps one scratch place per chunk outside the GPU's block")
+            cls[a:b] = _S
+            continue
         want = [0] * (b - a)
         t = _O
         for k in range(b - a - 1, -1, -1):
@@ -69,15 +130,20 @@ def _plan_places(w_key, w_round, conflict):
     return cls, final_copy
 
 
-def plan_operations(arrays, *, schedule, w, p, C, pos, order, unit_offset, mptr, limits, initial_copy):
+def plan_operations(arrays, *, schedule, w, p, C, pos, order, unit_offset, mptr, limits, initial_copy,
+                    bufmap=None, outofplace=True):
     """The operations of the algorithm, with their dependencies (module docstring).
 
     ``arrays`` are the transmissions ``(round, op, chunk, src, dst, message)`` sorted by message,
-    then by chunk position in the layout ``order``.  Returns ``(ops, s_chunks, n_final)``: the
-    operations in a topological order, the scratch chunks of every GPU and the number of final
-    copies out of scratch.
+    then by chunk position in the layout ``order``.  ``bufmap`` (default: an allreduce's) says
+    where chunks live in ``i`` and ``o``; for a reduce-scatter or allgather, ``outofplace`` adds
+    the local copies that fill output chunks no reception writes (an allgather's own block).
+    Returns ``(ops, s_chunks, n_final)``: the operations in a topological order, the scratch
+    chunks of every GPU and the number of final copies (out of scratch, or out of the input).
     """
     rnd, op, chunk, src, dst, msg = arrays
+    bm = bufmap or BufferMap()
+    allreduce = bm.coll == "allreduce"
 
     # -------- places: class of every write round at (gpu, chunk), class of what each read sees
     K = int(schedule.n_rounds) + 2
@@ -85,7 +151,8 @@ def plan_operations(arrays, *, schedule, w, p, C, pos, order, unit_offset, mptr,
     write_key = (dst * C + chunk) * K + rnd
     wr = np.unique(write_key)  # distinct (gpu, chunk, write round)
     conflict = np.isin(wr, read_key)
-    w_cls, final_copy = _plan_places(wr // K, wr % K, conflict)
+    no_o = None if allreduce else ~bm.has_o(wr // K // C, wr // K % C)
+    w_cls, final_copy = _plan_places(wr // K, wr % K, conflict, no_o, C)
     # version of each write round = its index in its group (1-based)
     grp = wr // K
     gstart = np.r_[True, grp[1:] != grp[:-1]] if wr.size else np.zeros(0, dtype=bool)
@@ -117,13 +184,25 @@ def plan_operations(arrays, *, schedule, w, p, C, pos, order, unit_offset, mptr,
         s_units[gpu, order] = cum - np.where(m, wo, 0)
         s_chunks[gpu] = cum[-1]
 
-    def off(cls, gpu, c):
-        return int(s_units[gpu, c]) if cls == _S else int(unit_offset[c])
+    if not allreduce and bm.coll == "allgather":  # a GPU holds no value of another block before receiving it
+        bad = (read_ver == 0) & ~bm.has_v0(src, chunk)
+        bad |= (op == REDUCE) & (prev_ver == 0) & ~bm.has_v0(dst, chunk)
+        if bad.any():
+            k = int(np.argmax(bad))
+            gpu = int(src[k]) if read_ver[k] == 0 else int(dst[k])
+            raise ScheduleError(f"not an allgather: round {int(rnd[k])} uses GPU {gpu}'s value of chunk "
+                                f"{int(chunk[k])} before it has received one")
 
     # -------- common run partition of every message (same cnt on both sides)
     t_cnt = w[chunk]
-    s_off = np.where(read_cls == _S, s_units[src, chunk], unit_offset[chunk])
-    d_off = np.where(write_cls == _S, s_units[dst, chunk], unit_offset[chunk])
+    # where version 0 is read from: the input, or the output after a first copy (of what the output holds)
+    v0_r = (bm.has_o(src, chunk) & bm.has_v0(src, chunk)).astype(np.int64) if initial_copy else 0
+    v0_a = (bm.has_o(dst, chunk) & bm.has_v0(dst, chunk)).astype(np.int64) if initial_copy else 0
+    r_buf = np.where(read_cls == _S, 2, np.where(read_ver == 0, v0_r, 1))
+    uo = unit_offset[chunk]
+    s_off = np.where(read_cls == _S, s_units[src, chunk],
+                     np.where(r_buf == 0, bm.i_off(src, chunk, uo), bm.o_off(src, chunk, uo)))
+    d_off = np.where(write_cls == _S, s_units[dst, chunk], bm.o_off(dst, chunk, uo))
     first_in_chain = np.ones(rnd.size, dtype=bool)
     # chain: several reduces into one (gpu, chunk) in one round, ordered by sender (rows sorted by msg)
     ck = write_key
@@ -133,10 +212,9 @@ def plan_operations(arrays, *, schedule, w, p, C, pos, order, unit_offset, mptr,
     first_in_chain[dup] = False
     a_cls = np.where(first_in_chain, prev_cls, write_cls)  # the value an rrc adds to
     a_ver = np.where(first_in_chain, prev_ver, write_ver)
-    a_off = np.where(a_cls == _S, s_units[dst, chunk], unit_offset[chunk])
-    v0 = 1 if initial_copy else 0  # where version 0 is read from: the input, or the output after a first copy
-    a_buf = np.where(a_cls == _S, 2, np.where(a_ver == 0, v0, 1))
-    r_buf = np.where(read_cls == _S, 2, np.where(read_ver == 0, v0, 1))
+    a_buf = np.where(a_cls == _S, 2, np.where(a_ver == 0, v0_a, 1))
+    a_off = np.where(a_cls == _S, s_units[dst, chunk],
+                     np.where(a_buf == 0, bm.i_off(dst, chunk, uo), bm.o_off(dst, chunk, uo)))
     brk = np.zeros(rnd.size, dtype=bool)
     brk[mptr[:-1]] = True
     contig_s = np.r_[False, s_off[1:] == s_off[:-1] + t_cnt[:-1]]
@@ -176,16 +254,18 @@ def plan_operations(arrays, *, schedule, w, p, C, pos, order, unit_offset, mptr,
         runs_by_round.setdefault(int(rnd[a]), []).append((a, b))
     BUF = "ios"
     if initial_copy:  # copy the input into the output first, so version 0 reads come from o like the rest
-        live = order[w[order] > 0].tolist()
+        live_all = order[w[order] > 0]
         for gpu in range(p):
+            live = live_all[bm.has_v0(gpu, live_all) & bm.has_o(gpu, live_all)].tolist()
             i = 0
             while i < len(live):
                 j, tot = i, 0
                 while j < len(live) and tot + int(w[live[j]]) <= caps:
                     tot += int(w[live[j]])
                     j += 1
-                ops.append(Op(gpu, ("local", -1), -1, "cpy", "i", int(unit_offset[live[i]]), "o",
-                               int(unit_offset[live[i]]), tot, ()))
+                u0 = unit_offset[live[i]]
+                ops.append(Op(gpu, ("local", -1), -1, "cpy", "i", int(bm.i_off(gpu, live[i], u0)), "o",
+                               int(bm.o_off(gpu, live[i], u0)), tot, ()))
                 k = len(ops) - 1
                 for c in live[i:j]:
                     last_write[(gpu, c)] = k
@@ -256,7 +336,41 @@ def plan_operations(arrays, *, schedule, w, p, C, pos, order, unit_offset, mptr,
                 if (gpu, c, _O) in last_write_at:
                     deps.add(last_write_at[(gpu, c, _O)])
             ops.append(Op(gpu, ("local", -1), -1, "cpy", "s", int(s_units[gpu, cs[i]]), "o",
-                           int(unit_offset[cs[i]]), tot, deps))
+                           int(bm.o_off(gpu, cs[i], unit_offset[cs[i]])), tot, deps))
             n_final += 1
             i = j
+    if not allreduce and outofplace and not initial_copy:
+        n_final += _input_copies(ops, bm, p, C, w, order, unit_offset, np.unique(grp), last_write_at, readers, caps)
     return ops, s_chunks, n_final
+
+
+def _input_copies(ops, bm, p, C, w, order, unit_offset, written, last_write_at, readers, caps):
+    """Local copies ``i -> o`` of the output chunks no reception writes (out of place they would stay unset).
+
+    An allgather's own block, and a reduce-scatter's own chunk that receives nothing.  In place
+    the copy is the identity on one memory; it waits for every read of the chunk (``readers``),
+    so that it races with none.  Returns the number of copies added.
+    """
+    live = order[w[order] > 0]
+    n = 0
+    for gpu in range(p):
+        mine = live[bm.has_v0(gpu, live) & bm.has_o(gpu, live)]
+        mine = mine[~np.isin(gpu * C + mine, written)].tolist()
+        i = 0
+        while i < len(mine):
+            j, tot = i + 1, int(w[mine[i]])
+            while (j < len(mine) and unit_offset[mine[j]] == unit_offset[mine[j - 1]] + w[mine[j - 1]]
+                   and tot + int(w[mine[j]]) <= caps):
+                tot += int(w[mine[j]])
+                j += 1
+            deps = set()
+            for c in mine[i:j]:
+                deps.update(readers.get((gpu, c, _O), ()))
+                if (gpu, c, _O) in last_write_at:
+                    deps.add(last_write_at[(gpu, c, _O)])
+            u0 = unit_offset[mine[i]]
+            ops.append(Op(gpu, ("local", -1), -1, "cpy", "i", int(bm.i_off(gpu, mine[i], u0)), "o",
+                          int(bm.o_off(gpu, mine[i], u0)), tot, deps))
+            n += 1
+            i = j
+    return n

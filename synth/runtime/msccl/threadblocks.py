@@ -153,8 +153,12 @@ def _channel_groups(conns, p, per_channel):
     return group
 
 
-def emit_xml(ops, tbs, p, units, s_chunks, name, proto, inplace, outofplace, min_bytes, max_bytes, limits):
-    """Number the steps, mark dependencies, check the limits and write the XML text."""
+def emit_xml(ops, tbs, p, units, s_chunks, name, proto, inplace, outofplace, min_bytes, max_bytes, limits,
+             coll="allreduce", io_chunks=None):
+    """Number the steps, mark dependencies, check the limits and write the XML text.
+
+    ``io_chunks`` is ``(i_chunks, o_chunks)`` of every GPU; default ``(units, units)`` (an allreduce).
+    """
     # step numbers (nops before their op)
     for gpu in range(p):
         for tb in tbs[gpu]:
@@ -198,11 +202,12 @@ def emit_xml(ops, tbs, p, units, s_chunks, name, proto, inplace, outofplace, min
     if problems:
         raise ScheduleError("the schedule does not fit the MSCCL runtime limits: " + "; ".join(problems))
     out = [f'<algo name="{name}" proto="{proto}" nchannels="{nchannels}" nchunksperloop="{units}" ngpus="{p}" '
-           f'coll="allreduce" inplace="{int(bool(inplace))}" outofplace="{int(bool(outofplace))}" '
+           f'coll="{coll}" inplace="{int(bool(inplace))}" outofplace="{int(bool(outofplace))}" '
            f'minBytes="{int(min_bytes)}" maxBytes="{int(max_bytes)}">\n']
     n_steps = n_nops = 0
+    i_chunks, o_chunks = io_chunks or (units, units)
     for gpu in range(p):
-        out.append(f'  <gpu id="{gpu}" i_chunks="{units}" o_chunks="{units}" s_chunks="{int(s_chunks[gpu])}">\n')
+        out.append(f'  <gpu id="{gpu}" i_chunks="{i_chunks}" o_chunks="{o_chunks}" s_chunks="{int(s_chunks[gpu])}">\n')
         for t, tb in enumerate(tbs[gpu]):
             kind, peer, _ = tb["key"]
             send = peer if kind == "send" else -1

@@ -22,7 +22,11 @@ send completes only when its receive has taken the data (``capacity=0``): a prog
 finishes like that finishes with any amount of buffering, so the check covers
 large messages, where NCCL's connection buffers fill up.  It runs the algorithm out of
 place and, if it declares ``inplace="1"``, in place, and compares the output buffers
-with the exact sums (random 64-bit integers, wrapping).
+with the collective's exact result (random 64-bit integers, wrapping): for ``allreduce``
+every GPU's output is the sum of all inputs; for ``reducescatter`` (input: the vector of
+``nchunksperloop`` chunks, output: the GPU's block, aliased at ``i[r*B:(r+1)*B]`` in place)
+GPU ``r``'s output is the sum over GPUs of block ``r``; for ``allgather`` (input: the GPU's
+block, aliased at ``o[r*B:(r+1)*B]`` in place) every output is the concatenation of the inputs.
 
 Examples
 --------
@@ -89,8 +93,12 @@ class CheckReport:
 
 
 def check_xml(text_or_path, limits=None, *, seed: int = 0, capacity: int | None = 0,
-              elements_per_chunk: int = 1, shuffled_runs: int = 1, race_check_bytes: int = 1 << 29) -> CheckReport:
-    """Validate the structure, then interpret the algorithm and compare with the exact allreduce.
+              elements_per_chunk: int = 1, shuffled_runs: int = 1, race_check_bytes: int = 1 << 29,
+              coll: str | None = None) -> CheckReport:
+    """Validate the structure, then interpret the algorithm and compare with the collective's exact result.
+
+    ``coll`` is the collective the file must declare (``allreduce``, ``reducescatter``,
+    ``allgather``); ``None`` takes the file's own (any of the three).
 
     Runs out of place if ``outofplace="1"`` and in place if ``inplace="1"``, each in the
     plain turn order and ``shuffled_runs`` more times in shuffled, lagging orders; the first
@@ -108,7 +116,7 @@ def check_xml(text_or_path, limits=None, *, seed: int = 0, capacity: int | None 
         report.errors.append(str(exc))
         report.structural = False
         return report
-    report.errors.extend(validate(algo, lim))
+    report.errors.extend(validate(algo, lim, coll=coll))
     if report.errors:
         report.structural = False
         return report
@@ -118,10 +126,7 @@ def check_xml(text_or_path, limits=None, *, seed: int = 0, capacity: int | None 
     if scratch > lim.scratch_cap:
         report.notes.append(f"maxBytes {algo.attrs['maxBytes']} makes the original MSCCL allocate {scratch:,} bytes of "
                             f"scratch per GPU at init (maxBytes x s_chunks {s_max} / nchunksperloop {n})")
-    rng = np.random.default_rng(seed)
-    inputs = rng.integers(0, 2**62, size=(p, n * elements_per_chunk), dtype=np.int64).astype(np.uint64)
-    with np.errstate(over="ignore"):
-        want = inputs.sum(axis=0, dtype=np.uint64)
+    inputs, want, what = _expected(algo.attrs["coll"], p, n, elements_per_chunk, np.random.default_rng(seed))
     modes = []
     if int(algo.attrs["outofplace"]):
         modes.append(("out-of-place", False))
@@ -146,8 +151,23 @@ def check_xml(text_or_path, limits=None, *, seed: int = 0, capacity: int | None 
         report.errors.extend(f"{label}: {e}" for e in errs)
         if outs is None:
             continue
-        bad = np.argwhere(outs != want[None, :])
+        bad = np.argwhere(outs != want)
         for gpu, el in bad[:5]:
-            report.errors.append(f"{label}: gpu {int(gpu)}, chunk {int(el) // elements_per_chunk}: output is not the "
-                                 "sum of all inputs")
+            report.errors.append(f"{label}: gpu {int(gpu)}, output chunk {int(el) // elements_per_chunk}: {what}")
     return report
+
+
+def _expected(coll, p, n, E, rng):
+    """``(inputs, outputs, message)``: random inputs of every GPU, the exact outputs, what a wrong one is not."""
+    if coll == "reducescatter":
+        inputs = rng.integers(0, 2**62, size=(p, n * E), dtype=np.int64).astype(np.uint64)
+        with np.errstate(over="ignore"):
+            total = inputs.sum(axis=0, dtype=np.uint64)
+        return inputs, total.reshape(p, -1), "not the sum over all GPUs of its block"
+    if coll == "allgather":
+        inputs = rng.integers(0, 2**62, size=(p, n // p * E), dtype=np.int64).astype(np.uint64)
+        return inputs, np.broadcast_to(inputs.reshape(1, -1), (p, n * E)), "not the input of the block's GPU"
+    inputs = rng.integers(0, 2**62, size=(p, n * E), dtype=np.int64).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        want = inputs.sum(axis=0, dtype=np.uint64)
+    return inputs, want[None, :], "output is not the sum of all inputs"

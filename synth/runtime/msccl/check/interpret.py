@@ -25,7 +25,36 @@ import numpy as np
 
 from synth.runtime.msccl.check.parse import RECVS, Algo
 
-__all__ = ["interpret"]
+__all__ = ["interpret", "io_buffers", "COLLS"]
+
+COLLS = ("allreduce", "reducescatter", "allgather")
+
+
+def io_buffers(coll: str, rank: int, ngpus: int, nchunks: int, inp, in_place: bool, E: int = 1):
+    """GPU ``rank``'s ``(i, o)`` buffers for ``coll``, given its input ``inp`` (a copy is made).
+
+    allreduce: ``i`` and ``o`` of ``nchunks`` chunks (one array in place).  reducescatter: ``i``
+    the vector, ``o`` the GPU's block ``B = nchunks / ngpus``, in place the view ``i[r*B:(r+1)*B]``.
+    allgather: ``i`` the block, ``o`` the vector, in place ``i`` is the view ``o[r*B:(r+1)*B]``
+    (the runtimes' in-place calls: ``recvbuff = sendbuff + r * count`` and the converse).
+
+    Examples
+    --------
+    >>> i, o = io_buffers("allgather", 1, 2, 4, np.array([7, 8]), in_place=True)
+    >>> o.tolist(), np.shares_memory(i, o)
+    ([0, 0, 7, 8], True)
+    """
+    inp = np.array(inp, copy=True)
+    if coll == "allreduce" or coll not in COLLS:
+        return inp, (inp if in_place else np.zeros_like(inp))
+    B = nchunks // ngpus * E
+    if coll == "reducescatter":
+        return inp, (inp[rank * B:(rank + 1) * B] if in_place else np.zeros(B, dtype=inp.dtype))
+    o = np.zeros(nchunks * E, dtype=inp.dtype)
+    if in_place:
+        o[rank * B:(rank + 1) * B] = inp
+        return o[rank * B:(rank + 1) * B], o
+    return inp, o
 
 
 class _Mismatch(Exception):
@@ -35,10 +64,13 @@ class _Mismatch(Exception):
 
 def interpret(algo: Algo, inputs, in_place: bool = False, capacity: int | None = 0, elements_per_chunk: int = 1,
               seed: int | None = None, trace: list | None = None):
-    """Execute ``algo`` on ``inputs`` (``ngpus x (nchunksperloop * elements_per_chunk)`` array).
+    """Execute ``algo`` on ``inputs`` (``ngpus x (i_chunks * elements_per_chunk)`` array).
 
-    Returns ``(outputs, errors)``: the output buffers after the run (for ``in_place`` the
-    input buffers, which are the output) and a list of errors (deadlock, data left in a
+    The buffers follow the algorithm's ``coll`` (:func:`io_buffers`): an allreduce's input and
+    output are the vector, a reducescatter's output and an allgather's input the GPU's block, the
+    smaller one aliased into the larger at ``r * block`` when ``in_place``.
+    Returns ``(outputs, errors)``: the output buffers after the run (in place, the memory the
+    input shares) and a list of errors (deadlock, data left in a
     connection, a receive whose ``cnt`` differs from its send, a send whose source changed
     before the send completed).  ``capacity`` is how many unreceived sends a connection
     holds before a send blocks; ``0`` (default) means a send completes only when its
@@ -53,9 +85,9 @@ def interpret(algo: Algo, inputs, in_place: bool = False, capacity: int | None =
     gpus = sorted(algo.gpus, key=lambda g: g.id)
     inputs = np.asarray(inputs)
     bufs = []
+    coll = algo.attrs.get("coll", "allreduce")
     for g in gpus:
-        i = inputs[g.id].copy()
-        o = i if in_place else np.zeros_like(i)
+        i, o = io_buffers(coll, g.id, len(gpus), algo.nchunksperloop, inputs[g.id], in_place, E)
         s = np.zeros(max(g.s_chunks, 0) * E, dtype=inputs.dtype)
         bufs.append({"i": i, "o": o, "s": s})
     # per threadblock state

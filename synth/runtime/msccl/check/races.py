@@ -32,7 +32,9 @@ def race_check(algo: Algo, trace, alias_io: bool, max_bytes: int = 1 << 29) -> l
     order of steps in a threadblock, a dependency (the step waited for ends before the
     waiting step starts) and a message (its send starts before its receive ends).  Two
     steps of one GPU conflict when they touch a common chunk of one buffer and one of them
-    writes it (``i`` and ``o`` are one buffer when ``alias_io``).  A race-free program
+    writes it (``i`` and ``o`` are one buffer when ``alias_io``: at equal offsets for an
+    allreduce, with a reducescatter's ``o[x]`` at ``i[r*B + x]`` and an allgather's ``i[x]`` at
+    ``o[r*B + x]``, ``B`` the block, as the runtimes call them in place).  A race-free program
     computes the same result in every execution, so one correct interpretation proves
     them all.  Vector clocks over all threadblocks, computed along ``trace`` (a complete
     execution from :func:`interpret`); returns ``["race check skipped ..."]`` when they
@@ -73,13 +75,17 @@ def race_check(algo: Algo, trace, alias_io: bool, max_bytes: int = 1 << 29) -> l
             row[ti] = 2 * k + 2
             ve[sid] = row
     # conflicting pairs per GPU, buffer and chunk
+    coll = algo.attrs.get("coll", "allreduce")
+    block = algo.nchunksperloop // max(len(algo.gpus), 1) if coll != "allreduce" else 0
     recs = []
     for gid, t in tbs:
         b0, ti = base[(gid, t.id)], tb_index[(gid, t.id)]
         for k, st in enumerate(t.steps):
             for buf, off, cnt, wr in _accesses(st):
-                if alias_io and buf == "i":
-                    buf = "o"
+                if alias_io and coll == "reducescatter" and buf == "o":
+                    buf, off = "i", off + gid * block
+                elif alias_io and buf == "i":
+                    buf, off = "o", off + (gid * block if coll == "allgather" else 0)
                 bi = "ios".index(buf)
                 for u in range(off, off + cnt):
                     recs.append((gid, bi, u, b0 + k, ti, k, wr))

@@ -116,6 +116,8 @@ def validate(algo: Algo, limits=None, coll: str | None = "allreduce") -> list:
         errors.append(f"algo: proto {a['proto']!r} is not Simple, LL or LL128")
     if coll is not None and a["coll"] != coll:
         errors.append(f"algo: coll is {a['coll']!r}, expected {coll!r}")
+    elif a["coll"] not in ("allreduce", "reducescatter", "allgather"):
+        errors.append(f"algo: coll {a['coll'][:40]!r} is not allreduce, reducescatter or allgather")
     if not 1 <= nch <= lim.max_channels:
         errors.append(f"algo: nchannels {nch} outside 1..{lim.max_channels} (MAXCHANNELS)")
     if not 1 <= ncl <= lim.max_chunks:
@@ -153,6 +155,14 @@ def _validate_gpu(g, ngpus, nch, ncl, coll, lim):
         errors.append(f"{where}: negative i_chunks, o_chunks or s_chunks")
     if coll == "allreduce" and (g.i_chunks != ncl or g.o_chunks != ncl):
         errors.append(f"{where}: i_chunks and o_chunks must equal nchunksperloop ({ncl}) for allreduce")
+    elif coll in ("reducescatter", "allgather"):
+        # nchunksperloop counts the whole vector (the runtimes' sizeMultiplier = ngpus); a GPU's block is 1/ngpus
+        want = (ncl, ncl // ngpus) if coll == "reducescatter" else (ncl // ngpus, ncl)
+        if ncl % ngpus:
+            errors.append(f"{where}: nchunksperloop {ncl} is not a multiple of ngpus {ngpus} ({coll} blocks)")
+        elif (g.i_chunks, g.o_chunks) != want:
+            errors.append(f"{where}: i_chunks {g.i_chunks} and o_chunks {g.o_chunks} must be {want[0]} and {want[1]} "
+                          f"for {coll} (the vector of nchunksperloop chunks and one GPU's block of it)")
     tb_ids = sorted(t.id for t in g.tbs)
     if tb_ids != list(range(len(g.tbs))):
         errors.append(f"{where}: threadblock ids must be 0..{len(g.tbs) - 1}, each once (the runtime refuses gaps)")
