@@ -25,7 +25,7 @@ def run_tables(tab, x):
     """The executor's semantics on numpy: one element per row, ``x`` of shape (p, W), int64 (wraps)."""
     p, W = tab.n_devices, tab.n_rows
     dev = np.arange(p)[:, None]
-    state = np.concatenate([x, np.zeros((p, 1), dtype=x.dtype)], axis=1)
+    state = np.concatenate([x, np.zeros((p, 1), dtype=x.dtype)], axis=1)  # and the trash row
     for rt in tab.rounds:
         sent = state[dev, rt.send]
         got = np.zeros_like(sent)
@@ -145,18 +145,7 @@ def run_collective(tab, x, seed=0):
         start[own] = x[own]
     else:
         start = x
-    state = np.concatenate([start, np.zeros((p, 1), dtype=x.dtype)], axis=1)
-    for rt in tab.rounds:
-        sent = state[dev, rt.send]
-        got = np.zeros_like(sent)
-        for pairs, off, length in rt.perms:
-            s, d = np.array(pairs).T
-            got[d, off:off + length] = sent[s, off:off + length]
-        if rt.add is not None:
-            np.add.at(state, (np.broadcast_to(dev, rt.add.shape), rt.add), got)
-        if rt.put is not None:
-            state[dev, rt.put] = got
-    return state[:, :W]
+    return run_tables(tab, start)
 
 
 def _collective_source(name, collective):

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from synth.errors import OptionError
 from synth.runtime.jax.tables import JaxTables, build_tables
 
@@ -200,6 +201,18 @@ def _by_dtype(leaves):
     return groups.items()
 
 
+def _leafwise(tables, axis_name, x, run_group):
+    """``x`` (a pytree) with the leaves of each dtype replaced by ``run_group(leaves)``: one run per dtype."""
+    _check_axis(tables, axis_name)
+    leaves, treedef = jax.tree.flatten(x)
+    leaves = [jnp.asarray(leaf) for leaf in leaves]
+    out = list(leaves)
+    for _, idx in _by_dtype(leaves):
+        for i, result in zip(idx, run_group([leaves[i] for i in idx])):
+            out[i] = result
+    return jax.tree.unflatten(treedef, out)
+
+
 def psum_scatter_fn(source, axis_name):
     """A function that runs a reduce-scatter schedule: ``jax.lax.psum_scatter(x, axis_name, tiled=True)``'s drop-in.
 
@@ -228,24 +241,19 @@ def psum_scatter_fn(source, axis_name):
     _expect(tables, "reduce-scatter")
     p = tables.n_devices
 
+    def scatter_group(leaves):
+        for leaf in leaves:
+            if leaf.shape[0] % p:
+                raise OptionError(f"x: a leading axis of {leaf.shape[0]} does not split into the {p} devices' blocks")
+        # device r's block of the run: the r-th p-th of every leaf, one after the other
+        parts = [leaf.reshape(p, -1) for leaf in leaves]
+        mine = reduce_scatter_rows(jnp.concatenate(parts, axis=1).reshape(-1), tables, axis_name)
+        cuts = np.cumsum([part.shape[1] for part in parts])[:-1].tolist()
+        return [piece.reshape((leaf.shape[0] // p,) + leaf.shape[1:])
+                for piece, leaf in zip(jnp.split(mine, cuts), leaves)]
+
     def psum_scatter(x):
-        _check_axis(tables, axis_name)
-        leaves, treedef = jax.tree.flatten(x)
-        leaves = [jnp.asarray(leaf) for leaf in leaves]
-        out = list(leaves)
-        for _, idx in _by_dtype(leaves):
-            for i in idx:
-                if leaves[i].shape[0] % p:
-                    raise OptionError(f"x: a leading axis of {leaves[i].shape[0]} does not split into the {p} "
-                                      "devices' blocks")
-            # device r's block of the run: the r-th p-th of every leaf, one after the other
-            parts = [leaves[i].reshape(p, -1) for i in idx]
-            mine = reduce_scatter_rows(jnp.concatenate(parts, axis=1).reshape(-1), tables, axis_name)
-            at = 0
-            for i, part in zip(idx, parts):
-                out[i] = mine[at:at + part.shape[1]].reshape((leaves[i].shape[0] // p,) + leaves[i].shape[1:])
-                at += part.shape[1]
-        return jax.tree.unflatten(treedef, out)
+        return _leafwise(tables, axis_name, x, scatter_group)
 
     return psum_scatter
 
@@ -278,20 +286,15 @@ def all_gather_fn(source, axis_name):
     _expect(tables, "allgather")
     p = tables.n_devices
 
+    def gather_group(leaves):
+        flat = [leaf.reshape(-1) for leaf in leaves]
+        every = allgather_rows(jnp.concatenate(flat), tables, axis_name).reshape(p, -1)
+        cuts = np.cumsum([part.size for part in flat])[:-1].tolist()
+        return [piece.reshape((p * leaf.shape[0],) + leaf.shape[1:])
+                for piece, leaf in zip(jnp.split(every, cuts, axis=1), leaves)]
+
     def all_gather(x):
-        _check_axis(tables, axis_name)
-        leaves, treedef = jax.tree.flatten(x)
-        leaves = [jnp.asarray(leaf) for leaf in leaves]
-        out = list(leaves)
-        for _, idx in _by_dtype(leaves):
-            flat = [leaves[i].reshape(-1) for i in idx]
-            every = allgather_rows(flat[0] if len(flat) == 1 else jnp.concatenate(flat), tables, axis_name)
-            every = every.reshape(p, -1)
-            at = 0
-            for i, part in zip(idx, flat):
-                out[i] = every[:, at:at + part.size].reshape((p * leaves[i].shape[0],) + leaves[i].shape[1:])
-                at += part.size
-        return jax.tree.unflatten(treedef, out)
+        return _leafwise(tables, axis_name, x, gather_group)
 
     return all_gather
 
