@@ -47,6 +47,7 @@ from synth.runtime.jax.devices import host_devices, torus_device_order
 from synth.runtime.jax.tables import build_tables
 from synth.topology.torus import Torus
 from synth.runtime.plan import load_schedule
+from synth.runtime.report import RunReportBase, median_ms, median_s
 from synth.units import parse_size
 
 __all__ = ["DTYPES", "INSTALL_HINT", "REFERENCES", "JaxRunReport", "run_jax", "execute_tables", "device_order"]
@@ -62,25 +63,20 @@ REFERENCES = {"allreduce": "psum", "reduce-scatter": "psum_scatter", "allgather"
 _WHAT = {"allreduce": "sum", "reduce-scatter": "sum of each device's block", "allgather": "gathered blocks"}
 
 
-@dataclass
-class JaxRunReport:
-    """What ``synth run --engine jax`` measured (seconds; per-iteration lists are the timed iterations)."""
+@dataclass(kw_only=True)
+class JaxRunReport(RunReportBase):
+    """What ``synth run --engine jax`` measured (seconds; per-iteration lists are the timed iterations).
 
-    label: str
+    The shared fields are :class:`~synth.runtime.report.RunReportBase`'s; ``psum_s`` and
+    ``psum_compile_s`` are the reference primitive's (:attr:`reference`: ``psum``, or
+    ``psum_scatter`` / ``all_gather`` for a reduce-scatter / allgather).
+    """
+
     devices: int
     platform: str
-    elements: int
-    dtype: str
-    iters: int
-    warmup: int
-    rounds: int
-    chunks: int
-    messages: int
     permutations: int
     padding: float
-    schedule_s: list = field(default_factory=list)
     psum_s: list = field(default_factory=list)
-    errors: list = field(default_factory=list)
     lower_s: float = 0.0
     compile_s: float = 0.0
     psum_compile_s: float = 0.0
@@ -89,23 +85,14 @@ class JaxRunReport:
     order: str = ""
     check: str = ""
     jax_version: str = ""
-    collective: str = "allreduce"
 
     @property
-    def ok(self) -> bool:
-        return not self.errors
-
-    @property
-    def bytes(self) -> int:
-        return self.elements * DTYPES[self.dtype]
-
-    @property
-    def median_s(self) -> float:
-        return float(np.median(self.schedule_s)) if self.schedule_s else float("nan")
+    def itemsize(self) -> int:
+        return DTYPES[self.dtype]  # bfloat16 is no numpy dtype
 
     @property
     def psum_median_s(self) -> float:
-        return float(np.median(self.psum_s)) if self.psum_s else float("nan")
+        return median_s(self.psum_s)
 
     @property
     def reference(self) -> str:
@@ -139,7 +126,7 @@ class JaxRunReport:
         width = max(9, len(ref))
         for name, xs in (("schedule", self.schedule_s), (ref, self.psum_s)):
             if xs:
-                lines.append(f"  {name:<{width}} {_median_ms(xs)} per iteration")
+                lines.append(f"  {name:<{width}} {median_ms(xs)} per iteration")
         if self.schedule_s and self.psum_median_s > 0:
             lines[-1] += f"  (schedule / {ref} = {self.median_s / self.psum_median_s:.2f})"
         problems = "all equal" if self.ok else f"{len(self.errors)} problem(s)"
@@ -148,10 +135,6 @@ class JaxRunReport:
         lines += [f"  error: {e}" for e in self.errors[:10]]
         lines.append(f"  device order: {self.order}; jax {self.jax_version}")
         return "\n".join(lines)
-
-
-def _median_ms(xs) -> str:
-    return f"{1e3 * float(np.median(xs)):.3f} ms (min {1e3 * min(xs):.3f}, max {1e3 * max(xs):.3f})"
 
 
 def device_order(devices, topology, p):
@@ -352,10 +335,13 @@ def run_jax(source, size="1MiB", iters: int = 5, dtype: str = "float32", *, warm
         res = execute_tables(tables, devices, elements, dtype, iters, warmup, seed)
     else:
         order = res.pop("order")
-    return JaxRunReport(label, p, res["platform"], elements, dtype, iters, warmup, tables.n_rounds, tables.n_chunks,
-                        tables.n_messages, tables.n_permutations, tables.padding, res["schedule_s"], res["psum_s"],
-                        res["errors"], res["lower_s"], res["compile_s"], res["psum_compile_s"], tables_s, where,
-                        order, res["check"], res["jax_version"], tables.collective)
+    return JaxRunReport(label=label, devices=p, platform=res["platform"], elements=elements, dtype=dtype, iters=iters,
+                        warmup=warmup, rounds=tables.n_rounds, chunks=tables.n_chunks, messages=tables.n_messages,
+                        permutations=tables.n_permutations, padding=tables.padding, schedule_s=res["schedule_s"],
+                        psum_s=res["psum_s"], errors=res["errors"], lower_s=res["lower_s"],
+                        compile_s=res["compile_s"], psum_compile_s=res["psum_compile_s"], tables_s=tables_s,
+                        where=where, order=order, check=res["check"], jax_version=res["jax_version"],
+                        collective=tables.collective)
 
 
 def _check_host_memory(p: int, elements: int, dtype: str) -> None:
