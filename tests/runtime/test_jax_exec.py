@@ -149,26 +149,34 @@ def test_refuses_a_mesh_of_the_wrong_size(cpu):
         f(np.zeros((8, 4), np.float32))
 
 
-def _half(name, collective):
-    """Reduce-scatter and allgather schedules on 9 (torus 3x3) and 8 (spine-leaf 2,4,2) devices, and the ring's
-    halves on 3 with uneven weights (blocks of 4 rows cut unevenly)."""
+def _half(name, collective, root=None):
+    """Reduce-scatter and allgather schedules on 9 (torus 3x3) and 8 (spine-leaf 2,4,2) devices, the ring's
+    halves on 3 with uneven weights (blocks of 4 rows cut unevenly); at 64 (slow) the certified instances
+    of 8x8 and the halves of k-hop trees, bucket, HyperX and spine-leaf."""
     from synth.baselines.halves import baseline_half
 
-    if name == "sp-3x3":
-        return solve(parse_torus("3x3"), collective=collective).certificate
-    if name == "spine-leaf-8":
-        return solve(parse_spine_leaf("2,4,2"), collective=collective).certificate
+    made = {"sp-3x3": lambda: solve(parse_torus("3x3"), collective=collective).certificate,
+            "spine-leaf-8": lambda: solve(parse_spine_leaf("2,4,2"), collective=collective).certificate,
+            "sp-8x8-instance": lambda: root / "instances" / collective / "sp-8x8.json",
+            "khop-8x8-k3": lambda: solve(parse_torus("8x8"), depth=3, time_limit=30, collective=collective).certificate,
+            "bucket-8x8": lambda: baseline_half(build_baseline("bucket", parse_torus("8x8")), collective),
+            "hyperx-64": lambda: solve(parse_hyperx("8x8"), collective=collective).certificate,
+            "spine-leaf-64": lambda: solve(parse_spine_leaf("4,16,4"), collective=collective).certificate}
+    if name in made:
+        return made[name]()
     half = baseline_half(build_baseline("ring", parse_torus("3")), collective)
     return half.schedule, np.array([1, 1, 1, 3, 1, 1])
 
 
-@pytest.mark.parametrize("name", ["sp-3x3", "spine-leaf-8", "ring-3-uneven"])
-def test_reduce_scatter_and_allgather_match_the_jax_primitives(cpu, name):
+@pytest.mark.parametrize("name", ["sp-3x3", "spine-leaf-8", "ring-3-uneven",
+                                  *(pytest.param(n, marks=pytest.mark.slow) for n in
+                                    ("sp-8x8-instance", "khop-8x8-k3", "bucket-8x8", "hyperx-64", "spine-leaf-64"))])
+def test_reduce_scatter_and_allgather_match_the_jax_primitives(cpu, pytestconfig, name):
     """Both halves in one jit, on a pytree of int32 (wrapping sums) and float32 leaves of several shapes:
     bit-exact against the exact blocks and against psum_scatter / all_gather (tiled)."""
     from synth.runtime.jax import all_gather_fn, psum_scatter_fn
 
-    rs, ag = (build_tables(_half(name, c)) for c in ("reduce-scatter", "allgather"))
+    rs, ag = (build_tables(_half(name, c, pytestconfig.rootpath)) for c in ("reduce-scatter", "allgather"))
     p = rs.n_devices
     mesh = jax.sharding.Mesh(np.array(cpu[:p]), ("x",))
     ours_rs, ours_ag = psum_scatter_fn(rs, "x"), all_gather_fn(ag, "x")

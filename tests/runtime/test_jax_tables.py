@@ -163,6 +163,8 @@ def _collective_source(name, collective):
         return solve(parse_hyperx("3x3"), collective=collective).certificate
     if name.startswith("spine-leaf-"):
         return solve(parse_spine_leaf(name[len("spine-leaf-"):]), collective=collective).certificate
+    if name.endswith("-instance"):  # a certified instance of instances/<collective>/
+        return Path(__file__).resolve().parents[2] / "instances" / collective / f"{name[:-len('-instance')]}.json"
     if name == "ring-3-uneven":
         half = baseline_half(build_baseline("ring", parse_torus("3")), collective)
         return half.schedule, np.array([1, 1, 1, 3, 1, 1])
@@ -171,7 +173,9 @@ def _collective_source(name, collective):
 
 
 COLLECTIVE_NAMES = ["3x3", "4x4", "4x3", "hypercube-2x2x2", "hyperx-3x3", "spine-leaf-2,4,2", "spine-leaf-4,4,4",
-                    "ring-4x4", "bucket-4x4", "halving-doubling-4x4", "ring-3-uneven"]
+                    "ring-4x4", "bucket-4x4", "halving-doubling-4x4", "ring-3-uneven",
+                    pytest.param("sp-16x16-instance", marks=pytest.mark.slow),
+                    pytest.param("windmill-32x32-instance", marks=pytest.mark.slow)]
 
 
 @pytest.mark.parametrize("collective", ["reduce-scatter", "allgather"])
