@@ -64,7 +64,8 @@ def cmd_run(args) -> int:
     ``--engine mpi`` (default): MPI point-to-point (mpi4py), checked against the exact sum and
     MPI_Allreduce.  ``--engine jax``: one jax.lax.ppermute per permutation inside jax.shard_map on
     the local JAX devices (p emulated host devices on CPU), checked against the exact sum and
-    jax.lax.psum.  Exit 1 on a wrong result.
+    jax.lax.psum (a reduce-scatter against psum_scatter, an allgather against all_gather, both
+    tiled).  Exit 1 on a wrong result.
     Examples: ``synth run sp-4x4.json --size 1MiB --iters 10 --mode deps``,
     ``synth run sp-4x4.json --engine jax --dtype int32``
     """

@@ -1,6 +1,7 @@
 """Run schedules on real engines and export them to GPU runtimes.
 
 * :mod:`synth.runtime.plan`: packed messages and the chunk layout (shared);
+* :mod:`synth.runtime.report`: the fields every engine's run report shares;
 * :mod:`synth.runtime.mpi`: ``synth run``, MPI point-to-point through mpi4py
   (ranks, launch, simulate; the per-rank program is :mod:`synth.runtime.mpi._worker`);
 * :mod:`synth.runtime.jax`: ``synth run --engine jax``, ``jax.lax.ppermute`` inside ``jax.shard_map``

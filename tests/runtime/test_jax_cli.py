@@ -91,6 +91,49 @@ def test_a_wrong_schedule_exits_1(sp44, tmp_path, capsys):
     assert "WRONG RESULT" in out and "differ from the exact sum" in out and "differ from psum" in out
 
 
+@pytest.fixture(scope="module")
+def halves33(tmp_path_factory):
+    d = tmp_path_factory.mktemp("jax-cli-halves")
+    out = {}
+    for c in ("reduce-scatter", "allgather"):
+        out[c] = str(d / f"{c}-3x3.json")
+        assert main(["solve", "--torus", "3x3", "--collective", c, "--out", out[c]]) == 0
+    return out
+
+
+def test_reduce_scatter_and_allgather_run_and_report_like_allreduce(halves33, capsys):
+    """9 devices: the size rounds down to p blocks (1 KiB of int32: 252 elements, 28 per device's block)."""
+    capsys.readouterr()
+    assert main(["run", halves33["reduce-scatter"], "--engine", "jax", "--size", "1KiB", "--iters", "2", "--dtype",
+                 "int32", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["ok"] and rep["collective"] == "reduce-scatter" and rep["reference"] == "jax.lax.psum_scatter"
+    assert rep["devices"] == 9 and rep["elements"] == 252 and rep["rounds"] == 2 and rep["check"] == "bit-exact"
+    assert len(rep["schedule_s"]) == len(rep["psum_s"]) == 2 and rep["compile_s"] > 0
+    assert main(["run", halves33["allgather"], "--engine", "jax", "--size", "1KiB", "--iters", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "OK on 9 cpu devices" in out and "allgather: 2 rounds" in out and "all_gather " in out
+    assert "against the exact gathered blocks (bit-exact) and all_gather: all equal" in out
+
+
+def test_a_wrong_reduce_scatter_exits_1(halves33, tmp_path, capsys):
+    explicit = tmp_path / "rs.jsonl"
+    assert main(["export", halves33["reduce-scatter"], "--format", "explicit", "--out", str(explicit)]) == 0
+    lines = explicit.read_text().splitlines()
+    assert '"op":"reduce"' in lines[1]
+    lines[1] = lines[1].replace('"op":"reduce"', '"op":"copy"')  # the receiver loses its own input of a chunk
+    explicit.write_text("\n".join(lines) + "\n")
+    capsys.readouterr()
+    assert main(["run", str(explicit), "--engine", "jax", "--size", "1KiB", "--iters", "1", "--dtype", "int64"]) == 1
+    out = capsys.readouterr().out
+    assert "WRONG RESULT" in out and "differ from the exact sum of each device's block" in out
+    assert "differ from psum_scatter's result" in out
+    assert main(["run", halves33["allgather"], "--engine", "jax", "--size", "32"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["synth: error: --size must hold at least 9 float32 elements: the allgather cuts the vector into 9 "
+                   "equal blocks"], err
+
+
 @pytest.mark.parametrize("args, message", [
     (["--engine", "jax", "--mode", "deps"], "argument --mode: only with --engine mpi"),
     (["--engine", "jax", "--mpiexec", "mpirun"], "argument --mpiexec: only with --engine mpi"),

@@ -1,4 +1,5 @@
-"""The JAX executor on 16 and 64 emulated CPU devices: exact sums and agreement with psum, inside jit.
+"""The JAX executor on 16 and 64 emulated CPU devices: exact sums and agreement with psum, inside jit; reduce-scatter
+and allgather on 3, 8 and 9 against psum_scatter and all_gather.
 
 The number of host devices is fixed when JAX's CPU backend starts, once per process.  This module
 asks for 64 in the environment when it is imported, at collection, before any test of the
@@ -146,3 +147,76 @@ def test_refuses_a_mesh_of_the_wrong_size(cpu):
     f = jax.jit(jax.shard_map(psum_fn(cert, "x"), mesh=mesh, in_specs=P("x"), out_specs=P("x")))
     with pytest.raises(OptionError, match="has 8 devices"):
         f(np.zeros((8, 4), np.float32))
+
+
+def _half(name, collective, root=None):
+    """Reduce-scatter and allgather schedules on 9 (torus 3x3) and 8 (spine-leaf 2,4,2) devices, the ring's
+    halves on 3 with uneven weights (blocks of 4 rows cut unevenly); at 64 (slow) the certified instances
+    of 8x8 and the halves of k-hop trees, bucket, HyperX and spine-leaf."""
+    from synth.baselines.halves import baseline_half
+
+    made = {"sp-3x3": lambda: solve(parse_torus("3x3"), collective=collective).certificate,
+            "spine-leaf-8": lambda: solve(parse_spine_leaf("2,4,2"), collective=collective).certificate,
+            "sp-8x8-instance": lambda: root / "instances" / collective / "sp-8x8.json",
+            "khop-8x8-k3": lambda: solve(parse_torus("8x8"), depth=3, time_limit=30, collective=collective).certificate,
+            "bucket-8x8": lambda: baseline_half(build_baseline("bucket", parse_torus("8x8")), collective),
+            "hyperx-64": lambda: solve(parse_hyperx("8x8"), collective=collective).certificate,
+            "spine-leaf-64": lambda: solve(parse_spine_leaf("4,16,4"), collective=collective).certificate}
+    if name in made:
+        return made[name]()
+    half = baseline_half(build_baseline("ring", parse_torus("3")), collective)
+    return half.schedule, np.array([1, 1, 1, 3, 1, 1])
+
+
+@pytest.mark.parametrize("name", ["sp-3x3", "spine-leaf-8", "ring-3-uneven",
+                                  *(pytest.param(n, marks=pytest.mark.slow) for n in
+                                    ("sp-8x8-instance", "khop-8x8-k3", "bucket-8x8", "hyperx-64", "spine-leaf-64"))])
+def test_reduce_scatter_and_allgather_match_the_jax_primitives(cpu, pytestconfig, name):
+    """Both halves in one jit, on a pytree of int32 (wrapping sums) and float32 leaves of several shapes:
+    bit-exact against the exact blocks and against psum_scatter / all_gather (tiled)."""
+    from synth.runtime.jax import all_gather_fn, psum_scatter_fn
+
+    rs, ag = (build_tables(_half(name, c, pytestconfig.rootpath)) for c in ("reduce-scatter", "allgather"))
+    p = rs.n_devices
+    mesh = jax.sharding.Mesh(np.array(cpu[:p]), ("x",))
+    ours_rs, ours_ag = psum_scatter_fn(rs, "x"), all_gather_fn(ag, "x")
+
+    def both(x, blocks):
+        return (ours_rs(x), jax.lax.psum_scatter(x, "x", tiled=True),
+                ours_ag(blocks), jax.lax.all_gather(blocks, "x", tiled=True))
+
+    f = jax.jit(jax.shard_map(lambda x, b: both(jax.tree.map(lambda v: v[0], x), jax.tree.map(lambda v: v[0], b)),
+                              mesh=mesh, in_specs=(P("x"), P("x")), out_specs=P("x"), check_vma=False))
+    rng = np.random.default_rng(4)
+    x = {"i": rng.integers(-2**31, 2**31, size=(p, 5 * p), dtype=np.int64).astype(np.int32),
+         "f": rng.integers(-2**16, 2**16, size=(p, 3 * p, 2)).astype(np.float32)}
+    blocks = {"i": x["i"][:, :7], "f": x["f"][:, :1]}
+    got_rs, ref_rs, got_ag, ref_ag = f(x, blocks)
+    # out_specs P("x") concatenates the devices' results along axis 0, device 0 first
+    for k in x:
+        exact = x[k].sum(axis=0, dtype=x[k].dtype)  # device r's result: the r-th p-th of axis 0 of the sum
+        got, ref = np.asarray(got_rs[k]), np.asarray(ref_rs[k])
+        assert got.shape == ref.shape == exact.shape, (name, k)
+        assert np.array_equal(got, exact) and np.array_equal(got, ref), (name, k)
+        got, ref = np.asarray(got_ag[k]), np.asarray(ref_ag[k])
+        gathered = np.concatenate(list(blocks[k]))  # every device's result: the blocks in device order
+        assert got.shape == ref.shape == (p * gathered.shape[0],) + gathered.shape[1:], (name, k)
+        assert np.array_equal(got, np.concatenate([gathered] * p)) and np.array_equal(got, ref), (name, k)
+
+
+def test_each_collective_refuses_the_others_schedules_and_unsplittable_inputs(cpu):
+    from synth.runtime.jax import all_gather_fn, collective_fn, psum_scatter_fn
+
+    rs, ag = (_half("sp-3x3", c) for c in ("reduce-scatter", "allgather"))
+    with pytest.raises(OptionError, match=r"reduce-scatter schedule .* run it with psum_scatter_fn"):
+        psum_fn(rs, "x")
+    with pytest.raises(OptionError, match=r"allgather schedule .* run it with all_gather_fn"):
+        psum_scatter_fn(ag, "x")
+    with pytest.raises(OptionError, match=r"allreduce schedule .* run it with psum_fn"):
+        all_gather_fn(solve(parse_torus("3x3")).certificate, "x")
+    mesh = jax.sharding.Mesh(np.array(cpu[:9]), ("x",))
+    g = jax.jit(collective_fn(rs, mesh, "x"))
+    with pytest.raises(OptionError, match="a leading axis of 10 does not split into the 9 devices' blocks"):
+        g(np.zeros((9, 10), np.int32))
+    with pytest.raises(OptionError, match="at least one dimension"):
+        jax.jit(jax.shard_map(psum_scatter_fn(rs, "x"), mesh=mesh, in_specs=P(), out_specs=P("x")))(np.int32(1))

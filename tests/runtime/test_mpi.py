@@ -148,8 +148,9 @@ def test_missing_launcher_says_how_to_install(cases44):
 
 
 def test_report_text_and_json():
-    rep = rmpi.RunReport("sp", 16, 1024, "float32", "rounds", 3, 1, 8, 64, 512, 944, [0.01, 0.02, 0.03],
-                         [0.01, 0.01, 0.01])
+    rep = rmpi.RunReport(label="sp", ranks=16, elements=1024, dtype="float32", mode="rounds", iters=3, warmup=1,
+                         rounds=8, chunks=64, messages=512, runs=944, schedule_s=[0.01, 0.02, 0.03],
+                         allreduce_s=[0.01, 0.01, 0.01])
     assert rep.ok and rep.median_s == 0.02 and rep.bytes == 4096
     assert "schedule / MPI = 2.00" in rep.summary()
     assert json.loads(json.dumps(rep.to_json()))["schedule_median_s"] == 0.02

@@ -3,7 +3,13 @@
 :func:`run_jax` builds the tables (:mod:`synth.runtime.jax.tables`), finds ``p`` devices and runs
 the schedule (:func:`~synth.runtime.jax.executor.allreduce_fn`) and ``jax.lax.psum`` on the same
 inputs, each jitted and compiled once (compile time reported apart), then ``warmup + iters``
-times; every iteration's result is checked against the exact sum and against ``psum``'s.
+times; every iteration's result is checked against the exact sum and against ``psum``'s.  A
+reduce-scatter runs as :func:`~synth.runtime.jax.executor.reduce_scatter_fn` next to
+``jax.lax.psum_scatter(..., tiled=True)`` and is checked on each device's own block; an
+allgather as :func:`~synth.runtime.jax.executor.allgather_fn` next to
+``jax.lax.all_gather(..., tiled=True)``, its result (copies, never sums) checked bit for bit.
+``size`` is the whole vector per device (its ``p`` blocks), rounded down to a multiple of ``p``,
+as ``synth run`` under MPI does.
 
 Devices.  On an accelerator the default backend's devices are used (a torus of TPUs in the order
 of their coordinates, :func:`~synth.runtime.jax.devices.torus_device_order`).  On CPU, ``p``
@@ -41,36 +47,36 @@ from synth.runtime.jax.devices import host_devices, torus_device_order
 from synth.runtime.jax.tables import build_tables
 from synth.topology.torus import Torus
 from synth.runtime.plan import load_schedule
+from synth.runtime.report import RunReportBase, median_ms, median_s
 from synth.units import parse_size
 
-__all__ = ["DTYPES", "INSTALL_HINT", "JaxRunReport", "run_jax", "execute_tables", "device_order"]
+__all__ = ["DTYPES", "INSTALL_HINT", "REFERENCES", "JaxRunReport", "run_jax", "execute_tables", "device_order"]
 
 INSTALL_HINT = "pip install -e '.[jax]'"
 #: dtype -> bytes per element
 DTYPES = {"float32": 4, "float64": 8, "bfloat16": 2, "float16": 2, "int32": 4, "int64": 8, "int16": 2, "int8": 1,
           "uint32": 4, "uint8": 1}
 AXIS = "synth"
+#: the JAX primitive each collective is checked and timed against
+REFERENCES = {"allreduce": "psum", "reduce-scatter": "psum_scatter", "allgather": "all_gather"}
+#: what the exact result is, in the report's words
+_WHAT = {"allreduce": "sum", "reduce-scatter": "sum of each device's block", "allgather": "gathered blocks"}
 
 
-@dataclass
-class JaxRunReport:
-    """What ``synth run --engine jax`` measured (seconds; per-iteration lists are the timed iterations)."""
+@dataclass(kw_only=True)
+class JaxRunReport(RunReportBase):
+    """What ``synth run --engine jax`` measured (seconds; per-iteration lists are the timed iterations).
 
-    label: str
+    The shared fields are :class:`~synth.runtime.report.RunReportBase`'s; ``psum_s`` and
+    ``psum_compile_s`` are the reference primitive's (:attr:`reference`: ``psum``, or
+    ``psum_scatter`` / ``all_gather`` for a reduce-scatter / allgather).
+    """
+
     devices: int
     platform: str
-    elements: int
-    dtype: str
-    iters: int
-    warmup: int
-    rounds: int
-    chunks: int
-    messages: int
     permutations: int
     padding: float
-    schedule_s: list = field(default_factory=list)
     psum_s: list = field(default_factory=list)
-    errors: list = field(default_factory=list)
     lower_s: float = 0.0
     compile_s: float = 0.0
     psum_compile_s: float = 0.0
@@ -81,20 +87,17 @@ class JaxRunReport:
     jax_version: str = ""
 
     @property
-    def ok(self) -> bool:
-        return not self.errors
-
-    @property
-    def bytes(self) -> int:
-        return self.elements * DTYPES[self.dtype]
-
-    @property
-    def median_s(self) -> float:
-        return float(np.median(self.schedule_s)) if self.schedule_s else float("nan")
+    def itemsize(self) -> int:
+        return DTYPES[self.dtype]  # bfloat16 is no numpy dtype
 
     @property
     def psum_median_s(self) -> float:
-        return float(np.median(self.psum_s)) if self.psum_s else float("nan")
+        return median_s(self.psum_s)
+
+    @property
+    def reference(self) -> str:
+        """The JAX primitive the schedule was checked and timed against (``psum_s`` holds its times)."""
+        return REFERENCES[self.collective]
 
     def to_json(self) -> dict:
         return {"ok": self.ok, "engine": "jax", "schedule": self.label, "devices": self.devices,
@@ -104,32 +107,34 @@ class JaxRunReport:
                 "schedule_s": self.schedule_s, "psum_s": self.psum_s, "schedule_median_s": self.median_s,
                 "psum_median_s": self.psum_median_s, "errors": self.errors, "lower_s": self.lower_s,
                 "compile_s": self.compile_s, "psum_compile_s": self.psum_compile_s, "tables_s": self.tables_s,
-                "where": self.where, "device_order": self.order, "check": self.check, "jax": self.jax_version}
+                "where": self.where, "device_order": self.order, "check": self.check, "jax": self.jax_version,
+                **({} if self.collective == "allreduce" else {"collective": self.collective,
+                                                             "reference": f"jax.lax.{self.reference}"})}
 
     def summary(self) -> str:
         """Human-readable lines (what ``synth run --engine jax`` prints)."""
         verdict = "OK" if self.ok else "WRONG RESULT"
+        ref = self.reference
+        what = "" if self.collective == "allreduce" else f"{self.collective}: "
         lines = [f"{self.label}: {verdict} on {self.devices} {self.platform} devices ({self.where}), "
                  f"{self.bytes:,} bytes ({self.elements:,} x {self.dtype}), {self.iters} iterations "
                  f"(+{self.warmup} warm-up)",
-                 f"  {self.rounds} rounds, {self.chunks} chunks, {self.messages} messages in {self.permutations} "
-                 f"ppermutes (padding {self.padding:.3f})",
+                 f"  {what}{self.rounds} rounds, {self.chunks} chunks, {self.messages} messages in "
+                 f"{self.permutations} ppermutes (padding {self.padding:.3f})",
                  f"  compile: schedule {self.compile_s:.2f} s (+ trace {self.lower_s:.2f} s), "
-                 f"psum {self.psum_compile_s:.2f} s; tables {self.tables_s:.2f} s"]
-        for name, xs in (("schedule", self.schedule_s), ("psum", self.psum_s)):
+                 f"{ref} {self.psum_compile_s:.2f} s; tables {self.tables_s:.2f} s"]
+        width = max(9, len(ref))
+        for name, xs in (("schedule", self.schedule_s), (ref, self.psum_s)):
             if xs:
-                lines.append(f"  {name:<9} {_median_ms(xs)} per iteration")
+                lines.append(f"  {name:<{width}} {median_ms(xs)} per iteration")
         if self.schedule_s and self.psum_median_s > 0:
-            lines[-1] += f"  (schedule / psum = {self.median_s / self.psum_median_s:.2f})"
+            lines[-1] += f"  (schedule / {ref} = {self.median_s / self.psum_median_s:.2f})"
         problems = "all equal" if self.ok else f"{len(self.errors)} problem(s)"
-        lines.append(f"  checked every iteration against the exact sum ({self.check}) and psum: {problems}")
+        lines.append(f"  checked every iteration against the exact {_WHAT[self.collective]} ({self.check}) and "
+                     f"{ref}: {problems}")
         lines += [f"  error: {e}" for e in self.errors[:10]]
         lines.append(f"  device order: {self.order}; jax {self.jax_version}")
         return "\n".join(lines)
-
-
-def _median_ms(xs) -> str:
-    return f"{1e3 * float(np.median(xs)):.3f} ms (min {1e3 * min(xs):.3f}, max {1e3 * max(xs):.3f})"
 
 
 def device_order(devices, topology, p):
@@ -152,34 +157,67 @@ def _inputs(rng, dtype, shape):
     return rng.standard_normal(shape).astype(target)
 
 
-def execute_tables(tables, devices, elements: int, dtype: str, iters: int, warmup: int, seed: int = 0) -> dict:
-    """Compile and run the schedule and ``psum`` on ``devices`` (in vertex order); the measured fields."""
+def _reference(collective, mesh):
+    """The JAX primitive the schedule is checked and timed against, as a ``shard_map`` of a ``(p, ...)`` array."""
     import jax  # optional dependency (the [jax] extra)
-    from synth.runtime.jax.executor import allreduce_fn  # lazy: imports JAX
+
+    per_device = {"allreduce": lambda v: jax.lax.psum(v, AXIS),
+                  "reduce-scatter": lambda v: jax.lax.psum_scatter(v[0], AXIS, tiled=True)[None],
+                  "allgather": lambda v: jax.lax.all_gather(v[0], AXIS, tiled=True)[None]}[collective]
+    return jax.shard_map(per_device, mesh=mesh, in_specs=jax.P(AXIS), out_specs=jax.P(AXIS))
+
+
+def _expected(collective, base, integer):
+    """``(exact, bound, per_iteration)``: the result on every device, its error bound, and what iteration ``i``
+    adds per unit (integers: ``want = exact + i * per_iteration``)."""
+    p = base.shape[0]
+    if collective == "allgather":  # copies only: the gathered blocks, bit for bit, on every device
+        exact = np.broadcast_to((base if integer else base.astype(np.float64)).reshape(-1), (p, base.size))
+        return exact, (None if integer else np.zeros(exact.shape)), 1
+    if integer:
+        total = base.sum(axis=0, dtype=base.dtype)  # wraps modulo 2^bits, as every order of sums does
+        bound = None
+    else:
+        wide = base.astype(np.float64)
+        total = wide.sum(axis=0)
+        eps = float(np.finfo(base.dtype).eps) + float(np.finfo(np.float64).eps)
+        bound = (p - 1) * eps * np.abs(wide).sum(axis=0) * 1.01 + p * float(np.finfo(base.dtype).smallest_subnormal)
+    if collective == "reduce-scatter":  # device r's block: the r-th p-th of the sum
+        total = total.reshape(p, -1)
+        bound = None if bound is None else bound.reshape(p, -1)
+    return total, bound, p
+
+
+def execute_tables(tables, devices, elements: int, dtype: str, iters: int, warmup: int, seed: int = 0) -> dict:
+    """Compile and run the schedule and its JAX primitive on ``devices`` (in vertex order); the measured fields.
+
+    ``elements`` is the whole vector per device: a reduce-scatter's input (its output the device's
+    ``elements / p``), an allgather's output (its input the device's block).  The primitive is
+    ``psum``, ``psum_scatter(..., tiled=True)`` or ``all_gather(..., tiled=True)``.
+    """
+    import jax  # optional dependency (the [jax] extra)
+    from synth.runtime.jax.executor import collective_fn  # lazy: imports JAX
 
     p = tables.n_devices
+    collective = getattr(tables, "collective", "allreduce")
     with jax.enable_x64(DTYPES[dtype] == 8):
         mesh = jax.sharding.Mesh(np.array(devices, dtype=object), (AXIS,))
         sharding = jax.sharding.NamedSharding(mesh, jax.P(AXIS))
-        base = _inputs(np.random.default_rng(seed), dtype, (p, elements))
+        shape = (p, elements // p) if collective == "allgather" else (p, elements)
+        base = _inputs(np.random.default_rng(seed), dtype, shape)
         integer = np.issubdtype(base.dtype, np.integer)
         x0 = jax.device_put(base, sharding)
         t0 = time.perf_counter()
-        lowered = jax.jit(allreduce_fn(tables, mesh, AXIS)).lower(x0)
+        lowered = jax.jit(collective_fn(tables, mesh, AXIS)).lower(x0)
         t1 = time.perf_counter()
         ours = lowered.compile()
         t2 = time.perf_counter()
-        psum = jax.jit(jax.shard_map(lambda v: jax.lax.psum(v, AXIS), mesh=mesh, in_specs=jax.P(AXIS),
-                                     out_specs=jax.P(AXIS))).lower(x0).compile()
+        psum = jax.jit(_reference(collective, mesh)).lower(x0).compile()
         t3 = time.perf_counter()
+        exact, bound, per_iteration = _expected(collective, base, integer)
         if integer:
-            exact = base.sum(axis=0, dtype=base.dtype)  # wraps modulo 2^bits, as every order of sums does
             step = jax.jit(lambda v, i: v + i.astype(v.dtype))
         else:
-            wide = base.astype(np.float64)
-            exact = wide.sum(axis=0)
-            eps = float(np.finfo(base.dtype).eps) + float(np.finfo(np.float64).eps)
-            bound = (p - 1) * eps * np.abs(wide).sum(axis=0) * 1.01 + p * float(np.finfo(base.dtype).smallest_subnormal)
             step = jax.jit(lambda v, i: v * (2.0 ** (i % 4)).astype(v.dtype))
         times, ptimes, errors = [], [], []
         for i in range(warmup + iters):
@@ -195,7 +233,7 @@ def execute_tables(tables, devices, elements: int, dtype: str, iters: int, warmu
                 ptimes.append(t_psum)
             y, z = np.asarray(y), np.asarray(z)
             if integer:
-                want = (exact + np.asarray(p * i).astype(base.dtype)).astype(base.dtype)
+                want = (exact + np.asarray(per_iteration * i).astype(base.dtype)).astype(base.dtype)
                 bad, pbad, diff = (y != want).sum(), (z != want).sum(), (y != z).sum()
             else:
                 scale = 2.0 ** (i % 4)
@@ -205,15 +243,20 @@ def execute_tables(tables, devices, elements: int, dtype: str, iters: int, warmu
                 diff = (np.abs(yw - zw) > 2 * tol).sum()
             if bad:
                 dev, el = np.argwhere(y != want if integer else np.abs(y.astype(np.float64) - want) > tol)[0]
-                errors.append(f"iteration {i}: {int(bad)} element(s) differ from the exact sum "
+                errors.append(f"iteration {i}: {int(bad)} element(s) differ from the exact {_WHAT[collective]} "
                               f"(first on device {int(dev)}, element {int(el)})")
             if diff:
-                errors.append(f"iteration {i}: {int(diff)} element(s) differ from psum's result")
+                errors.append(f"iteration {i}: {int(diff)} element(s) differ from {REFERENCES[collective]}'s result")
             if pbad:
-                errors.append(f"iteration {i}: psum itself differs from the exact sum in {int(pbad)} element(s)")
+                errors.append(f"iteration {i}: {REFERENCES[collective]} itself differs from the exact "
+                              f"{_WHAT[collective]} in {int(pbad)} element(s)")
+    if integer or collective == "allgather":
+        check = "bit-exact"
+    else:
+        check = "float64 sum, error bound of any summation order"
     return {"schedule_s": times, "psum_s": ptimes, "errors": errors, "lower_s": t1 - t0, "compile_s": t2 - t1,
             "psum_compile_s": t3 - t2, "platform": devices[0].platform, "jax_version": jax.__version__,
-            "check": "bit-exact" if integer else "float64 sum, error bound of any summation order"}
+            "check": check}
 
 
 def run_jax(source, size="1MiB", iters: int = 5, dtype: str = "float32", *, warmup: int = 1, platform=None,
@@ -258,6 +301,11 @@ def run_jax(source, size="1MiB", iters: int = 5, dtype: str = "float32", *, warm
     schedule, weights, label = load_schedule(source)
     tables = build_tables((schedule, weights))
     tables_s = time.perf_counter() - t0
+    if tables.collective != "allreduce":  # p equal blocks, as psum_scatter and all_gather (tiled) need
+        elements -= elements % tables.n_devices
+        if elements < 1:
+            raise OptionError(f"size must hold at least {tables.n_devices} {dtype} elements: the {tables.collective} "
+                              f"cuts the vector into {tables.n_devices} equal blocks")
     _check_host_memory(tables.n_devices, elements, dtype)
     try:
         import jax  # optional dependency (the [jax] extra)
@@ -287,10 +335,13 @@ def run_jax(source, size="1MiB", iters: int = 5, dtype: str = "float32", *, warm
         res = execute_tables(tables, devices, elements, dtype, iters, warmup, seed)
     else:
         order = res.pop("order")
-    return JaxRunReport(label, p, res["platform"], elements, dtype, iters, warmup, tables.n_rounds, tables.n_chunks,
-                        tables.n_messages, tables.n_permutations, tables.padding, res["schedule_s"], res["psum_s"],
-                        res["errors"], res["lower_s"], res["compile_s"], res["psum_compile_s"], tables_s, where,
-                        order, res["check"], res["jax_version"])
+    return JaxRunReport(label=label, devices=p, platform=res["platform"], elements=elements, dtype=dtype, iters=iters,
+                        warmup=warmup, rounds=tables.n_rounds, chunks=tables.n_chunks, messages=tables.n_messages,
+                        permutations=tables.n_permutations, padding=tables.padding, schedule_s=res["schedule_s"],
+                        psum_s=res["psum_s"], errors=res["errors"], lower_s=res["lower_s"],
+                        compile_s=res["compile_s"], psum_compile_s=res["psum_compile_s"], tables_s=tables_s,
+                        where=where, order=order, check=res["check"], jax_version=res["jax_version"],
+                        collective=tables.collective)
 
 
 def _check_host_memory(p: int, elements: int, dtype: str) -> None:

@@ -8,6 +8,14 @@ tables into one traced program that every device runs (device ``r`` is compute v
   the chunks in the order of the layout of :func:`synth.runtime.plan.build_plan`.  So chunk sizes
   are exactly proportional to the weights (the vector is padded with zeros up to a multiple of
   ``W``) and the tables count rows, not elements: they do not depend on the vector's length.
+* **Blocks.** A reduce-scatter or allgather has the runtimes' vector (:mod:`synth.schedule.data`):
+  device ``r``'s block is the contiguous ``r``-th ``p``-th, its chunks laid out by owner rank.
+  Every block gets the same ``R`` rows (``block_rows``), ``R`` the largest weight one device
+  owns, cut over the device's chunks in proportion to their weights (:func:`chunk_rows`; when
+  every device owns the same weight, as under a torus's group, chunk ``c`` has ``w_c`` rows as
+  above); ``W = pR``, and each block is padded with zeros to ``R`` rows on its own, so block
+  ``r`` is rows ``rR .. rR + R - 1``.  How the rows of one block split over its chunks does not
+  change the result, only the balance of the messages.
 * **Pairs.** The packed messages of :mod:`synth.runtime.plan` that share a round, a sender and a
   receiver travel as one buffer (only the endpoints matter for the data: routes through switches,
   or two routes between the same pair, merge).
@@ -34,6 +42,13 @@ Examples
 (16, 8, 64, 32)
 >>> tab.n_permutations == tab.permutation_lower_bound, tab.padding
 (True, 1.0)
+
+The reduce-scatter half of the same construction: 4 rounds, each device owns 4 rows.
+
+>>> from synth.schedule.collective import collective_half
+>>> rs = build_tables(lift(collective_half(sp_allreduce(t), "reduce-scatter"), torus_gamma(t)))
+>>> rs.collective, rs.n_rounds, rs.n_rows, rs.block_rows, rs.n_permutations
+('reduce-scatter', 4, 64, 4, 16)
 """
 
 from __future__ import annotations
@@ -44,9 +59,9 @@ import numpy as np
 
 from synth.errors import ScheduleError
 from synth.runtime.plan import build_plan, load_schedule
-from synth.schedule import COPY, REDUCE
+from synth.schedule import COPY, REDUCE, block_chunk_elements
 
-__all__ = ["RoundTables", "JaxTables", "build_tables", "split_permutations"]
+__all__ = ["RoundTables", "JaxTables", "build_tables", "split_permutations", "chunk_rows"]
 
 
 def split_permutations(src, dst, lengths=None) -> np.ndarray:
@@ -173,6 +188,10 @@ class JaxTables:
     permutation_lower_bound : int
         Sum over rounds of the largest number of partners of one device: no split into
         permutations has fewer (``n_permutations`` meets it).
+    collective : str
+        ``"allreduce"``, ``"reduce-scatter"`` or ``"allgather"`` (:mod:`synth.schedule.data`).
+    block_rows : int
+        ``R``, the rows of every device's block (``n_rows == n_devices * R``); 0 for an allreduce.
     """
 
     label: str
@@ -185,10 +204,12 @@ class JaxTables:
     sent_rows: int
     padded_rows: int
     permutation_lower_bound: int
+    collective: str = "allreduce"
+    block_rows: int = 0
 
     @property
     def n_permutations(self) -> int:
-        """Number of ``ppermute`` calls in one allreduce."""
+        """Number of ``ppermute`` calls in one run of the collective."""
         return sum(len(r.perms) for r in self.rounds)
 
     @property
@@ -203,8 +224,49 @@ class JaxTables:
                    for r in self.rounds)
 
     def row_length(self, n_elements: int) -> int:
-        """Elements per row for a vector of ``n_elements``: ``ceil(n_elements / W)``, at least 1."""
+        """Elements per row for a vector of ``n_elements``: ``ceil(n_elements / W)``, at least 1.
+
+        For a reduce-scatter or allgather ``n_elements`` is the whole vector (``p`` blocks), so a
+        block of ``n_elements / p`` fills its ``R`` rows: ``ceil(n_elements / (pR))`` again.
+        """
         return max(1, -(-int(n_elements) // self.n_rows))
+
+
+def chunk_rows(schedule, weights) -> tuple:
+    """``(rows, R)``: the rows of every chunk, and of every device's block (0 for an allreduce).
+
+    An allreduce's chunk ``c`` has ``w_c`` rows.  A reduce-scatter's or allgather's blocks all
+    have ``R`` rows, ``R`` the largest weight one device owns, cut over each device's chunks in
+    proportion to their weights by :func:`synth.schedule.block_chunk_elements` (every chunk gets
+    at least one row, since ``R`` is at least the device's weight).
+
+    Raises
+    ------
+    ScheduleError
+        If a compute node owns no chunk (its block would have nowhere to go).
+
+    Examples
+    --------
+    >>> from synth.baselines import build_baseline
+    >>> from synth.baselines.halves import baseline_half
+    >>> from synth.topology.torus import parse_torus
+    >>> rs = baseline_half(build_baseline("ring", parse_torus("3")), "reduce-scatter").schedule
+    >>> rs.owner.tolist()
+    [0, 1, 2, 0, 1, 2]
+    >>> rows, R = chunk_rows(rs, [1, 1, 1, 3, 1, 1])
+    >>> rows.tolist(), R
+    ([1, 2, 2, 3, 2, 2], 4)
+    """
+    weights = np.asarray(weights, dtype=np.int64)
+    if schedule.owner is None:
+        return weights, 0
+    t = schedule.topology
+    owner = np.asarray(schedule.owner, dtype=np.int64)
+    owned = np.bincount(owner, weights=weights, minlength=t.n_vertices).astype(np.int64)[t.compute]
+    R = int(owned.max())
+    if np.all(owned == R):  # every device owns the same weight: a row per unit of weight
+        return weights, R
+    return block_chunk_elements(owner, weights, t.compute, t.n_compute * R), R
 
 
 def _pair_rows(plan, weights, row0):
@@ -235,13 +297,11 @@ def build_tables(source, layout: str = "greedy") -> JaxTables:
     if isinstance(source, JaxTables):
         return source
     schedule, weights, label = load_schedule(source)
-    collective = getattr(schedule, "collective", "allreduce")
-    if collective != "allreduce":  # reduce-scatter / allgather landed with issue 27, after this executor
-        raise ScheduleError(f"the JAX executor runs allreduce schedules only, not {collective}")
-    plan = build_plan(schedule, layout)
+    plan = build_plan(schedule, layout)  # a reduce-scatter's or allgather's layout is by owner (the blocks)
     weights = np.asarray(weights, dtype=np.int64)
     if np.any(weights < 1):
         raise ScheduleError("the JAX executor needs positive chunk weights (every chunk at least one row)")
+    weights, block = chunk_rows(schedule, weights)
     W = int(weights.sum())
     if W >= 2**31 - 1:
         raise ScheduleError(f"the chunk weights sum to {W}, beyond the executor's int32 row tables")
@@ -283,4 +343,5 @@ def build_tables(source, layout: str = "greedy") -> JaxTables:
         sent += int(ln.sum())
         padded += int(np.bincount(colour, minlength=n_col) @ col_len)
         bound += int(max(np.bincount(src).max(), np.bincount(dst).max()))
-    return JaxTables(label, p, plan.n_chunks, plan.n_rounds, plan.n_messages, W, tuple(rounds), sent, padded, bound)
+    return JaxTables(label, p, plan.n_chunks, plan.n_rounds, plan.n_messages, W, tuple(rounds), sent, padded, bound,
+                     str(schedule.collective), block)

@@ -43,6 +43,7 @@ from synth.errors import OptionError, SynthError
 from synth.runtime.mpi import _worker as worker
 from synth.runtime.mpi.ranks import check_dtype, rank_plans
 from synth.runtime.plan import build_plan, load_schedule, run_chunk_sizes
+from synth.runtime.report import RunReportBase, median_ms, median_s
 
 __all__ = ["RunReport", "Prepared", "run_schedule", "prepare_run", "find_mpiexec", "parse_size", "MODES",
            "INSTALL_HINT", "WORKER"]
@@ -126,9 +127,9 @@ def prepare_run(source, elements: int, dtype: str, directory, *, mode: str = "ro
                     plan.total_runs(), sizes, plan.offsets(sizes), plan.order, time.perf_counter() - t0)
 
 
-@dataclass
-class RunReport:
-    """What ``synth run`` measured.
+@dataclass(kw_only=True)
+class RunReport(RunReportBase):
+    """What ``synth run`` measured (the shared fields: :class:`~synth.runtime.report.RunReportBase`).
 
     Times are seconds per iteration, each the slowest rank's (``schedule_s`` for the
     schedule, ``allreduce_s`` for ``MPI_Allreduce`` on the same data, same iterations).
@@ -136,42 +137,19 @@ class RunReport:
     ``MPI_Allreduce``'s result.
     """
 
-    label: str
     ranks: int
-    elements: int
-    dtype: str
     mode: str
-    iters: int
-    warmup: int
-    rounds: int
-    chunks: int
-    messages: int
     runs: int
-    schedule_s: list = field(default_factory=list)
     allreduce_s: list = field(default_factory=list)
-    errors: list = field(default_factory=list)
     prepare_s: float = 0.0
     launch_s: float = 0.0
     setup_s: float = 0.0
     mpi_library: str = ""
     command: list = field(default_factory=list)
-    collective: str = "allreduce"
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors
-
-    @property
-    def bytes(self) -> int:
-        return self.elements * np.dtype(self.dtype).itemsize
-
-    @property
-    def median_s(self) -> float:
-        return float(np.median(self.schedule_s)) if self.schedule_s else float("nan")
 
     @property
     def allreduce_median_s(self) -> float:
-        return float(np.median(self.allreduce_s)) if self.allreduce_s else float("nan")
+        return median_s(self.allreduce_s)
 
     def to_json(self) -> dict:
         return {
@@ -186,9 +164,6 @@ class RunReport:
 
     def summary(self) -> str:
         """Human-readable lines (what ``synth run`` prints)."""
-        def ms(xs):
-            return f"{1e3 * float(np.median(xs)):.3f} ms (min {1e3 * min(xs):.3f}, max {1e3 * max(xs):.3f})"
-
         call = worker.MPI_CALLS.get(self.collective, "MPI_Allreduce")
         what = {"allreduce": "sum", "reduce-scatter": "sum of each rank's block"}.get(self.collective, "blocks")
         lines = [f"{self.label}: {'OK' if self.ok else 'WRONG RESULT'} on {self.ranks} ranks, "
@@ -198,8 +173,8 @@ class RunReport:
                  f"({self.runs} contiguous runs)"]
         if self.schedule_s:
             ratio = self.median_s / self.allreduce_median_s if self.allreduce_median_s > 0 else float("nan")
-            lines.append(f"  schedule       {ms(self.schedule_s)} per iteration")
-            lines.append(f"  {call:<13}  {ms(self.allreduce_s)} per iteration  (schedule / MPI = {ratio:.2f})")
+            lines.append(f"  schedule       {median_ms(self.schedule_s)} per iteration")
+            lines.append(f"  {call:<13}  {median_ms(self.allreduce_s)} per iteration  (schedule / MPI = {ratio:.2f})")
         lines.append(f"  checked every iteration against the exact {what} and {call}: "
                      f"{'all equal' if self.ok else str(len(self.errors)) + ' problem(s)'}")
         for e in self.errors[:10]:
@@ -305,10 +280,12 @@ def run_schedule(source, size="1MiB", iters: int = 5, dtype: str = "float32", mo
             errors.append(f"rank {rank}: {bad_mpi} element(s) differ from {call}'s result")
         if mpi_bad:
             errors.append(f"rank {rank}: {call} itself differs from the exact result in {mpi_bad} element(s)")
-    return RunReport(label, p, elements, str(dtype), mode, iters, warmup, info.rounds, info.chunks, info.messages,
-                     info.runs, res["schedule_s"], res["allreduce_s"], errors, info.seconds, launch,
-                     float(res.get("setup_s", 0.0)), res.get("mpi_library", ""), cmd[:-1] + ["DIR"],
-                     schedule.collective)
+    return RunReport(label=label, ranks=p, elements=elements, dtype=str(dtype), mode=mode, iters=iters, warmup=warmup,
+                     rounds=info.rounds, chunks=info.chunks, messages=info.messages, runs=info.runs,
+                     schedule_s=res["schedule_s"], allreduce_s=res["allreduce_s"], errors=errors,
+                     prepare_s=info.seconds, launch_s=launch, setup_s=float(res.get("setup_s", 0.0)),
+                     mpi_library=res.get("mpi_library", ""), command=cmd[:-1] + ["DIR"],
+                     collective=schedule.collective)
 
 
 def _chunk_at(info: Prepared, element: int) -> int:
