@@ -80,8 +80,11 @@ def load_schedule(source):
     if isinstance(source, tuple) and len(source) == 2 and isinstance(source[0], Schedule):
         return source[0], _weights(source[1], source[0].n_chunks), "schedule"
     if hasattr(source, "base") and hasattr(source, "group"):
-        label = (getattr(source, "provenance", {}) or {}).get("algorithm") or "certificate"
-        return lift(source.base, source.group), lifted_weights(source.base, source.group), str(label)
+        label = str((getattr(source, "provenance", {}) or {}).get("algorithm") or "certificate")
+        schedule = lift(source.base, source.group)
+        if schedule.collective != "allreduce":  # the algorithm names the construction; say which half this is
+            label = f"{schedule.collective} half of {label}"
+        return schedule, lifted_weights(source.base, source.group), label
     if hasattr(source, "schedule") and hasattr(source, "weights"):
         name = getattr(source, "name", "")
         return source.schedule, _weights(source.weights, source.schedule.n_chunks), f"baseline {name}".strip()
