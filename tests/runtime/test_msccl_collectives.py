@@ -278,3 +278,66 @@ def test_reduce_scatter_partial_sum_sent_while_received_is_refused():
                  np.arange(4))
     with pytest.raises(ScheduleError, match="GPU 1 sends and receives a partial sum of chunk 0 in one round"):
         export_msccl(s)
+
+
+def _reuse_edges(root):
+    """``(gpu, chain, i)`` for every dependency that orders a chunk's first partial sum in scratch (an ``rrc``
+    adding the input) after a step of another threadblock reading the same scratch units, which then held
+    another chunk: ``chain`` the nops before the receive and the receive (one dependency each), ``chain[i]``
+    the one with that dependency.  With one place per chunk there are none: the place is fresh."""
+    found = []
+    for g in root.iter("gpu"):
+        steps = {(int(t.get("id")), int(st.get("s"))): st for t in g.iter("tb") for st in t.iter("step")}
+        for t in g.iter("tb"):
+            lst = list(t.iter("step"))
+            for k, st in enumerate(lst):
+                if st.get("type") != "rrc" or st.get("srcbuf") != "i" or st.get("dstbuf") != "s":
+                    continue
+                j = k
+                while j > 0 and lst[j - 1].get("type") == "nop":
+                    j -= 1
+                chain = lst[j:k + 1]  # the nops before the step, then the step: one dependency each
+                lo, hi = int(st.get("dstoff")), int(st.get("dstoff")) + int(st.get("cnt"))
+                for i, el in enumerate(chain):
+                    rd = steps.get((int(el.get("depid")), int(el.get("deps"))))
+                    if rd is None or rd.get("srcbuf") != "s" or rd.get("type") not in ("s", "rrc"):
+                        continue
+                    a = int(rd.get("srcoff"))
+                    if a < hi and lo < a + int(rd.get("cnt")):
+                        found.append((int(g.get("id")), chain, i))
+    return found
+
+
+def test_reduce_scatter_reuses_dead_scratch_places():
+    """Partial sums outside the GPU's block share scratch places in turn: fewer scratch chunks, a larger default
+    maxBytes, the same exact result, no race; allgather and allreduce keep one place per chunk."""
+    src = sp_half("4x4", "reduce-scatter")
+    reused, once = export_msccl(src), export_msccl(src, scratch_reuse=False)
+    assert reused.scratch_chunks < once.scratch_chunks and reused.max_bytes > once.max_bytes
+    assert f's_chunks="{reused.scratch_chunks}"' in reused.xml
+    checked(reused, "reducescatter")
+    checked(once, "reducescatter")
+    # a write into a place that a step reading another chunk's value in it must wait for: only with reuse
+    assert _reuse_edges(ET.fromstring(reused.xml)) and not _reuse_edges(ET.fromstring(once.xml))
+    ag = sp_half("4x4", "allgather")
+    assert export_msccl(ag).xml == export_msccl(ag, scratch_reuse=False).xml
+
+
+def test_unordered_scratch_reuse_is_a_race():
+    """Drop one dependency that orders a reused scratch place after the last read of its old value: the race
+    check names the scratch chunk (the interpretation may still happen to compute the right sum)."""
+    root = ET.fromstring(export_msccl(sp_half("4x4", "reduce-scatter")).xml)
+    edges = _reuse_edges(root)
+    assert edges
+    gpu, chain, i = edges[0]
+    waiting = chain[i]
+    if len(chain) == 1:  # the step's only dependency: none left
+        waiting.set("depid", "-1")
+        waiting.set("deps", "-1")
+    else:  # one of several: repeat another in its slot, so that the nop/step structure stays valid
+        other = chain[i - 1] if i else chain[1]
+        waiting.set("depid", other.get("depid"))
+        waiting.set("deps", other.get("deps"))
+    rep = check_xml(ET.tostring(root, encoding="unicode"))
+    assert rep.structural and rep.race_checked, rep.errors[:3]
+    assert any(e.startswith(f"race on gpu {gpu}, buffer s chunk ") for e in rep.errors), rep.errors[:3]

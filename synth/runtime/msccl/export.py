@@ -215,7 +215,7 @@ def export_msccl(source, path=None, *, weights=None, proto: str = "Simple", name
                  inplace: bool = True, outofplace: bool = True, min_bytes: int = 0,
                  max_bytes: int | None = DEFAULT_MAX_BYTES, limits: MscclLimits | None = None,
                  layout: str = "greedy", initial_copy: bool | None = None,
-                 scratch_cap: int = SCRATCH_CAP) -> MscclExport:
+                 scratch_cap: int = SCRATCH_CAP, scratch_reuse: bool | None = None) -> MscclExport:
     """Translate a schedule into an MSCCL allreduce, reducescatter or allgather algorithm (module docstring).
 
     Parameters
@@ -243,6 +243,12 @@ def export_msccl(source, path=None, *, weights=None, proto: str = "Simple", name
     scratch_cap : int
         Scratch bytes per GPU the default ``max_bytes`` allows; an explicit ``max_bytes``
         whose scratch exceeds it is kept and noted in :attr:`MscclExport.notes`.
+    scratch_reuse : bool, optional
+        Give a scratch place to another chunk once its value is dead (its last read done and
+        ordered before the new write by a dependency), rather than one place per chunk for
+        the whole run.  Default: on for a reduce-scatter, whose partial sums outside the
+        GPU's block all live in scratch; off otherwise.  It is dropped where it saves no
+        scratch, or where its extra dependencies do not fit the limits.
     limits : MscclLimits, optional
     layout : {"greedy", "identity"}
         Chunk order of an allreduce; a reduce-scatter or allgather always has the runtimes'
@@ -325,10 +331,16 @@ def export_msccl(source, path=None, *, weights=None, proto: str = "Simple", name
                   mptr=mptr, limits=limits, name=name, proto=proto, inplace=inplace, outofplace=outofplace,
                   min_bytes=min_bytes, max_bytes=max_bytes, scratch_cap=scratch_cap, bufmap=bufmap)
     tries = [initial_copy] if initial_copy is not None else [False, True]
+    reuse = (coll == "reducescatter") if scratch_reuse is None else bool(scratch_reuse)
     best, failure = None, None
     for ic in tries:
         try:
-            ex = _build(arrays, initial_copy=ic, **common)
+            try:
+                ex = _build(arrays, initial_copy=ic, reuse_scratch=reuse, **common)
+            except ScheduleError:
+                if not reuse:
+                    raise
+                ex = _build(arrays, initial_copy=ic, reuse_scratch=False, **common)  # the dependencies did not fit
         except ScheduleError as exc:
             failure = failure or exc
             continue
@@ -381,11 +393,12 @@ def export_summary_json(ex: MscclExport, path=None) -> dict:
 
 
 def _build(arrays, *, schedule, w, p, C, units, pos, order, unit_offset, mptr, limits, name, proto, inplace,
-           outofplace, min_bytes, max_bytes, initial_copy, scratch_cap, bufmap):
+           outofplace, min_bytes, max_bytes, initial_copy, scratch_cap, bufmap, reuse_scratch=False):
     """Plan places, build the operations with dependencies, fit them into threadblocks, emit the XML."""
     ops, s_chunks, n_final = plan_operations(arrays, schedule=schedule, w=w, p=p, C=C, pos=pos, order=order,
                                              unit_offset=unit_offset, mptr=mptr, limits=limits,
-                                             initial_copy=initial_copy, bufmap=bufmap, outofplace=outofplace)
+                                             initial_copy=initial_copy, bufmap=bufmap, outofplace=outofplace,
+                                             reuse_scratch=reuse_scratch)
     tbs = fit_threadblocks(ops, p, limits)
     s_max = int(s_chunks.max(initial=0))
     max_bytes, notes = _resolve_max_bytes(max_bytes, min_bytes, units, s_max, scratch_cap)

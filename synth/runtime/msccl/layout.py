@@ -9,6 +9,13 @@ operations (sends of a round, then its receives in chain order) with every
 read-after-write, write-after-read and write-after-write dependency on (GPU, chunk, place).
 Fitting them into threadblocks is :mod:`synth.runtime.msccl.threadblocks`' job.
 
+Scratch places.  By default each (GPU, chunk) that ever uses scratch keeps one place there for
+the whole run, compacted in layout order.  With ``reuse_scratch`` (a reduce-scatter's default)
+a place passes to another chunk once its value is dead: its last read (a send, a reduce adding
+it into the output, a final copy) is in an earlier round than the new write, and the new write
+depends on it, because the dependencies of a scratch write are then tracked per scratch unit
+(its last writer and its readers since), whichever chunk they belonged to.
+
 Buffers (:class:`BufferMap`).  An allreduce keeps every chunk at one offset in ``i`` and ``o``.
 A reduce-scatter reads the whole vector from ``i`` but its ``o`` holds only the GPU's own
 block, so a chunk of another block has no place in ``o``: its partial sums live in scratch.
@@ -130,14 +137,86 @@ def _plan_places(w_key, w_round, conflict, no_o=None, n_chunks=1):
     return cls, final_copy
 
 
+def _compact_places(s_groups, w, p, C, order):
+    """Scratch offsets, one place per (gpu, chunk) for the whole run, compacted in layout order.
+
+    ``s_groups`` are the keys ``gpu * C + chunk`` of the writes that go to scratch.  Returns
+    ``(s_units, s_chunks)``: the offset of every (gpu, chunk) and the scratch chunks of every GPU.
+    """
+    s_mask = np.zeros((p, C), dtype=bool)
+    s_mask[s_groups // C, s_groups % C] = True
+    s_units = np.zeros((p, C), dtype=np.int64)
+    s_chunks = np.zeros(p, dtype=np.int64)
+    wo = w[order]
+    for gpu in np.flatnonzero(s_mask.any(axis=1)).tolist():
+        m = s_mask[gpu, order]
+        cum = np.cumsum(np.where(m, wo, 0))
+        s_units[gpu, order] = cum - np.where(m, wo, 0)
+        s_chunks[gpu] = cum[-1]
+    return s_units, s_chunks
+
+
+def _first_fit(free_at, start, n):
+    """Lowest offset ``x`` with ``free_at[x:x + n] < start`` (``free_at`` long enough that one exists)."""
+    ok = np.r_[0, np.cumsum(free_at < start)]
+    x = int(np.flatnonzero(ok[n:] - ok[:-n] == n)[0])
+    return x
+
+
+def _reuse_places(rnd, chunk, src, dst, read_cls, write_cls, a_cls, op, w, p, C, K, final_copy):
+    """Scratch offsets that a (gpu, chunk) holds only while its scratch value is live (module docstring).
+
+    A (gpu, chunk) occupies its place from the round of its first write into scratch to the
+    round of its last access there (a send, or a reduce adding to it; forever if a final copy
+    reads it), and a place is given to another (gpu, chunk) only from a *later* round on, so
+    the write that reuses it never waits for a step of its own round.  The chunks a message
+    first writes into scratch get one contiguous segment, in the message's chunk order (rows
+    sorted by message), at the lowest offset free from that round on.  Returns ``(s_units,
+    s_chunks)`` as :func:`_compact_places` does.
+    """
+    s_units = np.zeros((p, C), dtype=np.int64)
+    s_chunks = np.zeros(p, dtype=np.int64)
+    ws = write_cls == _S
+    if not ws.any():
+        return s_units, s_chunks
+    keys = np.concatenate([(dst * C + chunk)[ws], (src * C + chunk)[read_cls == _S],
+                           (dst * C + chunk)[(a_cls == _S) & (op == REDUCE)]])
+    rounds = np.concatenate([rnd[ws], rnd[read_cls == _S], rnd[(a_cls == _S) & (op == REDUCE)]])
+    occ, first_row = np.unique((dst * C + chunk)[ws], return_index=True)  # (gpu, chunk) in scratch; first write
+    end = np.full(occ.size, -1, dtype=np.int64)
+    np.maximum.at(end, np.searchsorted(occ, keys), rounds)
+    if final_copy:
+        end[np.isin(occ, np.asarray(final_copy, dtype=np.int64))] = K  # read by the final copy: never freed
+    rows = np.flatnonzero(ws)[first_row]
+    by_row = np.argsort(rows, kind="stable")
+    occ, rows, end = occ[by_row], rows[by_row], end[by_row]
+    gpu_of = occ // C
+    for gpu in np.unique(gpu_of).tolist():
+        sel = np.flatnonzero(gpu_of == gpu)
+        cs, rs, es = occ[sel] % C, rows[sel], end[sel]
+        free_at = np.full(int(w[cs].sum()), -1, dtype=np.int64)  # enough for one place per chunk
+        seg = np.flatnonzero(np.r_[True, (rnd[rs[1:]] != rnd[rs[:-1]]) | (src[rs[1:]] != src[rs[:-1]])])
+        for a, b in zip(seg.tolist(), np.r_[seg[1:], sel.size].tolist()):
+            width = w[cs[a:b]]
+            x = _first_fit(free_at, int(rnd[rs[a]]), int(width.sum()))
+            offs = x + np.r_[0, np.cumsum(width)[:-1]]
+            s_units[gpu, cs[a:b]] = offs
+            for o_, n_, e_ in zip(offs.tolist(), width.tolist(), es[a:b].tolist()):
+                free_at[o_:o_ + n_] = e_
+        s_chunks[gpu] = int(np.flatnonzero(free_at >= 0)[-1]) + 1 if (free_at >= 0).any() else 0
+    return s_units, s_chunks
+
+
 def plan_operations(arrays, *, schedule, w, p, C, pos, order, unit_offset, mptr, limits, initial_copy,
-                    bufmap=None, outofplace=True):
+                    bufmap=None, outofplace=True, reuse_scratch=False):
     """The operations of the algorithm, with their dependencies (module docstring).
 
     ``arrays`` are the transmissions ``(round, op, chunk, src, dst, message)`` sorted by message,
     then by chunk position in the layout ``order``.  ``bufmap`` (default: an allreduce's) says
     where chunks live in ``i`` and ``o``; for a reduce-scatter or allgather, ``outofplace`` adds
     the local copies that fill output chunks no reception writes (an allgather's own block).
+    ``reuse_scratch`` gives scratch places to several chunks in turn (:func:`_reuse_places`),
+    where that needs fewer scratch chunks; the dependencies are then kept per scratch unit.
     Returns ``(ops, s_chunks, n_final)``: the operations in a topological order, the scratch
     chunks of every GPU and the number of final copies (out of scratch, or out of the input).
     """
@@ -171,19 +250,6 @@ def plan_operations(arrays, *, schedule, w, p, C, pos, order, unit_offset, mptr,
     prev_ok = (wpos > 0) & (write_ver > 1)
     prev_cls = np.where(prev_ok, w_cls[np.maximum(wpos - 1, 0)], _O)
     prev_ver = write_ver - 1
-    # scratch offsets per GPU: the chunks that ever use scratch there, compacted in layout order
-    s_mask = np.zeros((p, C), dtype=bool)
-    sw = w_cls == _S
-    s_mask[(grp[sw] // C), (grp[sw] % C)] = True
-    s_units = np.zeros((p, C), dtype=np.int64)
-    s_chunks = np.zeros(p, dtype=np.int64)
-    wo = w[order]
-    for gpu in np.flatnonzero(s_mask.any(axis=1)).tolist():
-        m = s_mask[gpu, order]
-        cum = np.cumsum(np.where(m, wo, 0))
-        s_units[gpu, order] = cum - np.where(m, wo, 0)
-        s_chunks[gpu] = cum[-1]
-
     if not allreduce and bm.coll == "allgather":  # a GPU holds no value of another block before receiving it
         bad = (read_ver == 0) & ~bm.has_v0(src, chunk)
         bad |= (op == REDUCE) & (prev_ver == 0) & ~bm.has_v0(dst, chunk)
@@ -200,9 +266,6 @@ def plan_operations(arrays, *, schedule, w, p, C, pos, order, unit_offset, mptr,
     v0_a = (bm.has_o(dst, chunk) & bm.has_v0(dst, chunk)).astype(np.int64) if initial_copy else 0
     r_buf = np.where(read_cls == _S, 2, np.where(read_ver == 0, v0_r, 1))
     uo = unit_offset[chunk]
-    s_off = np.where(read_cls == _S, s_units[src, chunk],
-                     np.where(r_buf == 0, bm.i_off(src, chunk, uo), bm.o_off(src, chunk, uo)))
-    d_off = np.where(write_cls == _S, s_units[dst, chunk], bm.o_off(dst, chunk, uo))
     first_in_chain = np.ones(rnd.size, dtype=bool)
     # chain: several reduces into one (gpu, chunk) in one round, ordered by sender (rows sorted by msg)
     ck = write_key
@@ -212,6 +275,16 @@ def plan_operations(arrays, *, schedule, w, p, C, pos, order, unit_offset, mptr,
     first_in_chain[dup] = False
     a_cls = np.where(first_in_chain, prev_cls, write_cls)  # the value an rrc adds to
     a_ver = np.where(first_in_chain, prev_ver, write_ver)
+    s_units, s_chunks = _compact_places(grp[w_cls == _S], w, p, C, order)
+    if reuse_scratch:  # kept only where it saves scratch
+        r_units, r_chunks = _reuse_places(rnd, chunk, src, dst, read_cls, write_cls, a_cls, op, w, p, C, K,
+                                          final_copy)
+        reuse_scratch = int(r_chunks.max(initial=0)) < int(s_chunks.max(initial=0))
+        if reuse_scratch:
+            s_units, s_chunks = r_units, r_chunks
+    s_off = np.where(read_cls == _S, s_units[src, chunk],
+                     np.where(r_buf == 0, bm.i_off(src, chunk, uo), bm.o_off(src, chunk, uo)))
+    d_off = np.where(write_cls == _S, s_units[dst, chunk], bm.o_off(dst, chunk, uo))
     a_buf = np.where(a_cls == _S, 2, np.where(a_ver == 0, v0_a, 1))
     a_off = np.where(a_cls == _S, s_units[dst, chunk],
                      np.where(a_buf == 0, bm.i_off(dst, chunk, uo), bm.o_off(dst, chunk, uo)))
@@ -246,8 +319,16 @@ def plan_operations(arrays, *, schedule, w, p, C, pos, order, unit_offset, mptr,
     # -------- operations with dependencies (rounds in order: sends of the round, then receives)
     ops: list[Op] = []
     last_write = {}  # (gpu, chunk) -> op id
-    last_write_at = {}  # (gpu, chunk, class) -> op id
-    readers = {}  # (gpu, chunk, class) -> [op ids]
+    last_write_at = {}  # place -> op id; a place is (gpu, chunk, class), or (gpu, -1, unit) of reused scratch
+    readers = {}  # place -> [op ids]
+    s_units_l, w_l = s_units.tolist(), w.tolist()
+
+    def places(gpu, c, cl):
+        """The places a (gpu, chunk) value of class ``cl`` occupies: one, or every scratch unit when reused."""
+        if cl == _S and reuse_scratch:
+            u0 = s_units_l[gpu][c]
+            return [(gpu, -1, x) for x in range(u0, u0 + w_l[c])]
+        return [(gpu, c, cl)]
     run_end = np.r_[run_start[1:], rnd.size]
     runs_by_round = {}
     for a, b in zip(run_start.tolist(), run_end.tolist()):
@@ -272,7 +353,7 @@ def plan_operations(arrays, *, schedule, w, p, C, pos, order, unit_offset, mptr,
                     last_write_at[(gpu, c, _O)] = k
                 i = j
     chunk_l, src_l, dst_l, msg_l, op_l = chunk.tolist(), src.tolist(), dst.tolist(), msg.tolist(), op.tolist()
-    rcls_l, wcls_l = read_cls.tolist(), write_cls.tolist()
+    rcls_l, wcls_l, acls_l = read_cls.tolist(), write_cls.tolist(), a_cls.tolist()
     for r_ in sorted(runs_by_round):
         runs = runs_by_round[r_]
         send_ids = []
@@ -287,7 +368,8 @@ def plan_operations(arrays, *, schedule, w, p, C, pos, order, unit_offset, mptr,
             k = len(ops) - 1
             cl = rcls_l[a]
             for c in cs:
-                readers.setdefault((u, c, cl), []).append(k)
+                for pl in places(u, c, cl):
+                    readers.setdefault(pl, []).append(k)
             send_ids.append(k)
         recv_runs = sorted(runs, key=lambda ab: (dst_l[ab[0]], src_l[ab[0]], ab[0]))
         for a, b in recv_runs:  # receives, in chain order (by receiver, then sender)
@@ -299,9 +381,10 @@ def plan_operations(arrays, *, schedule, w, p, C, pos, order, unit_offset, mptr,
             for c in cs:
                 if reduce_ and (v, c) in last_write:
                     deps.add(last_write[(v, c)])
-                deps.update(readers.get((v, c, cl), ()))
-                if (v, c, cl) in last_write_at:
-                    deps.add(last_write_at[(v, c, cl)])
+                for pl in places(v, c, cl):
+                    deps.update(readers.get(pl, ()))
+                    if pl in last_write_at:
+                        deps.add(last_write_at[pl])
             cnt = int(t_cnt[a:b].sum())
             if reduce_:
                 o_ = Op(v, ("recv", u), msg_l[a], "rrc", BUF[a_buf[a]], int(a_off[a]), BUF[[1, 2][cl]], int(d_off[a]),
@@ -313,8 +396,12 @@ def plan_operations(arrays, *, schedule, w, p, C, pos, order, unit_offset, mptr,
             k = len(ops) - 1
             for c in cs:
                 last_write[(v, c)] = k
-                last_write_at[(v, c, cl)] = k
-                readers[(v, c, cl)] = []
+                for pl in places(v, c, cl):
+                    last_write_at[pl] = k
+                    readers[pl] = []
+                if reuse_scratch and reduce_ and acls_l[a] == _S and cl != _S:  # it reads the scratch place too
+                    for pl in places(v, c, _S):
+                        readers.setdefault(pl, []).append(k)
     # final copies out of scratch
     n_final = 0
     if final_copy:
