@@ -59,7 +59,9 @@ multiplier too, ``src/collectives/device/all_gather.h``):
   (:func:`synth.runtime.plan.owner_layout`), a block's chunks cut in proportion to their weights.
 * reduce-scatter: ``i_chunks = p * B`` (the vector), ``o_chunks = B`` (the GPU's block: output
   offset ``x`` is vector offset ``r * B + x``); a chunk of another block is summed in scratch, since
-  ``i`` is never written.  allgather: ``i_chunks = B`` (the GPU's block), ``o_chunks = p * B``.
+  ``i`` is never written, and a scratch place passes to another chunk once its value is dead and a
+  dependency orders its last read before the new write (``scratch_reuse``).  allgather: ``i_chunks = B``
+  (the GPU's block), ``o_chunks = p * B``.
 * ``inplace`` / ``outofplace`` as for allreduce; in place the runtimes pass ``recvbuff = sendbuff +
   r * count`` (reduce-scatter) or ``sendbuff = recvbuff + r * count`` (allgather), which is how the
   selection in ``mscclInternalSchedulerSelectAlgo`` (``msccl_lifecycle.cc``) recognizes in-place calls.
