@@ -341,3 +341,23 @@ def test_unordered_scratch_reuse_is_a_race():
     rep = check_xml(ET.tostring(root, encoding="unicode"))
     assert rep.structural and rep.race_checked, rep.errors[:3]
     assert any(e.startswith(f"race on gpu {gpu}, buffer s chunk ") for e in rep.errors), rep.errors[:3]
+
+
+def test_scratch_reuse_that_costs_a_channel_is_dropped():
+    """Blocks of 10 elements over 4 chunks (weights 2, 2, 3, 3): reuse needs 16 steps in a threadblock where one
+    place per chunk needs 15, so under a 15-step limit it would take a second channel; the export keeps one
+    place per chunk and says why."""
+    from synth.runtime.msccl.export import MscclLimits
+
+    t = parse_torus("4x4")
+    base = collective_half(sp_allreduce(t), "reduce-scatter")
+    g = torus_gamma(t)
+    src = (lift(base, g), lifted_chunk_elements(base, g, 16 * 10))
+    free, once = export_msccl(src, initial_copy=False), export_msccl(src, initial_copy=False, scratch_reuse=False)
+    assert free.scratch_chunks < once.scratch_chunks and free.max_steps_per_tb > once.max_steps_per_tb
+    assert free.nchannels == once.nchannels == 1 and not free.notes
+    lim = MscclLimits(max_steps=once.max_steps_per_tb)
+    tight = export_msccl(src, initial_copy=False, limits=lim)
+    assert tight.xml == export_msccl(src, initial_copy=False, limits=lim, scratch_reuse=False).xml
+    assert tight.nchannels == 1 and tight.scratch_chunks == once.scratch_chunks
+    assert any(n.startswith("scratch reuse needed 2 channel(s)") for n in tight.notes), tight.notes

@@ -337,12 +337,7 @@ def export_msccl(source, path=None, *, weights=None, proto: str = "Simple", name
     best, failure = None, None
     for ic in tries:
         try:
-            try:
-                ex = _build(arrays, initial_copy=ic, reuse_scratch=reuse, **common)
-            except ScheduleError:
-                if not reuse:
-                    raise
-                ex = _build(arrays, initial_copy=ic, reuse_scratch=False, **common)  # the dependencies did not fit
+            ex = _build_reusing(arrays, ic, reuse, common)
         except ScheduleError as exc:
             failure = failure or exc
             continue
@@ -354,6 +349,31 @@ def export_msccl(source, path=None, *, weights=None, proto: str = "Simple", name
     ex = best
     if path is not None:
         ex.write(path)
+    return ex
+
+
+def _build_reusing(arrays, initial_copy, reuse, common):
+    """:func:`_build` with scratch reuse if asked, or without it where reuse costs channels or threadblocks.
+
+    Reuse adds dependencies (``nop`` steps) and may cut runs, so a threadblock can outgrow
+    ``max_steps`` and its connection need another channel; then one place per chunk is built
+    too and kept if it needs fewer channels (then threadblocks), with a note saying so.  With
+    one channel reuse cannot cost any (the threadblocks are one per connection either way).
+    """
+    try:
+        ex = _build(arrays, initial_copy=initial_copy, reuse_scratch=reuse, **common)
+    except ScheduleError:
+        if not reuse:
+            raise
+        ex = None
+    if reuse and (ex is None or ex.nchannels > 1):
+        once = _build(arrays, initial_copy=initial_copy, reuse_scratch=False, **common)
+        if ex is None or (once.nchannels, once.max_tbs_per_gpu) < (ex.nchannels, ex.max_tbs_per_gpu):
+            why = ("did not fit the limits" if ex is None else
+                   f"needed {ex.nchannels} channel(s) and {ex.max_tbs_per_gpu} threadblocks per GPU")
+            once.notes.append(f"scratch reuse {why}; kept one scratch place per chunk ({once.scratch_chunks} "
+                              f"chunks, {once.nchannels} channel(s), {once.max_tbs_per_gpu} threadblocks per GPU)")
+            return once
     return ex
 
 
