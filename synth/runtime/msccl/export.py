@@ -353,12 +353,13 @@ def export_msccl(source, path=None, *, weights=None, proto: str = "Simple", name
 
 
 def _build_reusing(arrays, initial_copy, reuse, common):
-    """:func:`_build` with scratch reuse if asked, or without it where reuse costs channels or threadblocks.
+    """:func:`_build` with scratch reuse if asked, or without it where reuse costs a channel.
 
     Reuse adds dependencies (``nop`` steps) and may cut runs, so a threadblock can outgrow
-    ``max_steps`` and its connection need another channel; then one place per chunk is built
-    too and kept if it needs fewer channels (then threadblocks), with a note saying so.  With
-    one channel reuse cannot cost any (the threadblocks are one per connection either way).
+    ``max_steps`` and its connection be split over more threadblocks, possibly on another
+    channel, which the communicator must then have; so with more than one channel, one place
+    per chunk is built too and kept if it needs fewer channels, with a note saying so.  More
+    threadblocks on as many channels are accepted (within ``max_tbs``).
     """
     try:
         ex = _build(arrays, initial_copy=initial_copy, reuse_scratch=reuse, **common)
@@ -368,7 +369,7 @@ def _build_reusing(arrays, initial_copy, reuse, common):
         ex = None
     if reuse and (ex is None or ex.nchannels > 1):
         once = _build(arrays, initial_copy=initial_copy, reuse_scratch=False, **common)
-        if ex is None or (once.nchannels, once.max_tbs_per_gpu) < (ex.nchannels, ex.max_tbs_per_gpu):
+        if ex is None or once.nchannels < ex.nchannels:
             why = ("did not fit the limits" if ex is None else
                    f"needed {ex.nchannels} channel(s) and {ex.max_tbs_per_gpu} threadblocks per GPU")
             once.notes.append(f"scratch reuse {why}; kept one scratch place per chunk ({once.scratch_chunks} "
