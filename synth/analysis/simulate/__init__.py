@@ -65,12 +65,13 @@ class SimResult:
     fraction_of_bound: float
     messages: int
     wall_seconds: float
+    cpu_seconds: float = float("nan")  # the driver's CPU seconds in SimGrid's run (all its threads)
 
     def to_json(self) -> dict:
         return {"schedule": self.label, "size": self.size, "mode": self.mode, "simulated_seconds": self.seconds,
                 "model_seconds": self.model_seconds, "simulated_over_model": self.seconds / self.model_seconds,
                 "goodput_bytes_per_s": self.goodput, "fraction_of_bound": self.fraction_of_bound,
-                "messages": self.messages, "wall_seconds": self.wall_seconds}
+                "messages": self.messages, "wall_seconds": self.wall_seconds, "cpu_seconds": self.cpu_seconds}
 
 
 def _delays(flows: Flows, net: Network):
@@ -94,10 +95,11 @@ def _delays(flows: Flows, net: Network):
 
 
 def simulate_schedule(schedule, weights, sizes, net: Network = Network(), mode: str = "rounds", label="schedule",
-                      *, timeout=None, model=True) -> list:
+                      *, timeout=None, model=True, driver="short-lists") -> list:
     """Simulate ``schedule`` (chunk ``weights``) at every size in ``sizes`` (bytes): one :class:`SimResult` each.
 
-    ``model=False`` skips the cost model's time (``model_seconds`` is then NaN).
+    ``model=False`` skips the cost model's time (``model_seconds`` is then NaN); ``driver`` is one of
+    :data:`synth.analysis.simulate.run.DRIVERS` (``lists``, the first driver, only to measure against).
 
     Raises
     ------
@@ -115,7 +117,7 @@ def simulate_schedule(schedule, weights, sizes, net: Network = Network(), mode: 
     p = schedule.topology.n_compute
     out = []
     with tempfile.TemporaryDirectory(prefix="synth-simulate-") as directory:
-        write_inputs(directory, flows, net.bandwidth, link_latency, delays, m_delay)
+        write_inputs(directory, flows, net.bandwidth, link_latency, delays, m_delay, driver)
         for i, size in enumerate(sizes):
             n = int(size) // net.element_bytes
             if n < 1:
@@ -127,7 +129,7 @@ def simulate_schedule(schedule, weights, sizes, net: Network = Network(), mode: 
             mt = model_time(measure_explicit(schedule, chunks), net) if model else float("nan")
             g = n * net.element_bytes * (p - 1) / (p * t) if t > 0 else float("inf")
             out.append(SimResult(label, int(size), mode, t, mt, g, g / bound, flows.n_messages,
-                                 float(result["wall_seconds"])))
+                                 float(result["wall_seconds"]), float(result["run_cpu_seconds"])))
     return out
 
 
