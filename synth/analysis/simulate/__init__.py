@@ -13,11 +13,10 @@ Modes (:mod:`synth.analysis.simulate.packing`): ``rounds``, a node starts round 
 when its own round-``s`` messages (sent and received) are done; ``deps``, a message starts
 as soon as the data it carries is complete at its sender.
 
-Cost (``bench/simulate.py``, bench/RESULTS.md): about 120 us of CPU per simulated message when a
-round's flows end together (SP-allreduce on 16x16: 32,768 messages in 4 s), plus 0.1 s to start
-SimGrid per size; much more when many concurrent flows end at different times, since SimGrid
-re-solves the sharing at every end (the all-to-all round of a depth-1 tree on 8x8: 17,920
-messages in 8 to 250 s).
+Cost (``bench/simulate_driver.py``, bench/RESULTS.md): 40 to 140 us of CPU per simulated message
+whatever the number of concurrent flows (the driver keeps every SimGrid wait list short), plus
+0.1 s to start SimGrid per size; SimGrid's own re-solving of the sharing when concurrent flows end
+at different times is the rest (the 16x16 depth-3 tree: 43,008 messages in 5.9 s of CPU).
 
 Examples
 --------
