@@ -10,7 +10,7 @@ Needs SimGrid (``apt-get install -y python3-simgrid``).
 started, a cost linear in its list per finished flow) and ``short-lists`` (workers whose wait
 lists hold at most ``WAIT_LIST`` comms), and print the relative difference of their simulated
 times (``0`` is equal to the last bit).  Set ``scale`` runs only ``short-lists`` on SP-allreduce
-16x16, 32x32, 64x64 and the 16x16 depth-3 tree.  ``cpu s`` is the driver's CPU seconds inside
+16x16, 32x32, 64x64 and the 16x16 depth-3 tree (``--only`` runs both drivers).  ``cpu s`` is the driver's CPU seconds inside
 SimGrid's run (all its threads), ``wall s`` the whole subprocess (start, platform, run) on a
 machine shared with other jobs; ``msg/s`` divides the messages by each.
 """
