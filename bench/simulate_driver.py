@@ -10,9 +10,10 @@ Needs SimGrid (``apt-get install -y python3-simgrid``).
 started, a cost linear in its list per finished flow) and ``short-lists`` (workers whose wait
 lists hold at most ``WAIT_LIST`` comms), and print the relative difference of their simulated
 times (``0`` is equal to the last bit).  Set ``scale`` runs only ``short-lists`` on SP-allreduce
-16x16, 32x32, 64x64 and the 16x16 depth-3 tree (``--only`` runs both drivers).  ``cpu s`` is the driver's CPU seconds inside
-SimGrid's run (all its threads), ``wall s`` the whole subprocess (start, platform, run) on a
-machine shared with other jobs; ``msg/s`` divides the messages by each.
+16x16, 32x32, 64x64 and the 16x16 depth-3 tree (``--only`` runs both drivers, ``--driver`` one).
+``cpu s`` is the driver's CPU seconds inside SimGrid's run (all its threads), ``wall s`` the whole
+subprocess (start, platform, run) on a machine shared with other jobs; ``msg/s`` divides the
+messages by each.
 """
 
 import os
@@ -52,11 +53,12 @@ def load(name):
 
 def main(argv=None):
     ap = parser(__doc__, SETS, fields=(str, str), spec="NAME:MODE")
+    ap.add_argument("--driver", choices=BOTH, help="only this driver (default: both, but short-lists for --set scale)")
     args = parse_args(ap, argv)
     if not simgrid_available():
         raise SystemExit(f"bench/simulate_driver.py: {INSTALL_HINT}")
     table = Table(COLUMNS, json=args.json, title=f"host: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
-    drivers = ("short-lists",) if args.set == "scale" and not args.only else BOTH
+    drivers = (args.driver,) if args.driver else ("short-lists",) if args.set == "scale" and not args.only else BOTH
     for name, mode in args.instances:
         schedule, weights = load(name)
         first = None

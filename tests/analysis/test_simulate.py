@@ -137,10 +137,11 @@ def test_two_flows_on_one_link_with_latency_on_the_links(tmp_path):
 
 
 @needs_simgrid
-@pytest.mark.parametrize("wait_list", [1, 3])
-def test_short_wait_lists_give_the_first_drivers_finish_times(tmp_path, k2_44, wait_list):
+@pytest.mark.parametrize("wait_list, max_workers", [(1, None), (3, None), (1, 3)])
+def test_short_wait_lists_give_the_first_drivers_finish_times(tmp_path, k2_44, wait_list, max_workers):
     """Workers with lists of 1 or 3 comms (so flows overflow to idle and new workers, and timers batch
-    messages of one delay) end every message of a depth-2 tree at the same instant as the first driver."""
+    messages of one delay), or only 3 workers whose lists then grow, end every message of a depth-2 tree
+    at the same instant as the first driver."""
     schedule, weights = k2_44
     f = pack(schedule, "deps")
     nbytes = f.message_elements(chunk_elements(weights, 1 << 16)) * NET.element_bytes
@@ -150,7 +151,8 @@ def test_short_wait_lists_give_the_first_drivers_finish_times(tmp_path, k2_44, w
     for driver in ("lists", "short-lists"):
         d = tmp_path / driver
         d.mkdir()
-        write_inputs(d, f, NET.bandwidth, latency, delays, m_delay, driver, wait_list=wait_list)
+        write_inputs(d, f, NET.bandwidth, latency, delays, m_delay, driver, wait_list=wait_list,
+                     max_workers=max_workers)
         finish[driver] = run_driver(d, "0", nbytes)[1]
     assert np.array_equal(finish["lists"], finish["short-lists"])
     assert len(set(finish["lists"].tolist())) > 4

@@ -58,13 +58,15 @@ def _short_lists(sg, engine, meta, M, initial, m_delay, m_bytes, m_route, r_src,
     latency is the delay) for the messages released at one instant with one delay.  The worker that
     sees a comm end counts down its successors and takes the jobs they make ready while its list has
     room; the rest go, ``wait_list`` at a time, to idle workers (woken through their semaphore, at the
-    same simulated instant) or to new ones.  So each end costs ``O(wait_list)`` in SimGrid's wait,
-    whatever the number of concurrent flows.  ``busy`` counts the jobs handed out and not done: when it
-    reaches zero nothing can happen any more, and the idle workers are told to stop.
+    same simulated instant) or to new ones, up to ``max_workers`` (each is an OS thread, and a
+    container caps its threads); past that the lists grow.  So each end costs ``O(wait_list)`` in
+    SimGrid's wait while the concurrent flows number at most ``wait_list * max_workers``.  ``busy``
+    counts the jobs handed out and not done: when it reaches zero nothing can happen any more, and the
+    idle workers are told to stop.
     """
-    cap = max(1, int(meta["wait_list"]))
+    cap, most = max(1, int(meta["wait_list"])), max(1, int(meta["max_workers"]))
     sendto_async, wait_any = sg.Comm.sendto_async, sg.Comm.wait_any
-    idle, state = [], {"busy": 0, "stop": False}
+    idle, state = [], {"busy": 0, "stop": False, "workers": 0}
 
     class Worker:
         __slots__ = ("comms", "tags", "inbox", "sem")
@@ -116,8 +118,12 @@ def _short_lists(sg, engine, meta, M, initial, m_delay, m_bytes, m_route, r_src,
                 other = idle.pop()
                 other.inbox = part
                 other.sem.release()
-            else:
+            elif state["workers"] < most:
+                state["workers"] += 1
                 sg.Actor.create("w", clock, work, Worker(part))
+            else:  # as many workers (OS threads) as allowed: this one's list grows past cap
+                for job in part:
+                    begin(w, job)
 
     def work(w):
         while True:
@@ -167,8 +173,10 @@ def _short_lists(sg, engine, meta, M, initial, m_delay, m_bytes, m_route, r_src,
             jobs.append(e)
     jobs.extend((d, waiting[d]) for d in sorted(waiting))
     state["busy"] = len(jobs)
-    for i in range(0, len(jobs), cap):
-        sg.Actor.create("w", clock, work, Worker(jobs[i:i + cap]))
+    per = max(cap, -(-len(jobs) // most))  # at most ``most`` workers, even at time 0
+    for i in range(0, len(jobs), per):
+        state["workers"] += 1
+        sg.Actor.create("w", clock, work, Worker(jobs[i:i + per]))
 
 
 def _wait_lists(sg, engine, meta, M, initial_events, m_owner, m_delay, m_bytes, m_route, r_src, r_dst, e_ptr,

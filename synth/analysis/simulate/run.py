@@ -34,6 +34,8 @@ INSTALL_HINT = ("SimGrid's Python bindings are not installed: as root, run `apt-
 DRIVERS = ("short-lists", "lists")
 #: the longest wait list of a ``short-lists`` worker
 WAIT_LIST = 8
+#: the most ``short-lists`` workers (each an OS thread: containers cap threads, 13,070 here)
+MAX_WORKERS = 2048
 #: controllers of the ``lists`` driver
 CONTROLLERS = 64
 #: SimGrid's timing precision (seconds); its default 1e-9 is 0.1 % of a microsecond round
@@ -81,12 +83,13 @@ def _write(directory, name, array, dtype):
 
 
 def write_inputs(directory, flows, bandwidth: float, link_latency: float, delays, m_delay, driver: str = "short-lists",
-                 controllers: int | None = None, wait_list: int | None = None) -> None:
+                 controllers: int | None = None, wait_list: int | None = None,
+                 max_workers: int | None = None) -> None:
     """Write the platform and the event graph of ``flows`` for the driver (``meta.json`` and arrays).
 
     ``driver`` is one of :data:`DRIVERS`; ``wait_list`` (default :data:`WAIT_LIST`) bounds a
-    ``short-lists`` worker's list, ``controllers`` (default :data:`CONTROLLERS`) counts the ``lists``
-    driver's actors.
+    ``short-lists`` worker's list while there are at most ``max_workers`` (:data:`MAX_WORKERS`),
+    ``controllers`` (default :data:`CONTROLLERS`) counts the ``lists`` driver's actors.
     """
     if driver not in DRIVERS:
         raise OptionError(f"driver must be one of {', '.join(DRIVERS)}, not {driver!r}")
@@ -94,6 +97,7 @@ def write_inputs(directory, flows, bandwidth: float, link_latency: float, delays
             "n_routes": int(flows.r_src.size), "n_hosts": flows.n_hosts, "n_links": flows.n_links,
             "bandwidth": float(bandwidth), "link_latency": float(link_latency),
             "delays": [float(d) for d in delays], "driver": driver, "wait_list": int(wait_list or WAIT_LIST),
+            "max_workers": int(max_workers or MAX_WORKERS),
             "controllers": int(controllers or CONTROLLERS),
             "precision_timing": PRECISION_TIMING}
     with open(os.path.join(directory, "meta.json"), "w") as f:
