@@ -59,7 +59,7 @@ def _short_lists(sg, engine, meta, M, initial, m_delay, m_bytes, m_route, r_src,
     sees a comm end counts down its successors and takes the jobs they make ready while its list has
     room; the rest go, ``wait_list`` at a time, to idle workers (woken through their semaphore, at the
     same simulated instant) or to new ones, up to ``max_workers`` (each is an OS thread, and a
-    container caps its threads); past that the lists grow.  So each end costs ``O(wait_list)`` in
+    process gets only so many); past that the lists grow.  So each end costs ``O(wait_list)`` in
     SimGrid's wait while the concurrent flows number at most ``wait_list * max_workers``.  ``busy``
     counts the jobs handed out and not done: when it reaches zero nothing can happen any more, and the
     idle workers are told to stop.

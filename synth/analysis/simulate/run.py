@@ -34,7 +34,8 @@ INSTALL_HINT = ("SimGrid's Python bindings are not installed: as root, run `apt-
 DRIVERS = ("short-lists", "lists")
 #: the longest wait list of a ``short-lists`` worker
 WAIT_LIST = 8
-#: the most ``short-lists`` workers (each an OS thread: containers cap threads, 13,070 here)
+#: the most ``short-lists`` workers (each an OS thread, whose stack takes two of the 65,530 memory
+#: maps ``vm.max_map_count`` allows here: about 32,000 threads fail to start)
 MAX_WORKERS = 2048
 #: controllers of the ``lists`` driver
 CONTROLLERS = 64
