@@ -1,23 +1,25 @@
 """The paper's section 7 on SimGrid: simulated time and goodput of every schedule, beside the model.
 
-Run: ``python bench/simulate.py [--set quick|cheap|paper] [--only EXP,...] [--json [FILE]]``, e.g.
-``python bench/simulate.py --set paper --json notebooks/data/e_simulated.jsonl`` (the file
-``notebooks/f_simulated.ipynb`` reads).  Needs SimGrid (``apt-get install -y python3-simgrid``).
+Run: ``python bench/simulate.py [--set quick|cheap|paper] [--only EXP[:SIZE+SIZE...],...] [--json [FILE]]``,
+e.g. ``python bench/simulate.py --only square32:4MiB+64KiB --json notebooks/data/simulate-square32.jsonl``
+(``notebooks/f_simulated.ipynb`` reads every ``notebooks/data/simulate-*.jsonl``).  Needs SimGrid
+(``apt-get install -y python3-simgrid``).
 
 One row per (experiment, topology, schedule, network setting, size): the simulated time
 (``synth.analysis.simulate``, rounds mode unless the row says ``deps``), the cost model's time,
-their ratio, goodput, the fraction of ``G_max``, the messages simulated and the wall seconds
-the simulation took.  Experiments (``--only``):
+their ratio, goodput, the fraction of ``G_max``, the messages simulated, the wall seconds of the
+simulation and the driver's CPU seconds in SimGrid.  Experiments (``--only``; sizes after a colon
+replace the default sizes of square32, square64, rect, hyperx and spineleaf):
 
 * ``square8``: 8x8 at 64 KiB ... 256 MiB: SP, exchange, k-SP for every depth 1..7 (solved here,
   10 s per depth, cached), every baseline; deps mode too for a few of them at three sizes.
 * ``square16``: 16x16 at six sizes: SP, exchange, the k-hop certificates of
   ``instances/torus`` (k = 3, 4, 7, 15) and the paper's baselines (Bucket, Swing, Trivance).
-* ``square32``: 32x32 at 4 MiB (where the paper's gain peaks): SP, exchange, k = 6 and 9, the
-  paper's baselines.  More sizes cost about 2.5 minutes each.
-* ``rect``: 64x16, 128x8, 256x4 at 256 MiB: SP (balanced BFS trees), Swing; Bucket on 64x16.
-* ``hyperx``: HyperX 32x32 at 64 KiB and 256 MiB: SP (windmill) and whatever baseline synth
-  builds there (until the faithful HyperX baselines land: recursive and halving-doubling).
+* ``square32``: 32x32 at 64 KiB, 1 MiB, 4 MiB (where the paper's gain peaks) and 64 MiB: SP, exchange,
+  k = 6, 9, 12, 22, the paper's baselines; about 1.9 M messages per size.
+* ``square64``: 64x64 at 64 MiB (where the paper's gain peaks): SP, k = 10, 14, the paper's baselines.
+* ``rect``: 64x16, 128x8, 256x4 at 256 MiB: SP (balanced BFS trees) and the paper's baselines.
+* ``hyperx``: HyperX 32x32 at 64 KiB and 256 MiB: SP (windmill) and every baseline synth builds there.
 * ``spineleaf``: spine-leaf 16,32,16 at 32 KiB and 256 MiB: SP and the baselines synth builds.
 * ``square8-paper``, ``square16-1mib`` (set ``cheap``): 8x8 with k = 2, 3, 5 and the paper's
   baselines at five sizes; 16x16 with k = 3, 7 and the paper's baselines at 1 MiB; ``square16-more``:
@@ -43,19 +45,27 @@ from synth.symmetry.torus import torus_gamma
 from synth.topology.hyperx import parse_hyperx
 from synth.topology.spineleaf import parse_spine_leaf
 from synth.topology.torus import parse_torus
+from synth.units import parse_size
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTANCES = ROOT / "instances"
 KiB, MiB = 1 << 10, 1 << 20
 PAPER_BASELINES = ("bucket", "swing-l", "swing-b", "trivance-l", "trivance-b")
-EXPERIMENTS = ("square8", "square16", "square32", "rect", "hyperx", "spineleaf", "bandwidth", "latency")
+EXPERIMENTS = ("square8", "square16", "square32", "square64", "rect", "hyperx", "spineleaf", "bandwidth", "latency")
 CHEAP = ("square8-paper", "square16-1mib", "square16-more")  # what fits a busy machine: fewer depths and sizes
-SETS = {"quick": [("square8-paper",)], "paper": [(e,) for e in EXPERIMENTS], "cheap": [(e,) for e in CHEAP]}
+SETS = {"quick": [("square8-paper", None)], "paper": [(e, None) for e in EXPERIMENTS],
+        "cheap": [(e, None) for e in CHEAP]}
 COLUMNS = [Col("experiment", "exp", "<9"), Col("topology", "topo", "<10"), Col("schedule", "sched", "<18"),
            Col("mode", fmt="<6"), Col("Gb/s link", "bw_gbps", ">9.0f"), Col("ns/hop", "hop_ns", ">6.0f"),
            Col("size", "size_label", ">7"), Col("sim us", "sim_us", ">11.2f"), Col("model us", "model_us", ">11.2f"),
            Ratio("sim/model", "sim_us", "model_us", fmt=">9.4f"), Col("Gb/s", "goodput_gbps", ">8.1f"),
-           Col("% G_max", "pct_bound", ">7.1f"), Col("messages", "messages", ">9d"), Col("wall s", "wall_s", ">7.1f")]
+           Col("% G_max", "pct_bound", ">7.1f"), Col("messages", "messages", ">9d"), Col("wall s", "wall_s", ">7.1f"),
+           Col("cpu s", "cpu_s", ">7.1f")]
+
+
+def _sizes(text):
+    """``4MiB+64KiB``: the sizes of an ``--only`` experiment."""
+    return tuple(parse_size(x) for x in text.split("+"))
 
 
 def _label(size):
@@ -88,8 +98,9 @@ def _baselines(t, names, notes):
     return out
 
 
-def cases(exp, notes):
-    """``[(topology label, {schedule name: (schedule, weights)}, sizes, networks, modes)]`` of one experiment."""
+def cases(exp, notes, sizes=None):
+    """``[(topology label, {schedule name: (schedule, weights)}, sizes, networks, modes)]`` of one experiment
+    (``sizes``, when given, in place of the square32, square64, rect, hyperx and spineleaf sizes)."""
     torus = INSTANCES / "torus"
     if exp == "square8":
         t = parse_torus("8x8")
@@ -130,30 +141,36 @@ def cases(exp, notes):
         t = parse_torus("32x32")
         scheds = {"sp": _lifted_certificate(torus / "sp-32x32.json"),
                   "exchange": _lifted_certificate(torus / "exchange-32x32.json")}
-        scheds.update({f"k={k}": _lifted_certificate(torus / f"khop-32x32-k{k}.json") for k in (6, 9)})
+        scheds.update({f"k={k}": _lifted_certificate(torus / f"khop-32x32-k{k}.json") for k in (6, 9, 12, 22)})
         scheds.update(_baselines(t, PAPER_BASELINES, notes))
-        return [("32x32", scheds, (4 * MiB,), [Network()], ("rounds",))]
+        notes.append("32x32: depths 6, 9, 12, 22 of instances/torus (Table 1's picks but 11 and 20) and the BFS tree")
+        return [("32x32", scheds, sizes or (64 * KiB, MiB, 4 * MiB, 64 * MiB), [Network()], ("rounds",))]
+    if exp == "square64":
+        t = parse_torus("64x64")
+        # cheapest first, so that a run stopped at the deadline leaves SP and the baselines behind
+        scheds = {"sp": _lifted_certificate(torus / "sp-64x64.json")}
+        scheds.update(_baselines(t, ("swing-l", "trivance-l", "swing-b", "trivance-b", "bucket"), notes))
+        scheds.update({f"k={k}": _lifted_certificate(torus / f"khop-64x64-k{k}.json") for k in (14, 10)})
+        return [("64x64", scheds, sizes or (64 * MiB,), [Network()], ("rounds",))]
     if exp == "rect":
         out = []
         for shape in ("64x16", "128x8", "256x4"):
             t = parse_torus(shape)
             scheds = {"sp": _lifted_certificate(INSTANCES / "torus-rect" / f"balanced-{shape}.json")}
-            scheds.update(_baselines(t, ("swing-l", "swing-b") + (("bucket",) if shape == "64x16" else ()), notes))
-            if shape != "64x16":
-                notes.append(f"{shape}: bucket left out (over 1 M messages, minutes per size)")
-            out.append((shape, scheds, (256 * MiB,), [Network()], ("rounds",)))
+            scheds.update(_baselines(t, PAPER_BASELINES, notes))
+            out.append((shape, scheds, sizes or (256 * MiB,), [Network()], ("rounds",)))
         notes.append("rect: ring left out (2046 rounds, 8 M messages)")
         return out
     if exp == "hyperx":
         t = parse_hyperx("32x32")
         scheds = {"sp": _lifted_certificate(INSTANCES / "hyperx" / "windmill-32x32.json")}
         scheds.update(_baselines(t, sorted(BASELINES), notes))
-        return [("hyperx32", scheds, (64 * KiB, 256 * MiB), [Network()], ("rounds",))]
+        return [("hyperx32", scheds, sizes or (64 * KiB, 256 * MiB), [Network()], ("rounds",))]
     if exp == "spineleaf":
         t = parse_spine_leaf("16,32,16")
         scheds = {"sp": _lifted_certificate(INSTANCES / "spine-leaf" / "star-16-32-16.json")}
         scheds.update(_baselines(t, sorted(BASELINES), notes))
-        return [("sl16-32-16", scheds, (32 * KiB, 256 * MiB), [Network()], ("rounds",))]
+        return [("sl16-32-16", scheds, sizes or (32 * KiB, 256 * MiB), [Network()], ("rounds",))]
     if exp in ("bandwidth", "latency"):
         t = parse_torus("8x8")
         # k = 1 (an all-to-all star, 18 k flows in one round) costs half a minute per run and is never the
@@ -170,14 +187,14 @@ def cases(exp, notes):
 
 
 def main(argv=None):
-    ap = parser(__doc__, SETS, fields=(str,), spec="EXPERIMENT")
+    ap = parser(__doc__, SETS, fields=(str, _sizes), required=1, spec="EXPERIMENT[:SIZE+SIZE...]")
     args = parse_args(ap, argv)
     if not simgrid_available():
         raise SystemExit(f"bench/simulate.py: {INSTALL_HINT}")
     table = Table(COLUMNS, json=args.json, title=f"host: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
-    for (exp,) in args.instances:
+    for exp, sizes in args.instances:
         notes = []
-        (built, t_build) = timed(cases, exp, notes)
+        (built, t_build) = timed(cases, exp, notes, sizes)
         log(f"{exp}: schedules built in {t_build:.1f} s")
         t_exp = 0.0
         for topo, scheds, sizes, nets, modes in built:
@@ -192,7 +209,7 @@ def main(argv=None):
                                        "size": r.size, "size_label": _label(r.size), "sim_us": r.seconds * 1e6,
                                        "model_us": r.model_seconds * 1e6, "goodput_gbps": r.goodput * 8 / 1e9,
                                        "pct_bound": 100 * r.fraction_of_bound, "messages": r.messages,
-                                       "wall_s": r.wall_seconds})
+                                       "wall_s": r.wall_seconds, "cpu_s": r.cpu_seconds})
         for note in notes:
             table.note(f"note: {note}")
         table.note(f"{exp}: {t_exp:.0f} s of simulation (+ {t_build:.0f} s building the schedules)")

@@ -5,6 +5,7 @@ Every test that runs SimGrid skips, with the install hint as its reason, where
 ``python3-simgrid`` is not installed.
 """
 
+import dataclasses
 import json
 import sys
 
@@ -17,6 +18,7 @@ from synth.analysis.simulate import _delays
 from synth.analysis.simulate.run import _probe, run_driver, write_inputs
 from synth.baselines import build_baseline
 from synth.cli import main
+from synth.errors import SynthError
 from synth.schedule.data import chunk_elements
 from synth.schedule.exchange import exchange_allreduce
 from synth.schedule.lift import lift, lifted_weights
@@ -132,6 +134,40 @@ def test_two_flows_on_one_link_with_latency_on_the_links(tmp_path):
     flows, nbytes = _line_flows([1000, 3000], hops_equal=True)
     assert _delays(flows, net)[0] == pytest.approx(1.5e-6)
     assert _drive(tmp_path, flows, nbytes, net) == pytest.approx([3.5e-6, 5.5e-6], rel=1e-9)
+
+
+@needs_simgrid
+@pytest.mark.parametrize("wait_list, max_workers", [(1, None), (3, None), (1, 3)])
+def test_short_wait_lists_give_the_first_drivers_finish_times(tmp_path, k2_44, wait_list, max_workers):
+    """Workers with lists of 1 or 3 comms (so flows overflow to idle and new workers, and timers batch
+    messages of one delay), or only 3 workers whose lists then grow, end every message of a depth-2 tree
+    at the same instant as the first driver."""
+    schedule, weights = k2_44
+    f = pack(schedule, "deps")
+    nbytes = f.message_elements(chunk_elements(weights, 1 << 16)) * NET.element_bytes
+    latency, delays, m_delay = _delays(f, NET)
+    assert len(delays) > 1  # routes of 1 and 2 hops: messages wait for timers
+    finish = {}
+    for driver in ("lists", "short-lists"):
+        d = tmp_path / driver
+        d.mkdir()
+        write_inputs(d, f, NET.bandwidth, latency, delays, m_delay, driver, wait_list=wait_list,
+                     max_workers=max_workers)
+        finish[driver] = run_driver(d, "0", nbytes)[1]
+    assert np.array_equal(finish["lists"], finish["short-lists"])
+    assert len(set(finish["lists"].tolist())) > 4
+
+
+@needs_simgrid
+def test_dependencies_that_never_resolve_are_reported(tmp_path):
+    flows, nbytes = _line_flows([1000, 1000, 1000], hops_equal=False)
+    i64 = lambda x: np.asarray(x, dtype=np.int64)  # noqa: E731
+    # message 2 waits for message 1 and message 1 for message 2: only message 0 can run
+    stuck = dataclasses.replace(flows, e_count=i64([0, 1, 1]), e_ptr=i64([0, 0, 1, 2]), e_succ=i64([2, 1]))
+    latency, delays, m_delay = _delays(stuck, NET)
+    write_inputs(tmp_path, stuck, NET.bandwidth, latency, delays, m_delay)
+    with pytest.raises(SynthError, match="2 events never started"):
+        run_driver(tmp_path, "0", nbytes)
 
 
 def test_progressive_filling_of_the_reference():

@@ -13,11 +13,10 @@ Modes (:mod:`synth.analysis.simulate.packing`): ``rounds``, a node starts round 
 when its own round-``s`` messages (sent and received) are done; ``deps``, a message starts
 as soon as the data it carries is complete at its sender.
 
-Cost (``bench/simulate.py``, bench/RESULTS.md): about 120 us of CPU per simulated message when a
-round's flows end together (SP-allreduce on 16x16: 32,768 messages in 4 s), plus 0.1 s to start
-SimGrid per size; much more when many concurrent flows end at different times, since SimGrid
-re-solves the sharing at every end (the all-to-all round of a depth-1 tree on 8x8: 17,920
-messages in 8 to 250 s).
+Cost (``bench/simulate_driver.py``, bench/RESULTS.md): 40 to 140 us of CPU per simulated message
+whatever the number of concurrent flows (the driver keeps every SimGrid wait list short), plus
+0.1 s to start SimGrid per size; SimGrid's own re-solving of the sharing when concurrent flows end
+at different times is the rest (the 16x16 depth-3 tree: 43,008 messages in 5.9 s of CPU).
 
 Examples
 --------
@@ -65,12 +64,13 @@ class SimResult:
     fraction_of_bound: float
     messages: int
     wall_seconds: float
+    cpu_seconds: float = float("nan")  # the driver's CPU seconds in SimGrid's run (all its threads)
 
     def to_json(self) -> dict:
         return {"schedule": self.label, "size": self.size, "mode": self.mode, "simulated_seconds": self.seconds,
                 "model_seconds": self.model_seconds, "simulated_over_model": self.seconds / self.model_seconds,
                 "goodput_bytes_per_s": self.goodput, "fraction_of_bound": self.fraction_of_bound,
-                "messages": self.messages, "wall_seconds": self.wall_seconds}
+                "messages": self.messages, "wall_seconds": self.wall_seconds, "cpu_seconds": self.cpu_seconds}
 
 
 def _delays(flows: Flows, net: Network):
@@ -94,10 +94,11 @@ def _delays(flows: Flows, net: Network):
 
 
 def simulate_schedule(schedule, weights, sizes, net: Network = Network(), mode: str = "rounds", label="schedule",
-                      *, timeout=None, model=True) -> list:
+                      *, timeout=None, model=True, driver="short-lists") -> list:
     """Simulate ``schedule`` (chunk ``weights``) at every size in ``sizes`` (bytes): one :class:`SimResult` each.
 
-    ``model=False`` skips the cost model's time (``model_seconds`` is then NaN).
+    ``model=False`` skips the cost model's time (``model_seconds`` is then NaN); ``driver`` is one of
+    :data:`synth.analysis.simulate.run.DRIVERS` (``lists``, the first driver, only to measure against).
 
     Raises
     ------
@@ -115,7 +116,7 @@ def simulate_schedule(schedule, weights, sizes, net: Network = Network(), mode: 
     p = schedule.topology.n_compute
     out = []
     with tempfile.TemporaryDirectory(prefix="synth-simulate-") as directory:
-        write_inputs(directory, flows, net.bandwidth, link_latency, delays, m_delay)
+        write_inputs(directory, flows, net.bandwidth, link_latency, delays, m_delay, driver)
         for i, size in enumerate(sizes):
             n = int(size) // net.element_bytes
             if n < 1:
@@ -127,7 +128,7 @@ def simulate_schedule(schedule, weights, sizes, net: Network = Network(), mode: 
             mt = model_time(measure_explicit(schedule, chunks), net) if model else float("nan")
             g = n * net.element_bytes * (p - 1) / (p * t) if t > 0 else float("inf")
             out.append(SimResult(label, int(size), mode, t, mt, g, g / bound, flows.n_messages,
-                                 float(result["wall_seconds"])))
+                                 float(result["wall_seconds"]), float(result["run_cpu_seconds"])))
     return out
 
 

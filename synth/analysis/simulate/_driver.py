@@ -23,9 +23,14 @@ bandwidth phase).
 
 Events: messages ``0..M-1`` and gates ``M..E-1``, each with a count of prerequisites and a
 list of successors (CSR).  A message starts when its count reaches zero; a gate fires at once.
-Controllers (SimGrid actors) start flows with ``Comm.sendto_async`` and wait with
-``Comm.wait_any`` on the flows they started; the controller that sees a flow end starts the
-flows it releases and waits for them, so every wait list stays short.
+SimGrid actors start flows with ``Comm.sendto_async`` and wait with ``Comm.wait_any``, whose
+cost is linear in the length of the list at every return (it registers on, then unregisters
+from, every comm of the list).  So ``meta["driver"]``, ``short-lists`` (the default), keeps every
+list at most ``meta["wait_list"]`` long: workers, each an actor (an OS thread under the Python
+bindings' thread contexts), take the flows they release while they have room and hand the rest
+to idle workers through a semaphore, at the same simulated instant (:func:`_short_lists`).
+``lists`` is the first driver, kept to measure against: ``meta["controllers"]`` actors, each
+waiting on every flow it started, so its lists grow with the concurrent flows.
 """
 
 import json
@@ -43,6 +48,210 @@ def _read(directory, name, code, n):
     if sys.byteorder != "little":
         a.byteswap()
     return a
+
+
+def _short_lists(sg, engine, meta, M, initial, m_delay, m_bytes, m_route, r_src, r_dst, e_ptr, e_succ, count, finish,
+                 hosts, clock, ticks):
+    """Workers (SimGrid actors) that each wait with ``Comm.wait_any`` on at most ``wait_list`` comms.
+
+    A *job* is one comm: a message's flow, or a timer (a one-byte transfer over a FATPIPE link whose
+    latency is the delay) for the messages released at one instant with one delay.  The worker that
+    sees a comm end counts down its successors and takes the jobs they make ready while its list has
+    room; the rest go, ``wait_list`` at a time, to idle workers (woken through their semaphore, at the
+    same simulated instant) or to new ones, up to ``max_workers`` (each is an OS thread, and a
+    process gets only so many); past that the lists grow.  So each end costs ``O(wait_list)`` in
+    SimGrid's wait while the concurrent flows number at most ``wait_list * max_workers``.  ``busy``
+    counts the jobs handed out and not done: when it reaches zero nothing can happen any more, and the
+    idle workers are told to stop.
+    """
+    cap, most = max(1, int(meta["wait_list"])), max(1, int(meta["max_workers"]))
+    sendto_async, wait_any = sg.Comm.sendto_async, sg.Comm.wait_any
+    idle, state = [], {"busy": 0, "stop": False, "workers": 0}
+
+    class Worker:
+        __slots__ = ("comms", "tags", "inbox", "sem")
+
+        def __init__(self, inbox):
+            self.comms, self.tags, self.inbox, self.sem = [], [], inbox, sg.Semaphore(0)
+
+    def ready_jobs(x, now):
+        """Count down the successors of event ``x``: the jobs of the messages that become ready (flows
+        ``m``, then one timer ``(d, [m, ...])`` per distinct delay); empty undelayed messages end now."""
+        stack, jobs, waiting = [x], [], {}
+        while stack:
+            x = stack.pop()
+            for k in range(e_ptr[x], e_ptr[x + 1]):
+                s = e_succ[k]
+                count[s] -= 1
+                if count[s] == 0:
+                    if s >= M:
+                        stack.append(s)
+                    elif m_delay[s] >= 0:
+                        waiting.setdefault(m_delay[s], []).append(s)
+                    elif m_bytes[s] > 0:
+                        jobs.append(s)
+                    else:  # SimGrid would never end a 0-byte flow: done when it starts
+                        finish[s] = now
+                        stack.append(s)
+        jobs.extend((d, waiting[d]) for d in sorted(waiting))
+        return jobs
+
+    def begin(w, job):
+        if isinstance(job, tuple):  # one byte over a link of 1e30 B/s: the latency, and 1e-30 s of transfer
+            w.comms.append(sendto_async(clock, ticks[job[0]], 1))
+        else:
+            r = m_route[job]
+            w.comms.append(sendto_async(hosts[r_src[r]], hosts[r_dst[r]], m_bytes[job]))
+        w.tags.append(job)
+
+    def hand_out(w, jobs):
+        """Start ``jobs`` on ``w`` while its list has room; the rest go to idle or new workers."""
+        state["busy"] += len(jobs)
+        i = 0
+        while i < len(jobs) and len(w.comms) < cap:
+            begin(w, jobs[i])
+            i += 1
+        while i < len(jobs):
+            part = jobs[i:i + cap]
+            i += cap
+            if idle:
+                other = idle.pop()
+                other.inbox = part
+                other.sem.release()
+            elif state["workers"] < most:
+                state["workers"] += 1
+                sg.Actor.create("w", clock, work, Worker(part))
+            else:  # as many workers (OS threads) as allowed: this one's list grows past cap
+                for job in part:
+                    begin(w, job)
+
+    def work(w):
+        while True:
+            if w.inbox:
+                for job in w.inbox:
+                    begin(w, job)
+                w.inbox = []
+            if not w.comms:
+                if state["stop"]:
+                    return
+                idle.append(w)
+                w.sem.acquire()
+                continue
+            i = wait_any(w.comms)
+            job = w.tags[i]
+            w.comms[i] = w.comms[-1]
+            w.tags[i] = w.tags[-1]
+            w.comms.pop()
+            w.tags.pop()
+            state["busy"] -= 1
+            now = engine.clock
+            if isinstance(job, tuple):  # a timer: its messages' flows start now (empty ones end now)
+                jobs = []
+                for m in job[1]:
+                    if m_bytes[m] > 0:
+                        jobs.append(m)
+                    else:
+                        finish[m] = now
+                        jobs.extend(ready_jobs(m, now))
+            else:
+                finish[job] = now
+                jobs = ready_jobs(job, now)
+            if jobs:
+                hand_out(w, jobs)
+            if state["busy"] == 0:  # nothing in flight and nothing handed out: the end
+                state["stop"] = True
+                while idle:
+                    idle.pop().sem.release()
+
+    jobs, waiting = [], {}
+    for e in initial:  # what needs nothing starts at time 0 (and a gate that needs nothing fires)
+        if e >= M or (m_bytes[e] <= 0 and m_delay[e] < 0):
+            jobs.extend(ready_jobs(e, 0.0))
+        elif m_delay[e] >= 0:
+            waiting.setdefault(m_delay[e], []).append(e)
+        else:
+            jobs.append(e)
+    jobs.extend((d, waiting[d]) for d in sorted(waiting))
+    state["busy"] = len(jobs)
+    per = max(cap, -(-len(jobs) // most))  # at most ``most`` workers, even at time 0
+    for i in range(0, len(jobs), per):
+        state["workers"] += 1
+        sg.Actor.create("w", clock, work, Worker(jobs[i:i + per]))
+
+
+def _wait_lists(sg, engine, meta, M, initial_events, m_owner, m_delay, m_bytes, m_route, r_src, r_dst, e_ptr,
+                e_succ, count, finish, hosts, clock, ticks):
+    """The first driver (``meta["driver"] == "lists"``), kept to measure against: ``controllers`` actors
+    that each wait with ``Comm.wait_any`` on every flow they started, a cost linear in the list per end;
+    a batch of messages released at one instant with one delay waits for a one-byte timer transfer."""
+    n_ctl = max(1, min(meta["controllers"], M))
+    pending = [([], []) for _ in range(n_ctl)]  # per controller: comms, and tags (m: m's flow; a list: a timer)
+
+    def start_flow(m, comms, tags, now):
+        if m_bytes[m] <= 0:  # an empty message is done when it starts (SimGrid would never end a 0-byte flow)
+            finish[m] = now
+            release([m], comms, tags, now)
+            return
+        r = m_route[m]
+        comms.append(sg.Comm.sendto_async(hosts[r_src[r]], hosts[r_dst[r]], m_bytes[m]))
+        tags.append(m)
+
+    def start(ready, comms, tags, now):
+        """Start the messages ``ready``: one timer per distinct delay, then their flows."""
+        waiting = {}
+        for m in ready:
+            d = m_delay[m]
+            if d >= 0:
+                waiting.setdefault(d, []).append(m)
+            else:
+                start_flow(m, comms, tags, now)
+        for d in sorted(waiting):  # one byte over a link of 1e30 B/s: the latency, and 1e-30 s of transfer
+            comms.append(sg.Comm.sendto_async(clock, ticks[d], 1))
+            tags.append(waiting[d])
+
+    def release(done, comms, tags, now):
+        """Count down the successors of the events ``done``; start the messages that become ready."""
+        stack, ready = list(done), []
+        while stack:
+            x = stack.pop()
+            for k in range(e_ptr[x], e_ptr[x + 1]):
+                s = e_succ[k]
+                count[s] -= 1
+                if count[s] == 0:
+                    if s >= M:
+                        stack.append(s)
+                    else:
+                        ready.append(s)
+        if ready:
+            start(ready, comms, tags, now)
+
+    initial = [[] for _ in range(n_ctl)]
+    for e in initial_events:
+        initial[0 if e >= M else m_owner[e] % n_ctl].append(e)
+
+    def controller(c):
+        comms, tags = pending[c]
+        # what needs nothing starts at time 0 (and a gate that needs nothing fires)
+        release([e for e in initial[c] if e >= M], comms, tags, 0.0)
+        start([e for e in initial[c] if e < M], comms, tags, 0.0)
+        while comms:
+            i = sg.Comm.wait_any(comms)
+            tag = tags[i]
+            comms[i] = comms[-1]
+            tags[i] = tags[-1]
+            comms.pop()
+            tags.pop()
+            now = engine.clock
+            if isinstance(tag, list):  # a timer: its messages' flows start now
+                for m in tag:
+                    start_flow(m, comms, tags, now)
+            else:
+                finish[tag] = now
+                release([tag], comms, tags, now)
+
+    for c in range(n_ctl):
+        if initial[c]:
+            sg.Actor.create(f"ctl{c}", clock, controller, c)
 
 
 def main(directory, tag):
@@ -97,86 +306,24 @@ def main(directory, tag):
 
     finish = array("d", [0.0]) * M
     count = array("q", e_count)
-    n_ctl = max(1, min(meta["controllers"], M))
-    pending = [([], []) for _ in range(n_ctl)]  # per controller: comms, and tags (m: m's flow; a list: a timer)
-
-    def start_flow(m, comms, tags, now):
-        if m_bytes[m] <= 0:  # an empty message is done when it starts (SimGrid would never end a 0-byte flow)
-            finish[m] = now
-            release([m], comms, tags, now)
-            return
-        r = m_route[m]
-        comms.append(sg.Comm.sendto_async(hosts[r_src[r]], hosts[r_dst[r]], m_bytes[m]))
-        tags.append(m)
-
-    def start(ready, comms, tags, now):
-        """Start the messages ``ready``: one timer per distinct delay, then their flows."""
-        waiting = {}
-        for m in ready:
-            d = m_delay[m]
-            if d >= 0:
-                waiting.setdefault(d, []).append(m)
-            else:
-                start_flow(m, comms, tags, now)
-        for d in sorted(waiting):  # one byte over a link of 1e30 B/s: the latency, and 1e-30 s of transfer
-            comms.append(sg.Comm.sendto_async(clock, ticks[d], 1))
-            tags.append(waiting[d])
-
-    def release(done, comms, tags, now):
-        """Count down the successors of the events ``done``; start the messages that become ready."""
-        stack, ready = list(done), []
-        while stack:
-            x = stack.pop()
-            for k in range(e_ptr[x], e_ptr[x + 1]):
-                s = e_succ[k]
-                count[s] -= 1
-                if count[s] == 0:
-                    if s >= M:
-                        stack.append(s)
-                    else:
-                        ready.append(s)
-        if ready:
-            start(ready, comms, tags, now)
-
-    initial = [[] for _ in range(n_ctl)]
-    for e in range(E):
-        if e_count[e] == 0:
-            initial[0 if e >= M else m_owner[e] % n_ctl].append(e)
-
-    def controller(c):
-        comms, tags = pending[c]
-        # what needs nothing starts at time 0 (and a gate that needs nothing fires)
-        release([e for e in initial[c] if e >= M], comms, tags, 0.0)
-        start([e for e in initial[c] if e < M], comms, tags, 0.0)
-        while comms:
-            i = sg.Comm.wait_any(comms)
-            tag = tags[i]
-            comms[i] = comms[-1]
-            tags[i] = tags[-1]
-            comms.pop()
-            tags.pop()
-            now = engine.clock
-            if isinstance(tag, list):  # a timer: its messages' flows start now
-                for m in tag:
-                    start_flow(m, comms, tags, now)
-            else:
-                finish[tag] = now
-                release([tag], comms, tags, now)
-
-    for c in range(n_ctl):
-        if initial[c]:
-            sg.Actor.create(f"ctl{c}", clock, controller, c)
-    t1 = time.perf_counter()
+    initial = [e for e in range(E) if e_count[e] == 0]
+    if meta["driver"] == "short-lists":
+        _short_lists(sg, engine, meta, M, initial, m_delay, m_bytes, m_route, r_src, r_dst, e_ptr, e_succ, count,
+                     finish, hosts, clock, ticks)
+    else:
+        _wait_lists(sg, engine, meta, M, initial, m_owner, m_delay, m_bytes, m_route, r_src, r_dst, e_ptr, e_succ,
+                    count, finish, hosts, clock, ticks)
+    t1, c1 = time.perf_counter(), time.process_time()
     engine.run()
-    run_s = time.perf_counter() - t1
+    run_s, run_cpu = time.perf_counter() - t1, time.process_time() - c1
     left = sum(1 for e in range(E) if count[e] > 0)
     with open(os.path.join(directory, f"finish-{tag}.d"), "wb") as f:
         out = array("d", finish)
         if sys.byteorder != "little":
             out.byteswap()
         out.tofile(f)
-    result = {"time": max(finish) if M else 0.0, "n_messages": M, "setup_seconds": setup_s,
-              "run_seconds": run_s, "unfinished_events": left, "simgrid": sg.simgrid_version}
+    result = {"time": max(finish) if M else 0.0, "n_messages": M, "setup_seconds": setup_s, "run_seconds": run_s,
+              "run_cpu_seconds": run_cpu, "unfinished_events": left, "simgrid": sg.simgrid_version}
     with open(os.path.join(directory, f"result-{tag}.json"), "w") as f:
         json.dump(result, f)
     return 0 if left == 0 else 3

@@ -18,16 +18,26 @@ import time
 
 import numpy as np
 
-from synth.errors import SynthError
+from synth.errors import OptionError, SynthError
 
 __all__ = ["SimGridUnavailable", "INSTALL_HINT", "simgrid_python", "simgrid_available", "write_inputs", "run_driver",
-           "DRIVER"]
+           "DRIVER", "DRIVERS"]
 
 DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_driver.py")
 INSTALL_HINT = ("SimGrid's Python bindings are not installed: as root, run `apt-get install -y python3-simgrid` "
                 "(Debian/Ubuntu, SimGrid 3.32; they import under /usr/bin/python3), or set SYNTH_SIMGRID_PYTHON "
                 "to an interpreter that imports simgrid")
-#: controllers (SimGrid actors) that start and wait for flows; more keep each wait list shorter
+#: how the driver starts and waits for flows: ``short-lists``, workers that each wait on at most
+#: :data:`WAIT_LIST` comms (idle ones woken by a semaphore); ``lists``, the first driver, kept to
+#: measure against: :data:`CONTROLLERS` actors that each wait on every flow they started, a cost
+#: linear in the list per finished flow (bench/simulate_driver.py)
+DRIVERS = ("short-lists", "lists")
+#: the longest wait list of a ``short-lists`` worker
+WAIT_LIST = 8
+#: the most ``short-lists`` workers (each an OS thread, whose stack takes two of the 65,530 memory
+#: maps ``vm.max_map_count`` allows here: about 32,000 threads fail to start)
+MAX_WORKERS = 2048
+#: controllers of the ``lists`` driver
 CONTROLLERS = 64
 #: SimGrid's timing precision (seconds); its default 1e-9 is 0.1 % of a microsecond round
 PRECISION_TIMING = 1e-15
@@ -73,12 +83,23 @@ def _write(directory, name, array, dtype):
     np.ascontiguousarray(array, dtype=np.dtype(dtype).newbyteorder("<")).tofile(os.path.join(directory, name))
 
 
-def write_inputs(directory, flows, bandwidth: float, link_latency: float, delays, m_delay) -> None:
-    """Write the platform and the event graph of ``flows`` for the driver (``meta.json`` and arrays)."""
+def write_inputs(directory, flows, bandwidth: float, link_latency: float, delays, m_delay, driver: str = "short-lists",
+                 controllers: int | None = None, wait_list: int | None = None,
+                 max_workers: int | None = None) -> None:
+    """Write the platform and the event graph of ``flows`` for the driver (``meta.json`` and arrays).
+
+    ``driver`` is one of :data:`DRIVERS`; ``wait_list`` (default :data:`WAIT_LIST`) bounds a
+    ``short-lists`` worker's list while there are at most ``max_workers`` (:data:`MAX_WORKERS`),
+    ``controllers`` (default :data:`CONTROLLERS`) counts the ``lists`` driver's actors.
+    """
+    if driver not in DRIVERS:
+        raise OptionError(f"driver must be one of {', '.join(DRIVERS)}, not {driver!r}")
     meta = {"n_messages": flows.n_messages, "n_events": flows.n_messages + flows.n_gates,
             "n_routes": int(flows.r_src.size), "n_hosts": flows.n_hosts, "n_links": flows.n_links,
             "bandwidth": float(bandwidth), "link_latency": float(link_latency),
-            "delays": [float(d) for d in delays], "controllers": CONTROLLERS,
+            "delays": [float(d) for d in delays], "driver": driver, "wait_list": int(wait_list or WAIT_LIST),
+            "max_workers": int(max_workers or MAX_WORKERS),
+            "controllers": int(controllers or CONTROLLERS),
             "precision_timing": PRECISION_TIMING}
     with open(os.path.join(directory, "meta.json"), "w") as f:
         json.dump(meta, f)
