@@ -20,6 +20,8 @@ replace the default sizes of square32, square64, rect, hyperx and spineleaf):
 * ``square64``: 64x64 at 64 MiB (where the paper's gain peaks): SP, k = 10, 14, the paper's baselines.
 * ``rect``: 64x16, 128x8, 256x4 at 256 MiB: SP (balanced BFS trees) and the paper's baselines.
 * ``hyperx``: HyperX 32x32 at 64 KiB and 256 MiB: SP (windmill) and every baseline synth builds there.
+* ``hyperx-baselines`` (set ``cheap``): the paper's baselines alone on HyperX 32x32 (on its embedded
+  torus, 4 of the 62 links per node), at 64 KiB and 256 MiB: a few seconds each where SP costs 20 minutes.
 * ``spineleaf``: spine-leaf 16,32,16 at 32 KiB and 256 MiB: SP and the baselines synth builds.
 * ``square8-paper``, ``square16-1mib`` (set ``cheap``): 8x8 with k = 2, 3, 5 and the paper's
   baselines at five sizes; 16x16 with k = 3, 7 and the paper's baselines at 1 MiB; ``square16-more``:
@@ -52,7 +54,7 @@ INSTANCES = ROOT / "instances"
 KiB, MiB = 1 << 10, 1 << 20
 PAPER_BASELINES = ("bucket", "swing-l", "swing-b", "trivance-l", "trivance-b")
 EXPERIMENTS = ("square8", "square16", "square32", "square64", "rect", "hyperx", "spineleaf", "bandwidth", "latency")
-CHEAP = ("square8-paper", "square16-1mib", "square16-more")  # what fits a busy machine: fewer depths and sizes
+CHEAP = ("square8-paper", "square16-1mib", "square16-more", "hyperx-baselines")  # fits a busy machine
 SETS = {"quick": [("square8-paper", None)], "paper": [(e, None) for e in EXPERIMENTS],
         "cheap": [(e, None) for e in CHEAP]}
 COLUMNS = [Col("experiment", "exp", "<9"), Col("topology", "topo", "<10"), Col("schedule", "sched", "<18"),
@@ -166,6 +168,10 @@ def cases(exp, notes, sizes=None):
         scheds = {"sp": _lifted_certificate(INSTANCES / "hyperx" / "windmill-32x32.json")}
         scheds.update(_baselines(t, sorted(BASELINES), notes))
         return [("hyperx32", scheds, sizes or (64 * KiB, 256 * MiB), [Network()], ("rounds",))]
+    if exp == "hyperx-baselines":  # the paper's baselines alone (4 links per node: cheap), without SP's 63k flows
+        t = parse_hyperx("32x32")
+        return [("hyperx32", _baselines(t, PAPER_BASELINES, notes), sizes or (64 * KiB, 256 * MiB), [Network()],
+                 ("rounds",))]
     if exp == "spineleaf":
         t = parse_spine_leaf("16,32,16")
         scheds = {"sp": _lifted_certificate(INSTANCES / "spine-leaf" / "star-16-32-16.json")}
