@@ -20,6 +20,8 @@ replace the default sizes of square32, square64, rect, hyperx and spineleaf):
 * ``square64``: 64x64 at 64 MiB (where the paper's gain peaks): SP, k = 10, 14, the paper's baselines.
 * ``rect``: 64x16, 128x8, 256x4 at 256 MiB: SP (balanced BFS trees) and the paper's baselines.
 * ``hyperx``: HyperX 32x32 at 64 KiB and 256 MiB: SP (windmill) and every baseline synth builds there.
+* ``rect-bucket-deps`` (set ``cheap``): Bucket on 64x16, 128x8, 256x4 at 256 MiB in deps mode (a message
+  starts once its data is complete, so families on the shorter sides run ahead: the reference's pacing).
 * ``hyperx-baselines`` (set ``cheap``): the paper's baselines alone on HyperX 32x32 (on its embedded
   torus, 4 of the 62 links per node), at 64 KiB and 256 MiB: a few seconds each where SP costs 20 minutes.
 * ``spineleaf``: spine-leaf 16,32,16 at 32 KiB and 256 MiB: SP and the baselines synth builds.
@@ -54,7 +56,8 @@ INSTANCES = ROOT / "instances"
 KiB, MiB = 1 << 10, 1 << 20
 PAPER_BASELINES = ("bucket", "swing-l", "swing-b", "trivance-l", "trivance-b")
 EXPERIMENTS = ("square8", "square16", "square32", "square64", "rect", "hyperx", "spineleaf", "bandwidth", "latency")
-CHEAP = ("square8-paper", "square16-1mib", "square16-more", "hyperx-baselines")  # fits a busy machine
+# what fits a busy machine
+CHEAP = ("square8-paper", "square16-1mib", "square16-more", "hyperx-baselines", "rect-bucket-deps")
 SETS = {"quick": [("square8-paper", None)], "paper": [(e, None) for e in EXPERIMENTS],
         "cheap": [(e, None) for e in CHEAP]}
 COLUMNS = [Col("experiment", "exp", "<9"), Col("topology", "topo", "<10"), Col("schedule", "sched", "<18"),
@@ -163,6 +166,9 @@ def cases(exp, notes, sizes=None):
             out.append((shape, scheds, sizes or (256 * MiB,), [Network()], ("rounds",)))
         notes.append("rect: ring left out (2046 rounds, 8 M messages)")
         return out
+    if exp == "rect-bucket-deps":  # Bucket as the reference runs it: each message as soon as its data is there
+        return [(shape, _baselines(parse_torus(shape), ("bucket",), notes), sizes or (256 * MiB,), [Network()],
+                 ("deps",)) for shape in ("64x16", "128x8", "256x4")]
     if exp == "hyperx":
         t = parse_hyperx("32x32")
         scheds = {"sp": _lifted_certificate(INSTANCES / "hyperx" / "windmill-32x32.json")}
