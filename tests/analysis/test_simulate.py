@@ -66,6 +66,28 @@ def test_packing_gives_alias_hosts_to_a_second_route(k2_44):
     assert all(h == next(iter(v)) for h, v in host_vertex.items() if h < 16)
 
 
+def test_messages_and_routes_against_brute_force(k2_44):
+    """Pack groups transmissions by (round, sender, receiver, route) and gives each message its route's
+    links: checked against dictionaries built one transmission at a time (routes of two lengths)."""
+    schedule, _ = k2_44
+    t = schedule.topology
+    f = pack(schedule, "rounds")
+    keys = [(b.round, int(t.link_src[row[0]]), int(t.link_dst[row[-1]]), tuple(int(x) for x in row))
+            for b in schedule.blocks for row in b.links]
+    assert len({len(k[3]) for k in keys}) == 2
+    msg_of = {}
+    for i, k in enumerate(keys):
+        msg_of.setdefault(k, int(f.t_msg[i]))
+        assert msg_of[k] == f.t_msg[i]  # one message per key ...
+    assert len(set(msg_of.values())) == len(msg_of) == f.n_messages  # ... and one key per message
+    for (rnd, u, v, route), m in msg_of.items():
+        r = f.m_route[m]
+        assert (f.m_round[m], f.m_src[m], f.m_dst[m], f.m_hops[m]) == (rnd, u, v, len(route))
+        assert tuple(f.r_links[f.r_ptr[r]:f.r_ptr[r + 1]].tolist()) == route and f.r_dst[r] == v
+    chunks = np.concatenate([b.chunk for b in schedule.blocks])
+    assert np.array_equal(f.t_chunk, chunks)
+
+
 def test_round_gates_count_a_nodes_messages_and_its_previous_round():
     b = build_baseline("ring", parse_torus("3"))
     f = pack(b.schedule, "rounds")
