@@ -25,10 +25,14 @@ replace the default sizes of square32, square64, rect, hyperx and spineleaf):
 * ``hyperx-baselines`` (``--only`` alone): hyperx without SP, the paper's baselines on HyperX 32x32 (its
   embedded torus, 4 of the 62 links per node) at 64 KiB and 256 MiB: 379 s in all here, where SP costs
   about 30 minutes per size.
+* ``square64-64kib`` (``--only`` alone): SP-allreduce and Bucket on 64x64 at 64 KiB, the paper's 2.00x.
 * ``spineleaf``: spine-leaf 16,32,16 at 32 KiB and 256 MiB: SP and the baselines synth builds.
 * ``square8-paper``, ``square16-1mib`` (set ``cheap``): 8x8 with k = 2, 3, 5 and the paper's
   baselines at five sizes; 16x16 with k = 3, 7 and the paper's baselines at 1 MiB; ``square16-more``:
   16x16 with k = 3, 4, 7, 15 and the paper's baselines at 64 KiB and 4 MiB, k = 4 and 15 at 1 MiB.
+* ``latency-at-end``: 8x8 at 128 KiB and 1 MiB, SP, k = 1..7 and the paper's baselines, each message paying
+  its hop latency after its last byte (``hop_latency_at="end"``) instead of before its flow: the other
+  bracket of a packet network.
 * ``bandwidth``, ``latency``: 8x8 at 512 KiB and 1 MiB under 100 Gb/s ... 3.2 Tb/s and
   200 ... 1600 ns per hop: k-SP (k = 2, 3, 5, 8) and the paper's baselines.
 """
@@ -58,14 +62,15 @@ INSTANCES = ROOT / "instances"
 KiB, MiB = 1 << 10, 1 << 20
 PAPER_BASELINES = ("bucket", "swing-l", "swing-b", "trivance-l", "trivance-b")
 EXPERIMENTS = ("square8", "square16", "square32", "square64", "rect", "rect-bucket-deps", "hyperx", "spineleaf",
-               "bandwidth", "latency")
+               "bandwidth", "latency", "latency-at-end")
 # what fits a busy machine
 CHEAP = ("square8-paper", "square16-1mib", "square16-more")
-EXTRA = ("hyperx-baselines",)  # by --only alone: part of hyperx
+EXTRA = ("hyperx-baselines", "square64-64kib")  # by --only alone: parts of hyperx and square64
 SETS = {"quick": [("square8-paper", None)], "paper": [(e, None) for e in EXPERIMENTS],
         "cheap": [(e, None) for e in CHEAP]}
 COLUMNS = [Col("experiment", "exp", "<9"), Col("topology", "topo", "<10"), Col("schedule", "sched", "<18"),
-           Col("mode", fmt="<6"), Col("Gb/s link", "bw_gbps", ">9.0f"), Col("ns/hop", "hop_ns", ">6.0f"),
+           Col("mode", fmt="<6"), Col("lat at", "lat_at", "<6"), Col("Gb/s link", "bw_gbps", ">9.0f"),
+           Col("ns/hop", "hop_ns", ">6.0f"),
            Col("size", "size_label", ">7"), Col("sim us", "sim_us", ">11.2f"), Col("model us", "model_us", ">11.2f"),
            Ratio("sim/model", "sim_us", "model_us", fmt=">9.4f"), Col("Gb/s", "goodput_gbps", ">8.1f"),
            Col("% G_max", "pct_bound", ">7.1f"), Col("messages", "messages", ">9d"), Col("wall s", "wall_s", ">7.1f"),
@@ -172,6 +177,10 @@ def cases(exp, notes, sizes=None):
         scheds.update({n: _lazy(_baseline, n, t) for n in ("swing-l", "trivance-l", "swing-b", "trivance-b", "bucket")})
         scheds.update({f"k={k}": _lazy(_lifted_certificate, torus / f"khop-64x64-k{k}.json") for k in (14, 10)})
         return [("64x64", scheds, sizes or (64 * MiB,), [Network()], ("rounds",))]
+    if exp == "square64-64kib":  # the paper's 2.00x of SP-allreduce over Bucket at 64 KiB on 64x64
+        t = parse_torus("64x64")
+        scheds = {"sp": _lazy(_lifted_certificate, torus / "sp-64x64.json"), "bucket": _lazy(_baseline, "bucket", t)}
+        return [("64x64", scheds, sizes or (64 * KiB,), [Network()], ("rounds",))]
     if exp == "rect":
         out = []
         for shape in ("64x16", "128x8", "256x4"):
@@ -198,6 +207,12 @@ def cases(exp, notes, sizes=None):
         scheds = {"sp": _lifted_certificate(INSTANCES / "spine-leaf" / "star-16-32-16.json")}
         scheds.update(_baselines(t, sorted(BASELINES), notes))
         return [("sl16-32-16", scheds, sizes or (32 * KiB, 256 * MiB), [Network()], ("rounds",))]
+    if exp == "latency-at-end":  # square8's envelope and baselines with the hop latency paid after each flow
+        t = parse_torus("8x8")
+        scheds = {"sp": _lifted_certificate(torus / "sp-8x8.json")}
+        scheds.update({f"k={k}": _khop(t, k) for k in range(1, 8)})
+        scheds.update(_baselines(t, PAPER_BASELINES, notes))
+        return [("8x8", scheds, (128 * KiB, MiB), [Network()], ("rounds/end",))]
     if exp in ("bandwidth", "latency"):
         t = parse_torus("8x8")
         # k = 1 (an all-to-all star, 18 k flows in one round) costs half a minute per run and is never the
@@ -232,11 +247,14 @@ def main(argv=None):
                     notes.append(f"{topo}: {name} left out: {exc}")
                     continue
                 for net in nets:
-                    for mode in modes:
-                        rows, wall = timed(simulate_schedule, schedule, weights, sizes, net, mode, name)
+                    for spec in modes:  # "rounds", "deps", or "rounds/end": hop latency after the flow
+                        mode, _, at = spec.partition("/")
+                        at = at or "start"
+                        rows, wall = timed(simulate_schedule, schedule, weights, sizes, net, mode, name,
+                                           hop_latency_at=at)
                         t_exp += wall
                         for r in rows:
-                            table.add({"exp": exp, "topo": topo, "sched": name, "mode": mode,
+                            table.add({"exp": exp, "topo": topo, "sched": name, "mode": mode, "lat_at": at,
                                        "bw_gbps": net.bandwidth * 8 / 1e9, "hop_ns": net.hop_latency * 1e9,
                                        "size": r.size, "size_label": _label(r.size), "sim_us": r.seconds * 1e6,
                                        "model_us": r.model_seconds * 1e6, "goodput_gbps": r.goodput * 8 / 1e9,

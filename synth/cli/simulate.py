@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 from synth.analysis.cost import Network
-from synth.analysis.simulate import MODES, simulate
+from synth.analysis.simulate import LATENCY_AT, MODES, simulate
 from synth.cli._common import EXIT_OK, int_in, seconds, sizes
 from synth.units import format_size, parse_bandwidth, parse_time
 
@@ -35,6 +35,10 @@ def add_parser(sub) -> None:
     r.add_argument("--mode", default="rounds", choices=MODES,
                    help="rounds: a node starts round s+1 when its round-s messages are done; deps: a message "
                         "starts as soon as the data it carries is complete at its sender")
+    r.add_argument("--hop-latency-at", default="start", choices=LATENCY_AT,
+                   help="start: a message waits alpha + hops x hop latency, then streams (default); end: it waits "
+                        "alpha, streams, and arrives hops x hop latency after its last byte (a packet network "
+                        "lies between the two)")
     r.add_argument("--timeout", type=seconds, help="seconds per simulated size before giving up (default: none)")
     r.add_argument("--json", action="store_true", help="print one JSON object")
     r.set_defaults(func=cmd_simulate)
@@ -50,14 +54,16 @@ def cmd_simulate(args) -> int:
     net = Network(parse_bandwidth(args.bandwidth), parse_time(args.hop_latency), parse_time(args.alpha),
                   args.element_bytes)
     wanted = [s for group in (args.size or [[1 << 20]]) for s in group]
-    rows = simulate(args.file, wanted, net, args.mode, timeout=args.timeout)
+    rows = simulate(args.file, wanted, net, args.mode, timeout=args.timeout, hop_latency_at=args.hop_latency_at)
     if args.json:
         print(json.dumps({"file": args.file, "schedule": rows[0].label, "mode": args.mode,
                           "bandwidth_bytes_per_s": net.bandwidth, "hop_latency_s": net.hop_latency,
-                          "alpha_s": net.alpha, "rows": [r.to_json() for r in rows]}))
+                          "alpha_s": net.alpha, "hop_latency_at": args.hop_latency_at,
+                          "rows": [r.to_json() for r in rows]}))
         return EXIT_OK
     print(f"{rows[0].label}: SimGrid replay, {args.mode} mode, {rows[0].messages:,} messages; "
-          f"{args.bandwidth} links, {args.hop_latency} per hop, alpha {args.alpha}")
+          f"{args.bandwidth} links, {args.hop_latency} per hop (paid at the flow's {args.hop_latency_at}), "
+          f"alpha {args.alpha}")
     print(f"{'size':>8} {'simulated (us)':>15} {'model (us)':>11} {'sim/model':>10} {'goodput':>13} "
           f"{'% G_max':>8} {'wall (s)':>9}")
     for r in rows:

@@ -2,7 +2,8 @@
 
 Plain Python, no SimGrid: flows on links of equal bandwidth, each message waiting
 ``alpha + hops * hop_latency`` after its prerequisites (the event graph of
-:func:`synth.analysis.simulate.pack`) before its flow starts.  Rates are recomputed at every
+:func:`synth.analysis.simulate.pack`) before its flow starts (``latency_at="start"``), or
+``alpha`` before and ``hops * hop_latency`` after its flow (``"end"``).  Rates are recomputed at every
 start and finish by progressive filling (raise every unfrozen flow's rate together; freeze the
 flows of a link once it is full), which is the max-min fair allocation.
 """
@@ -32,11 +33,14 @@ def max_min_rates(active, links_of, bandwidth):
     return rate
 
 
-def replay(flows, message_bytes, bandwidth, alpha, hop_latency):
+def replay(flows, message_bytes, bandwidth, alpha, hop_latency, latency_at="start"):
     """Completion time of every message (list of floats)."""
     M = flows.n_messages
     links_of = [flows.r_links[flows.r_ptr[r]:flows.r_ptr[r + 1]].tolist() for r in flows.m_route.tolist()]
-    delay = [alpha + h * hop_latency for h in flows.m_hops.tolist()]
+    hop_part = [h * hop_latency for h in flows.m_hops.tolist()]
+    delay = [alpha + (x if latency_at == "start" else 0.0) for x in hop_part]
+    tail = [x if latency_at == "end" else 0.0 for x in hop_part]
+    tails = []  # heap of (time, message): flows done, their hop latency still running
     count = flows.e_count.tolist()
     ptr, succ = flows.e_ptr.tolist(), flows.e_succ.tolist()
     finish = [None] * M
@@ -60,26 +64,32 @@ def replay(flows, message_bytes, bandwidth, alpha, hop_latency):
     for m in range(M):
         if count[m] == 0:
             heapq.heappush(starts, (delay[m], m))
-    while starts or remaining:
+    while starts or remaining or tails:
         rate = max_min_rates(list(remaining), links_of, bandwidth) if remaining else {}
         t_finish = min((remaining[m] / rate[m] for m in remaining), default=float("inf"))
         t_start = starts[0][0] - now if starts else float("inf")
-        dt = min(t_finish, t_start)
+        t_tail = tails[0][0] - now if tails else float("inf")
+        dt = min(t_finish, t_start, t_tail)
         now += dt
-        done = []
+        streamed = []
         for m in list(remaining):
             remaining[m] -= rate[m] * dt
             if remaining[m] <= 1e-9 * message_bytes[m]:
-                done.append(m)
-        for m in done:
+                streamed.append(m)
+        for m in streamed:
             del remaining[m]
-            finish[m] = now
         while starts and starts[0][0] <= now * (1 + 1e-15):
             _, m = heapq.heappop(starts)
             if message_bytes[m] > 0:
                 remaining[m] = float(message_bytes[m])
             else:
-                finish[m] = now
-                done.append(m)
+                streamed.append(m)
+        for m in streamed:
+            heapq.heappush(tails, (now + tail[m], m))
+        done = []
+        while tails and tails[0][0] <= now * (1 + 1e-15):
+            _, m = heapq.heappop(tails)
+            finish[m] = now
+            done.append(m)
         release(done)
     return finish

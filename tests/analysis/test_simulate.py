@@ -14,7 +14,7 @@ import pytest
 
 from synth.analysis.cost import Network
 from synth.analysis.simulate import INSTALL_HINT, Flows, pack, simgrid_available, simulate_schedule
-from synth.analysis.simulate import _delays
+from synth.analysis.simulate import _delays, _with_tails
 from synth.analysis.simulate.run import _probe, run_driver, write_inputs
 from synth.baselines import build_baseline
 from synth.cli import main
@@ -127,11 +127,16 @@ def _line_flows(bytes_, hops_equal):
                  i64([0] * n), i64([0] * (n + 1)), i64([]), "deps"), i64(bytes_)
 
 
-def _drive(tmp_path, flows, message_bytes, net):
-    latency, delays, m_delay = _delays(flows, net)
-    write_inputs(tmp_path, flows, net.bandwidth, latency, delays, m_delay)
+def _drive(tmp_path, flows, message_bytes, net, latency_at="start"):
+    if latency_at == "end":
+        driven, delays, m_delay = _with_tails(flows, net)
+        latency, message_bytes = 0.0, np.concatenate([message_bytes, np.zeros_like(message_bytes)])
+    else:
+        driven = flows
+        latency, delays, m_delay = _delays(flows, net)
+    write_inputs(tmp_path, driven, net.bandwidth, latency, delays, m_delay)
     result, finish = run_driver(tmp_path, "0", message_bytes)
-    return finish.tolist()
+    return finish[flows.n_messages:].tolist() if latency_at == "end" else finish.tolist()
 
 
 @needs_simgrid
@@ -146,6 +151,18 @@ def test_three_flows_over_two_links_get_the_max_min_answer(tmp_path):
     finish = _drive(tmp_path, flows, nbytes, net)
     assert finish == pytest.approx([4e-6, 6e-6, 7e-6], rel=1e-9)
     assert replay(flows, nbytes.tolist(), 1e9, 0.0, 1e-6) == pytest.approx(finish, rel=1e-9)
+
+
+@needs_simgrid
+def test_hop_latency_paid_after_the_flow(tmp_path):
+    # the same three flows, each paying its hop latency after its last byte: all start at 0 and share
+    # 0.5e9 on both links; A and B end streaming at 4 us (A delivered at 5 us, B two hops later at
+    # 6 us); C sends its last 2000 B alone in 2 us and is delivered at 6 + 1 = 7 us
+    net = Network(bandwidth=1e9, hop_latency=1e-6, alpha=0.0)
+    flows, nbytes = _line_flows([2000, 2000, 4000], hops_equal=False)
+    finish = _drive(tmp_path, flows, nbytes, net, "end")
+    assert finish == pytest.approx([5e-6, 6e-6, 7e-6], rel=1e-9)
+    assert replay(flows, nbytes.tolist(), 1e9, 0.0, 1e-6, "end") == pytest.approx(finish, rel=1e-9)
 
 
 @needs_simgrid
@@ -209,20 +226,26 @@ def test_balanced_one_hop_schedules_match_the_model(t88, name):
     for mode in ("rounds", "deps") if name != "bucket" else ("rounds",):
         for r in simulate_schedule(schedule, weights, [1 << 16, 1 << 26], NET, mode):
             assert r.seconds == pytest.approx(r.model_seconds, rel=1e-9), (name, mode, r.size)
+    if name == "sp":  # the hop latency after the flow: the same round times
+        r = simulate_schedule(schedule, weights, [1 << 20], NET, hop_latency_at="end")[0]
+        assert r.seconds == pytest.approx(r.model_seconds, rel=1e-9)
+    with pytest.raises(SynthError, match="hop_latency_at"):
+        simulate_schedule(schedule, weights, [1 << 20], NET, hop_latency_at="middle")
 
 
 @needs_simgrid
-@pytest.mark.parametrize("mode", ["rounds", "deps"])
-def test_simgrid_agrees_with_an_independent_fluid_replay(k2_44, mode):
+@pytest.mark.parametrize("mode, latency_at", [("rounds", "start"), ("deps", "start"), ("rounds", "end")])
+def test_simgrid_agrees_with_an_independent_fluid_replay(k2_44, mode, latency_at):
     """A depth-2 tree (routes of 1 and 2 hops in a round) and Swing-B: SimGrid against _fluid."""
     t = parse_torus("4x4")
     b = build_baseline("swing-b", t)
     for schedule, weights in (k2_44, (b.schedule, b.weights)):
         n = (1 << 20) // NET.element_bytes
-        r = simulate_schedule(schedule, weights, [n * NET.element_bytes], NET, mode)[0]
+        r = simulate_schedule(schedule, weights, [n * NET.element_bytes], NET, mode, hop_latency_at=latency_at)[0]
+        assert r.hop_latency_at == latency_at
         f = pack(schedule, mode)
         nbytes = (f.message_elements(chunk_elements(weights, n)) * NET.element_bytes).tolist()
-        ref = max(replay(f, nbytes, NET.bandwidth, NET.alpha, NET.hop_latency))
+        ref = max(replay(f, nbytes, NET.bandwidth, NET.alpha, NET.hop_latency, latency_at))
         assert r.seconds == pytest.approx(ref, rel=1e-9)
         assert r.seconds <= r.model_seconds * (1 + 1e-12)  # routes in a round need not wait for the longest
 
@@ -246,9 +269,9 @@ def test_cli_simulate_json_and_text(tmp_path, capsys):
     assert [r["size"] for r in out["rows"]] == [65536, 1 << 20] and out["mode"] == "rounds"
     for r in out["rows"]:
         assert r["simulated_over_model"] == pytest.approx(1, rel=1e-9) and 0 < r["fraction_of_bound"] < 1
-    assert main(["simulate", str(cert), "--mode", "deps"]) == 0
+    assert main(["simulate", str(cert), "--mode", "deps", "--hop-latency-at", "end"]) == 0
     text = capsys.readouterr().out
-    assert "SimGrid replay, deps mode, 512 messages" in text and "1MiB" in text
+    assert "SimGrid replay, deps mode, 512 messages" in text and "1MiB" in text and "flow's end" in text
 
 
 @needs_simgrid

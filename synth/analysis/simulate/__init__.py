@@ -9,6 +9,12 @@ pays ``alpha + hops * hop_latency`` before its flow starts; on a balanced round 
 carries the same bytes, every route the same hops) that is the model's round cost
 ``alpha + lam * h + beta * max load``, so simulation and model agree to float precision there.
 
+Where a message pays its hop latency (``hop_latency_at``): ``start`` (default), all of
+``alpha + hops * hop_latency`` before its flow starts; ``end``, ``alpha`` before and
+``hops * hop_latency`` after its last byte (its flow takes link bandwidth from ``alpha`` on).  A
+packet network lies between the two: its first link is busy from the start, its last one only
+after the head has crossed the route.  On balanced rounds both give the model's time.
+
 Modes (:mod:`synth.analysis.simulate.packing`): ``rounds``, a node starts round ``s + 1``
 when its own round-``s`` messages (sent and received) are done; ``deps``, a message starts
 as soon as the data it carries is complete at its sender.
@@ -31,7 +37,7 @@ True
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -45,10 +51,12 @@ from synth.runtime.plan import load_schedule
 from synth.schedule.data import chunk_elements
 
 __all__ = ["SimResult", "simulate", "simulate_schedule", "simulated_seconds", "pack", "Flows", "MODES",
-           "SimGridUnavailable", "INSTALL_HINT", "simgrid_python", "simgrid_available", "ENGINES"]
+           "SimGridUnavailable", "INSTALL_HINT", "simgrid_python", "simgrid_available", "ENGINES", "LATENCY_AT"]
 
 #: how ``--engine`` times a schedule: the cost model, or a SimGrid replay in rounds mode
 ENGINES = ("model", "simgrid")
+#: where a message pays ``hops * hop_latency``: before its flow starts, or after its last byte
+LATENCY_AT = ("start", "end")
 
 
 @dataclass(frozen=True)
@@ -65,12 +73,14 @@ class SimResult:
     messages: int
     wall_seconds: float
     cpu_seconds: float = float("nan")  # the driver's CPU seconds in SimGrid's run (all its threads)
+    hop_latency_at: str = "start"
 
     def to_json(self) -> dict:
         return {"schedule": self.label, "size": self.size, "mode": self.mode, "simulated_seconds": self.seconds,
                 "model_seconds": self.model_seconds, "simulated_over_model": self.seconds / self.model_seconds,
                 "goodput_bytes_per_s": self.goodput, "fraction_of_bound": self.fraction_of_bound,
-                "messages": self.messages, "wall_seconds": self.wall_seconds, "cpu_seconds": self.cpu_seconds}
+                "messages": self.messages, "wall_seconds": self.wall_seconds, "cpu_seconds": self.cpu_seconds,
+                "hop_latency_at": self.hop_latency_at}
 
 
 def _delays(flows: Flows, net: Network):
@@ -85,58 +95,99 @@ def _delays(flows: Flows, net: Network):
     if hops.size == 0 or (hops.min() == hops.max() and hops[0] > 0):
         h = int(hops[0]) if hops.size else 1
         return (net.alpha + h * net.hop_latency) / h, [], np.full(hops.size, -1, dtype=np.int64)
-    delay = net.alpha + hops * net.hop_latency
+    delays, m_delay = _delay_index(net.alpha + hops * net.hop_latency)
+    return 0.0, delays, m_delay
+
+
+def _delay_index(delay):
+    """``(delays, m_delay)``: the distinct positive delays, and each event's index into them (-1: none)."""
     values, idx = np.unique(delay, return_inverse=True)
-    idx = idx.ravel().astype(np.int64)
     keep = values > 0
     remap = np.where(keep, np.cumsum(keep) - 1, -1)
-    return 0.0, values[keep].tolist(), remap[idx]
+    return values[keep].tolist(), remap[idx.ravel()].astype(np.int64)
+
+
+def _with_tails(flows: Flows, net: Network):
+    """``(flows', delays, m_delay)`` where every message pays ``hops * hop_latency`` after its flow.
+
+    Message ``m`` waits ``alpha``, then streams; a zero-byte *tail* event ``M + m`` waits
+    ``hops * hop_latency`` after it, and whatever waited for ``m`` waits for its tail instead.
+    Events of ``flows'``: messages ``0..M-1``, tails ``M..2M-1``, then the gates.
+    """
+    M = flows.n_messages
+    pre_event = np.repeat(np.arange(M + flows.n_gates, dtype=np.int64), np.diff(flows.e_ptr))
+    pre = pre_event + M  # an edge out of message m leaves from its tail; gates move up by M
+    dep = np.where(flows.e_succ < M, flows.e_succ, flows.e_succ + M)
+    pre = np.concatenate([np.arange(M, dtype=np.int64), pre])  # m -> tail m
+    dep = np.concatenate([np.arange(M, 2 * M, dtype=np.int64), dep])
+    E = 2 * M + flows.n_gates
+    order = np.lexsort((dep, pre))
+    twice = lambda a: np.concatenate([a, a])  # noqa: E731
+    tails = replace(flows, n_messages=2 * M, m_route=twice(flows.m_route), m_hops=twice(flows.m_hops),
+                    m_src=twice(flows.m_src), m_dst=twice(flows.m_dst), m_round=twice(flows.m_round),
+                    e_count=np.bincount(dep, minlength=E).astype(np.int64), e_succ=dep[order],
+                    e_ptr=np.concatenate([[0], np.cumsum(np.bincount(pre, minlength=E))]).astype(np.int64))
+    delays, m_delay = _delay_index(np.concatenate([np.full(M, net.alpha), flows.m_hops * net.hop_latency]))
+    return tails, delays, m_delay
 
 
 def simulate_schedule(schedule, weights, sizes, net: Network = Network(), mode: str = "rounds", label="schedule",
-                      *, timeout=None, model=True, driver="short-lists") -> list:
+                      *, timeout=None, model=True, driver="short-lists", hop_latency_at: str = "start") -> list:
     """Simulate ``schedule`` (chunk ``weights``) at every size in ``sizes`` (bytes): one :class:`SimResult` each.
 
     ``model=False`` skips the cost model's time (``model_seconds`` is then NaN); ``driver`` is one of
-    :data:`synth.analysis.simulate.run.DRIVERS` (``lists``, the first driver, only to measure against).
+    :data:`synth.analysis.simulate.run.DRIVERS` (``lists``, the first driver, only to measure against);
+    ``hop_latency_at`` (:data:`LATENCY_AT`) says whether a message pays its hop latency before its flow
+    or after its last byte (the module docstring).
 
     Raises
     ------
     SimGridUnavailable
         Without SimGrid (the message says how to install it).
     OptionError
-        For an unknown ``mode`` or a size below one element.
+        For an unknown ``mode`` or ``hop_latency_at``, or a size below one element.
     """
     if mode not in MODES:
         raise OptionError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    if hop_latency_at not in LATENCY_AT:
+        raise OptionError(f"`hop_latency_at` must be one of {', '.join(LATENCY_AT)}, not {hop_latency_at!r}")
     simgrid_python()  # refuse before packing a big schedule
     flows = pack(schedule, mode)
-    link_latency, delays, m_delay = _delays(flows, net)
+    if hop_latency_at == "end":
+        driven, delays, m_delay = _with_tails(flows, net)
+        link_latency = 0.0
+    else:
+        driven = flows
+        link_latency, delays, m_delay = _delays(flows, net)
     bound = goodput_bound(schedule.topology, net)
     p = schedule.topology.n_compute
     out = []
     with tempfile.TemporaryDirectory(prefix="synth-simulate-") as directory:
-        write_inputs(directory, flows, net.bandwidth, link_latency, delays, m_delay, driver)
+        write_inputs(directory, driven, net.bandwidth, link_latency, delays, m_delay, driver)
         for i, size in enumerate(sizes):
             n = int(size) // net.element_bytes
             if n < 1:
                 raise OptionError(f"size must be at least one element ({net.element_bytes} bytes), got {size}")
             chunks = chunk_elements(weights, n)
             message_bytes = flows.message_elements(chunks) * net.element_bytes
+            if driven is not flows:  # the tails carry nothing
+                message_bytes = np.concatenate([message_bytes, np.zeros_like(message_bytes)])
             result, _ = run_driver(directory, str(i), message_bytes, timeout)
             t = float(result["time"])
             mt = model_time(measure_explicit(schedule, chunks), net) if model else float("nan")
             g = n * net.element_bytes * (p - 1) / (p * t) if t > 0 else float("inf")
             out.append(SimResult(label, int(size), mode, t, mt, g, g / bound, flows.n_messages,
-                                 float(result["wall_seconds"]), float(result["run_cpu_seconds"])))
+                                 float(result["wall_seconds"]), float(result["run_cpu_seconds"]), hop_latency_at))
     return out
 
 
-def simulate(source, sizes, net: Network = Network(), mode: str = "rounds", *, timeout=None) -> list:
+def simulate(source, sizes, net: Network = Network(), mode: str = "rounds", *, timeout=None,
+             hop_latency_at: str = "start") -> list:
     """Simulate a certificate, an explicit file, a baseline or a schedule (see
     :func:`synth.runtime.plan.load_schedule`) at every size in ``sizes``: one :class:`SimResult` per size."""
     schedule, weights, label = load_schedule(source)
-    return simulate_schedule(schedule, weights, sizes, net, mode, label, timeout=timeout)
+    return simulate_schedule(schedule, weights, sizes, net, mode, label, timeout=timeout,
+                             hop_latency_at=hop_latency_at)
 
 
 def simulated_seconds(schedule, weights, sizes, net: Network = Network(), mode: str = "rounds") -> list:
