@@ -26,7 +26,8 @@ replace the default sizes of square32, square64, rect, hyperx and spineleaf):
   embedded torus, 4 of the 62 links per node) at 64 KiB and 256 MiB: 379 s in all here, where SP costs
   about 30 minutes per size.
 * ``square64-64kib`` (``--only`` alone): SP-allreduce and Bucket on 64x64 at 64 KiB, the paper's 2.00x.
-* ``spineleaf``: spine-leaf 16,32,16 at 32 KiB and 256 MiB: SP and the baselines synth builds.
+* ``spineleaf``: spine-leaf 16,32,16 at 32 KiB and 256 MiB: SP and the baselines synth builds;
+  ``spineleaf-baselines`` (``--only`` alone): the baselines without SP.
 * ``square8-paper``, ``square16-1mib`` (set ``cheap``): 8x8 with k = 2, 3, 5 and the paper's
   baselines at five sizes; 16x16 with k = 3, 7 and the paper's baselines at 1 MiB; ``square16-more``:
   16x16 with k = 3, 4, 7, 15 and the paper's baselines at 64 KiB and 4 MiB, k = 4 and 15 at 1 MiB.
@@ -65,7 +66,7 @@ EXPERIMENTS = ("square8", "square16", "square32", "square64", "rect", "rect-buck
                "bandwidth", "latency", "latency-at-end")
 # what fits a busy machine
 CHEAP = ("square8-paper", "square16-1mib", "square16-more")
-EXTRA = ("hyperx-baselines", "square64-64kib")  # by --only alone: parts of hyperx and square64
+EXTRA = ("hyperx-baselines", "spineleaf-baselines", "square64-64kib")  # by --only alone: parts of others
 SETS = {"quick": [("square8-paper", None)], "paper": [(e, None) for e in EXPERIMENTS],
         "cheap": [(e, None) for e in CHEAP]}
 COLUMNS = [Col("experiment", "exp", "<9"), Col("topology", "topo", "<10"), Col("schedule", "sched", "<18"),
@@ -201,6 +202,10 @@ def cases(exp, notes, sizes=None):
     if exp == "hyperx-baselines":  # the paper's baselines alone (4 links per node: cheap), without SP's 63k flows
         t = parse_hyperx("32x32")
         return [("hyperx32", _baselines(t, PAPER_BASELINES, notes), sizes or (64 * KiB, 256 * MiB), [Network()],
+                 ("rounds",))]
+    if exp == "spineleaf-baselines":  # spineleaf without SP (the star: 261,632 concurrent flows)
+        t = parse_spine_leaf("16,32,16")
+        return [("sl16-32-16", _baselines(t, sorted(BASELINES), notes), sizes or (32 * KiB, 256 * MiB), [Network()],
                  ("rounds",))]
     if exp == "spineleaf":
         t = parse_spine_leaf("16,32,16")

@@ -29,7 +29,8 @@ Each module's docstring names the reference code it follows and where it
 differs.  Bucket, Swing and Trivance also run on HyperX as the torus of the
 same shape embedded in it (:mod:`synth.baselines.hyperx`, the paper's
 section 7.6); Ring and the doubling families run on spine-leaf with routes
-through the switches.
+through the switches, and so do Bucket, Swing and Trivance, on the ring of
+the hosts (:mod:`synth.baselines.spineleaf`).
 
 Examples
 --------
@@ -50,6 +51,7 @@ from __future__ import annotations
 from synth.baselines import bucket, doubling, ring, swing, trivance
 from synth.baselines.base import Baseline
 from synth.baselines.hyperx import on_hyperx
+from synth.baselines.spineleaf import on_spine_leaf
 from synth.errors import TopologyError
 
 __all__ = ["Baseline", "BASELINES", "SUPPORTED", "build_baseline"]
@@ -57,12 +59,12 @@ __all__ = ["Baseline", "BASELINES", "SUPPORTED", "build_baseline"]
 
 _REGISTRY = {
     "ring": (ring.ring, ring.SUPPORTED),
-    "bucket": (on_hyperx(bucket.bucket), bucket.SUPPORTED),
-    "swing-l": (on_hyperx(swing.swing_l), swing.SUPPORTED),
-    "swing-b": (on_hyperx(swing.swing_b), swing.SUPPORTED),
-    "swing-l-1port": (on_hyperx(swing.swing_l_1port), swing.SUPPORTED),
-    "trivance-l": (on_hyperx(trivance.trivance_l), trivance.SUPPORTED),
-    "trivance-b": (on_hyperx(trivance.trivance_b), trivance.SUPPORTED),
+    "bucket": (on_spine_leaf(on_hyperx(bucket.bucket)), bucket.SUPPORTED),
+    "swing-l": (on_spine_leaf(on_hyperx(swing.swing_l)), swing.SUPPORTED),
+    "swing-b": (on_spine_leaf(on_hyperx(swing.swing_b)), swing.SUPPORTED),
+    "swing-l-1port": (on_spine_leaf(on_hyperx(swing.swing_l_1port)), swing.SUPPORTED),
+    "trivance-l": (on_spine_leaf(on_hyperx(trivance.trivance_l)), trivance.SUPPORTED),
+    "trivance-b": (on_spine_leaf(on_hyperx(trivance.trivance_b)), trivance.SUPPORTED),
     "recursive-doubling": (doubling.recursive_doubling, doubling.SUPPORTED),
     "halving-doubling": (doubling.halving_doubling, doubling.SUPPORTED),
 }
@@ -81,8 +83,9 @@ def build_baseline(name: str, topology) -> Baseline:
         One of :data:`BASELINES`.
     topology : Topology
         A :class:`~synth.torus.Torus` (every baseline), a HyperX (Bucket,
-        Swing, Trivance), a spine-leaf (Ring) or, for the doubling families,
-        any topology with compute nodes.
+        Swing, Trivance), a spine-leaf (every baseline; Bucket, Swing and
+        Trivance on the ring of its hosts) or, for the doubling families, any
+        topology with compute nodes.
 
     Raises
     ------

@@ -50,7 +50,7 @@ from synth.topology.torus import Torus
 
 __all__ = ["bucket", "SUPPORTED"]
 
-SUPPORTED = "tori of any shape; HyperX as the torus of the same shape"
+SUPPORTED = "tori of any shape; HyperX as the torus of the same shape; spine-leaf on the ring of the hosts"
 
 
 def bucket(t: Torus):
@@ -75,7 +75,8 @@ def bucket(t: Torus):
     20
     """
     if not isinstance(t, Torus):
-        raise TopologyError(f"bucket is defined on tori (any shape) and HyperX, not on {getattr(t, 'name', t)!r}")
+        raise TopologyError(f"bucket is defined on tori (any shape), HyperX and spine-leaf, "
+                            f"not on {getattr(t, 'name', t)!r}")
     d = t.ndim
     V = t.n_vertices
     M = max(t.shape) - 1  # rounds per stage

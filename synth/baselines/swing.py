@@ -62,7 +62,7 @@ from synth.topology.torus import Torus
 __all__ = ["rho", "swing_l", "swing_l_1port", "swing_b", "SUPPORTED"]
 
 SUPPORTED = ("tori of any shape (powers of two natively; other sides via shrink/enlarge or duplicate-free reach); "
-             "HyperX as the torus of the same shape")
+             "HyperX as the torus of the same shape; spine-leaf on the ring of the hosts")
 
 
 def rho(k: int) -> int:
@@ -78,7 +78,8 @@ def rho(k: int) -> int:
 
 def _check(t, name):
     if not isinstance(t, Torus):
-        raise TopologyError(f"{name} is defined on tori (any shape) and HyperX, not on {getattr(t, 'name', t)!r}")
+        raise TopologyError(f"{name} is defined on tori (any shape), HyperX and spine-leaf, "
+                            f"not on {getattr(t, 'name', t)!r}")
 
 
 def _port_maps(t, active, virtual, port):

@@ -79,12 +79,13 @@ from synth.topology.torus import Torus
 __all__ = ["trivance_l", "trivance_b", "reference_order", "reference_steps", "block_choice", "SUPPORTED"]
 
 SUPPORTED = ("tori of any shape (B: the reference's distances on every side; L: sides that are not powers of "
-             "three shrunk); HyperX as the torus of the same shape")
+             "three shrunk); HyperX as the torus of the same shape; spine-leaf on the ring of the hosts")
 
 
 def _check(t, name):
     if not isinstance(t, Torus):
-        raise TopologyError(f"{name} is defined on tori (any shape) and HyperX, not on {getattr(t, 'name', t)!r}")
+        raise TopologyError(f"{name} is defined on tori (any shape), HyperX and spine-leaf, "
+                            f"not on {getattr(t, 'name', t)!r}")
 
 
 def reference_order(start: int, steps_per_dim) -> list:

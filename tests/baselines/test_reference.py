@@ -472,3 +472,17 @@ def test_synth_check_valid_on_small_shapes(name, shape, tmp_path):
     b.write(path)
     report = check_file(path)
     assert report.valid and all(ok for _, _, ok in report.claims.values())
+
+
+@pytest.mark.parametrize("name", ["bucket", "swing-l", "swing-b", "swing-l-1port", "trivance-l", "trivance-b"])
+def test_torus_baselines_on_spine_leaf_keep_the_ring_of_hosts(name):
+    """On spine-leaf, Bucket, Swing and Trivance are the 1-D torus of the hosts' algorithm: the same rounds,
+    chunks, senders and receivers, each routed straight through the switches; and a valid allreduce."""
+    s = spine_leaf(4, 8, 4)
+    p = s.n_compute
+    b, ring = build_baseline(name, s), build_baseline(name, parse_torus(str(p)))
+    got = sorted((rnd, c, u, v) for rnd, c, u, v, _ in transmissions(b.schedule))
+    want = sorted((rnd, c, u, v) for rnd, c, u, v, _ in transmissions(ring.schedule))  # host r is vertex r
+    assert got == want and np.array_equal(b.weights, ring.weights)
+    assert all(_spine_leaf_route_ok(s, u, v, links) for _, _, u, v, links in transmissions(b.schedule))
+    assert execute(b.schedule) == [] and b.measure().rounds == ring.measure().rounds
