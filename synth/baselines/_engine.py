@@ -44,8 +44,6 @@ Examples
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from synth.errors import ScheduleError, TopologyError
@@ -54,7 +52,7 @@ from synth.topology.spineleaf import SpineLeaf
 from synth.topology.torus import Torus
 
 __all__ = ["Rounds", "allgather_plan", "add_allreduce", "shrink_plan", "add_shrink", "add_enlarge",
-           "ring_disp", "torus_disp", "spine_leaf_route", "is_power", "floor_power", "ceil_log"]
+           "ring_disp", "torus_disp", "spine_leaf_route", "spine_leaf_links", "is_power", "floor_power", "ceil_log"]
 
 
 # ------------------------------------------------------------------ integers
@@ -165,18 +163,44 @@ def spine_leaf_route(s: SpineLeaf, u: int, v: int) -> np.ndarray:
     return links
 
 
+def spine_leaf_links(s: SpineLeaf, src, dst) -> dict:
+    """:func:`spine_leaf_route` of every pair ``(src[i], dst[i])`` at once: ``{L: (rows, links[len(rows), L])}``.
+
+    >>> from synth.topology.spineleaf import spine_leaf
+    >>> s = spine_leaf(2, 3, 2)
+    >>> out = spine_leaf_links(s, [1, 0], [4, 1])
+    >>> out[4][0].tolist(), out[2][0].tolist(), bool((out[4][1][0] == spine_leaf_route(s, 1, 4)).all())
+    ([0], [1], True)
+    """
+    src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+    if np.any(src == dst):
+        raise ScheduleError("a baseline transmission goes from a node to itself")
+    q = s.spines
+    lu, lv = s.leaf(src // q).astype(np.int64), s.leaf(dst // q).astype(np.int64)
+    out = {}
+    for L, rows in ((2, np.flatnonzero(lu == lv)), (4, np.flatnonzero(lu != lv))):
+        if not rows.size:
+            continue
+        u, v, a, b = src[rows], dst[rows], lu[rows], lv[rows]
+        path = [u, a, v] if L == 2 else [u, a, s.spine(u % q).astype(np.int64), b, v]
+        links = np.stack([s.link_ids(x, y) for x, y in zip(path[:-1], path[1:])], axis=1)
+        if np.any(links < 0):
+            raise ScheduleError("internal error: a spine-leaf route leaves the links")
+        out[L] = (rows, links.astype(np.int32))
+    return out
+
+
 class _GraphRoutes:
     """Routes on a generic topology: shortest (one BFS per destination), or through the spines; cached."""
 
     def __init__(self, topology):
         self.t = topology
         self.cache = {}
-        if isinstance(topology, SpineLeaf):
-            self.route = functools.partial(spine_leaf_route, topology)
-        else:
-            self.route = topology.shortest_route
+        self.route = topology.shortest_route
 
     def links(self, src, dst):
+        if isinstance(self.t, SpineLeaf):  # a rule, not a search: all at once
+            return spine_leaf_links(self.t, src, dst)
         out = {}
         rows_by_len = {}
         routes = []

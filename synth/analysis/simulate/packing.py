@@ -128,8 +128,8 @@ def _transmissions(schedule):
     Returns ``(rnd, chunk, src, dst, hops, route, route_rows)``: per transmission its round, chunk,
     sender and receiver vertex, hops and route id; routes are numbered in order of first appearance
     (blocks in order) and ``route_rows[r]`` is route ``r``'s links padded with ``-1``.  Blocks are
-    read one route length at a time, so no array is padded to the longest route (a 64x64 torus has
-    33.5 M transmissions: one int64 column of them is 268 MB).
+    read one route length at a time, so no array is padded to the longest route (SP-allreduce on
+    64x64 has 134 M transmissions: one int64 column of them is 1.07 GB).
     """
     t = schedule.topology
     blocks = [b for b in schedule.blocks if len(b)]
