@@ -26,6 +26,8 @@ replace the default sizes of square32, square64, rect, hyperx and spineleaf):
   embedded torus, 4 of the 62 links per node) at 64 KiB and 256 MiB: 379 s in all here, where SP costs
   about 30 minutes per size.
 * ``square64-64kib`` (``--only`` alone): SP-allreduce and Bucket on 64x64 at 64 KiB, the paper's 2.00x.
+* ``hyperx-sp``, ``spineleaf-sp`` (``--only`` alone): SP alone on HyperX 32x32 (63,488 concurrent
+  flows) and on spine-leaf 16,32,16 (the star: 261,632), at the sizes of ``hyperx`` and ``spineleaf``.
 * ``spineleaf``: spine-leaf 16,32,16 at 32 KiB and 256 MiB: SP and the baselines synth builds;
   ``spineleaf-baselines`` (``--only`` alone): the baselines without SP.
 * ``square8-paper``, ``square16-1mib`` (set ``cheap``): 8x8 with k = 2, 3, 5 and the paper's
@@ -41,6 +43,7 @@ replace the default sizes of square32, square64, rect, hyperx and spineleaf):
 import functools
 import os
 import sys
+import time
 from pathlib import Path
 
 from _harness import Col, Ratio, Table, log, parse_args, parser, timed
@@ -66,7 +69,8 @@ EXPERIMENTS = ("square8", "square16", "square32", "square64", "rect", "rect-buck
                "bandwidth", "latency", "latency-at-end")
 # what fits a busy machine
 CHEAP = ("square8-paper", "square16-1mib", "square16-more")
-EXTRA = ("hyperx-baselines", "spineleaf-baselines", "square64-64kib")  # by --only alone: parts of others
+# by --only alone: parts of others
+EXTRA = ("hyperx-baselines", "spineleaf-baselines", "square64-64kib", "hyperx-sp", "spineleaf-sp")
 SETS = {"quick": [("square8-paper", None)], "paper": [(e, None) for e in EXPERIMENTS],
         "cheap": [(e, None) for e in CHEAP]}
 COLUMNS = [Col("experiment", "exp", "<9"), Col("topology", "topo", "<10"), Col("schedule", "sched", "<18"),
@@ -85,6 +89,17 @@ def _sizes(text):
 
 def _label(size):
     return f"{size // MiB}MiB" if size >= MiB else f"{size // KiB}KiB"
+
+
+def _minutely(prefix):
+    """A progress callback that logs at most one line a minute (a long replay's news)."""
+    last = [time.monotonic()]
+
+    def news(line):
+        if time.monotonic() - last[0] >= 60:
+            last[0] = time.monotonic()
+            log(prefix + line)
+    return news
 
 
 def _lifted_certificate(path):
@@ -207,6 +222,12 @@ def cases(exp, notes, sizes=None):
         t = parse_spine_leaf("16,32,16")
         return [("sl16-32-16", _baselines(t, sorted(BASELINES), notes), sizes or (32 * KiB, 256 * MiB), [Network()],
                  ("rounds",))]
+    if exp == "hyperx-sp":
+        scheds = {"sp": _lifted_certificate(INSTANCES / "hyperx" / "windmill-32x32.json")}
+        return [("hyperx32", scheds, sizes or (64 * KiB, 256 * MiB), [Network()], ("rounds",))]
+    if exp == "spineleaf-sp":
+        scheds = {"sp": _lifted_certificate(INSTANCES / "spine-leaf" / "star-16-32-16.json")}
+        return [("sl16-32-16", scheds, sizes or (32 * KiB, 256 * MiB), [Network()], ("rounds",))]
     if exp == "spineleaf":
         t = parse_spine_leaf("16,32,16")
         scheds = {"sp": _lifted_certificate(INSTANCES / "spine-leaf" / "star-16-32-16.json")}
@@ -256,7 +277,7 @@ def main(argv=None):
                         mode, _, at = spec.partition("/")
                         at = at or "start"
                         rows, wall = timed(simulate_schedule, schedule, weights, sizes, net, mode, name,
-                                           hop_latency_at=at)
+                                           hop_latency_at=at, progress=_minutely(f"{topo} "))
                         t_exp += wall
                         for r in rows:
                             table.add({"exp": exp, "topo": topo, "sched": name, "mode": mode, "lat_at": at,

@@ -14,7 +14,7 @@ import json
 
 from synth.analysis.cost import Network
 from synth.analysis.simulate import LATENCY_AT, MODES, simulate
-from synth.cli._common import EXIT_OK, int_in, seconds, sizes
+from synth.cli._common import EXIT_OK, int_in, progress, seconds, sizes
 from synth.units import format_size, parse_bandwidth, parse_time
 
 __all__ = ["add_parser", "cmd_simulate"]
@@ -54,7 +54,8 @@ def cmd_simulate(args) -> int:
     net = Network(parse_bandwidth(args.bandwidth), parse_time(args.hop_latency), parse_time(args.alpha),
                   args.element_bytes)
     wanted = [s for group in (args.size or [[1 << 20]]) for s in group]
-    rows = simulate(args.file, wanted, net, args.mode, timeout=args.timeout, hop_latency_at=args.hop_latency_at)
+    rows = simulate(args.file, wanted, net, args.mode, timeout=args.timeout, hop_latency_at=args.hop_latency_at,
+                    progress=progress)
     if args.json:
         print(json.dumps({"file": args.file, "schedule": rows[0].label, "mode": args.mode,
                           "bandwidth_bytes_per_s": net.bandwidth, "hop_latency_s": net.hop_latency,

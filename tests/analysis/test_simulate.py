@@ -15,7 +15,7 @@ import pytest
 from synth.analysis.cost import Network
 from synth.analysis.simulate import INSTALL_HINT, Flows, pack, simgrid_available, simulate_schedule
 from synth.analysis.simulate import _delays, _with_tails
-from synth.analysis.simulate.run import _probe, run_driver, write_inputs
+from synth.analysis.simulate.run import _probe, run_driver, wait_list_for, write_inputs
 from synth.baselines import build_baseline
 from synth.cli import main
 from synth.errors import SynthError
@@ -175,25 +175,54 @@ def test_two_flows_on_one_link_with_latency_on_the_links(tmp_path):
     assert _drive(tmp_path, flows, nbytes, net) == pytest.approx([3.5e-6, 5.5e-6], rel=1e-9)
 
 
+def test_wait_lists_grow_so_that_the_workers_hold_twice_the_busiest_round(tmp_path):
+    flows = pack(build_baseline("bucket", parse_torus("8x8")).schedule, "rounds")  # 4 messages per node and round
+    assert np.bincount(flows.m_round).max() == 256
+    assert wait_list_for(flows) == 8  # the shortest list: 2048 workers of 8 hold 16,384 flows
+    assert wait_list_for(flows, max_workers=3) == 171  # 3 lists of 171 hold the 512
+    assert wait_list_for(flows, max_workers=1) == 512
+    write_inputs(tmp_path, flows, 1e9, 0.0, [], np.full(flows.n_messages, -1), max_workers=3)
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    assert (meta["driver"], meta["wait_list"], meta["max_workers"]) == ("mailboxes", 171, 3)
+
+
+@needs_simgrid
+def test_progress_lines_count_the_flows_ended_and_the_simulated_clock(monkeypatch, t88):
+    import synth.analysis.simulate.run as run
+
+    monkeypatch.setattr(run, "PROGRESS_SECONDS", 1e-9)  # a line every 1024 flows
+    b = build_baseline("bucket", t88)  # 7168 messages
+    lines = []
+    r = simulate_schedule(b.schedule, b.weights, [1 << 20], NET, label="bucket", progress=lines.append)[0]
+    assert len(lines) == 7168 // 1024
+    done = [int(x.split()[3].replace(",", "")) for x in lines]
+    assert done == [1024 * (i + 1) for i in range(len(lines))]
+    assert all(x.startswith("bucket at 1MiB: ") and " of 7,168 flows ended, simulated " in x for x in lines)
+    clock = [float(x.split()[-2]) for x in lines]
+    assert clock == sorted(clock) and 0 < clock[-1] <= r.seconds * 1e6
+
+
 @needs_simgrid
 @pytest.mark.parametrize("wait_list, max_workers", [(1, None), (3, None), (1, 3)])
 def test_short_wait_lists_give_the_first_drivers_finish_times(tmp_path, k2_44, wait_list, max_workers):
     """Workers with lists of 1 or 3 comms (so flows overflow to idle and new workers, and timers batch
     messages of one delay), or only 3 workers whose lists then grow, end every message of a depth-2 tree
-    at the same instant as the first driver."""
+    at the same instant as the first driver, whether they start flows with ``sendto_async`` or as puts
+    to the destinations' mailboxes."""
     schedule, weights = k2_44
     f = pack(schedule, "deps")
     nbytes = f.message_elements(chunk_elements(weights, 1 << 16)) * NET.element_bytes
     latency, delays, m_delay = _delays(f, NET)
     assert len(delays) > 1  # routes of 1 and 2 hops: messages wait for timers
     finish = {}
-    for driver in ("lists", "short-lists"):
+    for driver in ("lists", "short-lists", "mailboxes"):
         d = tmp_path / driver
         d.mkdir()
         write_inputs(d, f, NET.bandwidth, latency, delays, m_delay, driver, wait_list=wait_list,
                      max_workers=max_workers)
         finish[driver] = run_driver(d, "0", nbytes)[1]
     assert np.array_equal(finish["lists"], finish["short-lists"])
+    assert np.array_equal(finish["lists"], finish["mailboxes"])
     assert len(set(finish["lists"].tolist())) > 4
 
 

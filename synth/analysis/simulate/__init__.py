@@ -19,10 +19,12 @@ Modes (:mod:`synth.analysis.simulate.packing`): ``rounds``, a node starts round 
 when its own round-``s`` messages (sent and received) are done; ``deps``, a message starts
 as soon as the data it carries is complete at its sender.
 
-Cost (``bench/simulate_driver.py``, bench/RESULTS.md): 40 to 140 us of CPU per simulated message
-whatever the number of concurrent flows (the driver keeps every SimGrid wait list short), plus
-0.1 s to start SimGrid per size; SimGrid's own re-solving of the sharing when concurrent flows end
-at different times is the rest (the 16x16 depth-3 tree: 43,008 messages in 5.9 s of CPU).
+Cost (``bench/simulate_driver.py``, bench/RESULTS.md): 40 to 240 us of CPU per simulated message
+whatever the number of concurrent flows (the driver keeps every SimGrid wait list short and starts
+flows as mailbox puts, which SimGrid does not keep in a global list), plus 0.1 s to start SimGrid
+per size; SimGrid's own re-solving of the sharing when concurrent flows end at different times is
+the rest (the 16x16 depth-3 tree: 43,008 messages in 5.9 s of CPU; the spine-leaf 16,32,16 star:
+523,264 messages, 261,632 of them at once, in 109 s).
 
 Examples
 --------
@@ -36,6 +38,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from dataclasses import dataclass, replace
 
@@ -49,6 +52,7 @@ from synth.check.metrics import measure_explicit
 from synth.errors import OptionError
 from synth.runtime.plan import load_schedule
 from synth.schedule.data import chunk_elements
+from synth.units import format_size
 
 __all__ = ["SimResult", "simulate", "simulate_schedule", "simulated_seconds", "pack", "Flows", "MODES",
            "SimGridUnavailable", "INSTALL_HINT", "simgrid_python", "simgrid_available", "ENGINES", "LATENCY_AT"]
@@ -132,13 +136,15 @@ def _with_tails(flows: Flows, net: Network):
 
 
 def simulate_schedule(schedule, weights, sizes, net: Network = Network(), mode: str = "rounds", label="schedule",
-                      *, timeout=None, model=True, driver="short-lists", hop_latency_at: str = "start") -> list:
+                      *, timeout=None, model=True, driver="mailboxes", hop_latency_at: str = "start",
+                      progress=None) -> list:
     """Simulate ``schedule`` (chunk ``weights``) at every size in ``sizes`` (bytes): one :class:`SimResult` each.
 
     ``model=False`` skips the cost model's time (``model_seconds`` is then NaN); ``driver`` is one of
     :data:`synth.analysis.simulate.run.DRIVERS` (``lists``, the first driver, only to measure against);
     ``hop_latency_at`` (:data:`LATENCY_AT`) says whether a message pays its hop latency before its flow
-    or after its last byte (the module docstring).
+    or after its last byte (the module docstring); ``progress``, when given, is called with a line of
+    news every few seconds of a long run (:func:`synth.analysis.simulate.run.run_driver`).
 
     Raises
     ------
@@ -172,7 +178,8 @@ def simulate_schedule(schedule, weights, sizes, net: Network = Network(), mode: 
             message_bytes = flows.message_elements(chunks) * net.element_bytes
             if driven is not flows:  # the tails carry nothing
                 message_bytes = np.concatenate([message_bytes, np.zeros_like(message_bytes)])
-            result, _ = run_driver(directory, str(i), message_bytes, timeout)
+            news = None if progress is None else functools.partial(_news, progress, f"{label} at {format_size(size)}")
+            result, _ = run_driver(directory, str(i), message_bytes, timeout, news)
             t = float(result["time"])
             mt = model_time(measure_explicit(schedule, chunks), net) if model else float("nan")
             g = n * net.element_bytes * (p - 1) / (p * t) if t > 0 else float("inf")
@@ -181,13 +188,17 @@ def simulate_schedule(schedule, weights, sizes, net: Network = Network(), mode: 
     return out
 
 
+def _news(progress, what, line):
+    progress(f"{what}: {line}")
+
+
 def simulate(source, sizes, net: Network = Network(), mode: str = "rounds", *, timeout=None,
-             hop_latency_at: str = "start") -> list:
+             hop_latency_at: str = "start", progress=None) -> list:
     """Simulate a certificate, an explicit file, a baseline or a schedule (see
     :func:`synth.runtime.plan.load_schedule`) at every size in ``sizes``: one :class:`SimResult` per size."""
     schedule, weights, label = load_schedule(source)
     return simulate_schedule(schedule, weights, sizes, net, mode, label, timeout=timeout,
-                             hop_latency_at=hop_latency_at)
+                             hop_latency_at=hop_latency_at, progress=progress)
 
 
 def simulated_seconds(schedule, weights, sizes, net: Network = Network(), mode: str = "rounds") -> list:

@@ -6,7 +6,8 @@ under the system interpreter only), never numpy or synth.  ``DIR`` holds ``meta.
 arrays written by :func:`synth.analysis.simulate.run.write_inputs`, raw little-endian int64
 (``.q``) or float64 (``.d``) files; ``bytes-SIZE_TAG.q`` holds the bytes of every message for
 this run.  It writes ``finish-SIZE_TAG.d`` (the completion time of every message) and
-``result-SIZE_TAG.json``.
+``result-SIZE_TAG.json``.  With ``$SYNTH_PROGRESS_SECONDS`` set it prints ``progress FLOWS CLOCK`` on
+stderr about that often (the flows ended so far and the simulated clock; not the ``lists`` driver).
 
 The platform: one SimGrid host per route *source* (a compute vertex, or an alias of it when
 messages from one vertex to one destination take different routes: SimGrid routes by host pair)
@@ -23,14 +24,23 @@ bandwidth phase).
 
 Events: messages ``0..M-1`` and gates ``M..E-1``, each with a count of prerequisites and a
 list of successors (CSR).  A message starts when its count reaches zero; a gate fires at once.
-SimGrid actors start flows with ``Comm.sendto_async`` and wait with ``Comm.wait_any``, whose
-cost is linear in the length of the list at every return (it registers on, then unregisters
-from, every comm of the list).  So ``meta["driver"]``, ``short-lists`` (the default), keeps every
-list at most ``meta["wait_list"]`` long: workers, each an actor (an OS thread under the Python
-bindings' thread contexts), take the flows they release while they have room and hand the rest
-to idle workers through a semaphore, at the same simulated instant (:func:`_short_lists`).
-``lists`` is the first driver, kept to measure against: ``meta["controllers"]`` actors, each
-waiting on every flow it started, so its lists grow with the concurrent flows.
+SimGrid actors start flows and wait with ``Comm.wait_any``, whose cost is linear in the length of
+the list at every return (it registers on, then unregisters from, every comm of the list).  So
+``meta["driver"]`` ``mailboxes`` (the default) and ``short-lists`` keep every list at most
+``meta["wait_list"]`` long: workers, each an actor (an OS thread under the Python bindings'
+thread contexts), take the flows they release while they have room and hand the rest to idle
+workers through a semaphore, at the same simulated instant (:func:`_short_lists`).  They differ
+in how a flow starts.  ``short-lists`` calls ``Comm.sendto_async``, whose comm SimGrid 3.32
+*detaches*: it sits in one list of the maestro's (``ActorImpl::activities_``, a ``std::list``)
+that ``CommImpl::finish`` walks to the end to remove it, so every finished flow costs time
+linear in the flows in flight, whichever actor waits for it (60 to 95 % of the CPU from 16,000
+concurrent flows on).  ``mailboxes`` puts to a permanent mailbox per destination host, whose
+receiver is a daemon actor that stays on that host, blocked for good; the worker moves to the
+source host first (``this_actor.set_host``, only when it changes).  SimGrid routes a mailbox comm
+between the hosts of its two actors, so the flow takes the same route, and the comm is the
+worker's own: nothing global to walk.  ``lists`` is the first driver, kept to measure against:
+``meta["controllers"]`` actors, each waiting on every flow it started, so its lists grow with the
+concurrent flows.
 """
 
 import json
@@ -55,24 +65,49 @@ def _short_lists(sg, engine, meta, M, initial, m_delay, m_bytes, m_route, r_src,
     """Workers (SimGrid actors) that each wait with ``Comm.wait_any`` on at most ``wait_list`` comms.
 
     A *job* is one comm: a message's flow, or a timer (a one-byte transfer over a FATPIPE link whose
-    latency is the delay) for the messages released at one instant with one delay.  The worker that
-    sees a comm end counts down its successors and takes the jobs they make ready while its list has
-    room; the rest go, ``wait_list`` at a time, to idle workers (woken through their semaphore, at the
-    same simulated instant) or to new ones, up to ``max_workers`` (each is an OS thread, and a
-    process gets only so many); past that the lists grow.  So each end costs ``O(wait_list)`` in
-    SimGrid's wait while the concurrent flows number at most ``wait_list * max_workers``.  ``busy``
-    counts the jobs handed out and not done: when it reaches zero nothing can happen any more, and the
-    idle workers are told to stop.
+    latency is the delay) for the messages released at one instant with one delay; it starts as a put
+    to its destination's mailbox (``mailboxes``) or a ``sendto_async`` (``short-lists``), the module
+    docstring says why.  The worker that sees a comm end counts down its successors and takes the jobs
+    they make ready while its list has room; the rest go, ``wait_list`` at a time, to idle workers
+    (woken through their semaphore, at the same simulated instant) or to new ones, up to
+    ``max_workers`` (each is an OS thread, and a process gets only so many); past that the lists grow.
+    So each end costs ``O(wait_list)`` in SimGrid's wait while the concurrent flows number at most
+    ``wait_list * max_workers``.  ``busy`` counts the jobs handed out and not done: when it reaches zero
+    nothing can happen any more, and the idle workers are told to stop.
     """
     cap, most = max(1, int(meta["wait_list"])), max(1, int(meta["max_workers"]))
     sendto_async, wait_any = sg.Comm.sendto_async, sg.Comm.wait_any
     idle, state = [], {"busy": 0, "stop": False, "workers": 0}
+    mailboxes = meta["driver"] == "mailboxes"
+    set_host = sg.this_actor.set_host
+    every, ends, last = float(os.environ.get("SYNTH_PROGRESS_SECONDS") or 0), [0], [time.perf_counter()]
+
+    def report(now):
+        """Every ``$SYNTH_PROGRESS_SECONDS`` of wall time (0: never), ``progress FLOWS CLOCK`` on stderr."""
+        ends[0] += 1
+        if every and not ends[0] & 1023 and time.perf_counter() - last[0] >= every:
+            last[0] = time.perf_counter()
+            print(f"progress {ends[0]} {now!r}", file=sys.stderr, flush=True)
 
     class Worker:
-        __slots__ = ("comms", "tags", "inbox", "sem")
+        __slots__ = ("comms", "tags", "inbox", "sem", "here")
 
         def __init__(self, inbox):
-            self.comms, self.tags, self.inbox, self.sem = [], [], inbox, sg.Semaphore(0)
+            self.comms, self.tags, self.inbox, self.sem, self.here = [], [], inbox, sg.Semaphore(0), clock
+
+    def hold(sem):  # a mailbox's permanent receiver: a daemon on its host, blocked for good
+        sg.Actor.self().daemonize()
+        sem.acquire()
+
+    def inbox_on(host, name):
+        box = sg.Mailbox.by_name(name)
+        box.set_receiver(sg.Actor.create(name, host, hold, sg.Semaphore(0)))
+        return box
+
+    if mailboxes:  # one mailbox per destination, whose receiver stays on that host
+        boxes = {r: inbox_on(hosts[r], f"d{r}") for r in sorted(set(r_dst))}
+        boxes = [boxes.get(i) for i in range(len(hosts))]
+        tick_boxes = [inbox_on(t, f"t{d}") for d, t in enumerate(ticks)]
 
     def ready_jobs(x, now):
         """Count down the successors of event ``x``: the jobs of the messages that become ready (flows
@@ -97,7 +132,17 @@ def _short_lists(sg, engine, meta, M, initial, m_delay, m_bytes, m_route, r_src,
         return jobs
 
     def begin(w, job):
-        if isinstance(job, tuple):  # one byte over a link of 1e30 B/s: the latency, and 1e-30 s of transfer
+        if mailboxes:  # a put from the worker's host to the destination's mailbox: the worker moves there first
+            if isinstance(job, tuple):
+                src, box, nbytes = clock, tick_boxes[job[0]], 1
+            else:
+                r = m_route[job]
+                src, box, nbytes = hosts[r_src[r]], boxes[r_dst[r]], m_bytes[job]
+            if w.here is not src:
+                set_host(src)
+                w.here = src
+            w.comms.append(box.put_async(None, nbytes))
+        elif isinstance(job, tuple):  # one byte over a link of 1e30 B/s: the latency, and 1e-30 s of transfer
             w.comms.append(sendto_async(clock, ticks[job[0]], 1))
         else:
             r = m_route[job]
@@ -156,6 +201,7 @@ def _short_lists(sg, engine, meta, M, initial, m_delay, m_bytes, m_route, r_src,
             else:
                 finish[job] = now
                 jobs = ready_jobs(job, now)
+                report(now)
             if jobs:
                 hand_out(w, jobs)
             if state["busy"] == 0:  # nothing in flight and nothing handed out: the end
@@ -307,7 +353,7 @@ def main(directory, tag):
     finish = array("d", [0.0]) * M
     count = array("q", e_count)
     initial = [e for e in range(E) if e_count[e] == 0]
-    if meta["driver"] == "short-lists":
+    if meta["driver"] in ("short-lists", "mailboxes"):
         _short_lists(sg, engine, meta, M, initial, m_delay, m_bytes, m_route, r_src, r_dst, e_ptr, e_succ, count,
                      finish, hosts, clock, ticks)
     else:

@@ -10,10 +10,12 @@ interpreter that imports ``simgrid``.
 
 from __future__ import annotations
 
+import collections
 import functools
 import json
 import os
 import subprocess
+import threading
 import time
 
 import numpy as np
@@ -21,24 +23,30 @@ import numpy as np
 from synth.errors import OptionError, SynthError
 
 __all__ = ["SimGridUnavailable", "INSTALL_HINT", "simgrid_python", "simgrid_available", "write_inputs", "run_driver",
-           "DRIVER", "DRIVERS"]
+           "wait_list_for", "DRIVER", "DRIVERS"]
 
 DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_driver.py")
 INSTALL_HINT = ("SimGrid's Python bindings are not installed: as root, run `apt-get install -y python3-simgrid` "
                 "(Debian/Ubuntu, SimGrid 3.32; they import under /usr/bin/python3), or set SYNTH_SIMGRID_PYTHON "
                 "to an interpreter that imports simgrid")
-#: how the driver starts and waits for flows: ``short-lists``, workers that each wait on at most
-#: :data:`WAIT_LIST` comms (idle ones woken by a semaphore); ``lists``, the first driver, kept to
-#: measure against: :data:`CONTROLLERS` actors that each wait on every flow they started, a cost
-#: linear in the list per finished flow (bench/simulate_driver.py)
-DRIVERS = ("short-lists", "lists")
-#: the longest wait list of a ``short-lists`` worker
+#: how the driver starts and waits for flows: ``mailboxes`` (the default) and ``short-lists``,
+#: workers that each wait on a short list of comms (idle ones woken by a semaphore), starting
+#: flows as puts to a mailbox per destination host, or as ``Comm.sendto_async``, whose detached
+#: comms cost SimGrid 3.32 time linear in the flows in flight at every end (``_driver.py``);
+#: ``lists``, the first driver, kept to measure against: :data:`CONTROLLERS` actors that each wait
+#: on every flow they started, a cost linear in the list per finished flow (bench/simulate_driver.py)
+DRIVERS = ("mailboxes", "short-lists", "lists")
+#: the shortest wait list of a worker: lists grow to :func:`wait_list_for` so that
+#: :data:`MAX_WORKERS` workers hold twice the busiest round's flows
 WAIT_LIST = 8
-#: the most ``short-lists`` workers (each an OS thread, whose stack takes two of the 65,530 memory
-#: maps ``vm.max_map_count`` allows here: about 32,000 threads fail to start)
+#: the most workers (each an OS thread, whose stack takes two of the 65,530 memory maps
+#: ``vm.max_map_count`` allows here: about 32,000 threads fail to start; fewer threads with
+#: longer lists cost less, up to lists of a few hundred comms)
 MAX_WORKERS = 2048
 #: controllers of the ``lists`` driver
 CONTROLLERS = 64
+#: how often (wall seconds) the driver reports progress when :func:`run_driver` is given a callback
+PROGRESS_SECONDS = 5.0
 #: SimGrid's timing precision (seconds); its default 1e-9 is 0.1 % of a microsecond round
 PRECISION_TIMING = 1e-15
 
@@ -83,22 +91,36 @@ def _write(directory, name, array, dtype):
     np.ascontiguousarray(array, dtype=np.dtype(dtype).newbyteorder("<")).tofile(os.path.join(directory, name))
 
 
-def write_inputs(directory, flows, bandwidth: float, link_latency: float, delays, m_delay, driver: str = "short-lists",
+def wait_list_for(flows, max_workers: int = MAX_WORKERS) -> int:
+    """The wait list of a worker for ``flows``: at least :data:`WAIT_LIST`, and long enough for
+    ``max_workers`` workers to hold twice the messages of the busiest round.
+
+    Past ``wait_list * max_workers`` flows in flight the lists of the workers that release them
+    grow without bound, and every end costs time linear in its list: the spine-leaf 12,24,12 star
+    (82,656 concurrent flows) took 38 s of CPU with lists of 32 (2,048 workers; mean list 609,
+    longest 13,984) and 23 s with lists of 128 (1,024 workers; mean list 61).
+    """
+    peak = int(np.bincount(np.asarray(flows.m_round, dtype=np.int64)).max()) if flows.n_messages else 0
+    return max(WAIT_LIST, -(-2 * peak // max(1, int(max_workers))))
+
+
+def write_inputs(directory, flows, bandwidth: float, link_latency: float, delays, m_delay, driver: str = "mailboxes",
                  controllers: int | None = None, wait_list: int | None = None,
                  max_workers: int | None = None) -> None:
     """Write the platform and the event graph of ``flows`` for the driver (``meta.json`` and arrays).
 
-    ``driver`` is one of :data:`DRIVERS`; ``wait_list`` (default :data:`WAIT_LIST`) bounds a
-    ``short-lists`` worker's list while there are at most ``max_workers`` (:data:`MAX_WORKERS`),
+    ``driver`` is one of :data:`DRIVERS`; ``wait_list`` (default :func:`wait_list_for`) bounds a
+    worker's list while there are at most ``max_workers`` (:data:`MAX_WORKERS`),
     ``controllers`` (default :data:`CONTROLLERS`) counts the ``lists`` driver's actors.
     """
     if driver not in DRIVERS:
         raise OptionError(f"driver must be one of {', '.join(DRIVERS)}, not {driver!r}")
+    max_workers = int(max_workers or MAX_WORKERS)
     meta = {"n_messages": flows.n_messages, "n_events": flows.n_messages + flows.n_gates,
             "n_routes": int(flows.r_src.size), "n_hosts": flows.n_hosts, "n_links": flows.n_links,
             "bandwidth": float(bandwidth), "link_latency": float(link_latency),
-            "delays": [float(d) for d in delays], "driver": driver, "wait_list": int(wait_list or WAIT_LIST),
-            "max_workers": int(max_workers or MAX_WORKERS),
+            "delays": [float(d) for d in delays], "driver": driver,
+            "wait_list": int(wait_list or wait_list_for(flows, max_workers)), "max_workers": max_workers,
             "controllers": int(controllers or CONTROLLERS),
             "precision_timing": PRECISION_TIMING}
     with open(os.path.join(directory, "meta.json"), "w") as f:
@@ -110,8 +132,11 @@ def write_inputs(directory, flows, bandwidth: float, link_latency: float, delays
         _write(directory, f"{name}.q", arr, np.int64)
 
 
-def run_driver(directory, tag: str, message_bytes, timeout: float | None = None) -> tuple:
+def run_driver(directory, tag: str, message_bytes, timeout: float | None = None, progress=None) -> tuple:
     """Simulate once with ``message_bytes`` per message: ``(result dict, finish times)``.
+
+    ``progress``, when given, is called with a line such as ``"1,310,720 of 2,097,152 flows ended,
+    simulated 51.2 us"`` about every :data:`PROGRESS_SECONDS` of a long run.
 
     Raises
     ------
@@ -122,16 +147,36 @@ def run_driver(directory, tag: str, message_bytes, timeout: float | None = None)
     """
     python = simgrid_python()
     _write(directory, f"bytes-{tag}.q", message_bytes, np.int64)
+    n = int(np.count_nonzero(np.asarray(message_bytes) > 0))
+    tail = collections.deque(maxlen=5)
+
+    def read(stream):  # the driver's stderr (and stdout): progress lines to ``progress``, the rest kept
+        for line in stream:
+            part = line.split()
+            if len(part) == 3 and part[0] == "progress":
+                if progress is not None:
+                    progress(f"{int(part[1]):,} of {n:,} flows ended, simulated {float(part[2]) * 1e6:.6g} us")
+            elif line.strip():
+                tail.append(line.strip())
+
     start = time.perf_counter()
-    try:
-        done = subprocess.run([python, DRIVER, str(directory), tag], capture_output=True, text=True,
-                              timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise SynthError(f"the simulation did not finish within {timeout:g} s") from None
+    env = dict(os.environ, SYNTH_PROGRESS_SECONDS=str(PROGRESS_SECONDS if progress is not None else 0))
+    with subprocess.Popen([python, DRIVER, str(directory), tag], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, env=env) as proc:
+        reader = threading.Thread(target=read, args=(proc.stdout,), daemon=True)
+        reader.start()
+        try:
+            returncode = proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise SynthError(f"the simulation did not finish within {timeout:g} s") from None
+        finally:
+            reader.join(5)
     path = os.path.join(directory, f"result-{tag}.json")
     if not os.path.exists(path):
-        tail = (done.stderr or done.stdout or "").strip().splitlines()[-1:] or ["no output"]
-        raise SynthError(f"the SimGrid driver failed (exit {done.returncode}): {tail[0][:300]}")
+        last = tail[-1] if tail else "no output"
+        raise SynthError(f"the SimGrid driver failed (exit {returncode}): {last[:300]}")
     with open(path) as f:
         result = json.load(f)
     if result["unfinished_events"]:
