@@ -9,7 +9,7 @@ One row per (experiment, topology, schedule, network setting, size): the simulat
 (``synth.analysis.simulate``, rounds mode unless the row says ``deps``), the cost model's time,
 their ratio, goodput, the fraction of ``G_max``, the messages simulated, the wall seconds of the
 simulation and the driver's CPU seconds in SimGrid.  Experiments (``--only``; sizes after a colon
-replace the default sizes of square32, square64, rect, hyperx and spineleaf):
+replace the default sizes of square16, square32, square64, rect, hyperx and spineleaf):
 
 * ``square8``: 8x8 at 64 KiB ... 256 MiB: SP, exchange, k-SP for every depth 1..7 (solved here,
   10 s per depth, cached), every baseline; deps mode too for a few of them at three sizes.
@@ -141,7 +141,7 @@ def _baselines(t, names, notes):
 
 def cases(exp, notes, sizes=None):
     """``[(topology label, {schedule name: (schedule, weights)}, sizes, networks, modes)]`` of one experiment
-    (``sizes``, when given, in place of the square32, square64, rect, hyperx and spineleaf sizes)."""
+    (``sizes``, when given, in place of the square16, square32, square64, rect, hyperx and spineleaf sizes)."""
     torus = INSTANCES / "torus"
     if exp == "square8":
         t = parse_torus("8x8")
@@ -176,7 +176,7 @@ def cases(exp, notes, sizes=None):
                   "exchange": _lifted_certificate(torus / "exchange-16x16.json")}
         scheds.update({f"k={k}": _lifted_certificate(torus / f"khop-16x16-k{k}.json") for k in (3, 4, 7, 15)})
         scheds.update(_baselines(t, PAPER_BASELINES, notes))
-        sizes = (64 * KiB, 256 * KiB, MiB, 4 * MiB, 32 * MiB, 256 * MiB)
+        sizes = sizes or (64 * KiB, 256 * KiB, MiB, 4 * MiB, 32 * MiB, 256 * MiB)
         return [("16x16", scheds, sizes, [Network()], ("rounds",))]
     if exp == "square32":
         t = parse_torus("32x32")

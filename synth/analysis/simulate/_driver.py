@@ -96,12 +96,12 @@ def _short_lists(sg, engine, meta, M, initial, m_delay, m_bytes, m_route, r_src,
             self.comms, self.tags, self.inbox, self.sem, self.here = [], [], inbox, sg.Semaphore(0), clock
 
     def hold(sem):  # a mailbox's permanent receiver: a daemon on its host, blocked for good
-        sg.Actor.self().daemonize()
         sem.acquire()
 
     def inbox_on(host, name):
-        box = sg.Mailbox.by_name(name)
-        box.set_receiver(sg.Actor.create(name, host, hold, sg.Semaphore(0)))
+        box, receiver = sg.Mailbox.by_name(name), sg.Actor.create(name, host, hold, sg.Semaphore(0))
+        receiver.daemonize()  # killed when the last worker ends, whether it ever ran or not
+        box.set_receiver(receiver)
         return box
 
     if mailboxes:  # one mailbox per destination, whose receiver stays on that host
