@@ -154,13 +154,8 @@ def spine_leaf_route(s: SpineLeaf, u: int, v: int) -> np.ndarray:
     >>> [int(s.link_dst[e]) for e in spine_leaf_route(s, 1, 4)]   # h(1,0) -> L0 -> S1 -> L2 -> h(0,2)
     [6, 10, 8, 4]
     """
-    q = s.spines
-    lu, lv = u // q, v // q
-    path = [u, int(s.leaf(lu)), v] if lu == lv else [u, int(s.leaf(lu)), int(s.spine(u % q)), int(s.leaf(lv)), v]
-    links = s.link_ids(path[:-1], path[1:])
-    if np.any(links < 0):
-        raise ScheduleError("internal error: a spine-leaf route leaves the links")
-    return links
+    ((_, links),) = spine_leaf_links(s, [u], [v]).values()
+    return links[0]
 
 
 def spine_leaf_links(s: SpineLeaf, src, dst) -> dict:

@@ -105,8 +105,8 @@ def _short_lists(sg, engine, meta, M, initial, m_delay, m_bytes, m_route, r_src,
         return box
 
     if mailboxes:  # one mailbox per destination, whose receiver stays on that host
-        boxes = {r: inbox_on(hosts[r], f"d{r}") for r in sorted(set(r_dst))}
-        boxes = [boxes.get(i) for i in range(len(hosts))]
+        dests = set(r_dst)
+        boxes = [inbox_on(h, f"d{i}") if i in dests else None for i, h in enumerate(hosts)]
         tick_boxes = [inbox_on(t, f"t{d}") for d, t in enumerate(ticks)]
 
     def ready_jobs(x, now):
