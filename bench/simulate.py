@@ -1,6 +1,7 @@
 """The paper's section 7 on SimGrid: simulated time and goodput of every schedule, beside the model.
 
-Run: ``python bench/simulate.py [--set quick|cheap|paper] [--only EXP[:SIZE+SIZE...],...] [--json [FILE]]``,
+Run: ``python bench/simulate.py [--set quick|cheap|paper] [--only EXP[:SIZE+SIZE...],...] [--schedules NAME,...]
+[--json [FILE]]``,
 e.g. ``python bench/simulate.py --only square32:4MiB+64KiB --json notebooks/data/simulate-square32.jsonl``
 (``notebooks/f_simulated.ipynb`` reads every ``notebooks/data/simulate-*.jsonl``).  Needs SimGrid
 (``apt-get install -y python3-simgrid``).
@@ -256,6 +257,9 @@ def cases(exp, notes, sizes=None):
 
 def main(argv=None):
     ap = parser(__doc__, SETS, fields=(str, _sizes), required=1, spec="EXPERIMENT[:SIZE+SIZE...]")
+    ap.add_argument("--schedules", metavar="NAME,...", type=lambda v: v.split(","),
+                    help="only these schedules of each experiment (e.g. sp,bucket,k=10), to split a long one "
+                         "between processes")
     args = parse_args(ap, argv)
     if not simgrid_available():
         raise SystemExit(f"bench/simulate.py: {INSTALL_HINT}")
@@ -264,8 +268,16 @@ def main(argv=None):
         notes = []
         (built, t_build) = timed(cases, exp, notes, sizes)
         log(f"{exp}: schedules built in {t_build:.1f} s")
+        names = {n for _, scheds, *_ in built for n in scheds}
+        if args.schedules is not None and not names.intersection(args.schedules):
+            raise SystemExit(f"bench/simulate.py: --schedules: {exp} has none of {', '.join(args.schedules)} "
+                             f"(it has {', '.join(sorted(names))})")
+        if args.schedules is not None and set(args.schedules) - names:
+            log(f"{exp}: no schedule {', '.join(sorted(set(args.schedules) - names))} here")
         t_exp = 0.0
         for topo, scheds, sizes, nets, modes in built:
+            if args.schedules is not None:
+                scheds = {n: s for n, s in scheds.items() if n in args.schedules}
             for name, item in scheds.items():
                 try:
                     schedule, weights = item() if callable(item) else item
