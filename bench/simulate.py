@@ -18,7 +18,8 @@ replace the default sizes of square16, square32, square64, rect, hyperx and spin
   ``instances/torus`` (k = 3, 4, 7, 15) and the paper's baselines (Bucket, Swing, Trivance).
 * ``square32``: 32x32 at 64 KiB, 1 MiB, 4 MiB (where the paper's gain peaks) and 64 MiB: SP, exchange,
   k = 6, 9, 12, 22, the paper's baselines; about 1.9 M messages per size.
-* ``square64``: 64x64 at 64 MiB (where the paper's gain peaks): SP, k = 10, 14, the paper's baselines.
+* ``square64``: 64x64 at 64 MiB (where the paper's gain peaks): SP, k = 10, 14, the paper's baselines (9.7 M
+  messages, about 50 minutes of CPU per size here; ``--schedules`` splits it between cores).
 * ``rect``: 64x16, 128x8, 256x4 at 256 MiB: SP (balanced BFS trees) and the paper's baselines.
 * ``hyperx``: HyperX 32x32 at 64 KiB and 256 MiB: SP (windmill) and every baseline synth builds there.
 * ``rect-bucket-deps``: Bucket on 64x16, 128x8, 256x4 at 256 MiB in deps mode (a message
