@@ -26,7 +26,7 @@ def bench():
 
 
 def test_schedules_that_name_nothing_in_the_experiment_are_refused(bench):
-    with pytest.raises(SystemExit, match=r"square64 has none of nope, k=99 \(it has bucket, k=10, k=14, sp,"):
+    with pytest.raises(SystemExit, match=r"square64 has none of nope, k=99 \(it has bucket, k=10, k=11, k=14, sp,"):
         bench.main(["--only", "square64", "--schedules", "nope,k=99"])
 
 
