@@ -8,7 +8,7 @@ schedules under subgroups of equal-sided tori.  ``chunks`` is ``|G| * sum(w)``;
 ``bound`` is the fewest chunks any Omega = 1 schedule built from units of the
 family can have (``|E| / max incidences of a unit in one round``), whatever the
 group.  Omega is re-derived by ``synth.check.measure_symmetric``; with
-``--check`` every headline result is also certified by ``synth.certify.certify``
+``--check`` every headline result is also certified by ``synth.check.claims.certify``
 (explicit execution of the lifted schedule when it has at most 30M
 transmissions), and the certify time is printed.  ``ch/bound`` is the chunks over that bound.
 """

@@ -22,7 +22,7 @@ from synth.baselines import build_baseline
 from synth.schedule.exchange import exchange_allreduce
 from synth.schedule.lift import lift
 from synth.schedule.sp import sp_allreduce
-from synth.solve import solve
+from synth.solving import solve
 from synth.symmetry.torus import torus_gamma
 from synth.topology.torus import parse_torus
 

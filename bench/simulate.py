@@ -56,7 +56,7 @@ from synth.baselines import BASELINES, build_baseline
 from synth.errors import SynthError
 from synth.runtime.plan import load_schedule
 from synth.schedule.lift import lift, lifted_weights
-from synth.solve.khop import khop_tree, tree_base
+from synth.solving.khop import khop_tree, tree_base
 from synth.symmetry.torus import torus_gamma
 from synth.topology.hyperx import parse_hyperx
 from synth.topology.spineleaf import parse_spine_leaf

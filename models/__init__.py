@@ -16,8 +16,8 @@ Layout, bottom-up:
   of the layered graph;
 * ``khop/`` -- :func:`~synth.models.khop.solve_khop` (public API) and its model, LP, bounds,
   searches and pipeline;
-* ``xhop/`` -- :func:`~synth.models.xhop.solve_xhop` and its model, cuts, search, pipeline;
-* ``balance*``, ``khop_family`` -- balanced families of trees and forests.
+* ``xhop/`` -- :func:`~synth.models.xhop.solve_xhop` and its model, search, pipeline;
+* ``balance/`` -- balanced families of trees and forests (``balance.family``: k-hop families).
 
 The names below load their module on first use (``from synth.models import solve_khop``),
 so importing this package loads no solver.  The checker (:mod:`synth.check`) never imports

@@ -11,7 +11,7 @@ Usage: ``python notebooks/run_all.py [NAME ...] [--small] [--inplace] [--fresh-c
     committed notebooks are made with ``python notebooks/run_all.py --inplace --fresh-cache``.
 ``--fresh-cache``
     solve every k-hop tree anew, in a temporary cache shared by this run's notebooks, instead of
-    reusing trees cached by earlier solves (``$SYNTH_CACHE_DIR``, see :mod:`synth.trees`).
+    reusing trees cached by earlier solves (``$SYNTH_CACHE_DIR``, see :mod:`synth.solving.khop`).
 
 The kernel imports ``synth`` from the checkout this script is in.  Full runs solve k-hop trees up
 to 32x32 with 30 s per depth bound (the first notebook solves them, the others reuse its cache);

@@ -16,22 +16,21 @@ from synth._version import __version__  # noqa: F401  (synth.__version__)
 
 from synth.errors import FileFormatError, GroupError, ScheduleError, SynthError, TopologyError
 from synth.topology import Topology
-from synth.torus import Torus, parse_torus, torus
-from synth.hyperx import HyperX, parse_hyperx
-from synth.spineleaf import SpineLeaf, parse_spine_leaf
-from synth.group import Group, named_group, torus_gamma, torus_translations, torus_translations_negation
+from synth.topology.torus import Torus, parse_torus, torus
+from synth.topology.hyperx import HyperX, parse_hyperx
+from synth.topology.spineleaf import SpineLeaf, parse_spine_leaf
+from synth.symmetry.group import Group
+from synth.symmetry.spec import named_group
+from synth.symmetry.torus import torus_gamma, torus_translations, torus_translations_negation
 from synth.schedule import BaseSchedule, Block, Schedule, chunk_elements, exchange_schedule, tree_schedule
-from synth.lift import lift, lifted_weights
-from synth.sp import sp_allreduce
-from synth.exchange import exchange_allreduce
-# synth.certify is a module (the old path of the checker's claims, public API) and, here, the function: load the
-# module first, so that a later first `import synth.certify` cannot rebind the facade's name to the module.
-import synth.certify  # noqa: F401  (loaded before the function is bound: see above)
+from synth.schedule.lift import lift, lifted_weights
+from synth.schedule.sp import sp_allreduce
+from synth.schedule.exchange import exchange_allreduce
 from synth.check import (Certificate, Metrics, Report, certify, check_certificate, check_file, execute,
                          measure_explicit, measure_symmetric, read_certificate, read_explicit, round_lower_bound,
                          write_certificate, write_explicit)
-from synth.cost import Network, goodput, goodput_bound, model_time
-from synth.solve import SolveResult, solve
+from synth.analysis.cost import Network, goodput, goodput_bound, model_time
+from synth.solving import SolveResult, solve
 
 __all__ = [
     "FileFormatError", "GroupError", "ScheduleError", "SynthError", "TopologyError", "Topology", "Torus",

@@ -184,3 +184,53 @@ def test_every_function_level_import_says_why():
     _, lazy = import_graph()
     silent = [f"{path.relative_to(ROOT)}:{line}" for _, path, line, lines in lazy if not _explained(lines, line)]
     assert not silent, f"{len(silent)} function-level imports without a comment: " + ", ".join(silent[:20])
+
+
+#: the stages bottom-up (ARCHITECTURE): a module may import its own stage and those below it, never one above
+STAGES = [
+    ("shared", ("synth._version", "synth.errors", "synth.units", "synth.fileio")),
+    ("topology", ("synth.topology",)),
+    ("symmetry", ("synth.symmetry",)),
+    ("schedule", ("synth.schedule",)),
+    ("check", ("synth.check",)),
+    ("models", ("synth.models",)),
+    ("solve / baselines / runtime", ("synth.solving", "synth.baselines", "synth.runtime")),
+    ("analysis", ("synth.analysis",)),
+    ("facade", ("synth",)),
+    ("cli", ("synth.cli", "synth.__main__")),
+]
+
+
+def stage_of(module: str) -> int:
+    """The rank of ``module``'s stage: the longest prefix in STAGES names it."""
+    best, rank = -1, None
+    for i, (_, prefixes) in enumerate(STAGES):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, rank = len(prefix), i
+    assert rank is not None, f"{module} belongs to no stage"
+    return rank
+
+
+def upward_imports(graph) -> list[str]:
+    return sorted(f"{m} -> {t}" for m, targets in graph.items() for t in targets if stage_of(t) > stage_of(m))
+
+
+def test_every_module_has_a_stage():
+    graph, _ = import_graph()
+    assert {STAGES[stage_of(m)][0] for m in graph} == {name for name, _ in STAGES}
+
+
+def test_no_import_runs_up_the_stages():
+    graph, _ = import_graph()
+    upward = upward_imports(graph)
+    assert not upward, f"{len(upward)} upward imports: " + "; ".join(upward[:20])
+
+
+def test_an_upward_import_is_caught():
+    """Add one edge from the checker to a model and from topology to the CLI: the test above would fail."""
+    graph, _ = import_graph()
+    graph = {m: set(t) for m, t in graph.items()}
+    graph["synth.check.claims"].add("synth.models.khop")
+    graph["synth.topology.torus"].add("synth.cli")
+    assert upward_imports(graph) == ["synth.check.claims -> synth.models.khop", "synth.topology.torus -> synth.cli"]

@@ -13,15 +13,13 @@ SYNTH = Path(__file__).resolve().parents[1] / "synth"
 #: every module of the checker, bounds included, found on disk so that a new one is probed too
 CHECKER = sorted(".".join(("synth",) + p.relative_to(SYNTH).with_suffix("").parts).removesuffix(".__init__")
                  for p in (SYNTH / "check").rglob("*.py"))
-#: the modules of the checker's old paths (re-export shims)
-OLD_PATHS = ["synth.certify", "synth.certificate", "synth.explicit", "synth.dualbound", "synth.steinerbound"]
 EXPORTER = ("synth.runtime.msccl.export", "synth.runtime.msccl.layout", "synth.runtime.msccl.threadblocks",
             "synth.runtime.plan")
 VALIDATOR = ["synth.runtime.msccl.check", "synth.runtime.msccl.check.parse", "synth.runtime.msccl.check.validate",
-             "synth.runtime.msccl.check.interpret", "synth.runtime.msccl.check.races", "synth.runtime.msccl_check"]
+             "synth.runtime.msccl.check.interpret", "synth.runtime.msccl.check.races"]
 
 #: load the package ``synth`` without running its __init__ (the facade, which sits above every stage and
-#: imports synth.solve), so that only the edges of the module under test count
+#: imports synth.solving), so that only the edges of the module under test count
 _NO_FACADE = ("import importlib.util; spec = importlib.util.find_spec('synth'); "
               "sys.modules['synth'] = importlib.util.module_from_spec(spec); ")
 
@@ -41,25 +39,23 @@ def test_every_checker_module_is_probed():
     assert {"synth.check", "synth.check.bounds", "synth.check.bounds.steiner", "synth.check.claims"} <= set(CHECKER)
 
 
-@pytest.mark.parametrize("modules", [CHECKER, OLD_PATHS], ids=["synth.check", "old paths"])
-def test_the_checker_loads_no_model_and_no_solver(modules):
-    assert loaded(modules, SOLVERS) == []
+def test_the_checker_loads_no_model_and_no_solver():
+    assert loaded(CHECKER, SOLVERS) == []
 
 
-@pytest.mark.parametrize("modules", [CHECKER, OLD_PATHS], ids=["synth.check", "old paths"])
-def test_the_checker_loads_no_solve_stage(modules):
-    """Without the facade (which imports every stage), the checker reaches neither synth.solve nor a model."""
-    assert loaded(modules, SOLVERS + ("synth.solve",), facade=False) == []
+def test_the_checker_loads_no_solve_stage():
+    """Without the facade (which imports every stage), the checker reaches neither synth.solving nor a model."""
+    assert loaded(CHECKER, SOLVERS + ("synth.solving",), facade=False) == []
 
 
 def test_the_msccl_validator_loads_no_exporter():
     assert loaded(VALIDATOR, SOLVERS + EXPORTER) == []
-    assert loaded(VALIDATOR, SOLVERS + EXPORTER + ("synth.solve",), facade=False) == []
+    assert loaded(VALIDATOR, SOLVERS + EXPORTER + ("synth.solving",), facade=False) == []
 
 
 def test_the_probe_sees_a_loaded_module():
     """The tests above can fail: a module that does load a solver, the solve stage or the exporter is seen."""
     assert "ortools" in loaded("ortools", ("ortools",))
-    assert "synth.solve" in loaded("synth.solve", ("synth.solve",), facade=False)
+    assert "synth.solving" in loaded("synth.solving", ("synth.solving",), facade=False)
     assert "synth.runtime.msccl.export" in loaded("synth.runtime.msccl", EXPORTER + ("synth.runtime.msccl",),
                                                   facade=False) + loaded("synth.runtime.msccl.export", EXPORTER)

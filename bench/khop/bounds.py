@@ -1,6 +1,6 @@
 """Lower bounds on W*(k) for k-hop trees: the cone count (no LP), the layered LP and the Steiner bound.
 
-Per instance: ``p - 1``; the cone-counting bound (:func:`synth.dualbound.cone_count_bound`,
+Per instance: ``p - 1``; the cone-counting bound (:func:`synth.check.bounds.cone_count_bound`,
 exact, from the topology alone) and its seconds; the layered LP's bound
 (:class:`synth.models.khop.lp.LayeredLP` on root-stabilizer orbits, until it converges,
 stalls or reaches ``--lp-limit``) and its seconds, when the torus has at most

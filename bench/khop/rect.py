@@ -3,7 +3,7 @@
 Run: ``python bench/khop/rect.py [--time-limit S] [--set default|quick] [--only 64x16:10,128x8:20]``
 
 For every shape and depth bound below the diameter it runs the whole ``synth solve
---torus SHAPE --depth K`` pipeline (candidate trees from :mod:`synth.models.khop_family`,
+--torus SHAPE --depth K`` pipeline (candidate trees from :mod:`synth.models.balance.family`,
 weights from :func:`synth.models.balance.balance_candidates`, certification) and prints
 one row: the candidates offered, the chunks and weights chosen, Omega as measured by the
 checker, the mean tree weight W per chunk next to the lightest single tree's W and its
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from _common import Col, Ratio, Table, parse_args, parser, timed
 
-from synth.solve import solve
+from synth.solving import solve
 from synth.topology.torus import parse_torus
 
 DEPTHS = {"64x16": (10, 20, 30), "128x8": (10, 20, 40), "256x4": (10, 20, 40), "4x4x8": (3, 4, 6),

@@ -16,7 +16,7 @@ which the LP otherwise uses.
 * :class:`CutLoop` is the LP relaxation of a one-partner exchange model with flow cuts and
   their images under the pair's stabilizer (:mod:`synth.models.xhop.pipeline`).
 
-The modules here import no k-hop or exchange model; :mod:`synth.models.xhop.cuts` shows a
+The modules here import no k-hop or exchange model; :mod:`synth.models.xhop.model` shows a
 cut loop at work.
 """
 

@@ -8,7 +8,7 @@ Pipeline (``solver="auto"``):
 
 1. ``k >= H``: the BFS tree, ``W = p - 1``, optimal (every edge costs at least 1).
    ``k = 1``: the star, the only tree of depth 1.  Otherwise the first bound is the
-   cone-counting bound (:func:`synth.dualbound.cone_count_bound`), which needs no LP.
+   cone-counting bound (:func:`synth.check.bounds.cone_count_bound`), which needs no LP.
 2. The jump search (:mod:`models.khop.search.jump`): a tree is the min-plus closure of its few
    jumps (the vertices whose parent is farther than one hop), and an iterated local
    search moves, re-levels, adds and removes jumps, each move carrying a jump's whole
@@ -18,7 +18,7 @@ Pipeline (``solver="auto"``):
 3. The layered-graph LP with directed cuts, aggregated over the root's stabilizer
    (:mod:`models.khop.lp`): a valid bound and reduced costs.  Skipped on tori too large
    for its first solve to finish in the time left (the bound is then the cone count's).
-   Then the excess Steiner bound (:mod:`synth.steinerbound`, terminals chosen by
+   Then the excess Steiner bound (:mod:`synth.check.bounds.steiner`, terminals chosen by
    :mod:`models.khop.steiner`), an exact hop-constrained Steiner arborescence over a few
    far vertices: it beats the LP when few vertices lie beyond depth ``k`` (16x16,
    k = 9, 10, 11, 12: 266, 264, 263, 261 against the LP's 265, 263, 261, 260).
@@ -72,7 +72,7 @@ from synth.models.forest.instance import check_tree, root_stabilizer
 __all__ = ["KHopResult", "solve_khop", "SOLVERS", "SOLVER_REVISION"]
 
 #: Bumped whenever a change to the pipeline can change its result for the same inputs
-#: (a lighter tree, a stronger bound): :func:`synth.trees.khop_tree` keys its cache on
+#: (a lighter tree, a stronger bound): :func:`synth.solving.khop.khop_tree` keys its cache on
 #: it, so a solve cached by an older solver is run again instead of served stale.
 SOLVER_REVISION = 3
 
@@ -92,7 +92,7 @@ class KHopResult(ForestResult):
         more, else the cone-counting bound's, or for ``k = 1`` and ``k >= H`` the closed form's
         (``p - 1``, or the star's weight at ``k = 1``).  Its ``bound`` can be below
         ``lower_bound`` when the MIP proved more.  An ``interrupted`` solve is not cached
-        (:func:`synth.solve.khop.khop_tree`).
+        (:func:`synth.solving.khop.khop_tree`).
     """
 
     dual: dict | None = None
@@ -207,7 +207,7 @@ def solve_khop(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: st
     get only the time left, so the call returns within about ``time_limit`` plus a
     second or two.  On large tori (about 2000 vertices or more with a minute or so) the
     LP would not finish; the bound is then the cone-counting bound
-    (:func:`synth.dualbound.cone_count_bound`: 64x64, k = 10: 4322 against ``p - 1 = 4095``).
+    (:func:`synth.check.bounds.cone_count_bound`: 64x64, k = 10: 4322 against ``p - 1 = 4095``).
 
     Determinism.  With ``threads=1`` the same ``(t, k, seed, time_limit, start)`` give
     the same tree when the solve ends on a proof of optimality or after the fixed

@@ -1,11 +1,11 @@
-"""Export the layered LP's dual in the form ``synth check`` re-derives (:mod:`synth.dualbound`).
+"""Export the layered LP's dual in the form ``synth check`` re-derives (:mod:`synth.check.bounds`).
 
 The LP of :mod:`models.khop.lp` is aggregated over the root's stabilizer: each of its
 rows is the full row of one representative (a vertex, a vertex and a layer, an arc, a
 cut set ``S``) evaluated at an invariant point.  Spreading a dual ``u`` of such a row
 evenly over the ``m`` distinct images of the representative's row gives a dual of the
 full LP with the same Lagrangian value (every member of an arc orbit then has the
-same reduced cost), which is what :func:`synth.dualbound.khop_dual_bound` expects:
+same reduced cost), which is what :func:`synth.check.bounds.khop_dual_bound` expects:
 one entry per row orbit, its value the per-image share ``u / m``.
 
 Examples
@@ -39,7 +39,7 @@ def _n_images(perms, V, nodes):
 
 
 def export_dual(lp, bound: float) -> dict:
-    """The LP's best duals (those that gave ``bound``) as a stored dual for :mod:`synth.dualbound`.
+    """The LP's best duals (those that gave ``bound``) as a stored dual for :mod:`synth.check.bounds`.
 
     Parameters
     ----------
@@ -110,7 +110,7 @@ def simple_dual(t, k: int, perms) -> dict:
 
 
 def cone_dual(t, k: int) -> dict:
-    """The cone-counting bound (:func:`synth.dualbound.cone_count_bound`) as a stored dual.
+    """The cone-counting bound (:func:`synth.check.bounds.cone_count_bound`) as a stored dual.
 
     It needs no LP, so it is the bound of the tori where the LP does not finish; the
     stored form holds only ``k``, and ``synth check`` re-derives the bound from the topology.

@@ -1,4 +1,4 @@
-"""Choosing the terminals of the excess Steiner bound (:mod:`synth.steinerbound`) by separation.
+"""Choosing the terminals of the excess Steiner bound (:mod:`synth.check.bounds.steiner`) by separation.
 
 The bound of a terminal set ``S`` is exact for ``S`` but only counts the vertices of
 ``S``; a good ``S`` holds the vertices the cheap relaxed arborescences leave out.
@@ -64,7 +64,7 @@ def relaxed_jumps(D, k, terminals, g):
     k : int
     terminals : sequence of int
     g : numpy.ndarray
-        :func:`synth.steinerbound.excess_tables` of ``terminals``.
+        :func:`synth.check.bounds.steiner.excess_tables` of ``terminals``.
 
     Returns
     -------
@@ -175,7 +175,7 @@ def terminal_search(t, k, *, D=None, deadline, max_terminals=12, lookahead=3, be
         ``time.monotonic()`` value; a table that would likely not finish in time is not started.
         Separation stops at half the time, the axis sets use the rest.
     max_terminals : int
-        At most ``synth.steinerbound.MAX_TERMINALS``.
+        At most ``synth.check.bounds.steiner.MAX_TERMINALS``.
     lookahead : int
         How many of the deepest uncovered vertices are tried at each step (the best bound wins;
         ties go to the deepest).  Only while a table takes under a second.

@@ -35,6 +35,19 @@ Examples
 >>> sol = model.solve_highs(time_limit=20)
 >>> sol.status, round(sol.objective), decode_forest(v, sol.values, data)[0] in (1, 2, 5, 6, 10)
 ('optimal', 17, True)
+
+Its LP relaxation with directed cuts separated by max-flow (the layered graph merges the two roots
+into one source; :class:`~synth.models.forest.cuts.CutLoop` adds each cut's images under the pair's
+stabilizer):
+
+>>> from synth.models.forest.cuts import CutLoop
+>>> from synth.models.xhop.instance import hop_arcs
+>>> t = parse_torus("6x6")
+>>> data = model_data(distance_matrix(t), 3, [1], arcs=hop_arcs(distance_matrix(t), 1, 3))
+>>> model, v = build_xhop_model(data)
+>>> res = CutLoop(model, v, data).run()
+>>> res.bound >= 37 - 1e-6, res.n_cuts > 0
+(True, True)
 """
 
 from __future__ import annotations

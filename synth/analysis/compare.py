@@ -7,7 +7,7 @@ that size, so Ω is honest when a size does not divide evenly) and costed with
 :func:`synth.analysis.cost.model_time`.
 
 ``collective`` ``"reduce-scatter"`` or ``"allgather"`` compares the halves instead: SP's
-(:func:`synth.solve.solve`) and the baselines' phases (:mod:`synth.baselines.halves`; those
+(:func:`synth.solving.solve`) and the baselines' phases (:mod:`synth.baselines.halves`; those
 without phases are left out with a note); each size is rounded down to a multiple of ``p``
 elements (equal blocks), and the bound is ``D B`` (:func:`synth.analysis.cost.goodput_bound`).
 
@@ -37,7 +37,7 @@ from synth.errors import OptionError, SynthError
 from synth.schedule.exchange import exchange_allreduce
 from synth.schedule.lift import lift, lifted_chunk_elements, lifted_weights
 from synth.symmetry.spec import default_group
-from synth.solve import solve
+from synth.solving import solve
 from synth.topology.torus import Torus
 
 __all__ = ["Row", "compare", "candidates", "EXPLICIT_BASELINE_LIMIT"]

@@ -82,7 +82,7 @@ def build_baseline(name: str, topology) -> Baseline:
     name : str
         One of :data:`BASELINES`.
     topology : Topology
-        A :class:`~synth.torus.Torus` (every baseline), a HyperX (Bucket,
+        A :class:`~synth.topology.torus.Torus` (every baseline), a HyperX (Bucket,
         Swing, Trivance), a spine-leaf (every baseline; Bucket, Swing and
         Trivance on the ring of its hosts) or, for the doubling families, any
         topology with compute nodes.

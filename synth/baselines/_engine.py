@@ -220,7 +220,7 @@ class Rounds:
     Parameters
     ----------
     topology : Topology
-        A :class:`~synth.torus.Torus` (routes from signed steps), a spine-leaf
+        A :class:`~synth.topology.torus.Torus` (routes from signed steps), a spine-leaf
         (:func:`spine_leaf_route`) or any topology
         (shortest routes, ``disp`` ignored).
     """

@@ -92,7 +92,7 @@ class Baseline:
         return measure_explicit(self.schedule, self.chunk_sizes(elements))
 
     def write(self, path, elements: int | None = None, claims: bool = True) -> None:
-        """Write the explicit file (:mod:`synth.explicit`) that ``synth check`` verifies.
+        """Write the explicit file (:mod:`synth.check.explicit`) that ``synth check`` verifies.
 
         With ``claims`` the header carries what the checker measured here
         (rounds, volumes, ``psi``, ``theta``, ``omega``, ...), which ``synth check``

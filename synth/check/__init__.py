@@ -7,7 +7,7 @@ the solve stage (``tests/test_isolation.py`` checks it in a fresh interpreter). 
   integers (:func:`execute`) and every link load is counted
   (:func:`measure_explicit`);
 * **symmetric**: each component of the base schedule is executed as a
-  one-chunk allreduce, the group is verified (:mod:`synth.group`: generators
+  one-chunk allreduce, the group is verified (:mod:`synth.symmetry.group`: generators
   are automorphisms, the action on links is free) and the lifted loads follow
   from the base schedule's per-orbit incidences (:func:`measure_symmetric`).
 

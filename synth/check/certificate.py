@@ -4,8 +4,8 @@ Format ``synth-certificate``, version 1 (one JSON object)::
 
     {
       "format": "synth-certificate", "version": 1,
-      "topology": {"kind": "torus", "shape": [16, 16]},          # synth.registry.build_topology
-      "group": {"kind": "torus-gamma"},                          # synth.group.named_group
+      "topology": {"kind": "torus", "shape": [16, 16]},          # synth.topology.spec.build_topology
+      "group": {"kind": "torus-gamma"},                          # synth.symmetry.spec.named_group
       "base_schedule": {
         "rounds": 32,
         "components": [

@@ -5,7 +5,7 @@ Two modes:
 * **explicit**: every transmission of every chunk is counted link by link
   (:func:`measure_explicit`);
 * **symmetric**: the lifted loads follow from the base schedule's per-orbit
-  incidences and the verified group (:mod:`synth.group`: generators are
+  incidences and the verified group (:mod:`synth.symmetry.group`: generators are
   automorphisms, the action on links is free) (:func:`measure_symmetric`).
 
 Loads are int64 and proven not to wrap before they are counted; the ratios of

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from synth.cli._common import EXIT_FAILED, EXIT_OK, add_topology_args, group_for, topology_from_args
-from synth.solve.summary import ROUND_BOUND_SCOPE
+from synth.solving.summary import ROUND_BOUND_SCOPE
 from synth.check import round_lower_bound
 from synth.topology.torus import Torus
 

@@ -43,7 +43,7 @@ def cmd_check(args) -> int:
             print(f"  {'ok  ' if ok else 'FAIL'} {key}: claimed {claimed}, measured {measured}")
         for key, value in report.solver.items():
             if key == "dual_bound":
-                print("  solver's dual: stored; weight_lower_bound above is re-derived from it (synth.dualbound)")
+                print("  solver's dual: stored; weight_lower_bound above is re-derived from it (synth.check.bounds)")
             else:
                 print(f"  solver claim (not re-derived) {key}: {value}")
     return EXIT_OK if report.valid else EXIT_FAILED

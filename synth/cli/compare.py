@@ -52,7 +52,7 @@ def add_parser(sub) -> None:
     cp.add_argument("--sizes", type=sizes, default="64KiB,1MiB,64MiB", help="comma-separated message sizes")
     cp.add_argument("--bandwidth", default="400Gbps", help="per-link bandwidth (default 400Gbps)")
     cp.add_argument("--hop-latency", default="400ns", help="latency per hop (default 400ns)")
-    cp.add_argument("--alpha", default="1us", help="fixed cost per round (default 1us; see synth.cost)")
+    cp.add_argument("--alpha", default="1us", help="fixed cost per round (default 1us; see synth.analysis.cost)")
     cp.add_argument("--element-bytes", type=int_in(1, 1024), default=4, help="bytes per element (default 4)")
     cp.add_argument("--algorithms", help="comma-separated subset (default: all that apply)")
     cp.add_argument("--collective", default="allreduce", choices=COLLECTIVES,

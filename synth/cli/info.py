@@ -6,7 +6,7 @@ import json
 import sys
 
 from synth.cli._common import EXIT_OK, add_topology_args, group_for, print_table, topology_from_args
-from synth.solve.summary import ROUND_BOUND_SCOPE
+from synth.solving.summary import ROUND_BOUND_SCOPE
 from synth.check import round_lower_bound
 
 __all__ = ["add_parser", "cmd_info"]

@@ -18,11 +18,11 @@ from synth.units import format_size
 from synth.fileio import check_writable
 from synth.schedule.data import COLLECTIVES
 from synth.schedule.forest import forest_depths
-from synth.solve import check_written, solve
-from synth.solve.by_size import choose_by_size, size_note, size_summary
-from synth.solve.khop import start_tree
-from synth.solve.summary import solve_summary
-from synth.solve.sweep import cached_depths
+from synth.solving import check_written, solve
+from synth.analysis.by_size import choose_by_size, size_note, size_summary
+from synth.solving.khop import start_tree
+from synth.solving.summary import solve_summary
+from synth.analysis.sweep import cached_depths
 from synth.topology.torus import Torus
 
 __all__ = ["add_parser", "cmd_solve"]

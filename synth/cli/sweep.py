@@ -11,7 +11,7 @@ from synth.analysis.cost import Network
 from synth.analysis.simulate import ENGINES
 from synth.units import format_size, parse_bandwidth, parse_time
 from synth.fileio import check_writable, write_atomic
-from synth.solve.sweep import parse_depths, sweep, sweep_note
+from synth.analysis.sweep import parse_depths, sweep, sweep_note
 
 __all__ = ["add_parser", "cmd_sweep"]
 

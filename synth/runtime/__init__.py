@@ -10,7 +10,6 @@
   and, apart from it, a validator and an interpreter for MSCCL XML (:mod:`synth.runtime.msccl.check`);
 * :mod:`synth.runtime.explicit_export`: re-emit an explicit file with another element count.
 
-The old module paths ``synth.runtime.msccl_check``, ``synth.runtime._mpi_worker`` and
-``synth.runtime.cli`` (now :mod:`synth.cli.run` and :mod:`synth.cli.export`) re-export.
+The commands themselves live in :mod:`synth.cli.run` and :mod:`synth.cli.export`.
 Nothing here imports mpi4py at import time: the MPI extra is only needed to run.
 """

@@ -23,7 +23,7 @@ from synth.schedule.data import chunk_elements
 from synth.schedule.exchange import exchange_allreduce
 from synth.schedule.lift import lift, lifted_weights
 from synth.schedule.sp import sp_allreduce
-from synth.solve.khop import khop_tree, tree_base
+from synth.solving.khop import khop_tree, tree_base
 from synth.symmetry.torus import torus_gamma
 from synth.topology.torus import parse_torus
 

@@ -10,6 +10,7 @@ import pytest
 
 from synth.baselines import build_baseline
 from synth.cli import main
+from synth.topology.torus import parse_torus
 
 ROOT = Path(__file__).resolve().parents[2]
 VERIFIER = ROOT / "tools" / "verify_explicit.py"
@@ -38,7 +39,7 @@ def test_exports_verify(tmp_path, capsys, argv):
 @pytest.mark.parametrize("name", ["ring", "bucket", "swing-b", "swing-l", "trivance-b", "halving-doubling"])
 def test_baseline_exports_verify(tmp_path, name):
     path = tmp_path / "b.jsonl"
-    build_baseline(name, __import__("synth.torus", fromlist=["x"]).parse_torus("4x4")).write(path)
+    build_baseline(name, parse_torus("4x4")).write(path)
     code, rep = verify(path)
     assert code == 0 and rep["valid"], rep
 

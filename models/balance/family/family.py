@@ -113,7 +113,7 @@ def khop_family(t, k: int, group, *, time_limit: float = 60.0, seed: int = 0, ma
         Depth bound, ``1 <= k``; bounds at or above the diameter are treated as ``H``.
     group : Group
         A verified group containing the translations of ``t`` (e.g.
-        :func:`synth.group.torus_translations_negation`).
+        :func:`synth.symmetry.torus.torus_translations_negation`).
     time_limit : float
         Seconds, roughly: about half for the skeletons, then the assignment MIPs (each
         given a share of what is left; one that has started may run past the end by a second).

@@ -1,6 +1,6 @@
 """Skeletons: the k-hop trees a family is built on, with hubs and their labels.
 
-A skeleton is a k-hop tree from :func:`synth.models._khop_heuristic.heuristic_tree`
+A skeleton is a k-hop tree from :func:`synth.models.khop.search.construct.heuristic_tree`
 (on the torus metric and on dimension-weighted metrics
 ``D_c(u, v) = sum_i c_i |dx_i|``, :func:`~synth.models.balance.family.profiles.dimension_metric`,
 which shift hops between dimensions) or from :func:`synth.models.khop.solve_khop`

@@ -65,7 +65,7 @@ def unit_metric(D, rows=64) -> bool:
     Checks, on up to ``rows`` source rows (all when ``V <= rows``), that every vertex at
     distance ``d >= 1`` from the source has a neighbour (a vertex at distance 1) at
     distance ``d - 1``: what the module's formulas need.  Torus metrics pass; the
-    dimension-weighted metrics of :mod:`models.khop_family` do not.
+    dimension-weighted metrics of :mod:`synth.models.balance.family` do not.
 
     >>> from synth.topology.torus import parse_torus
     >>> from synth.models.forest.instance import distance_matrix

@@ -45,7 +45,7 @@ Examples
 --------
 The zero dual proves nothing; pricing the root's four neighbours proves that each of them
 costs at least 1.  Real duals come from the k-hop solver's LP
-(``tests/check/test_dualbound.py`` checks them against an independent LP solve):
+(``tests/check/bounds/test_dual_bounds.py`` checks them against an independent LP solve):
 
 >>> from synth.topology.torus import parse_torus
 >>> t = parse_torus("4x4")

@@ -1,0 +1,133 @@
+"""The on-disk cache of solved k-hop trees, whose entries are untrusted data when read.
+
+A solve is keyed by the torus shape, the depth bound and the solver settings
+(solver, time limit, seed) and the solver's revision (:func:`cache_key`); its tree and
+the solver's claims are stored as JSON in :func:`cache_dir`, so asking again is instant.
+An entry is re-checked when read (:func:`read_entry`): the tree (spanning, depth, weight),
+the lower bound re-derived from the stored dual through the checker's code
+(:func:`synth.check.bounds.khop_dual_bound`, which also covers the Steiner and cone-counting
+bounds), the status and gap recomputed from the two; an entry that is damaged,
+inconsistent or fails its checksum is ignored and solved again.
+
+Examples
+--------
+>>> from synth.topology.torus import parse_torus
+>>> cache_key(parse_torus("4x4"), 2, "auto", 10.0, 0)  # doctest: +ELLIPSIS
+'khop-torus-4x4-k2-auto-t10-s0-r....json'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+
+from synth._version import __version__
+from synth.check.bounds import khop_dual_bound
+from synth.errors import SynthError
+from synth.fileio import write_atomic
+from synth.schedule.forest import forest_depths, forest_weight
+from synth.solving.record import TreeRecord, _is_int, _is_number, tree_status
+
+__all__ = ["cache_dir", "cache_key", "entry", "read_entry", "write_entry"]
+
+
+def cache_dir() -> Path:
+    """``$SYNTH_CACHE_DIR``, else ``$XDG_CACHE_HOME/synth``, else ``~/.cache/synth``."""
+    if os.environ.get("SYNTH_CACHE_DIR"):
+        return Path(os.environ["SYNTH_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "synth"
+
+
+def cache_key(t, k, solver, time_limit, seed) -> str:
+    """The cache entry's name: the solve's inputs and the solver's revision."""
+    # read at call time: importing the models costs start-up time (and tests bump the revision)
+    from synth.models.khop import SOLVER_REVISION
+
+    shape = "x".join(map(str, t.shape))
+    return f"khop-torus-{shape}-k{k}-{solver}-t{time_limit:g}-s{seed}-r{SOLVER_REVISION}.json"
+
+
+def _digest(data: dict) -> str:
+    """sha256 of an entry's canonical JSON (its ``sha256`` field left out): catches damage, not forgery."""
+    body = {key: v for key, v in data.items() if key != "sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def entry(t, rec: TreeRecord) -> dict:
+    """The cache entry of a record.  ``status``, ``lower_bound`` and ``gap`` are for people: never read back."""
+    data = {"synth": __version__, "shape": list(t.shape), "k": rec.k, "parent": rec.parent.tolist(),
+            "weight": rec.weight, "dual": rec.dual, "solver_bound": rec.solver_bound, "seconds": rec.seconds,
+            "solver": rec.solver, "bound_method": rec.bound_method, "time_limit": rec.time_limit, "seed": rec.seed,
+            "status": rec.status, "lower_bound": rec.lower_bound, "gap": rec.gap}
+    data["sha256"] = _digest(data)
+    return data
+
+
+def _max_entry_bytes(t) -> int:
+    """An entry larger than this is not one of ours (the LP's duals: about 250 bytes per vertex on 32x32)."""
+    return max(1 << 20, 4096 * t.n_vertices)
+
+
+def read_entry(path, t, k, time_limit, seed):
+    """The record of the cache entry at ``path``, or None when it is unreadable, damaged or inconsistent.
+
+    Nothing in it is trusted: the parent array must be a spanning tree of depth ``<= k``
+    of the stated weight, the dual's bound is re-derived (:func:`synth.check.bounds.khop_dual_bound`)
+    and must reach what the entry stores, the solver's claimed bound must lie between that
+    bound and the weight, and status and gap are recomputed; the entry's own ``status``,
+    ``lower_bound`` and ``gap`` are not read.
+    """
+    try:
+        path = Path(path)
+        if path.stat().st_size > _max_entry_bytes(t):
+            return None
+        data = json.loads(path.read_bytes())
+        if not isinstance(data, dict) or data.get("sha256") != _digest(data):
+            return None
+        V = t.n_vertices
+        raw, dual, sb = data["parent"], data["dual"], data["solver_bound"]
+        seconds, solver, method = data["seconds"], data["solver"], data["bound_method"]
+        if (data["shape"] != list(t.shape) or data["k"] != k or not _is_int(data["k"])
+                or data["time_limit"] != time_limit or data["seed"] != seed or not _is_int(data["seed"])
+                or not isinstance(raw, list) or len(raw) != V or not all(_is_int(x) for x in raw)
+                or not isinstance(dual, dict) or not _is_number(dual.get("bound"))
+                or not (sb is None or _is_int(sb)) or not _is_number(seconds) or seconds < 0
+                or not isinstance(solver, str) or not isinstance(method, str)
+                or len(solver) + len(method) > 10_000 or not _is_int(data["weight"])):
+            return None
+        parent = np.asarray(raw, dtype=np.int64)
+        if parent[0] != -1 or parent[1:].min(initial=0) < 0 or parent.max() >= V:
+            return None
+        depth = int(forest_depths(t, parent, [0]).max())
+        weight = forest_weight(t, parent)
+        if depth > k or weight != data["weight"]:
+            return None
+        lb = math.ceil(dual["bound"] - 1e-9)
+        if khop_dual_bound(t, k, dual).bound < lb or lb > weight:
+            return None                 # the dual does not prove what the entry says it does
+        if sb is not None and not lb < sb <= weight:
+            if sb > weight:
+                return None             # no valid bound exceeds a tree's weight
+            sb = None
+        status, gap = tree_status(weight, lb, sb)
+        return TreeRecord(tuple(t.shape), k, parent, depth, weight, lb, gap, status, float(seconds), solver, method,
+                          float(time_limit), int(seed), cached=True, dual={**dual, "bound": lb}, solver_bound=sb)
+    except (OSError, ValueError, KeyError, TypeError, OverflowError, IndexError, RecursionError, MemoryError,
+            SynthError):
+        return None             # an entry we cannot read is solved again
+
+
+def write_entry(path, t, rec: TreeRecord) -> None:
+    """Store ``rec`` at ``path`` (atomically); an unwritable cache only costs time, so errors pass."""
+    try:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps(entry(t, rec)))
+    except (OSError, SynthError):
+        pass

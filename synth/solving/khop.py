@@ -1,0 +1,111 @@
+"""Solved k-hop trees: solve with :mod:`synth.models.khop` or read the cache, build base schedules.
+
+:func:`khop_tree` returns the tree of a torus and a depth bound as a
+:class:`~synth.solving.record.TreeRecord`, from the cache (:mod:`synth.solving.cache`, which
+re-checks every entry) or a fresh solve; only completed solves are cached (a solve cut short
+by Ctrl-C is not).  :func:`tree_base` turns the record into a base schedule, and
+:func:`start_tree` reads the tree of a certificate to start a solve from.
+
+Examples
+--------
+>>> from synth.topology.torus import parse_torus
+>>> rec = khop_tree(parse_torus("4x4"), 2, time_limit=10, cache=False)
+>>> rec.status, rec.weight, rec.depth
+('optimal', 18, 2)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from synth.check.certificate import read_certificate
+from synth.errors import OptionError, SynthError
+from synth.schedule.data import REDUCE
+from synth.schedule.forest import forest_depths, forest_weight, tree_schedule
+from synth.solving.cache import cache_dir, cache_key, read_entry, write_entry
+from synth.solving.record import TreeRecord, fresh_record
+
+__all__ = ["khop_tree", "tree_base", "start_tree"]
+
+
+def start_tree(t, path) -> np.ndarray:
+    """The parent array of the k-hop tree in a certificate, to start a solve from (``synth solve --start``).
+
+    The certificate is read as it is (run ``synth check`` to verify it); the tree must
+    be a spanning tree of the torus ``t`` rooted at vertex 0, which :func:`khop_tree`
+    checks again against the depth bound.
+
+    Raises
+    ------
+    OptionError
+        Naming the parameter ``start`` (the CLI says ``--start``), if the file is unreadable, is for
+        another topology, or holds no single rooted tree.
+    """
+    try:
+        cert = read_certificate(path)
+    except (OSError, ValueError, SynthError) as exc:
+        raise OptionError(f"start {path}: cannot read the certificate ({exc})") from None
+    if cert.topology.name != t.name:
+        raise OptionError(f"start {path}: the certificate is for {cert.topology.name}, not {t.name}")
+    b = cert.base
+    red = (b.component == 0) & (b.op == REDUCE)
+    parent = np.full(t.n_vertices, -1, dtype=np.int64)
+    src, dst = b.src[red].astype(np.int64), b.dst[red].astype(np.int64)
+    parent[src] = dst
+    if np.unique(src).size != src.size or (parent < 0).sum() != 1 or parent[0] != -1:
+        raise OptionError(f"start {path}: the certificate's first component is not one tree rooted at vertex 0")
+    return parent
+
+
+def khop_tree(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: str = "auto", threads: int = 1,
+              progress=None, cache: bool = True, start=None) -> TreeRecord:
+    """The k-hop tree for torus ``t`` and depth bound ``k``, from the cache or a fresh solve.
+
+    The solver gets ``time_limit`` less a reserve (3 %, at least 1 s) for lifting and
+    checking the schedule, so that ``synth solve --time-limit S`` ends within ``S``.
+    ``start`` (a parent array, e.g. from :func:`start_tree`) is the solve's first
+    incumbent, so the result is never heavier; such a solve bypasses the cache, as do
+    ``k = 1`` and ``k >= H`` (solved at once).  A solve cut short by Ctrl-C is returned
+    (``interrupted``) but not cached; a cache entry is re-checked and its bound
+    re-derived when read (module docstring).
+    """
+    # the models load on demand: they pull in the solvers, which nothing else needs
+    from synth.models.khop import solve_khop
+
+    start_weight = None
+    if start is not None:
+        cache = False
+        start = np.asarray(start, dtype=np.int64)
+        try:
+            depth = int(forest_depths(t, start, [0]).max())
+        except SynthError as exc:
+            raise OptionError(f"the start tree is not a spanning tree rooted at 0: {exc}") from None
+        if depth > k:
+            raise OptionError(f"the start tree has depth {depth}, more than the depth bound {k}")
+        start_weight = forest_weight(t, start)
+    if k == 1 or k >= t.diameter:
+        cache = False           # the star or the BFS tree: solved at once, cheaper than reading an entry back
+    path = cache_dir() / cache_key(t, k, solver, time_limit, seed)
+    if cache and path.exists():
+        rec = read_entry(path, t, k, float(time_limit), int(seed))
+        if rec is not None:
+            if progress:
+                progress(f"k={k}: cached tree, W = {rec.weight} ({rec.status})")
+            return rec
+    # the solve leaves room for lifting and checking, so the whole command fits in time_limit
+    reserve = min(max(1.0, 0.03 * time_limit), 0.5 * time_limit)
+    res = solve_khop(t, k, time_limit=time_limit - reserve, seed=seed, solver=solver, threads=threads,
+                     progress=progress, start=start)
+    if res.parent is None or res.status in ("infeasible", "unknown"):
+        raise SynthError(f"no tree of depth <= {k} found on {t.name} ({res.status})")
+    rec = fresh_record(t, k, res, time_limit, seed, start_weight)
+    # a solve cut short (Ctrl-C) is not cached: its settings would not reproduce it
+    if cache and not rec.interrupted:
+        write_entry(path, t, rec)  # an unwritable cache only costs time
+    return rec
+
+
+def tree_base(t, rec: TreeRecord):
+    """The base schedule of a k-hop tree: ``2h`` rounds, each edge on the torus's dimension-order route."""
+    return tree_schedule(t, rec.parent, 0, route=t.route,
+                         label=f"k-hop tree, depth bound {rec.k}, depth {rec.depth}, W = {rec.weight}")
