@@ -2,7 +2,7 @@
 
 For each torus and each depth ``K``: the k-hop tree (``solve_khop``, ``2K`` rounds) and the
 exchange forest (``solve_xhop``, ``2K + 1`` rounds), both certified under Γ (rounds, Ψ = Ω = 1,
-weight re-derived by the checker), and the modeled time of SPEC section 1 (400 Gb/s, 400 ns per
+weight re-derived by the checker), and the modeled time of docs/spec.md §1 (400 Gb/s, 400 ns per
 hop, alpha 1 us, 4-byte elements) at each message size; the faster of the two is marked
 (``t`` tree, ``x`` exchange, ``=`` tie).  A
 second table gives, per size, the best tree and the best exchange schedule over every ``K``.

@@ -2,7 +2,7 @@
 """An independent verifier of synth-explicit files, in plain Python (no numpy, no synth).
 
 It shares no code with ``synth.check``: it reads the JSON Lines file of the
-format documented in README.md, simulates the allreduce with exact integer
+format documented in docs/formats.md, simulates the allreduce with exact integer
 *contribution sets* (each node's value of each chunk is the set of inputs it
 sums; a reduce adds a disjoint set, a copy replaces it), and recomputes S,
 Vol_abs, Vol_phys, Psi, Theta and Omega with ``fractions.Fraction``.  Meant for

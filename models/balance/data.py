@@ -1,6 +1,6 @@
 """Data of the balance model: what a unit component can do in each round, per link orbit.
 
-The balance condition (SPEC section 6) only sees, for every round ``s`` and
+The balance condition (docs/spec.md §6) only sees, for every round ``s`` and
 link orbit ``O``, how many base incidences of each component fall on ``O``.
 For BFS trees and BFS forests that number is decided level by level, and
 within a level only by the *type* of each vertex: the set of orbits of its

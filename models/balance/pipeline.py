@@ -2,7 +2,7 @@
 
 With a group ``G`` acting freely on the directed links in ``m`` orbits (all of
 size ``|G|``), lifting puts on every link of orbit ``O`` in round ``s`` the load
-``sum_t w_t u_{t,O}(s)`` (SPEC section 6).  These functions choose base
+``sum_t w_t u_{t,O}(s)`` (docs/spec.md §6).  These functions choose base
 components and integer weights so that this is the same on every orbit in
 every round, with the fewest chunks ``|G| * sum(w)``, by a CP-SAT model
 (:mod:`synth.models.balance.model`) over per-level counts
@@ -10,7 +10,7 @@ every round, with the fewest chunks ``|G| * sum(w)``, by a CP-SAT model
 
 * ``"trees"``: BFS trees rooted at vertex 0 (or given roots), ``2H`` rounds;
 * ``"exchange"``: BFS forests rooted at an adjacent pair plus the exchange of
-  the two roots in the middle round (SPEC section 4), ``2H - 1`` rounds on
+  the two roots in the middle round (docs/spec.md §4), ``2H - 1`` rounds on
   even sides;
 * ``"candidates"``: fixed components built elsewhere (e.g. k-hop trees from
   ``synth.models.balance.family``), of which only the weights are chosen; candidates can

@@ -20,7 +20,7 @@ Relation to k-hop trees (``W_tree(k)``, :mod:`models.khop`):
   W_tree(h + 1)``; ``W_tree`` does not increase with the depth, so any lower bound on
   ``W_tree(k)``, ``k >= h + 1``, bounds ``W_exchange(h)`` (used as a bound);
 * ``W >= p - 1`` always, with equality as soon as ``h >= ecc({0, b})`` for an adjacent ``b``
-  (``H - 1`` on a torus with an even side, ``H`` otherwise): the BFS forest of SPEC section 4.
+  (``H - 1`` on a torus with an even side, ``H`` otherwise): the BFS forest of docs/spec.md §4.
 
 Pipeline (:mod:`models.xhop.pipeline`): exact closed forms for ``h = 1`` (two stars, every
 partner enumerated) and ``h >= ecc`` (BFS forest); otherwise

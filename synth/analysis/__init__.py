@@ -1,6 +1,6 @@
 """Analysis: what a checked schedule costs, and how the algorithms compare, under the cost model.
 
-* :mod:`synth.analysis.cost`: the cost model of SPEC section 1 with hop latency
+* :mod:`synth.analysis.cost`: the cost model of docs/spec.md §1 with hop latency
   (:class:`Network`, :func:`model_time`, :func:`goodput`, :func:`goodput_bound`),
   re-exported here;
 * :mod:`synth.analysis.compare`: every algorithm (SP-allreduce, the exchange, the

@@ -1,10 +1,10 @@
-"""The cost model of SPEC section 1, with hop latency: modeled time and goodput of a measured schedule.
+"""The cost model of docs/spec.md §1, with hop latency: modeled time and goodput of a measured schedule.
 
 ``T = sum_s (alpha + lam * h_s + beta * max_e load_s(e))``: per round a fixed
 overhead ``alpha``, the hop latency ``lam`` times the longest route ``h_s`` of
 the round, and the busiest link's bytes at ``beta = 1 / bandwidth`` seconds per
 byte.  Goodput ``G = N (p-1) / (p T)`` (``N`` in bytes) is at most
-``G_max = D B / 2`` for ``D`` links per compute node (SPEC section 1).  A reduce-scatter or
+``G_max = D B / 2`` for ``D`` links per compute node (docs/spec.md §1).  A reduce-scatter or
 allgather of the same ``N`` moves half the minimum volume (``N(p-1)``, :mod:`synth.schedule.data`),
 so its bound is ``D B`` (``goodput_bound(..., collective=...)``).
 
@@ -55,7 +55,7 @@ class Network:
 
 
 def model_time(metrics, net: Network = Network()) -> float:
-    """Modeled seconds of a measured schedule (SPEC section 1 with hop latency)."""
+    """Modeled seconds of a measured schedule (docs/spec.md §1 with hop latency)."""
     loads = np.asarray(metrics.max_load, dtype=np.float64) * net.element_bytes
     hops = np.asarray(metrics.round_hops or [metrics.max_route] * metrics.rounds, dtype=np.float64)
     return float(metrics.rounds * net.alpha + net.hop_latency * hops.sum() + loads.sum() / net.bandwidth)

@@ -89,7 +89,7 @@ class Report:
 
 
 def _is_round_optimal(m: Metrics, bound: int) -> bool:
-    """Allreduce: one-hop, ``2p - 2`` transmissions per chunk, Ψ = Θ = Ω = 1 and the SPEC section 3 bound met.
+    """Allreduce: one-hop, ``2p - 2`` transmissions per chunk, Ψ = Θ = Ω = 1 and the docs/spec.md §3 bound met.
 
     Reduce-scatter and allgather: one-hop and ``max_v ecc(v)`` rounds, a bound that holds for
     every one-hop schedule (:mod:`synth.check.metrics`), whatever its volume.

@@ -10,7 +10,7 @@ then one line per transmission, sorted by round::
     {"round": s, "chunk": c, "src": u, "dst": v, "route": [u, ..., v], "op": "reduce" | "copy"}
 
 Rounds are numbered from 1; a route is a vertex list along directed links of
-the header.  Semantics are those of SPEC section 1 (:mod:`synth.schedule`).
+the header.  Semantics are those of docs/spec.md §1 (:mod:`synth.schedule`).
 The header may name the collective: ``"collective": "reduce-scatter" | "allgather"``
 with ``"chunk_owner": [v_0, ...]`` (the owner vertex of every chunk); absent, it is an
 allreduce (every older file reads as before).  The chunks a node owns then sum to the same
@@ -40,7 +40,7 @@ __all__ = ["FORMAT", "VERSION", "write_explicit", "read_explicit", "explicit_lin
 
 FORMAT = "synth-explicit"
 VERSION = 1
-MAX_EXPLICIT_BYTES = 1 << 30  # 1 GiB: about 10 M transmissions (the 8x8 export of the README is 0.5 MB)
+MAX_EXPLICIT_BYTES = 1 << 30  # 1 GiB: about 10 M transmissions (the 8x8 export of docs/usage.md is 0.5 MB)
 MAX_ROW_BYTES = 1 << 20       # one transmission line; a route of 100,000 vertices still fits
 
 

@@ -13,7 +13,7 @@ Loads are int64 and proven not to wrap before they are counted; the ratios of
 minimum volume: ``2N(p-1)`` for allreduce, ``N(p-1)`` for reduce-scatter and allgather
 (derived in :mod:`synth.schedule.data`).
 
-Round lower bounds (:func:`round_lower_bound`).  Allreduce: SPEC section 3.  Reduce-scatter
+Round lower bounds (:func:`round_lower_bound`).  Allreduce: docs/spec.md §3.  Reduce-scatter
 and allgather: **with one-hop transmissions, at least** ``max_v ecc(v)`` **rounds**, ``ecc``
 over the compute nodes.  Proof: every compute node owns a chunk with at least one element
 (:func:`synth.schedule.data.block_chunk_elements` refuses a node without one).  Take nodes
@@ -253,7 +253,7 @@ def measure_symmetric(base: BaseSchedule, group, chunk_sizes) -> Metrics:
 
 # -------------------------------------------------------------- round bound
 def round_lower_bound(topology, group=None, collective=ALLREDUCE):
-    """SPEC section 3: ``min(2 min_v ecc(v), 2 min_{ab in E} ecc({a,b}) + 1)`` over compute nodes.
+    """docs/spec.md §3: ``min(2 min_v ecc(v), 2 min_{ab in E} ecc({a,b}) + 1)`` over compute nodes.
 
     Valid for schedules with ``2p-2`` one-hop transmissions per chunk.  With a
     verified ``group`` one BFS per vertex orbit and per link orbit suffices

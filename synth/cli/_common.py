@@ -127,7 +127,7 @@ def add_topology_args(parser):
     parser.add_argument("--spine-leaf", metavar="S,L,H", help="spines, leaves, hosts per leaf, e.g. 16,32,16")
     parser.add_argument("--topology", metavar="FILE",
                         help="a synth-topology JSON file: vertices, links, optional compute and generators "
-                             "(README, section 'The --topology file')")
+                             "(docs/formats.md, 'The --topology file')")
 
 
 def topology_from_args(args):

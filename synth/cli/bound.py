@@ -13,7 +13,7 @@ __all__ = ["add_parser", "cmd_bound"]
 
 
 def cmd_bound(args) -> int:
-    """The round lower bound for fully bandwidth-optimal schedules (SPEC 3), and what attains it.
+    """The round lower bound for fully bandwidth-optimal schedules (docs/spec.md §3), and what attains it.
 
     Example: ``synth bound --torus 8x8``
     """

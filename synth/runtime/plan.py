@@ -2,7 +2,7 @@
 
 An explicit :class:`~synth.schedule.Schedule` lists transmissions one chunk at a time.
 Engines move *messages*: the transmissions of one round with the same sender, receiver
-and route pack into one message (SPEC section 1), so in SP-allreduce each directed link
+and route pack into one message (docs/spec.md §1), so in SP-allreduce each directed link
 carries one message per round, however many chunks it holds.
 
 :func:`build_plan` flattens a schedule onto ranks (rank ``r`` is compute vertex ``r``),

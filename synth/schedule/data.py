@@ -1,6 +1,6 @@
 """Schedules as arrays: base schedules (one chunk per component) and explicit ones.
 
-Semantics (SPEC section 1).  A transmission in round ``s`` sends the sender's
+Semantics (docs/spec.md §1).  A transmission in round ``s`` sends the sender's
 value of a chunk *as it was at the start of round s* along a route of directed
 links; ``reduce`` adds it into the receiver's value, ``copy`` replaces it.
 
@@ -37,7 +37,7 @@ by :func:`chunk_elements` (:func:`block_chunk_elements`); so chunks lie in the v
 rank, then chunk id (:func:`chunk_offsets`).  When a block does not split evenly the chunk
 sizes differ by one element and Ω is measured on those real sizes.
 
-Minimum volume (normalizes Ψ; SPEC section 1 derives ``2N(p-1)`` for allreduce the same way):
+Minimum volume (normalizes Ψ; docs/spec.md §1 derives ``2N(p-1)`` for allreduce the same way):
 in a reduce-scatter every one of the ``N`` elements has an owner, and each of the other
 ``p - 1`` nodes' inputs of it can only leave its node by that node sending the element at least
 once: ``Vol_abs >= N(p-1)``.  In an allgather each of the ``N`` elements must be received by

@@ -1,4 +1,4 @@
-"""Forest plus exchange (paper Appendix A.5, SPEC section 4): ``2H - 1`` rounds on even tori.
+"""Forest plus exchange (paper Appendix A.5, docs/spec.md §4): ``2H - 1`` rounds on even tori.
 
 The roots are vertex 0 and its ``+1`` neighbour along the first even dimension.  Every other
 vertex hangs from the nearer root (ties go to vertex 0) through the first hop of its dimension-order

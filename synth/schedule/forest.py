@@ -199,7 +199,7 @@ def tree_schedule(topology: Topology, parent, root: int, route=None, label: str 
 
 
 def exchange_schedule(topology: Topology, parent, a: int, b: int, route=None, label: str = "") -> BaseSchedule:
-    """Forest plus exchange (SPEC section 4): reduce to roots ``a`` and ``b``, swap, disseminate.
+    """Forest plus exchange (docs/spec.md §4): reduce to roots ``a`` and ``b``, swap, disseminate.
 
     ``parent`` describes a forest whose two trees hang from ``a`` and ``b``.  With forest depth
     ``h``: rounds ``1..h`` reduce towards the roots, round ``h+1`` has ``a`` and ``b`` reduce

@@ -19,7 +19,7 @@ generators chosen.  Lifting (:mod:`synth.schedule.lift`) gives element ``i`` chu
 By orbit-stabilizer, each element maps a link ``f`` of orbit ``O`` onto every
 link of ``O`` exactly ``|G| / |O|`` times, so lifting a base schedule (equal
 chunks) loads every link of ``O`` in round ``s`` with ``|G| / |O|`` times the
-base schedule's round-``s`` incidences on ``O`` (SPEC section 6).  The action is
+base schedule's round-``s`` incidences on ``O`` (docs/spec.md §6).  The action is
 *free* when every orbit has ``|G|`` links (e.g. tori), and *regular* when it is
 free with a single orbit: then every link carries the same load.  HyperX with
 even sides has a half-size orbit (links of offset ``n/2``).

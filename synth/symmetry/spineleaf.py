@@ -1,4 +1,4 @@
-"""The symmetry group of a spine-leaf network (SPEC section 6).
+"""The symmetry group of a spine-leaf network (docs/spec.md §6).
 
 ``h_{i,j} -> h_{i+a, j+b}``, ``L_j -> L_{j+b}``, ``S_i -> S_{i+a}``, order ``q*l``;
 it acts freely on links with four orbits.

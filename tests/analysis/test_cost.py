@@ -1,4 +1,4 @@
-"""The cost model against the closed form of SPEC section 1."""
+"""The cost model against the closed form of docs/spec.md §1."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Baselines as explicit schedules: exact execution, and the closed forms of paper Appendix C / SPEC section 7.
+"""Baselines as explicit schedules: exact execution, and the closed forms of paper Appendix C / docs/spec.md §7.
 
 Every metric below is measured by the checker on the explicit schedule with
 one element per unit of chunk weight, so chunks are exactly equal and the
@@ -162,7 +162,7 @@ def a_k(k):
 def A(m):
     """A_m = sum_{k<m} |rho(k)|.
 
-    Derivation (paper Appendix C.3, SPEC 7).  On a side n = 2^m each dimension
+    Derivation (paper Appendix C.3, docs/spec.md §7).  On a side n = 2^m each dimension
     gets m SwingL steps; at its k-th one every node exchanges its whole (part
     of the) vector with the node |rho(k)| = (2^{k+1} + (-1)^k)/3 away (1, 1, 3,
     5, 11, 21, ...), which is below n/2, so the shortest route has exactly that

@@ -110,7 +110,7 @@ def test_remainder_makes_omega_honest():
                                    "6x6x3"])
 def test_round_lower_bound_closed_form(shape):
     t = parse_torus(shape)
-    # closed form (SPEC 3): every vertex has ecc H; a pair along dimension i has ecc H-1 iff n_i is even
+    # closed form (docs/spec.md §3): every vertex has ecc H; a pair along dimension i has ecc H-1 iff n_i is even
     expect = 2 * t.diameter - 1 if any(n % 2 == 0 for n in t.shape) else 2 * t.diameter
     group = torus_gamma(t) if t.is_equal_sided else torus_translations_negation(t)
     assert round_lower_bound(t, group)[0] == expect

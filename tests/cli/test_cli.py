@@ -260,10 +260,11 @@ def test_sweep_depths_are_clipped_before_they_are_expanded(capsys):
     assert code == 0 and [r["k"] for r in json.loads(out)["rows"]] == [4]
 
 
-def test_readme_documents_topology_format_and_exit_codes():
-    text = (ROOT / "README.md").read_text()
-    assert "## The `--topology` file" in text and '"format": "synth-topology"' in text
-    assert "exit code 2" in text and "SIGTERM" in text and "without `--out`" in text
+def test_docs_document_topology_format_and_exit_codes():
+    formats = (ROOT / "docs" / "formats.md").read_text()
+    assert "## The `--topology` file" in formats and '"format": "synth-topology"' in formats
+    usage = (ROOT / "docs" / "usage.md").read_text()
+    assert "exit code 2" in usage and "SIGTERM" in usage and "without `--out`" in usage
 
 
 def test_option_errors_name_the_flag_of_the_parameter(monkeypatch, capsys):

@@ -1,4 +1,4 @@
-"""Depth-bounded (k-hop) families for groups smaller than Γ (rectangular tori, SPEC sections 5-6).
+"""Depth-bounded (k-hop) families for groups smaller than Γ (rectangular tori, docs/spec.md §5-§6).
 
 Under Γ on an equal-sided torus one k-hop tree lifts to Omega = 1; under a smaller
 group (translations x negation, translations) a weighted family of k-hop trees does

@@ -8,7 +8,7 @@ relaxation at that dual, recomputed here from the definition below.  Any dual gi
 a valid bound, so a wrong or tampered dual can only give a weaker number, never a
 false one.
 
-The relaxation (the layered-graph LP, SPEC section 5).  Layered node ``(i, h)`` is
+The relaxation (the layered-graph LP, docs/spec.md §5).  Layered node ``(i, h)`` is
 "vertex ``i`` at depth ``h``" (node id ``h * V + i``, the root is node 0).  Variables,
 all in ``[0, 1]``: ``y[i, h]`` for ``i != 0``, ``1 <= h <= k``; ``z[t, i, h]`` for the arcs
 ``(t, h - 1) -> (i, h)`` of

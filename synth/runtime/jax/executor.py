@@ -17,7 +17,7 @@ device starts from its own block at rows ``rR ..``, zeros elsewhere, and returns
 
 Each device views its vector as the rows of :mod:`synth.runtime.jax.tables`.  A round gathers
 every row the device sends (values at the start of the round), runs the round's ppermutes, and
-scatters what arrived: ``add`` for reduce, ``set`` for copy (SPEC section 1).  The device picks its
+scatters what arrived: ``add`` for reduce, ``set`` for copy (docs/spec.md §1).  The device picks its
 own row of each table with ``jax.lax.axis_index``, so the program is the same on every device
 and its size is that of the tables: rounds x permutations, independent of the vector's length.
 

@@ -10,7 +10,7 @@ The engine is written as generators that *yield* the requests they wait on
 MPI, and :func:`synth.runtime.mpi.simulate.simulate_run` drives the same generators over an
 in-process fake communicator, so the plans are testable without MPI.
 
-Semantics (SPEC section 1): the payload of a round-``s`` message is the sender's value at
+Semantics (docs/spec.md §1): the payload of a round-``s`` message is the sender's value at
 the start of round ``s``.
 
 Collectives (``meta["collective"]``, :mod:`synth.schedule.data`): the vector is laid out by
