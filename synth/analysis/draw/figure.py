@@ -1,0 +1,191 @@
+"""The whole picture: tree panels and the timeline on top, the per-round load heat maps below.
+
+:func:`render` lays a :class:`~synth.analysis.draw.scene.Scene` out on a matplotlib ``Figure``
+(Agg, never pyplot: no global state); :func:`draw` reads a file, renders it and writes the
+picture atomically (:func:`synth.fileio.write_atomic`).  The bytes are the same for the same
+input: PNG files carry no ``Software`` entry, SVG files no date and a fixed ``svg.hashsalt``.
+
+One heat panel per round, all on one colour scale (the smallest and the largest load shown);
+beyond :data:`MAX_PANELS` rounds an evenly spaced selection (first and last included), or the
+one round ``round_`` names.
+
+Examples
+--------
+>>> import tempfile, os
+>>> from synth.topology.torus import parse_torus
+>>> from synth.symmetry.torus import torus_gamma
+>>> from synth.schedule.sp import sp_allreduce
+>>> from synth.check.claims import certify
+>>> from synth.check.certificate import write_certificate
+>>> folder = tempfile.mkdtemp()
+>>> t = parse_torus("4x4"); path = os.path.join(folder, "sp.json")
+>>> write_certificate(certify(sp_allreduce(t), torus_gamma(t)), path)
+>>> d = draw(path, os.path.join(folder, "sp.png"), round_=3)
+>>> d.rounds, d.load_min == d.load_max == 65536, d.width > 0
+((3,), True, True)
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from synth.analysis.cost import Network
+from synth.analysis.draw.layout import layout
+from synth.analysis.draw.panels import heat_panel, timeline_panel, tree_panel
+from synth.analysis.draw.scene import scene
+from synth.errors import OptionError
+from synth.fileio import check_writable, write_atomic
+from synth.units import format_size
+
+__all__ = ["Drawing", "render", "draw", "picture_bytes", "shown_rounds", "FORMATS", "MAX_PANELS", "DPI"]
+
+FORMATS = ("png", "svg")
+MAX_PANELS = 16  # heat panels at most; more rounds are sampled evenly
+DPI = 100
+WIDTH = 14.0  # inches
+_COLUMNS = 8  # heat panels per row
+_CMAP = "viridis"
+
+
+@dataclass(frozen=True)
+class Drawing:
+    """What a picture shows: the rounds of its heat panels, the colour scale (bytes), its size in pixels."""
+
+    topology: str
+    label: str
+    kind: str
+    layout: str
+    rounds: tuple
+    load_min: int
+    load_max: int
+    size: int
+    model_seconds: float
+    trees: int
+    width: int = 0
+    height: int = 0
+
+    def to_json(self) -> dict:
+        return {"topology": self.topology, "schedule": self.label, "kind": self.kind, "layout": self.layout,
+                "rounds": list(self.rounds), "load_min_bytes": self.load_min, "load_max_bytes": self.load_max,
+                "size": self.size, "model_seconds": self.model_seconds, "trees": self.trees,
+                "width_px": self.width, "height_px": self.height}
+
+
+def shown_rounds(n_rounds: int, round_=None) -> tuple:
+    """The rounds that get a heat panel: ``round_`` alone, every round, or :data:`MAX_PANELS` spread evenly.
+
+    >>> shown_rounds(8), shown_rounds(128)[:3], len(shown_rounds(128)), shown_rounds(8, 5)
+    ((1, 2, 3, 4, 5, 6, 7, 8), (1, 9, 18), 16, (5,))
+    """
+    if round_ is not None:
+        if isinstance(round_, bool) or not isinstance(round_, int) or not 1 <= round_ <= n_rounds:
+            raise OptionError(f"`round_` must be a round of the schedule, 1 to {n_rounds}, not {round_}")
+        return (round_,)
+    if n_rounds <= MAX_PANELS:
+        return tuple(range(1, n_rounds + 1))
+    return tuple(int(s) for s in np.unique(np.round(np.linspace(1, n_rounds, MAX_PANELS)).astype(int)))
+
+
+def _aspect(lay) -> float:
+    span = np.ptp(lay.pos, axis=0) + 1.6
+    return float(np.clip(span[1] / span[0], 0.12, 1.4))
+
+
+def render(sc, round_=None):
+    """``(figure, drawing)``: ``sc`` (a :class:`~synth.analysis.draw.scene.Scene`) on a matplotlib Figure."""
+    # matplotlib waits until a picture is made: `synth --help` and every other command never load it
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.colors import Normalize
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter
+
+    t, lay = sc.topology, layout(sc.topology)
+    rounds = shown_rounds(int(sc.loads.shape[0]), round_)
+    shown = sc.loads[np.asarray(rounds) - 1]
+    lo, hi = int(shown.min()), int(shown.max())
+    aspect = _aspect(lay)
+    cols = min(len(rounds), _COLUMNS if aspect >= 0.5 else _COLUMNS // 2)  # wide layouts (3D): fewer per row
+    rows = math.ceil(len(rounds) / cols)
+    heat_w = (WIDTH - 1.2) / cols
+    heat_h = heat_w * aspect + 0.35
+    top_h = float(np.clip(7.5 / max(len(sc.trees), 1) * aspect, 3.2, 7.0)) + 0.5
+    fig = Figure(figsize=(WIDTH, top_h + rows * heat_h + 0.6), dpi=DPI)
+    FigureCanvasAgg(fig)
+    outer = fig.add_gridspec(2, 1, height_ratios=[top_h, rows * heat_h], hspace=0.12, left=0.02, right=0.95,
+                             top=1 - 0.75 / fig.get_figheight(), bottom=0.02)
+    top = outer[0].subgridspec(1, len(sc.trees) + 1, width_ratios=[1.4] * len(sc.trees) + [1.0], wspace=0.08)
+    tree_w = WIDTH * 0.96 * 1.4 / (1.4 * len(sc.trees) + 1.0) * 72
+    for i, tree in enumerate(sc.trees):
+        ax = fig.add_subplot(top[0, i])
+        tree_panel(ax, lay, t, tree, tree_w)
+        more = f" (first {len(sc.trees)} of {sc.n_trees})" if i == 0 and sc.n_trees > len(sc.trees) else ""
+        ax.set_title(f"{tree.label}{more}: arrows point to the parent", fontsize=9)
+    size_text = format_size(sc.size)
+    timeline_panel(fig.add_subplot(top[0, -1]), sc.times, size_text, rounds if round_ is not None else ())
+    grid = outer[1].subgridspec(rows, cols + 1, width_ratios=[1.0] * cols + [0.08], wspace=0.05, hspace=0.25)
+    norm = Normalize(vmin=lo, vmax=hi)
+    lines = None
+    for k, s in enumerate(rounds):
+        ax = fig.add_subplot(grid[k // cols, k % cols])
+        lines = heat_panel(ax, lay, t, sc.loads[s - 1], norm, _CMAP, heat_w * 72)
+        ax.set_title(f"round {s}: max {format_size(int(sc.loads[s - 1].max()))}", fontsize=8)
+    bar = fig.colorbar(lines, cax=fig.add_subplot(grid[:, -1]))
+    unit, scale = next((u, f) for u, f in (("MiB", 1 << 20), ("KiB", 1 << 10), ("bytes", 1)) if hi >= f or f == 1)
+    bar.formatter = FuncFormatter(lambda x, _: f"{x / scale:g}")  # the scale stays in bytes; ticks read in units
+    if lo == hi:  # every shown link carries the same load: one tick, at that load
+        bar.set_ticks([lo])
+    bar.update_ticks()
+    bar.set_label(f"{unit} per link and round (at {size_text} per node)", fontsize=8)
+    sampled = "" if round_ is not None or len(rounds) == sc.loads.shape[0] else \
+        f"; {len(rounds)} of {sc.loads.shape[0]} rounds shown"
+    fig.suptitle(f"{sc.label} on {t.name} ({sc.kind}){sampled}", fontsize=12, y=1 - 0.15 / fig.get_figheight())
+    width, height = (int(round(x * DPI)) for x in fig.get_size_inches())
+    drawing = Drawing(t.name, sc.label, sc.kind, lay.kind, rounds, lo, hi, sc.size, float(sc.times.sum()),
+                      len(sc.trees), width, height)
+    return fig, drawing
+
+
+def picture_bytes(fig, fmt: str) -> bytes:
+    """The figure as PNG or SVG bytes, the same for the same figure (no date, no tool version, fixed ids)."""
+    from matplotlib import rc_context  # see render: matplotlib only when drawing
+
+    if fmt not in FORMATS:
+        raise OptionError(f"picture format {fmt!r} is not one of {', '.join(FORMATS)}")
+    metadata = {"Software": None} if fmt == "png" else {"Date": None, "Creator": None}
+    buf = io.BytesIO()
+    with rc_context({"svg.hashsalt": "synth-draw", "svg.fonttype": "path"}):
+        fig.savefig(buf, format=fmt, dpi=DPI, metadata=metadata)
+    return buf.getvalue()
+
+
+def _format(out) -> str:
+    ext = os.path.splitext(os.fspath(out))[1].lower().lstrip(".")
+    if ext not in FORMATS:
+        raise OptionError(f"draw: cannot tell the picture format of {os.fspath(out)[:200]!r}; name it .png or .svg")
+    return ext
+
+
+def draw(path, out, *, round_=None, size: int = 1 << 20, net: Network = Network()) -> Drawing:
+    """Draw the schedule of ``path`` (a certificate or an explicit file) into ``out`` (``.png`` or ``.svg``).
+
+    Raises
+    ------
+    OptionError
+        For an unknown picture format, a round outside the schedule, a topology too large to draw
+        (:data:`synth.analysis.draw.scene.MAX_DRAWN_VERTICES`) or a size below one element.
+    FileFormatError
+        If ``path`` cannot be read as a certificate or explicit file, or ``out`` cannot be written.
+    """
+    fmt = _format(out)
+    check_writable(out)
+    sc = scene(path, size, net)
+    if round_ is not None:
+        shown_rounds(int(sc.loads.shape[0]), round_)  # refuse before drawing
+    fig, drawing = render(sc, round_)
+    write_atomic(out, picture_bytes(fig, fmt))
+    return drawing
