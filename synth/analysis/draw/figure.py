@@ -1,11 +1,12 @@
 """The whole picture: tree panels and the timeline on top, the per-round load heat maps below.
 
-:func:`render` lays a :class:`~synth.analysis.draw.scene.Scene` out on a matplotlib ``Figure``
+:func:`render` lays a :class:`~synth.analysis.draw.contents.Scene` out on a matplotlib ``Figure``
 (Agg, never pyplot: no global state); :func:`draw` reads a file, renders it and writes the
 picture atomically (:func:`synth.fileio.write_atomic`).  The bytes are the same for the same
 input: PNG files carry no ``Software`` entry, SVG files no date and a fixed ``svg.hashsalt``.
 
-One heat panel per round, all on one colour scale (the smallest and the largest load shown);
+One heat panel per round, all on one colour scale: from the smallest to the largest load shown
+(from 0 when every link shown carries the same load);
 beyond :data:`MAX_PANELS` rounds an evenly spaced selection (first and last included), or the
 one round ``round_`` names.
 
@@ -21,7 +22,7 @@ Examples
 >>> t = parse_torus("4x4"); path = os.path.join(folder, "sp.json")
 >>> write_certificate(certify(sp_allreduce(t), torus_gamma(t)), path)
 >>> d = draw(path, os.path.join(folder, "sp.png"), round_=3)
->>> d.rounds, d.load_min == d.load_max == 65536, d.width > 0
+>>> d.rounds, d.load_min == d.load_max == 98304, d.width > 0
 ((3,), True, True)
 """
 
@@ -37,7 +38,7 @@ import numpy as np
 from synth.analysis.cost import Network
 from synth.analysis.draw.layout import layout
 from synth.analysis.draw.panels import heat_panel, timeline_panel, tree_panel
-from synth.analysis.draw.scene import scene
+from synth.analysis.draw.contents import scene
 from synth.errors import OptionError
 from synth.fileio import check_writable, write_atomic
 from synth.units import format_size
@@ -97,7 +98,7 @@ def _aspect(lay) -> float:
 
 
 def render(sc, round_=None):
-    """``(figure, drawing)``: ``sc`` (a :class:`~synth.analysis.draw.scene.Scene`) on a matplotlib Figure."""
+    """``(figure, drawing)``: ``sc`` (a :class:`~synth.analysis.draw.contents.Scene`) on a matplotlib Figure."""
     # matplotlib waits until a picture is made: `synth --help` and every other command never load it
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.colors import Normalize
@@ -114,7 +115,8 @@ def render(sc, round_=None):
     heat_w = (WIDTH - 1.2) / cols
     heat_h = heat_w * aspect + 0.35
     top_h = float(np.clip(7.5 / max(len(sc.trees), 1) * aspect, 3.2, 7.0)) + 0.5
-    fig = Figure(figsize=(WIDTH, top_h + rows * heat_h + 0.6), dpi=DPI)
+    height = round((top_h + rows * heat_h + 0.6) * DPI) / DPI  # a whole number of pixels
+    fig = Figure(figsize=(WIDTH, height), dpi=DPI)
     FigureCanvasAgg(fig)
     outer = fig.add_gridspec(2, 1, height_ratios=[top_h, rows * heat_h], hspace=0.12, left=0.02, right=0.95,
                              top=1 - 0.75 / fig.get_figheight(), bottom=0.02)
@@ -128,7 +130,7 @@ def render(sc, round_=None):
     size_text = format_size(sc.size)
     timeline_panel(fig.add_subplot(top[0, -1]), sc.times, size_text, rounds if round_ is not None else ())
     grid = outer[1].subgridspec(rows, cols + 1, width_ratios=[1.0] * cols + [0.08], wspace=0.05, hspace=0.25)
-    norm = Normalize(vmin=lo, vmax=hi)
+    norm = Normalize(vmin=lo if lo < hi else 0, vmax=hi)  # one load everywhere: a scale from 0 to it
     lines = None
     for k, s in enumerate(rounds):
         ax = fig.add_subplot(grid[k // cols, k % cols])
@@ -136,15 +138,13 @@ def render(sc, round_=None):
         ax.set_title(f"round {s}: max {format_size(int(sc.loads[s - 1].max()))}", fontsize=8)
     bar = fig.colorbar(lines, cax=fig.add_subplot(grid[:, -1]))
     unit, scale = next((u, f) for u, f in (("MiB", 1 << 20), ("KiB", 1 << 10), ("bytes", 1)) if hi >= f or f == 1)
-    bar.formatter = FuncFormatter(lambda x, _: f"{x / scale:g}")  # the scale stays in bytes; ticks read in units
-    if lo == hi:  # every shown link carries the same load: one tick, at that load
-        bar.set_ticks([lo])
+    bar.formatter = FuncFormatter(lambda x, _: f"{x / scale:.3g}")  # the scale stays in bytes; ticks read in units
     bar.update_ticks()
     bar.set_label(f"{unit} per link and round (at {size_text} per node)", fontsize=8)
     sampled = "" if round_ is not None or len(rounds) == sc.loads.shape[0] else \
         f"; {len(rounds)} of {sc.loads.shape[0]} rounds shown"
     fig.suptitle(f"{sc.label} on {t.name} ({sc.kind}){sampled}", fontsize=12, y=1 - 0.15 / fig.get_figheight())
-    width, height = (int(round(x * DPI)) for x in fig.get_size_inches())
+    width, height = fig.canvas.get_width_height()
     drawing = Drawing(t.name, sc.label, sc.kind, lay.kind, rounds, lo, hi, sc.size, float(sc.times.sum()),
                       len(sc.trees), width, height)
     return fig, drawing
@@ -177,7 +177,7 @@ def draw(path, out, *, round_=None, size: int = 1 << 20, net: Network = Network(
     ------
     OptionError
         For an unknown picture format, a round outside the schedule, a topology too large to draw
-        (:data:`synth.analysis.draw.scene.MAX_DRAWN_VERTICES`) or a size below one element.
+        (:data:`synth.analysis.draw.contents.MAX_DRAWN_VERTICES`) or a size below one element.
     FileFormatError
         If ``path`` cannot be read as a certificate or explicit file, or ``out`` cannot be written.
     """

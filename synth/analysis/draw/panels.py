@@ -80,9 +80,10 @@ def _failed(ax, lay, topology, lw, area):
     if pairs.size:
         segments = np.stack([lay.pos[pairs[:, 0]], lay.pos[pairs[:, 1]]], axis=1)
         ax.add_collection(LineCollection(segments, colors=_FAILED, linewidths=max(lw * 1.5, 0.8),
-                                         linestyles="dashed", zorder=4))
+                                         linestyles="dashed", zorder=4, gid="failed"))
     if vertices.size:
-        ax.scatter(*lay.pos[vertices].T, s=area * 3, c=_FAILED, marker="x", linewidths=max(lw * 2, 1.0), zorder=5)
+        ax.scatter(*lay.pos[vertices].T, s=area * 3, c=_FAILED, marker="x", linewidths=max(lw * 2, 1.0), zorder=5,
+                   gid="failed")
 
 
 def _frame(ax, lay):
@@ -94,7 +95,7 @@ def _frame(ax, lay):
 
 
 def tree_panel(ax, lay: Layout, topology, tree, width_points: float) -> None:
-    """Draw ``tree`` (a :class:`synth.analysis.draw.scene.Tree`) over the topology in grey."""
+    """Draw ``tree`` (a :class:`synth.analysis.draw.contents.Tree`) over the topology in grey."""
     from matplotlib.collections import LineCollection  # matplotlib: the caller imported it already
 
     lw, area = scales(lay, width_points)
