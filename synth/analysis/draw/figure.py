@@ -103,7 +103,7 @@ def render(sc, round_=None):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.colors import Normalize
     from matplotlib.figure import Figure
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
 
     t, lay = sc.topology, layout(sc.topology)
     rounds = shown_rounds(int(sc.loads.shape[0]), round_)
@@ -112,7 +112,7 @@ def render(sc, round_=None):
     aspect = _aspect(lay)
     cols = min(len(rounds), _COLUMNS if aspect >= 0.5 else _COLUMNS // 2)  # wide layouts (3D): fewer per row
     rows = math.ceil(len(rounds) / cols)
-    heat_w = (WIDTH - 1.2) / cols
+    heat_w = min((WIDTH - 1.2) / cols, 4.5)  # one round alone stays a panel, not a poster
     heat_h = heat_w * aspect + 0.35
     top_h = float(np.clip(7.5 / max(len(sc.trees), 1) * aspect, 3.2, 7.0)) + 0.5
     height = round((top_h + rows * heat_h + 0.6) * DPI) / DPI  # a whole number of pixels
@@ -129,7 +129,7 @@ def render(sc, round_=None):
         ax.set_title(f"{tree.label}{more}: arrows point to the parent", fontsize=9)
     size_text = format_size(sc.size)
     timeline_panel(fig.add_subplot(top[0, -1]), sc.times, size_text, rounds if round_ is not None else ())
-    grid = outer[1].subgridspec(rows, cols + 1, width_ratios=[1.0] * cols + [0.08], wspace=0.05, hspace=0.25)
+    grid = outer[1].subgridspec(rows, cols + 1, width_ratios=[1.0] * cols + [0.08 * heat_w * cols / (WIDTH - 1.2)], wspace=0.05, hspace=0.25)
     norm = Normalize(vmin=lo if lo < hi else 0, vmax=hi)  # one load everywhere: a scale from 0 to it
     lines = None
     for k, s in enumerate(rounds):
@@ -138,7 +138,10 @@ def render(sc, round_=None):
         ax.set_title(f"round {s}: max {format_size(int(sc.loads[s - 1].max()))}", fontsize=8)
     bar = fig.colorbar(lines, cax=fig.add_subplot(grid[:, -1]))
     unit, scale = next((u, f) for u, f in (("MiB", 1 << 20), ("KiB", 1 << 10), ("bytes", 1)) if hi >= f or f == 1)
-    bar.formatter = FuncFormatter(lambda x, _: f"{x / scale:.3g}")  # the scale stays in bytes; ticks read in units
+    vmin = lo if lo < hi else 0
+    ticks = MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]).tick_values(vmin / scale, hi / scale) * scale
+    bar.set_ticks([x for x in ticks if vmin <= x <= hi])  # round numbers of the unit; the scale stays in bytes
+    bar.formatter = FuncFormatter(lambda x, _: f"{x / scale:.4g}")
     bar.update_ticks()
     bar.set_label(f"{unit} per link and round (at {size_text} per node)", fontsize=8)
     sampled = "" if round_ is not None or len(rounds) == sc.loads.shape[0] else \
@@ -159,7 +162,8 @@ def picture_bytes(fig, fmt: str) -> bytes:
     metadata = {"Software": None} if fmt == "png" else {"Date": None, "Creator": None}
     buf = io.BytesIO()
     with rc_context({"svg.hashsalt": "synth-draw", "svg.fonttype": "path"}):
-        fig.savefig(buf, format=fmt, dpi=DPI, metadata=metadata)
+        fig.savefig(buf, format=fmt, dpi=DPI, metadata=metadata, **({"pil_kwargs": {"optimize": True}}
+                                                                    if fmt == "png" else {}))
     return buf.getvalue()
 
 

@@ -99,7 +99,8 @@ def tree_panel(ax, lay: Layout, topology, tree, width_points: float) -> None:
     from matplotlib.collections import LineCollection  # matplotlib: the caller imported it already
 
     lw, area = scales(lay, width_points)
-    ax.add_collection(LineCollection(lay.centred, colors=_BACKGROUND, linewidths=lw * 0.6, zorder=1))
+    ax.add_collection(LineCollection(lay.centred, colors=_BACKGROUND, linewidths=lw * 0.6, zorder=1,
+                                     antialiaseds=False))
     links = tree.links
     paths = lay.centred[links]
     wrapped = lay.wrap[links]
@@ -128,7 +129,7 @@ def heat_panel(ax, lay: Layout, topology, loads, norm, cmap, width_points: float
 
     lw, area = scales(lay, width_points)
     lines = LineCollection(lay.paths, array=np.asarray(loads, dtype=np.float64), cmap=cmap, norm=norm,
-                           linewidths=lw * 1.6, zorder=2)
+                           linewidths=lw * 1.6, zorder=2, antialiaseds=False)  # flat colours: small files
     ax.add_collection(lines)
     _vertices(ax, lay, topology, area * 0.5, color="#333333")
     _failed(ax, lay, topology, lw, area)
