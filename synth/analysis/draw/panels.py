@@ -145,7 +145,8 @@ def timeline_panel(ax, times: np.ndarray, size_text: str, highlight=()) -> None:
     rounds = np.arange(1, us.shape[1] + 1)
     bottom = np.zeros(us.shape[1])
     for row, (label, colour) in zip(us, TERMS):
-        ax.bar(rounds, row, bottom=bottom, color=colour, label=label, width=0.8, linewidth=0)
+        ax.bar(rounds, row, bottom=bottom, color=colour, label=label, width=0.8 if rounds.size <= 32 else 1.0,
+               linewidth=0)
         bottom += row
     for s in highlight:
         ax.bar([s], [bottom[s - 1]], width=0.8, fill=False, edgecolor="black", linewidth=1.2)
