@@ -12,18 +12,14 @@ one round ``round_`` names.
 
 Examples
 --------
->>> import tempfile, os
+>>> import os, tempfile
+>>> from synth.baselines import build_baseline
 >>> from synth.topology.torus import parse_torus
->>> from synth.symmetry.torus import torus_gamma
->>> from synth.schedule.sp import sp_allreduce
->>> from synth.check.claims import certify
->>> from synth.check.certificate import write_certificate
 >>> folder = tempfile.mkdtemp()
->>> t = parse_torus("4x4"); path = os.path.join(folder, "sp.json")
->>> write_certificate(certify(sp_allreduce(t), torus_gamma(t)), path)
->>> d = draw(path, os.path.join(folder, "sp.png"), round_=3)
->>> d.rounds, d.load_min == d.load_max == 98304, d.width > 0
-((3,), True, True)
+>>> build_baseline("swing-l", parse_torus("4x4")).write(os.path.join(folder, "swing.jsonl"))
+>>> d = draw(os.path.join(folder, "swing.jsonl"), os.path.join(folder, "swing.png"), round_=3)
+>>> d.rounds, d.kind, d.load_max, d.width
+((3,), 'explicit', 262144, 1400)
 """
 
 from __future__ import annotations
