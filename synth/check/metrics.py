@@ -292,25 +292,38 @@ def measure_symmetric(base: BaseSchedule, group, chunk_sizes) -> Metrics:
                    tuple(max_load), tuple(total_load), tuple(int(h) for h in hops), base.collective)
 
 
-def link_loads_explicit(schedule: Schedule, chunk_sizes) -> np.ndarray:
-    """The load of every link in every round (``S x E`` int64), counted as :func:`measure_explicit` counts."""
+def _rows(n_rounds: int, rounds) -> dict:
+    """Round -> row of the output, for ``rounds`` (default every round ``1..n_rounds``)."""
+    rounds = range(1, n_rounds + 1) if rounds is None else [int(s) for s in rounds]
+    if any(not 1 <= s <= n_rounds for s in rounds):
+        raise ScheduleError(f"rounds must lie in 1..{n_rounds}")
+    return {s: i for i, s in enumerate(rounds)}
+
+
+def link_loads_explicit(schedule: Schedule, chunk_sizes, rounds=None) -> np.ndarray:
+    """The load of every link in each of ``rounds`` (default all; ``len(rounds) x E`` int64), counted as
+    :func:`measure_explicit` counts."""
     sizes = _explicit_sizes(schedule, chunk_sizes)
     distinct = np.unique(sizes)
-    out = np.zeros((schedule.n_rounds, schedule.topology.n_links), dtype=np.int64)
+    rows = _rows(schedule.n_rounds, rounds)
+    out = np.zeros((len(rows), schedule.topology.n_links), dtype=np.int64)
     for rnd, blocks in schedule.rounds():
-        out[rnd - 1] = _round_load(blocks, sizes, distinct, schedule.topology.n_links)
+        if rnd in rows:
+            out[rows[rnd]] = _round_load(blocks, sizes, distinct, schedule.topology.n_links)
     return out
 
 
-def link_loads_symmetric(base: BaseSchedule, group, chunk_sizes) -> np.ndarray:
-    """The load of every link of ``lift(base, group)`` in every round (``S x E`` int64), as
-    :func:`measure_symmetric` derives it: per link orbit when a component's chunks are equal."""
+def link_loads_symmetric(base: BaseSchedule, group, chunk_sizes, rounds=None) -> np.ndarray:
+    """The load of every link of ``lift(base, group)`` in each of ``rounds`` (default all; ``len(rounds) x E``
+    int64), as :func:`measure_symmetric` derives it: per link orbit when a component's chunks are equal."""
     sizes = _symmetric_sizes(base, group, chunk_sizes)
+    rows = _rows(base.n_rounds, rounds)
     if bool(np.all(sizes == sizes[:, :1])):
-        return _orbit_loads(base, group, sizes)[:, group.link_orbit]
-    out = np.zeros((base.n_rounds, base.topology.n_links), dtype=np.int64)
-    for s, load in enumerate(_lifted_round_loads(base, group, sizes)):
-        out[s] = load
+        return _orbit_loads(base, group, sizes)[np.asarray(list(rows), dtype=np.int64) - 1][:, group.link_orbit]
+    out = np.zeros((len(rows), base.topology.n_links), dtype=np.int64)
+    for s, load in enumerate(_lifted_round_loads(base, group, sizes), start=1):
+        if s in rows:
+            out[rows[s]] = load
     return out
 
 

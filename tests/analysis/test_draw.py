@@ -102,7 +102,7 @@ def scale_of(loads):
 def test_round_selects_one_panel_and_its_scale(files, tmp_path):
     path = files["torus-4x4"]
     loads = independent_loads(path, 1 << 20)
-    fig, d = render(scene(path), round_=3)
+    fig, d = render(scene(path, round_=3))
     heat = heat_collections(fig)
     assert d.rounds == (3,) and len(heat) == 1
     assert heat[0].get_clim() == scale_of(loads[2]) == (0, loads[2].max())  # Omega = 1: one load on every link

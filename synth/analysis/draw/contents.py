@@ -51,11 +51,13 @@ from synth.fileio import read_json
 from synth.schedule import ALLREDUCE, COPY, REDUCE, block_chunk_elements, chunk_elements
 from synth.schedule.lift import lifted_chunk_elements
 
-__all__ = ["Tree", "Scene", "scene", "MAX_DRAWN_VERTICES", "MAX_DRAWN_LINKS", "MAX_TREES"]
+__all__ = ["Tree", "Scene", "scene", "shown_rounds", "MAX_DRAWN_VERTICES", "MAX_DRAWN_LINKS", "MAX_TREES",
+           "MAX_PANELS"]
 
 MAX_DRAWN_VERTICES = 4096  # a 64x64 torus, a 16x16x16 torus, a 64x64 HyperX... beyond, a picture shows nothing
 MAX_DRAWN_LINKS = 1 << 16  # a 32x32 HyperX has 63,488
 MAX_TREES = 4  # tree panels at most (a balanced family may have many components)
+MAX_PANELS = 16  # heat panels at most; more rounds are sampled evenly
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,16 +71,34 @@ class Tree:
 
 @dataclass(frozen=True, eq=False)
 class Scene:
-    """Everything a picture shows (module docstring); ``loads`` in bytes, ``times`` ``3 x S`` seconds."""
+    """Everything a picture shows (module docstring): ``loads[i]`` the bytes on every link in round
+    ``rounds[i]`` (``picked``: the one round asked for), ``times`` ``3 x S`` seconds."""
 
     topology: object
     kind: str
     label: str
     trees: tuple
+    rounds: tuple
     loads: np.ndarray
     times: np.ndarray
     size: int
     n_trees: int
+    picked: bool = False
+
+
+def shown_rounds(n_rounds: int, round_=None) -> tuple:
+    """The rounds that get a heat panel: ``round_`` alone, every round, or :data:`MAX_PANELS` spread evenly.
+
+    >>> shown_rounds(8), shown_rounds(128)[:3], len(shown_rounds(128)), shown_rounds(8, 5)
+    ((1, 2, 3, 4, 5, 6, 7, 8), (1, 9, 18), 16, (5,))
+    """
+    if round_ is not None:
+        if isinstance(round_, bool) or not isinstance(round_, int) or not 1 <= round_ <= n_rounds:
+            raise OptionError(f"round_ must be a round of the schedule, 1 to {n_rounds}, not {round_}")
+        return (round_,)
+    if n_rounds <= MAX_PANELS:
+        return tuple(range(1, n_rounds + 1))
+    return tuple(int(s) for s in np.unique(np.round(np.linspace(1, n_rounds, MAX_PANELS)).astype(int)))
 
 
 def _tree(topology, links_per_hop, ops, label) -> Tree:
@@ -110,7 +130,7 @@ def _check_size(topology) -> None:
                           f"pictures show at most {MAX_DRAWN_VERTICES} vertices and {MAX_DRAWN_LINKS} links")
 
 
-def _certificate(path, n_elements):
+def _certificate(path, n_elements, round_):
     cert = read_certificate(read_json(path))
     base, t = cert.base, cert.topology
     _check_size(t)
@@ -121,11 +141,12 @@ def _certificate(path, n_elements):
         routes = _padded([base.route(i) for i in idx])
         trees.append(_tree(t, routes, base.op[idx], base.labels[c]))
     label = str(cert.provenance.get("algorithm") or "certificate")
-    return (t, label, tuple(trees), base.n_components, link_loads_symmetric(base, cert.group, sizes),
+    rounds = shown_rounds(base.n_rounds, round_)
+    return (t, label, tuple(trees), base.n_components, rounds, link_loads_symmetric(base, cert.group, sizes, rounds),
             measure_symmetric(base, cert.group, sizes))
 
 
-def _explicit(path, n_elements):
+def _explicit(path, n_elements, round_):
     schedule, own, _ = read_explicit(path)
     t = schedule.topology
     _check_size(t)
@@ -140,17 +161,19 @@ def _explicit(path, n_elements):
         ops.extend([b.op] * int(sel.sum()))
     tree = _tree(t, _padded(routes), np.asarray(ops, dtype=np.int8), "chunk 0")
     label = f"explicit {schedule.collective}" if schedule.collective != ALLREDUCE else "explicit schedule"
-    return t, label, (tree,), 1, link_loads_explicit(schedule, sizes), measure_explicit(schedule, sizes)
+    rounds = shown_rounds(schedule.n_rounds, round_)
+    return t, label, (tree,), 1, rounds, link_loads_explicit(schedule, sizes, rounds), measure_explicit(schedule, sizes)
 
 
-def scene(path, size: int = 1 << 20, net: Network = Network()) -> Scene:
-    """Read ``path`` (a certificate or an explicit file) and compute what its picture shows at ``size`` bytes per node.
+def scene(path, size: int = 1 << 20, net: Network = Network(), round_=None) -> Scene:
+    """Read ``path`` (a certificate or an explicit file) and compute what its picture shows at ``size`` bytes per
+    node: the loads of round ``round_``, or of :func:`shown_rounds`.
 
     Raises
     ------
     OptionError
-        If the topology is beyond :data:`MAX_DRAWN_VERTICES` or :data:`MAX_DRAWN_LINKS`, or ``size``
-        is below one element.
+        If the topology is beyond :data:`MAX_DRAWN_VERTICES` or :data:`MAX_DRAWN_LINKS`, ``size``
+        is below one element, or ``round_`` is not a round of the schedule.
     FileFormatError, ScheduleError
         From the readers, for a file they refuse, or a size too small for every chunk to get an element.
     """
@@ -158,5 +181,7 @@ def scene(path, size: int = 1 << 20, net: Network = Network()) -> Scene:
     if n_elements < 1:
         raise OptionError(f"size must be at least one element ({net.element_bytes} bytes), got {size}")
     kind = file_kind(path)
-    t, label, trees, n_trees, loads, metrics = (_explicit if kind == "explicit" else _certificate)(path, n_elements)
-    return Scene(t, kind, label, trees, loads * net.element_bytes, round_times(metrics, net), int(size), n_trees)
+    read = _explicit if kind == "explicit" else _certificate
+    t, label, trees, n_trees, rounds, loads, metrics = read(path, n_elements, round_)
+    return Scene(t, kind, label, trees, rounds, loads * net.element_bytes, round_times(metrics, net), int(size),
+                 n_trees, round_ is not None)

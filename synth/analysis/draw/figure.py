@@ -8,7 +8,7 @@ input: PNG files carry no ``Software`` entry, SVG files no date and a fixed ``sv
 One heat panel per round, all on one colour scale: from the smallest to the largest load shown
 (from 0 when every link shown carries the same load);
 beyond :data:`MAX_PANELS` rounds an evenly spaced selection (first and last included), or the
-one round ``round_`` names.
+one round ``round_`` names (:func:`synth.analysis.draw.contents.shown_rounds`).
 
 Examples
 --------
@@ -39,10 +39,9 @@ from synth.errors import OptionError
 from synth.fileio import check_writable, write_atomic
 from synth.units import format_size
 
-__all__ = ["Drawing", "render", "draw", "picture_bytes", "shown_rounds", "FORMATS", "MAX_PANELS", "DPI"]
+__all__ = ["Drawing", "render", "draw", "picture_bytes", "FORMATS", "DPI"]
 
 FORMATS = ("png", "svg")
-MAX_PANELS = 16  # heat panels at most; more rounds are sampled evenly
 DPI = 100
 WIDTH = 14.0  # inches
 _COLUMNS = 8  # heat panels per row
@@ -73,27 +72,12 @@ class Drawing:
                 "width_px": self.width, "height_px": self.height}
 
 
-def shown_rounds(n_rounds: int, round_=None) -> tuple:
-    """The rounds that get a heat panel: ``round_`` alone, every round, or :data:`MAX_PANELS` spread evenly.
-
-    >>> shown_rounds(8), shown_rounds(128)[:3], len(shown_rounds(128)), shown_rounds(8, 5)
-    ((1, 2, 3, 4, 5, 6, 7, 8), (1, 9, 18), 16, (5,))
-    """
-    if round_ is not None:
-        if isinstance(round_, bool) or not isinstance(round_, int) or not 1 <= round_ <= n_rounds:
-            raise OptionError(f"`round_` must be a round of the schedule, 1 to {n_rounds}, not {round_}")
-        return (round_,)
-    if n_rounds <= MAX_PANELS:
-        return tuple(range(1, n_rounds + 1))
-    return tuple(int(s) for s in np.unique(np.round(np.linspace(1, n_rounds, MAX_PANELS)).astype(int)))
-
-
 def _aspect(lay) -> float:
     span = np.ptp(lay.pos, axis=0) + 1.6
     return float(np.clip(span[1] / span[0], 0.12, 1.4))
 
 
-def render(sc, round_=None):
+def render(sc):
     """``(figure, drawing)``: ``sc`` (a :class:`~synth.analysis.draw.contents.Scene`) on a matplotlib Figure."""
     # matplotlib waits until a picture is made: `synth --help` and every other command never load it
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -102,9 +86,8 @@ def render(sc, round_=None):
     from matplotlib.ticker import FuncFormatter, MaxNLocator
 
     t, lay = sc.topology, layout(sc.topology)
-    rounds = shown_rounds(int(sc.loads.shape[0]), round_)
-    shown = sc.loads[np.asarray(rounds) - 1]
-    lo, hi = int(shown.min()), int(shown.max())
+    rounds, n_rounds = sc.rounds, int(sc.times.shape[1])
+    lo, hi = int(sc.loads.min()), int(sc.loads.max())
     aspect = _aspect(lay)
     cols = min(len(rounds), _COLUMNS if aspect >= 0.5 else _COLUMNS // 2)  # wide layouts (3D): fewer per row
     rows = math.ceil(len(rounds) / cols)
@@ -124,14 +107,14 @@ def render(sc, round_=None):
         more = f" (first {len(sc.trees)} of {sc.n_trees})" if i == 0 and sc.n_trees > len(sc.trees) else ""
         ax.set_title(f"{tree.label}{more}: arrows point to the parent", fontsize=9)
     size_text = format_size(sc.size)
-    timeline_panel(fig.add_subplot(top[0, -1]), sc.times, size_text, rounds if round_ is not None else ())
+    timeline_panel(fig.add_subplot(top[0, -1]), sc.times, size_text, rounds if sc.picked else ())
     grid = outer[1].subgridspec(rows, cols + 1, width_ratios=[1.0] * cols + [0.08 * heat_w * cols / (WIDTH - 1.2)], wspace=0.05, hspace=0.25)
     norm = Normalize(vmin=lo if lo < hi else 0, vmax=hi)  # one load everywhere: a scale from 0 to it
     lines = None
     for k, s in enumerate(rounds):
         ax = fig.add_subplot(grid[k // cols, k % cols])
-        lines = heat_panel(ax, lay, t, sc.loads[s - 1], norm, _CMAP, heat_w * 72)
-        ax.set_title(f"round {s}: max {format_size(int(sc.loads[s - 1].max()))}", fontsize=8)
+        lines = heat_panel(ax, lay, t, sc.loads[k], norm, _CMAP, heat_w * 72)
+        ax.set_title(f"round {s}: max {format_size(int(sc.loads[k].max()))}", fontsize=8)
     bar = fig.colorbar(lines, cax=fig.add_subplot(grid[:, -1]))
     unit, scale = next((u, f) for u, f in (("MiB", 1 << 20), ("KiB", 1 << 10), ("bytes", 1)) if hi >= f or f == 1)
     vmin = lo if lo < hi else 0
@@ -140,8 +123,7 @@ def render(sc, round_=None):
     bar.formatter = FuncFormatter(lambda x, _: f"{x / scale:.4g}")
     bar.update_ticks()
     bar.set_label(f"{unit} per link and round (at {size_text} per node)", fontsize=8)
-    sampled = "" if round_ is not None or len(rounds) == sc.loads.shape[0] else \
-        f"; {len(rounds)} of {sc.loads.shape[0]} rounds shown"
+    sampled = "" if sc.picked or len(rounds) == n_rounds else f"; {len(rounds)} of {n_rounds} rounds shown"
     fig.suptitle(f"{sc.label} on {t.name} ({sc.kind}){sampled}", fontsize=12, y=1 - 0.15 / fig.get_figheight())
     width, height = fig.canvas.get_width_height()
     drawing = Drawing(t.name, sc.label, sc.kind, lay.kind, rounds, lo, hi, sc.size, float(sc.times.sum()),
@@ -183,9 +165,6 @@ def draw(path, out, *, round_=None, size: int = 1 << 20, net: Network = Network(
     """
     fmt = _format(out)
     check_writable(out)
-    sc = scene(path, size, net)
-    if round_ is not None:
-        shown_rounds(int(sc.loads.shape[0]), round_)  # refuse before drawing
-    fig, drawing = render(sc, round_)
+    fig, drawing = render(scene(path, size, net, round_))
     write_atomic(out, picture_bytes(fig, fmt))
     return drawing
