@@ -134,6 +134,15 @@ def test_trees_point_to_their_root(files):
     assert allgather.roots.tolist() == [0] and np.array_equal(np.sort(allgather.links), np.sort(tree.links))
 
 
+def test_an_exchange_has_two_roots(files):
+    path = files["torus-4x4"].with_name("ex.json")
+    assert main(["solve", "--torus", "4x4", "--exchange", "--out", str(path)]) == 0
+    tree = scene(path).trees[0]
+    t = scene(path).topology
+    assert tree.roots.size == 2 and t.link_ids(tree.roots[:1], tree.roots[1:])[0] >= 0  # adjacent
+    assert tree.links.size == 16  # two trees of 14 edges in all, and the exchange both ways
+
+
 def tree_of_allgather(files, sp):
     """The allgather half has copies only: its tree, reversed, is the same tree."""
     path = files["torus-4x4"].with_name("ag.json")

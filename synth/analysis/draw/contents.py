@@ -7,7 +7,8 @@ A :class:`Scene` is read from a certificate or an explicit file through the chec
 * the **trees**: a certificate's base schedule, one tree per component (its transmissions for one
   chunk); an explicit file's chunk 0.  A tree's edges are the links of its ``reduce`` transmissions
   (child to parent); a component without any (an allgather) shows its ``copy`` transmissions
-  reversed, so every arrow points to the parent;
+  reversed, so every arrow points to the parent.  Its roots receive and never send, or exchange
+  (reduce into each other: the forest plus exchange of SPEC section 4);
 * the **loads**: bytes on every link in every round, as the checker measures them
   (:func:`synth.check.metrics.link_loads_symmetric` for a certificate: per link orbit;
   :func:`synth.check.metrics.link_loads_explicit` for an explicit file, whose own chunk sizes serve
@@ -113,7 +114,10 @@ def _tree(topology, links_per_hop, ops, label) -> Tree:
         links = rows[rows >= 0]
     senders = np.unique(topology.link_src[links])
     receivers = np.unique(topology.link_dst[links])
-    return Tree(links.astype(np.int64), np.setdiff1d(receivers, senders), label)
+    # roots: who receives and never sends, and the two ends of an exchange (each reduces into the other)
+    mutual = np.isin(topology.link_ids(topology.link_dst[links], topology.link_src[links]), links)
+    roots = np.union1d(np.setdiff1d(receivers, senders), topology.link_src[links[mutual]])
+    return Tree(links.astype(np.int64), roots.astype(np.int64), label)
 
 
 def _padded(routes) -> np.ndarray:
