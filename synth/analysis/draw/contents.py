@@ -104,19 +104,20 @@ def shown_rounds(n_rounds: int, round_=None) -> tuple:
 
 def _tree(topology, links_per_hop, ops, label) -> Tree:
     """A tree from transmissions (rows of ``links_per_hop``: link ids of one route, ``-1`` padded)."""
-    rows = links_per_hop[ops == REDUCE]
-    if rows.size == 0:  # only copies (an allgather): the same tree, reversed
-        rows = links_per_hop[ops == COPY][:, ::-1]
-        hops = rows[rows >= 0]
-        links = topology.link_ids(topology.link_dst[hops], topology.link_src[hops])
+    reduce = ops == REDUCE
+    rows = links_per_hop[reduce] if reduce.any() else links_per_hop[ops == COPY]
+    valid = rows >= 0
+    src = topology.link_src[rows[:, 0]].astype(np.int64)
+    dst = topology.link_dst[rows[np.arange(rows.shape[0]), valid.sum(axis=1) - 1]].astype(np.int64)
+    links = rows[valid]
+    if not reduce.any():  # only copies (an allgather): the same tree, reversed
+        src, dst = dst, src
+        links = topology.link_ids(topology.link_dst[links], topology.link_src[links])
         links = links[links >= 0]
-    else:
-        links = rows[rows >= 0]
-    senders = np.unique(topology.link_src[links])
-    receivers = np.unique(topology.link_dst[links])
     # roots: who receives and never sends, and the two ends of an exchange (each reduces into the other)
-    mutual = np.isin(topology.link_ids(topology.link_dst[links], topology.link_src[links]), links)
-    roots = np.union1d(np.setdiff1d(receivers, senders), topology.link_src[links[mutual]])
+    V = topology.n_vertices
+    mutual = np.isin(dst * V + src, src * V + dst)
+    roots = np.union1d(np.setdiff1d(dst, src), src[mutual])
     return Tree(links.astype(np.int64), roots.astype(np.int64), label)
 
 
