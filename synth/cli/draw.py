@@ -43,7 +43,8 @@ def cmd_draw(args) -> int:
 
 def add_parser(sub) -> None:
     """Add ``synth draw FILE --out PICTURE`` to the subparsers ``sub``."""
-    p = sub.add_parser("draw", help="a picture of a schedule: trees, link loads, timeline", description=cmd_draw.__doc__)
+    p = sub.add_parser("draw", help="a picture of a schedule: trees, link loads, timeline",
+                       description=cmd_draw.__doc__)
     p.add_argument("file", help="a certificate or an explicit schedule file")
     p.add_argument("--out", required=True, help="the picture to write: a .png or .svg file")
     p.add_argument("--round", type=int_in(1, 1 << 30), help="draw the loads of this round only (default: every "

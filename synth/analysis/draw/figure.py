@@ -32,9 +32,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.analysis.cost import Network
+from synth.analysis.draw.contents import scene
 from synth.analysis.draw.layout import layout
 from synth.analysis.draw.panels import heat_panel, timeline_panel, tree_panel
-from synth.analysis.draw.contents import scene
 from synth.errors import OptionError
 from synth.fileio import check_writable, write_atomic
 from synth.units import format_size
@@ -108,7 +108,8 @@ def render(sc):
         ax.set_title(f"{tree.label}{more}: arrows point to the parent", fontsize=9)
     size_text = format_size(sc.size)
     timeline_panel(fig.add_subplot(top[0, -1]), sc.times, size_text, rounds if sc.picked else ())
-    grid = outer[1].subgridspec(rows, cols + 1, width_ratios=[1.0] * cols + [0.08 * heat_w * cols / (WIDTH - 1.2)], wspace=0.05, hspace=0.25)
+    bar_w = 0.08 * heat_w * cols / (WIDTH - 1.2)  # the colour bar keeps its width beside a lone panel
+    grid = outer[1].subgridspec(rows, cols + 1, width_ratios=[1.0] * cols + [bar_w], wspace=0.05, hspace=0.25)
     norm = Normalize(vmin=lo if lo < hi else 0, vmax=hi)  # one load everywhere: a scale from 0 to it
     lines = None
     for k, s in enumerate(rounds):
