@@ -29,7 +29,8 @@ MAX_INT = 1 << 53          # |integers| in files must stay below this (see the m
 
 
 def write_atomic(path, lines) -> None:
-    """Write ``lines`` (a string or an iterable of strings) to ``path`` via a temp file and rename.
+    """Write ``lines`` (a string, an iterable of strings, or ``bytes`` written as they are) to ``path``
+    via a temp file and rename.
 
     A reader never sees a half-written file, and a failure leaves any old file in place.
     ``path`` ``"-"`` writes to standard output instead (the CLI's ``--out -``).
@@ -48,8 +49,9 @@ def write_atomic(path, lines) -> None:
     """
     path = os.fspath(path)
     if path == "-":
-        _write_lines(sys.stdout, lines)
-        sys.stdout.flush()
+        out = sys.stdout.buffer if isinstance(lines, bytes) else sys.stdout
+        _write_lines(out, lines)
+        out.flush()
         return
     check_writable(path)
     folder = os.path.dirname(os.path.abspath(path))
@@ -61,7 +63,8 @@ def write_atomic(path, lines) -> None:
     tmp = os.path.join(tmp_dir, name)
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask gives the usual permissions
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+        with (os.fdopen(fd, "wb") if isinstance(lines, bytes) else
+              os.fdopen(fd, "w", encoding="utf-8", newline="\n")) as f:
             _write_lines(f, lines)
         os.replace(tmp, path)
     except OSError as exc:
@@ -94,7 +97,7 @@ def check_writable(path) -> None:
 
 
 def _write_lines(f, lines) -> None:
-    if isinstance(lines, str):
+    if isinstance(lines, (str, bytes)):
         f.write(lines)
     else:
         for line in lines:

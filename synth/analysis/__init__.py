@@ -7,7 +7,9 @@
   baselines) measured and costed size by size.  It is imported on its own
   (``from synth.analysis.compare import compare``): it builds on the solvers and the
   baselines, which the cost model, imported by the ``synth`` facade and the runtime,
-  does not need.
+  does not need;
+* :mod:`synth.analysis.draw`: pictures of a schedule on its topology (``synth draw``), over
+  matplotlib, which it imports only when it draws.
 
 Sizes, rates and times are read by :mod:`synth.units`.
 

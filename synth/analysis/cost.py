@@ -31,6 +31,8 @@ Examples
 >>> m = measure_symmetric(b, g, chunk_elements(lifted_weights(b, g), parse_size("1MiB") // 4))
 >>> round(model_time(m) * 1e6, 2), round(goodput(m) / goodput_bound(t), 3)
 (21.03, 0.467)
+>>> terms = round_times(m); terms.shape, bool(abs(terms.sum() - model_time(m)) < 1e-15)
+((3, 8), True)
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Network", "model_time", "goodput", "goodput_bound", "PAPER_SIZES"]
+__all__ = ["Network", "model_time", "round_times", "goodput", "goodput_bound", "PAPER_SIZES"]
 
 PAPER_SIZES = tuple(2**k for k in range(16, 29))  # 64 KiB ... 256 MiB, the paper's sweep
 
@@ -54,10 +56,23 @@ class Network:
     element_bytes: int = 4
 
 
-def model_time(metrics, net: Network = Network()) -> float:
-    """Modeled seconds of a measured schedule (docs/spec.md §1 with hop latency)."""
+def _loads_and_hops(metrics, net: Network):
+    """The busiest link's bytes and the longest route of every round, as float64 arrays."""
     loads = np.asarray(metrics.max_load, dtype=np.float64) * net.element_bytes
     hops = np.asarray(metrics.round_hops or [metrics.max_route] * metrics.rounds, dtype=np.float64)
+    return loads, hops
+
+
+def round_times(metrics, net: Network = Network()) -> np.ndarray:
+    """The three terms of every round's modeled time: a ``3 x S`` array of seconds whose rows are
+    ``alpha``, ``lam * h_s`` and ``beta * max_e load_s(e)`` (their sum is :func:`model_time`)."""
+    loads, hops = _loads_and_hops(metrics, net)
+    return np.stack([np.full(metrics.rounds, float(net.alpha)), net.hop_latency * hops, loads / net.bandwidth])
+
+
+def model_time(metrics, net: Network = Network()) -> float:
+    """Modeled seconds of a measured schedule (docs/spec.md §1 with hop latency)."""
+    loads, hops = _loads_and_hops(metrics, net)
     return float(metrics.rounds * net.alpha + net.hop_latency * hops.sum() + loads.sum() / net.bandwidth)
 
 

@@ -40,6 +40,9 @@ Examples
 (8, '1', '1', '1')
 >>> measure_symmetric(b, g, chunk_elements(lifted_weights(b, g), 64)) == m
 True
+>>> loads = link_loads_symmetric(b, g, chunk_elements(lifted_weights(b, g), 64))
+>>> loads.shape, tuple(loads.max(axis=1).tolist()) == m.max_load
+((8, 64), True)
 >>> round_lower_bound(t, g)
 (7, 'adjacent pair (0, 4)')
 >>> round_lower_bound(t, g, "reduce-scatter")
@@ -57,7 +60,8 @@ from synth.errors import ScheduleError
 from synth.schedule import ALLREDUCE, COLLECTIVES, BaseSchedule, Schedule, positive_chunks
 from synth.schedule.data import phases
 
-__all__ = ["Metrics", "measure_explicit", "measure_symmetric", "round_lower_bound"]
+__all__ = ["Metrics", "measure_explicit", "measure_symmetric", "link_loads_explicit", "link_loads_symmetric",
+           "round_lower_bound"]
 
 _INT64_LIMIT = 1 << 63
 
@@ -160,8 +164,23 @@ def _fr(x: Fraction) -> str:
     return str(x)
 
 
-def measure_explicit(schedule: Schedule, chunk_sizes) -> Metrics:
-    """Volumes and per-round link loads counted transmission by transmission."""
+def _round_load(blocks, sizes, distinct, n_links: int) -> np.ndarray:
+    """The int64 load of every link in one round of an explicit schedule (``distinct``: the sizes' values)."""
+    load = np.zeros(n_links, dtype=np.int64)
+    for b in blocks:
+        if distinct.size == 1:
+            load += np.bincount(b.links.ravel(), minlength=n_links) * int(distinct[0])
+            continue
+        s = sizes[b.chunk]
+        for value in distinct:
+            sel = s == value
+            if sel.any():
+                load += np.bincount(b.links[sel].ravel(), minlength=n_links) * int(value)
+    return load
+
+
+def _explicit_sizes(schedule: Schedule, chunk_sizes) -> np.ndarray:
+    """The checked chunk sizes of an explicit schedule, its loads proven to fit int64 (:func:`_load_bound`)."""
     t = schedule.topology
     sizes = _check_sizes(chunk_sizes, schedule.n_chunks, t.n_compute, schedule.n_transmissions)
     incidences = np.zeros(schedule.n_chunks, dtype=np.int64)
@@ -170,13 +189,19 @@ def measure_explicit(schedule: Schedule, chunk_sizes) -> Metrics:
             raise ScheduleError(f"round {b.round}: a chunk id lies outside 0..{schedule.n_chunks - 1}")
         incidences += np.bincount(b.chunk, minlength=schedule.n_chunks) * b.links.shape[1]
     _load_bound(sizes, incidences, "chunk")
+    return sizes
+
+
+def measure_explicit(schedule: Schedule, chunk_sizes) -> Metrics:
+    """Volumes and per-round link loads counted transmission by transmission."""
+    t = schedule.topology
+    sizes = _explicit_sizes(schedule, chunk_sizes)
     distinct = np.unique(sizes)
     max_load = [0] * schedule.n_rounds
     total_load = [0] * schedule.n_rounds
     vol_abs = vol_phys = n_trans = max_route = 0
     hops = [0] * schedule.n_rounds
     for rnd, blocks in schedule.rounds():
-        load = np.zeros(t.n_links, dtype=np.int64)
         for b in blocks:
             L = b.links.shape[1]
             s = sizes[b.chunk]
@@ -185,17 +210,52 @@ def measure_explicit(schedule: Schedule, chunk_sizes) -> Metrics:
             hops[rnd - 1] = max(hops[rnd - 1], L)
             vol_abs += int(s.sum())
             vol_phys += int(s.sum()) * L
-            if distinct.size == 1:
-                load += np.bincount(b.links.ravel(), minlength=t.n_links) * int(distinct[0])
-            else:
-                for value in distinct:
-                    sel = s == value
-                    if sel.any():
-                        load += np.bincount(b.links[sel].ravel(), minlength=t.n_links) * int(value)
+        load = _round_load(blocks, sizes, distinct, t.n_links)
         max_load[rnd - 1] = int(load.max())
         total_load[rnd - 1] = int(load.sum())
     return Metrics(schedule.n_rounds, t.n_compute, t.n_links, schedule.n_chunks, sum(sizes.tolist()), n_trans,
                    vol_abs, vol_phys, max_route, tuple(max_load), tuple(total_load), tuple(hops), schedule.collective)
+
+
+def _symmetric_sizes(base: BaseSchedule, group, chunk_sizes) -> np.ndarray:
+    """The checked chunk sizes of ``lift(base, group)`` as a components x ``|G|`` array, loads proven to fit int64."""
+    sizes = _check_sizes(chunk_sizes, base.n_components * group.order, base.topology.n_compute,
+                         base.n_transmissions)
+    _load_bound(sizes, np.bincount(base.component, weights=base.route_lengths,
+                                   minlength=base.n_components).astype(np.int64), "component")
+    return sizes.reshape(base.n_components, group.order)
+
+
+def _orbit_loads(base: BaseSchedule, group, sizes) -> np.ndarray:
+    """Equal chunks per component: the load of every link of each orbit, per round (rounds x orbits).
+
+    The elements map a base link of orbit ``O`` onto every link of ``O`` exactly ``|G|/|O|``
+    times (orbit-stabilizer).
+    """
+    L = base.route_lengths
+    inc_comp, inc_round = np.repeat(base.component, L), np.repeat(base.round, L)
+    multiplicity = group.order // group.orbit_sizes.astype(np.int64)  # |stabilizer| of a link of each orbit
+    per_orbit = np.zeros((base.n_rounds, group.n_link_orbits), dtype=np.int64)
+    orbit = group.link_orbit[base.route_links]
+    np.add.at(per_orbit, (inc_round - 1, orbit), sizes[inc_comp, 0] * multiplicity[orbit])
+    return per_orbit
+
+
+def _lifted_round_loads(base: BaseSchedule, group, sizes):
+    """Unequal chunks: yield the load of every link in each round ``1..S``, lifted link by link."""
+    L = base.route_lengths
+    inc_comp, inc_round = np.repeat(base.component, L), np.repeat(base.round, L)
+    used, inv = np.unique(base.route_links, return_inverse=True)
+    images = group.link_images(used)
+    for s in range(base.n_rounds):
+        load = np.zeros(base.topology.n_links, dtype=np.int64)
+        sel = np.flatnonzero(inc_round == s + 1)
+        for c in np.unique(inc_comp[sel]):
+            cols = inv.ravel()[sel[inc_comp[sel] == c]]
+            for value in np.unique(sizes[c]):
+                rows = sizes[c] == value
+                load += np.bincount(images[rows][:, cols].ravel(), minlength=base.topology.n_links) * int(value)
+        yield load
 
 
 def measure_symmetric(base: BaseSchedule, group, chunk_sizes) -> Metrics:
@@ -208,40 +268,21 @@ def measure_symmetric(base: BaseSchedule, group, chunk_sizes) -> Metrics:
     """
     t = base.topology
     G = group.order
-    sizes = _check_sizes(chunk_sizes, base.n_components * G, t.n_compute, base.n_transmissions)
+    sizes = _symmetric_sizes(base, group, chunk_sizes)
     L = base.route_lengths
-    _load_bound(sizes, np.bincount(base.component, weights=L, minlength=base.n_components).astype(np.int64),
-                "component")
-    sizes = sizes.reshape(base.n_components, G)
     comp_total = [sum(row) for row in sizes.tolist()]  # Python ints
-    n_orbits = group.n_link_orbits
-    orbit_size = group.orbit_sizes.astype(np.int64)
-    multiplicity = G // orbit_size  # |stabilizer| of a link of each orbit
     vol_abs = int(sum(int(comp_total[c]) * int((base.component == c).sum()) for c in range(base.n_components)))
     vol_phys = int(sum(int(comp_total[c]) * int(L[base.component == c].sum()) for c in range(base.n_components)))
     max_load = [0] * base.n_rounds
     total_load = [0] * base.n_rounds
-    uniform = bool(np.all(sizes == sizes[:, :1]))
-    inc_comp = np.repeat(base.component, L)
-    inc_round = np.repeat(base.round, L)
-    if uniform:
-        per_orbit = np.zeros((base.n_rounds, n_orbits), dtype=np.int64)
-        orbit = group.link_orbit[base.route_links]
-        np.add.at(per_orbit, (inc_round - 1, orbit), sizes[inc_comp, 0] * multiplicity[orbit])
+    if bool(np.all(sizes == sizes[:, :1])):
+        per_orbit = _orbit_loads(base, group, sizes)
+        orbit_size = group.orbit_sizes.astype(np.int64)
         for s in range(base.n_rounds):
             max_load[s] = int(per_orbit[s].max())
             total_load[s] = int((per_orbit[s] * orbit_size).sum())
     else:
-        used, inv = np.unique(base.route_links, return_inverse=True)
-        images = group.link_images(used)
-        for s in range(base.n_rounds):
-            load = np.zeros(t.n_links, dtype=np.int64)
-            sel = np.flatnonzero(inc_round == s + 1)
-            for c in np.unique(inc_comp[sel]):
-                cols = inv.ravel()[sel[inc_comp[sel] == c]]
-                for value in np.unique(sizes[c]):
-                    rows = sizes[c] == value
-                    load += np.bincount(images[rows][:, cols].ravel(), minlength=t.n_links) * int(value)
+        for s, load in enumerate(_lifted_round_loads(base, group, sizes)):
             max_load[s] = int(load.max())
             total_load[s] = int(load.sum())
     hops = np.zeros(base.n_rounds, dtype=np.int64)
@@ -249,6 +290,41 @@ def measure_symmetric(base: BaseSchedule, group, chunk_sizes) -> Metrics:
     return Metrics(base.n_rounds, t.n_compute, t.n_links, G * base.n_components, sum(comp_total),
                    base.n_transmissions * G, vol_abs, vol_phys, int(L.max()) if L.size else 0,
                    tuple(max_load), tuple(total_load), tuple(int(h) for h in hops), base.collective)
+
+
+def _rows(n_rounds: int, rounds) -> dict:
+    """Round -> row of the output, for ``rounds`` (default every round ``1..n_rounds``)."""
+    rounds = range(1, n_rounds + 1) if rounds is None else [int(s) for s in rounds]
+    if any(not 1 <= s <= n_rounds for s in rounds):
+        raise ScheduleError(f"rounds must lie in 1..{n_rounds}")
+    return {s: i for i, s in enumerate(rounds)}
+
+
+def link_loads_explicit(schedule: Schedule, chunk_sizes, rounds=None) -> np.ndarray:
+    """The load of every link in each of ``rounds`` (default all; ``len(rounds) x E`` int64), counted as
+    :func:`measure_explicit` counts."""
+    sizes = _explicit_sizes(schedule, chunk_sizes)
+    distinct = np.unique(sizes)
+    rows = _rows(schedule.n_rounds, rounds)
+    out = np.zeros((len(rows), schedule.topology.n_links), dtype=np.int64)
+    for rnd, blocks in schedule.rounds():
+        if rnd in rows:
+            out[rows[rnd]] = _round_load(blocks, sizes, distinct, schedule.topology.n_links)
+    return out
+
+
+def link_loads_symmetric(base: BaseSchedule, group, chunk_sizes, rounds=None) -> np.ndarray:
+    """The load of every link of ``lift(base, group)`` in each of ``rounds`` (default all; ``len(rounds) x E``
+    int64), as :func:`measure_symmetric` derives it: per link orbit when a component's chunks are equal."""
+    sizes = _symmetric_sizes(base, group, chunk_sizes)
+    rows = _rows(base.n_rounds, rounds)
+    if bool(np.all(sizes == sizes[:, :1])):
+        return _orbit_loads(base, group, sizes)[np.asarray(list(rows), dtype=np.int64) - 1][:, group.link_orbit]
+    out = np.zeros((len(rows), base.topology.n_links), dtype=np.int64)
+    for s, load in enumerate(_lifted_round_loads(base, group, sizes), start=1):
+        if s in rows:
+            out[rows[s]] = load
+    return out
 
 
 # -------------------------------------------------------------- round bound

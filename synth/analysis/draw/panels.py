@@ -1,0 +1,160 @@
+"""The three kinds of panel of a picture, each drawn on a matplotlib ``Axes`` it is given.
+
+* :func:`tree_panel`: the topology in light grey, a tree's links as arrows towards the parent, its
+  roots marked;
+* :func:`heat_panel`: every directed link coloured by its load in one round;
+* :func:`timeline_panel`: the modeled time of every round as stacked bars (``alpha``, hop latency,
+  bandwidth).
+
+Failed links and vertices (a topology's ``failed`` record, when it has one: an object or a dict with
+``links``, pairs of vertex ids, and ``vertices``) are drawn on every topology panel, dashed red and
+crossed out.  Nothing here imports matplotlib at module level: the callers pass its objects in.
+
+Examples
+--------
+>>> from synth.topology.torus import parse_torus
+>>> from synth.analysis.draw.layout import layout
+>>> t = parse_torus("4x4")
+>>> pairs, vertices = failed_parts(t)
+>>> pairs.shape, vertices.size
+((0, 2), 0)
+>>> object.__setattr__(t, "failed", {"links": [[0, 1]], "vertices": [5]})
+>>> [a.tolist() for a in failed_parts(t)]
+[[[0, 1]], [5]]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from synth.analysis.draw.layout import STUB, Layout
+
+__all__ = ["tree_panel", "heat_panel", "timeline_panel", "failed_parts", "scales", "TERMS"]
+
+#: the timeline's three terms: label and colour
+TERMS = (("alpha (per round)", "#9e9e9e"), ("hop latency x longest route", "#4c72b0"),
+         ("busiest link's bytes / bandwidth", "#dd8452"))
+_BACKGROUND = "#d0d0d0"
+_TREE = "#1f3b73"
+_FAILED = "#d62728"
+
+
+def _ids(x, width=None) -> np.ndarray:
+    try:
+        arr = np.asarray(x if x is not None else [], dtype=np.int64)
+    except (TypeError, ValueError):
+        return np.zeros((0, width) if width else 0, dtype=np.int64)
+    return arr.reshape(-1, width) if width else arr.ravel()
+
+
+def failed_parts(topology) -> tuple:
+    """``(pairs, vertices)``: the failed links (``K x 2`` vertex ids) and vertices of ``topology``'s
+    ``failed`` record, if it has one (empty arrays otherwise); ids outside the vertex range are dropped."""
+    record = getattr(topology, "failed", None)
+    get = record.get if isinstance(record, dict) else (lambda key: getattr(record, key, None))
+    pairs = _ids(get("links") if record is not None else None, 2)
+    vertices = _ids(get("vertices") if record is not None else None)
+    n = topology.n_vertices
+    pairs = pairs[np.all((pairs >= 0) & (pairs < n), axis=1)] if pairs.size else pairs
+    return pairs, vertices[(vertices >= 0) & (vertices < n)]
+
+
+def scales(lay: Layout, width_points: float) -> tuple:
+    """``(line width, marker area)`` in points for a panel ``width_points`` wide showing ``lay``."""
+    span = max(float(np.ptp(lay.pos[:, 0])) if lay.pos.size else 1.0, 1.0)
+    unit = width_points / (span + 1.0)  # points per layout unit
+    return float(np.clip(0.18 * unit, 0.15, 2.5)), float(np.clip(0.45 * unit, 0.6, 9.0)) ** 2
+
+
+def _vertices(ax, lay, topology, area, color="#555555"):
+    compute = topology.is_compute
+    ax.scatter(*lay.pos[compute].T, s=area, c=color, marker="o", linewidths=0, zorder=3)
+    if (~compute).any():  # switches
+        ax.scatter(*lay.pos[~compute].T, s=area * 1.6, c="#8c8c8c", marker="s", linewidths=0, zorder=3)
+
+
+def _failed(ax, lay, topology, lw, area):
+    from matplotlib.collections import LineCollection  # matplotlib: the caller imported it already
+
+    pairs, vertices = failed_parts(topology)
+    if pairs.size:
+        segments = np.stack([lay.pos[pairs[:, 0]], lay.pos[pairs[:, 1]]], axis=1)
+        ax.add_collection(LineCollection(segments, colors=_FAILED, linewidths=max(lw * 1.5, 0.8),
+                                         linestyles="dashed", zorder=4, gid="failed"))
+    if vertices.size:
+        ax.scatter(*lay.pos[vertices].T, s=area * 3, c=_FAILED, marker="x", linewidths=max(lw * 2, 1.0), zorder=5,
+                   gid="failed")
+
+
+def _frame(ax, lay):
+    ax.set_aspect("equal")
+    ax.set_axis_off()
+    lo, hi = lay.pos.min(axis=0) - 0.8, lay.pos.max(axis=0) + 0.8
+    ax.set_xlim(lo[0], hi[0])
+    ax.set_ylim(lo[1], hi[1])
+
+
+def tree_panel(ax, lay: Layout, topology, tree, width_points: float) -> None:
+    """Draw ``tree`` (a :class:`synth.analysis.draw.contents.Tree`) over the topology in grey."""
+    from matplotlib.collections import LineCollection  # matplotlib: the caller imported it already
+
+    lw, area = scales(lay, width_points)
+    ax.add_collection(LineCollection(lay.centred, colors=_BACKGROUND, linewidths=lw * 0.6, zorder=1,
+                                     antialiaseds=False))
+    links = tree.links
+    paths = lay.centred[links]
+    wrapped = lay.wrap[links]
+    # a wrapping link also gets a stub arriving at its receiver, from the side it wraps from
+    dst = lay.pos[topology.link_dst[links[wrapped]]]
+    arriving = np.stack([dst - STUB * lay.step[links[wrapped]], dst], axis=1)
+    pieces = [paths] + ([np.linspace(arriving[:, 0], arriving[:, 1], paths.shape[1], axis=1)]
+                                 if arriving.size else [])
+    shafts = np.concatenate(pieces)
+    ax.add_collection(LineCollection(shafts, colors=_TREE, linewidths=lw * 2, zorder=2))
+    mid = shafts.shape[1] // 2  # an arrowhead halfway along every hop, pointing towards the parent
+    tail, head = shafts[:, mid - 2], shafts[:, mid + 3]
+    span = float(np.ptp(lay.pos[:, 0])) + 1.0
+    ax.quiver(tail[:, 0], tail[:, 1], head[:, 0] - tail[:, 0], head[:, 1] - tail[:, 1], angles="xy",
+              scale_units="xy", scale=1, color=_TREE, width=float(np.clip(0.08 / span, 0.0008, 0.006)),
+              headwidth=4, headlength=4, headaxislength=3.5, zorder=2)
+    _vertices(ax, lay, topology, area)
+    ax.scatter(*lay.pos[tree.roots].T, s=area * 5, c="#c44e52", marker="*", linewidths=0, zorder=4)
+    _failed(ax, lay, topology, lw, area)
+    _frame(ax, lay)
+
+
+def heat_panel(ax, lay: Layout, topology, loads, norm, cmap, width_points: float):
+    """Colour every link by ``loads`` (one round); returns the ``LineCollection`` (its array is ``loads``)."""
+    from matplotlib.collections import LineCollection  # matplotlib: the caller imported it already
+
+    lw, area = scales(lay, width_points)
+    lines = LineCollection(lay.paths, array=np.asarray(loads, dtype=np.float64), cmap=cmap, norm=norm,
+                           linewidths=lw * 1.6, zorder=2, antialiaseds=False)  # flat colours: small files
+    ax.add_collection(lines)
+    _vertices(ax, lay, topology, area * 0.5, color="#333333")
+    _failed(ax, lay, topology, lw, area)
+    _frame(ax, lay)
+    return lines
+
+
+def timeline_panel(ax, times: np.ndarray, size_text: str, highlight=()) -> None:
+    """Stacked bars of the three terms of every round's modeled time (``times``: ``3 x S`` seconds)."""
+    from matplotlib.ticker import MaxNLocator  # matplotlib: the caller imported it already
+
+    us = np.asarray(times, dtype=np.float64) * 1e6
+    rounds = np.arange(1, us.shape[1] + 1)
+    bottom = np.zeros(us.shape[1])
+    for row, (label, colour) in zip(us, TERMS):
+        ax.bar(rounds, row, bottom=bottom, color=colour, label=label, width=0.8 if rounds.size <= 32 else 1.0,
+               linewidth=0)
+        bottom += row
+    for s in highlight:
+        ax.bar([s], [bottom[s - 1]], width=0.8, fill=False, edgecolor="black", linewidth=1.2)
+    ax.set_xlabel("round")
+    ax.set_ylabel("modeled time (us)")
+    ax.set_title(f"modeled time at {size_text}: {bottom.sum():.2f} us in {us.shape[1]} rounds", fontsize=10)
+    ax.set_xlim(0.3, us.shape[1] + 0.7)
+    ax.set_ylim(0, bottom.max() * 1.3)  # room for the legend above the bars
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.legend(loc="upper center", ncol=3, fontsize=8, frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
