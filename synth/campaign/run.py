@@ -84,7 +84,8 @@ def outcomes(tasks, cluster="local", *, entry=None, uploads=(), notice=lambda me
 
     with connect(spec) as client:
         if spec.kind == "address":
-            notice(f"scheduler {spec.address}, dashboard {client.dashboard_link}")
+            served = "dashboard" in client.scheduler_info().get("services", {})
+            notice(f"scheduler {spec.address}, dashboard {client.dashboard_link if served else 'off'}")
         else:
             notice(f"{spec.workers} local worker(s), dashboard "
                    f"{client.dashboard_link if has_dashboard() else 'off (pip install bokeh for one)'}")
