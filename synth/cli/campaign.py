@@ -53,28 +53,20 @@ def _run(args) -> int:
     return EXIT_OK
 
 
-def _status(args) -> int:
+def _report(args) -> int:
+    """``status`` (the rows counted by status) or ``show`` (every row) of the store at ``args.path``."""
     with _open(args.path) as store:
-        counts = store.counts()
-    if args.json:
-        print(json.dumps({"store": args.path, **counts}))
-    else:
-        print(f"{args.path}: {counts['done']} done, {counts['failed']} failed, {counts['pending']} pending "
+        counts, rows = store.counts(), store.rows() if args.action == "show" else []
+    if args.action == "status":
+        print(json.dumps({"store": args.path, **counts}) if args.json else
+              f"{args.path}: {counts['done']} done, {counts['failed']} failed, {counts['pending']} pending "
               f"of {counts['total']} tasks")
-    return EXIT_OK
-
-
-def _show(args) -> int:
-    with _open(args.path) as store:
-        rows = store.rows()
-    if args.json:
-        print(json.dumps([{k: row[k] for k in ("key", "task", "status", "result", "error", "seconds", "worker",
-                                               "finished_at")} for row in rows]))
-        return EXIT_OK
-    for row in rows:
-        what = row["error"] if row["status"] == "failed" else ""
-        task = row["task"] if isinstance(row["task"], dict) else " ".join(row["task"])
-        print(f"{row['key'][:12]}  {row['status']:<7}  {task}  {what}".rstrip())
+    elif args.json:
+        print(json.dumps(rows))
+    else:
+        for row in rows:
+            task = row["task"] if isinstance(row["task"], dict) else " ".join(row["task"])
+            print(f"{row['key'][:12]}  {row['status']:<7}  {task}  {row['error'] or ''}".rstrip())
     return EXIT_OK
 
 
@@ -88,7 +80,7 @@ def cmd_campaign(args) -> int:
 
     Example: ``synth campaign run sweep.json --cluster local:2 --store sweep.sqlite``
     """
-    return {"run": _run, "status": _status, "show": _show}[args.action](args)
+    return _run(args) if args.action == "run" else _report(args)
 
 
 def add_parser(sub) -> None:
