@@ -12,7 +12,9 @@ Schema (format version 1)::
             seconds REAL, worker TEXT, finished_at TEXT)   -- timing: differ between runs
 
 Each finished task is one transaction (an ``UPDATE`` of its row), so a campaign killed at any
-moment leaves every finished row whole and the others ``pending``.  Read it with pandas::
+moment leaves every finished row whole and the others ``pending``.  The store runs in SQLite's WAL
+mode: while a campaign runs (or after one was killed) ``PATH-wal`` and ``PATH-shm`` stand beside it and
+belong to it; the last connection to close folds them back into the one file.  Read it with pandas::
 
     pd.read_sql("select * from results", sqlite3.connect(path))
 
@@ -76,6 +78,11 @@ class Store:
                 self._create()
             else:
                 self._check()
+            # write-ahead log, synced at checkpoints: a row's commit costs about 0.1 ms instead of two fsyncs
+            # (8 ms), and stays whole through a killed process; a power cut may only lose the last rows
+            # (pending again, so run again)
+            self.db.execute("pragma journal_mode = wal")
+            self.db.execute("pragma synchronous = normal")
         except BaseException:
             self.db.close()
             raise
