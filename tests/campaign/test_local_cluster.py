@@ -101,3 +101,47 @@ def test_sweep_on_the_cluster_is_the_sweep_here(local_address, capsys):
         for row in table["rows"]:
             row.pop("seconds")
     assert here == there and [r["weight"] for r in here["rows"]] == [32, 18, 16, 15]
+
+
+def test_compare_on_the_cluster_is_the_compare_here(local_address, capsys):
+    from synth.analysis.simulate import simgrid_available
+
+    if not simgrid_available():
+        pytest.skip("needs SimGrid")
+    argv = ["compare", "--torus", "4x4", "--engine", "simgrid", "--sizes", "64KiB", "--algorithms", "sp,bucket",
+            "--json"]
+    assert main(argv) == 0
+    here = capsys.readouterr().out
+    assert main(argv + ["--cluster", local_address]) == 0
+    assert capsys.readouterr().out == here
+
+
+def test_solve_size_through_a_campaign_chooses_as_here(capsys):
+    argv = ["solve", "--torus", "4x4", "--size", "64KiB", "--time-limit", "10", "--json"]
+    assert main(argv) == 0
+    here = capsys.readouterr().out
+    assert main(argv + ["--cluster", "serial"]) == 0
+    assert capsys.readouterr().out == here and json.loads(here)["chosen"] == "k=1"
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["compare", "--torus", "4x4", "--cluster", "serial"], "give --engine simgrid too"),
+    (["solve", "--torus", "4x4", "--cluster", "serial"], "give --size too"),
+    (["sweep", "--torus", "4x4", "--cluster", "serial", "--jobs", "2"], "drop one"),
+    (["sweep", "--torus", "4x4", "--cluster", "nowhere"], "write local, local:N"),
+])
+def test_cluster_flags_refused_one_line(capsys, argv, words):
+    assert words in _one_line_exit_2(argv, capsys)
+
+
+def test_with_a_cluster_the_topology_is_named_by_a_flag(tmp_path, capsys):
+    topo = tmp_path / "t.json"
+    from synth.topology.torus import parse_torus
+
+    t = parse_torus("4x4")
+    topo.write_text(json.dumps({"format": "synth-topology", "vertices": t.n_vertices,
+                                "links": [[int(a), int(b)] for a, b in zip(t.link_src, t.link_dst)]}))
+    assert main(["info", "--topology", str(topo), "--json"]) == 0  # a good file: only --cluster refuses it
+    capsys.readouterr()
+    err = _one_line_exit_2(["compare", "--topology", str(topo), "--engine", "simgrid", "--cluster", "serial"], capsys)
+    assert "name the topology by --torus, --hyperx or --spine-leaf" in err
