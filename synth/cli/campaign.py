@@ -41,8 +41,9 @@ def _run(args) -> int:
         if tty:
             print(f"\r[synth] {text}\033[K", end="", file=sys.stderr, flush=True)
 
-    def notice(message):
-        print(f"[synth] {message}", file=sys.stderr, flush=True)
+    def notice(message):  # a line of its own, over the progress line on a terminal
+        print(f"{chr(13) if tty else ''}[synth] {message}{chr(27) + '[K' if tty else ''}", file=sys.stderr,
+              flush=True)
 
     summary = run_campaign(tasks, store, args.cluster, entry=args.main, retry_failed=args.retry_failed,
                            progress=progress, notice=notice)
