@@ -1,7 +1,7 @@
 """A separately started ``dask scheduler`` with two ``dask worker`` processes (temporary folders, their own
 solve caches): the serial table; a worker killed with ``kill -9`` mid-campaign loses nothing; a client
-killed with ``kill -9`` restarts and runs only the missing tasks.  Slow: the processes start in seconds
-each on a busy machine, and the tasks must last long enough to kill something in the middle."""
+killed with ``kill -9`` restarts and runs only the missing tasks.  The two kill tests are slow: their tasks
+must last long enough to kill something in the middle."""
 
 import json
 import os
@@ -16,7 +16,6 @@ from conftest import wait_until
 from synth.campaign import Store, comparable, parse_campaign, run_campaign
 from synth.cli import main
 
-pytestmark = pytest.mark.slow
 SYNTH = str(Path(sys.executable).parent / "synth")
 #: solves of a few seconds altogether: distinct seeds, so no worker answers one from its cache
 SOLVES = {"grids": [{"command": "solve", "vary": {"--torus": ["4x4"], "--depth": [2, 3], "--seed": list(range(6))},
@@ -49,6 +48,7 @@ def test_the_external_cluster_gives_the_serial_table(external, tmp_path):
     assert {r["worker"] for r in rows if r["status"] == "done"} != {"serial"}
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_campaign_loses_nothing(external, tmp_path):
     path = tmp_path / "c.sqlite"
     (tmp_path / "c.json").write_text(json.dumps(SOLVES))
@@ -73,6 +73,7 @@ def test_a_worker_killed_mid_campaign_loses_nothing(external, tmp_path):
     assert [r["result"]["weight"] for r in rows] == ["18"] * 6 + ["16"] * 6  # depth 2, then 3 (seed fastest)
 
 
+@pytest.mark.slow
 def test_a_client_killed_mid_campaign_restarts_with_the_missing_tasks(external, tmp_path):
     path = tmp_path / "c.sqlite"
     (tmp_path / "c.json").write_text(json.dumps(SOLVES))
