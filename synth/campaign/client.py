@@ -12,7 +12,7 @@ Examples
 >>> parse_cluster("local:0")
 Traceback (most recent call last):
 ...
-synth.errors.CampaignError: --cluster local:0: the worker count must be 1 to 1024
+synth.errors.CampaignError: `cluster` local:0: the worker count must be 1 to 1024
 """
 
 from __future__ import annotations
@@ -58,11 +58,11 @@ def parse_cluster(text: str) -> Cluster:
         except ValueError:
             n = 0
         if not 1 <= n <= MAX_LOCAL_WORKERS:
-            raise CampaignError(f"--cluster {text}: the worker count must be 1 to {MAX_LOCAL_WORKERS}")
+            raise CampaignError(f"`cluster` {text}: the worker count must be 1 to {MAX_LOCAL_WORKERS}")
         return Cluster("local", n)
     if _ADDRESS.fullmatch(text):
         return Cluster("address", address=text)
-    raise CampaignError(f"--cluster {text[:80]!r}: write local, local:N, tcp://HOST:PORT or serial")
+    raise CampaignError(f"`cluster` {text[:80]!r}: write local, local:N, tcp://HOST:PORT or serial")
 
 
 def has_dashboard() -> bool:

@@ -66,7 +66,7 @@ class Store:
 
     def __init__(self, path):
         self.path = Path(path)
-        fresh = not self.path.exists() or (self.path.is_file() and self.path.stat().st_size == 0)
+        fresh = not self.path.exists()  # an existing file, even an empty one, must prove it is ours
         if self.path.exists() and not self.path.is_file():
             raise CampaignError(f"{self.path}: not a file, so not a campaign store")
         try:

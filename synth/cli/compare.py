@@ -24,7 +24,7 @@ def cmd_compare(args) -> int:
     """
     t = topology_from_args(args)
     simulate_many = None
-    if args.cluster:
+    if args.cluster is not None:
         # the campaign stage (and Dask) load only for --cluster
         from synth.campaign import parse_cluster
         from synth.campaign.calls import compare_simulator

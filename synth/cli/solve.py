@@ -56,7 +56,7 @@ def cmd_solve(args) -> int:
         args.elements = args.elements or choice.elements
     elif args.engine != "model":
         raise SynthError("--engine times the candidates of --size: give --size too")
-    elif args.cluster:
+    elif args.cluster is not None:
         raise SynthError("--cluster spreads the depths that --size compares: give --size too")
     start_parent = None
     if args.start:
@@ -98,7 +98,7 @@ def cmd_solve(args) -> int:
 
 def _solve_many(args):
     """Who solves the depths of ``--size``: campaign tasks on ``--cluster``, or this process (None)."""
-    if not args.cluster:
+    if args.cluster is None:
         return None
     # the campaign stage (and Dask) load only for --cluster
     from synth.campaign import parse_cluster

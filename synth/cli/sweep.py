@@ -27,7 +27,7 @@ def cmd_sweep(args) -> int:
         check_writable(args.out)
     t = topology_from_args(args)
     solve_many = None
-    if args.cluster:
+    if args.cluster is not None:
         # the campaign stage (and Dask) load only for --cluster
         from synth.campaign import parse_cluster
         from synth.campaign.calls import khop_solver
