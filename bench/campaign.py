@@ -31,7 +31,8 @@ from _harness import Col, Table, log, parse_args, parser
 from synth.campaign import Store, comparable, run_campaign, task_from_json
 from synth.cli import main as synth_main
 
-BIN = Path(sys.executable).parent
+#: ``dask scheduler`` / ``dask worker`` of this interpreter: python -m distributed.cli.dask_<what>
+DASK = [sys.executable, "-m"]
 COLUMNS = [Col("cluster", fmt="<9"), Col("workers", fmt=">7d"), Col("tasks", fmt=">5d"),
            Col("startup s", "startup_s", ">9.1f"), Col("seconds", fmt=">8.1f"), Col("tasks/s", "rate", ">8.2f"),
            Col("speedup", fmt=">7.2f"), Col("same", fmt=">5")]
@@ -65,11 +66,11 @@ class External:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         self.address = f"tcp://127.0.0.1:{port}"
-        self.procs = [self._start(root, "scheduler", ["scheduler", "--host", "127.0.0.1", "--port", str(port),
+        self.procs = [self._start(root, "scheduler", ["distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(port),
                                                       "--no-dashboard"])]
         for i in range(workers):
             folder = f"worker{i}"
-            self.procs.append(self._start(root, folder, ["worker", self.address, "--nthreads", "1", "--no-nanny",
+            self.procs.append(self._start(root, folder, ["distributed.cli.dask_worker", self.address, "--nthreads", "1", "--no-nanny",
                                                          "--no-dashboard", "--local-directory",
                                                          str(Path(root) / folder)]))
         from distributed import Client
@@ -82,7 +83,7 @@ class External:
         folder = Path(root) / name
         folder.mkdir(parents=True)
         env = {**os.environ, "SYNTH_CACHE_DIR": str(folder / "cache")}
-        return subprocess.Popen([str(BIN / "dask"), *args], cwd=folder, env=env, stdout=subprocess.DEVNULL,
+        return subprocess.Popen([*DASK, *args], cwd=folder, env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
 
     def stop(self):

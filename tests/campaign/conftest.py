@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-BIN = Path(sys.executable).parent
+#: ``dask scheduler`` and ``dask worker`` of this interpreter, whatever is on PATH
+SCHEDULER = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
+WORKER = [sys.executable, "-m", "distributed.cli.dask_worker"]
 
 
 def free_port() -> int:
@@ -39,8 +41,8 @@ class External:
         self.port = free_port()
         self.address = f"tcp://127.0.0.1:{self.port}"
         self.root = root
-        self.scheduler = self._start("scheduler", [str(BIN / "dask"), "scheduler", "--host", "127.0.0.1", "--port",
-                                                   str(self.port), "--no-dashboard"])
+        self.scheduler = self._start("scheduler", [*SCHEDULER, "--host", "127.0.0.1", "--port", str(self.port),
+                                                   "--no-dashboard"])
         self.workers = [self.start_worker(f"worker{i}") for i in range(2)]
         self.wait_for_workers(2)
 
@@ -52,8 +54,8 @@ class External:
         return subprocess.Popen(argv, cwd=folder, env=env, stdout=log, stderr=log, start_new_session=True)
 
     def start_worker(self, name):
-        return self._start(name, [str(BIN / "dask"), "worker", self.address, "--nthreads", "1", "--no-nanny",
-                                  "--no-dashboard", "--local-directory", str(self.root / name)])
+        return self._start(name, [*WORKER, self.address, "--nthreads", "1", "--no-nanny", "--no-dashboard",
+                                  "--local-directory", str(self.root / name)])
 
     def wait_for_workers(self, n, timeout=60):
         from distributed import Client

@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -16,7 +15,7 @@ from conftest import wait_until
 from synth.campaign import Store, comparable, parse_campaign, run_campaign
 from synth.cli import main
 
-SYNTH = str(Path(sys.executable).parent / "synth")
+SYNTH = [sys.executable, "-m", "synth"]
 #: solves of a few seconds altogether: distinct seeds, so no worker answers one from its cache
 SOLVES = {"grids": [{"command": "solve", "vary": {"--torus": ["4x4"], "--depth": [2, 3], "--seed": list(range(6))},
                      "args": ["--time-limit", "20"]}]}
@@ -52,7 +51,7 @@ def test_the_external_cluster_gives_the_serial_table(external, tmp_path):
 def test_a_worker_killed_mid_campaign_loses_nothing(external, tmp_path):
     path = tmp_path / "c.sqlite"
     (tmp_path / "c.json").write_text(json.dumps(SOLVES))
-    client = subprocess.Popen([SYNTH, "campaign", "run", str(tmp_path / "c.json"), "--cluster", external.address,
+    client = subprocess.Popen([*SYNTH, "campaign", "run", str(tmp_path / "c.json"), "--cluster", external.address,
                                "--store", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert wait_until(lambda: _done(path) >= 2, timeout=120)
@@ -78,7 +77,7 @@ def test_a_client_killed_mid_campaign_restarts_with_the_missing_tasks(external, 
     path = tmp_path / "c.sqlite"
     (tmp_path / "c.json").write_text(json.dumps(SOLVES))
     external.wait_for_workers(2)
-    argv = [SYNTH, "campaign", "run", str(tmp_path / "c.json"), "--cluster", external.address, "--store", str(path)]
+    argv = [*SYNTH, "campaign", "run", str(tmp_path / "c.json"), "--cluster", external.address, "--store", str(path)]
     client = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert wait_until(lambda: _done(path) >= 2, timeout=120)
