@@ -18,6 +18,7 @@ __all__ = [
     "OptionError",
     "SolverError",
     "XmlError",
+    "CampaignError",
 ]
 
 
@@ -60,3 +61,7 @@ class SolverError(SynthError):
 
 class XmlError(SynthError, ValueError):
     """The text is not an MSCCL algorithm the checker can read (:mod:`synth.runtime.msccl.check`)."""
+
+
+class CampaignError(SynthError):
+    """A campaign file, a cluster address or a results store that synth cannot use (:mod:`synth.campaign`)."""

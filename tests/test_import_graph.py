@@ -196,6 +196,7 @@ STAGES = [
     ("models", ("synth.models",)),
     ("solve / baselines / runtime", ("synth.solving", "synth.baselines", "synth.runtime")),
     ("analysis", ("synth.analysis",)),
+    ("campaign", ("synth.campaign",)),
     ("facade", ("synth",)),
     ("cli", ("synth.cli", "synth.__main__")),
 ]

@@ -125,12 +125,15 @@ def candidates(topology, algorithms=None, progress=lambda m: None, notes=None, c
 
 
 def compare(topology, sizes, net: Network = Network(), algorithms=None, progress=lambda m: None, notes=None,
-            collective="allreduce", engine: str = "model"):
+            collective="allreduce", engine: str = "model", simulate_many=None):
     """Rows for every candidate at every size (bytes); the fastest per size has ``best=True``.
 
     ``engine="simgrid"`` times every candidate by a SimGrid replay (rounds mode,
     :func:`synth.analysis.simulate.simulated_seconds`) instead of the cost model; Ψ, Θ and Ω
-    are measured as before.  The replay times allreduce schedules only.
+    are measured as before.  The replay times allreduce schedules only.  ``simulate_many``, if
+    given, replays the candidates in place of this process: it takes their names and returns
+    ``name -> [seconds per size]`` (``synth compare --cluster`` passes one that runs each as a
+    campaign task).
     """
     if engine not in ENGINES:
         raise OptionError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
@@ -148,7 +151,9 @@ def compare(topology, sizes, net: Network = Network(), algorithms=None, progress
             raise SynthError(f"size {size} bytes is smaller than one element of {net.element_bytes} bytes")
         elements.append(n)
     simulated = {}
-    if engine == "simgrid":
+    if engine == "simgrid" and simulate_many is not None:
+        simulated = simulate_many(list(cands))
+    elif engine == "simgrid":
         for name in cands:
             progress(f"simulating {name} at {len(sizes)} size(s)")
             simulated[name] = simulated_seconds(*sources[name](), sizes, net)

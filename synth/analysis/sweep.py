@@ -141,13 +141,16 @@ def _solve_one(args):
 
 def sweep(t, depths=None, *, time_limit=60.0, seed=0, solver="auto", jobs=1, sizes=PAPER_SIZES,
           net: Network = Network(), cache=True, progress=lambda m: None, report=None,
-          engine: str = "model") -> SweepTable:
+          engine: str = "model", solve_many=None) -> SweepTable:
     """Solve every depth bound and pick the best schedule per message size (see module docstring).
 
     ``report``, if given, gets one line as each depth starts and one as it ends (``progress``
     otherwise); solved depths come from the cache of :func:`synth.solving.khop.khop_tree`.
     ``engine="simgrid"`` times every candidate by a SimGrid replay (rounds mode,
     :func:`synth.analysis.simulate.simulated_seconds`) instead of the cost model.
+    ``solve_many``, if given, solves the depths in place of ``jobs`` local processes: it takes
+    ``[(shape, k, time_limit, seed, solver, cache), ...]`` and returns their records in that
+    order (``synth sweep --cluster`` passes one that runs them as campaign tasks).
     """
     if not getattr(t, "is_equal_sided", False):
         raise SynthError("sweeps lift trees by Γ: they need an equal-sided torus")
@@ -160,7 +163,12 @@ def sweep(t, depths=None, *, time_limit=60.0, seed=0, solver="auto", jobs=1, siz
     progress(f"solving {len(solve_ks)} depth bound(s) on {t.name} with {jobs} process(es)")
     say = report or progress
     cached = set(cached_depths(t, solve_ks, time_limit, seed, solver)) if cache else set()
-    if jobs > 1 and len(jobs_args) > 1:
+    if solve_many is not None and jobs_args:
+        records = list(solve_many(jobs_args))
+        for i, rec in enumerate(records, 1):
+            say(f"k={rec.k} ({i} of {len(jobs_args)}): W = {rec.weight}, {rec.status}"
+                f"{' (cached)' if rec.cached else ''}")
+    elif jobs > 1 and len(jobs_args) > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             records = []
             for i, rec in enumerate(pool.map(_solve_one, jobs_args), 1):

@@ -1,7 +1,7 @@
 """The ``synth`` command line: a thin layer over the library.
 
 Each command is one module (:mod:`synth.cli.solve`, ``check``, ``export``, ``run``, ``simulate``, ``bound``,
-``baseline``, ``compare``, ``sweep``, ``draw``, ``info``) with ``add_parser(sub)`` and ``cmd_<name>(args)``,
+``baseline``, ``compare``, ``sweep``, ``draw``, ``info``, ``campaign``) with ``add_parser(sub)`` and ``cmd_<name>(args)``,
 which parses its arguments, calls the library, and prints; :mod:`synth.cli._common` holds what they
 share.  Command modules import the library lazily, inside the command, so that ``synth --help``
 stays fast.
@@ -25,19 +25,20 @@ import sys
 import threading
 
 from synth._version import __version__
-from synth.cli import baseline, bound, check, compare, draw, export, info, run, simulate, solve, sweep
+from synth.cli import baseline, bound, campaign, check, compare, draw, export, info, run, simulate, solve, sweep
 from synth.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, Parser, with_flags
 from synth.errors import SynthError
 
 __all__ = ["main"]
 
 #: the commands in the order ``synth --help`` lists them
-COMMANDS = (solve, check, export, run, simulate, bound, baseline, compare, sweep, draw, info)
+COMMANDS = (solve, check, export, run, simulate, bound, baseline, compare, sweep, draw, info, campaign)
 
 
 def _parser() -> argparse.ArgumentParser:
     p = Parser(prog="synth", description="Provably optimal allreduce schedules on symmetric networks.")
     p.add_argument("--version", action="version", version=f"synth {__version__}")
+    p.set_defaults(main=main)  # the entry point, for commands that run synth command lines elsewhere (campaign)
     sub = p.add_subparsers(dest="command", parser_class=Parser)
     for command in COMMANDS:
         command.add_parser(sub)

@@ -120,6 +120,25 @@ def sizes(text) -> list:
     return out
 
 
+# ---------------------------------------------------------------- where the work runs
+def add_cluster_arg(parser, what: str) -> None:
+    """``--cluster``: run ``what`` as campaign tasks (:mod:`synth.campaign`); without it, here as before."""
+    parser.add_argument("--cluster", metavar="WHERE",
+                        help=f"run {what} as campaign tasks on a Dask cluster: local (one worker per core), "
+                             "local:N, tcp://HOST:PORT (a running scheduler) or serial (default: in this process, "
+                             "without Dask)")
+
+
+def topology_argv(args) -> list:
+    """The topology flag of ``args`` as command-line words, for a task that workers run (not ``--topology
+    FILE``: a worker may not see the file)."""
+    for flag in ("torus", "hyperx", "spine_leaf"):
+        if getattr(args, flag, None) is not None:
+            return ["--" + flag.replace("_", "-"), getattr(args, flag)]
+    raise SynthError("with --cluster, name the topology by --torus, --hyperx or --spine-leaf (workers may not "
+                     "see a --topology FILE)")
+
+
 # ---------------------------------------------------------------- the topology flags
 def add_topology_args(parser):
     parser.add_argument("--torus", metavar="SHAPE", help="torus side lengths, e.g. 16x16 or 8x8x8")
@@ -162,6 +181,7 @@ PARAMETERS += ("engine",)  # issue 26: --engine on solve --size, sweep, compare
 PARAMETERS += ("hop_latency_at",)  # issue 26: --hop-latency-at on simulate
 PARAMETERS += ("round_",)  # issue 38: --round on draw
 FLAGS["round_"] = "--round"
+PARAMETERS += ("cluster",)  # issue 42: --cluster on campaign run, sweep, solve --size, compare
 
 _LEADING_NAME = re.compile(r"(\w+)(?=[\s:=,]|$)")
 _QUOTED_NAME = re.compile(r"`(\w+)`")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import sys
 
-from synth.cli._common import EXIT_OK, add_topology_args, int_in, progress, sizes, topology_from_args
+from synth.cli._common import (EXIT_OK, add_cluster_arg, add_topology_args, int_in, progress, progress_always,
+                               sizes, topology_argv, topology_from_args)
+from synth.errors import SynthError
 from synth.analysis.compare import compare
 from synth.analysis.cost import Network
 from synth.schedule.data import COLLECTIVES
@@ -21,11 +23,25 @@ def cmd_compare(args) -> int:
     Example: ``synth compare --torus 8x8 --sizes 64KiB,1MiB,64MiB``
     """
     t = topology_from_args(args)
+    simulate_many = None
+    if args.cluster is not None:
+        # the campaign stage (and Dask) load only for --cluster
+        from synth.campaign import parse_cluster
+        from synth.campaign.calls import compare_simulator
+
+        parse_cluster(args.cluster)
+        if args.engine != "simgrid":
+            raise SynthError("--cluster spreads the SimGrid replays: give --engine simgrid too")
+        argv = ["compare", *topology_argv(args), "--sizes", ",".join(map(str, args.sizes)), "--bandwidth",
+                args.bandwidth, "--hop-latency", args.hop_latency, "--alpha", args.alpha, "--element-bytes",
+                str(args.element_bytes), "--engine", "simgrid"]
+        simulate_many = compare_simulator(argv, args.cluster, args.main, notice=progress_always)
     net = Network(parse_bandwidth(args.bandwidth), parse_time(args.hop_latency), parse_time(args.alpha),
                   args.element_bytes)
     algorithms = [a.strip() for a in args.algorithms.split(",")] if args.algorithms else None
     notes = []
-    rows = compare(t, args.sizes, net, algorithms, progress, notes, collective=args.collective, engine=args.engine)
+    rows = compare(t, args.sizes, net, algorithms, progress, notes, collective=args.collective, engine=args.engine,
+                   simulate_many=simulate_many)
     simulated = args.engine != "model"
     if args.json:
         out = {"topology": t.name, "bandwidth_bytes_per_s": net.bandwidth, "hop_latency_s": net.hop_latency,
@@ -59,5 +75,6 @@ def add_parser(sub) -> None:
                     help="compare allreduce (default), or the reduce-scatter or allgather halves")
     cp.add_argument("--engine", default="model", choices=ENGINES,
                     help="what times each algorithm: the cost model (default) or a SimGrid replay (rounds mode)")
+    add_cluster_arg(cp, "each algorithm's SimGrid replay (with --engine simgrid)")
     cp.add_argument("--json", action="store_true")
     cp.set_defaults(func=cmd_compare)

@@ -7,7 +7,7 @@ import sys
 import time
 
 from synth.cli._common import (DEFAULT_TIME_LIMIT, EXIT_FAILED, EXIT_OK, MAX_ELEMENTS, MAX_SEED,
-                               add_topology_args, int_in, print_note, print_table, progress,
+                               add_cluster_arg, add_topology_args, int_in, print_note, print_table, progress,
                                progress_always, seconds, size, stdout_for, topology_from_args)
 from synth.analysis.simulate import ENGINES
 from synth.errors import SynthError
@@ -47,7 +47,8 @@ def cmd_solve(args) -> int:
         if note:
             print_note(f"--size {format_size(args.size)}: {note}")
         choice = choose_by_size(topology, args.size, time_limit=args.time_limit, seed=args.seed, solver=args.solver,
-                                progress=progress, report=progress_always, engine=args.engine)
+                                progress=progress, report=progress_always, engine=args.engine,
+                                solve_many=_solve_many(args))
         how = "modeled" if args.engine == "model" else "simulated"
         progress_always(f"best at {format_size(args.size)}: {choice.chosen} "
                         f"({choice.modeled_seconds * 1e6:.2f} us {how})")
@@ -55,6 +56,8 @@ def cmd_solve(args) -> int:
         args.elements = args.elements or choice.elements
     elif args.engine != "model":
         raise SynthError("--engine times the candidates of --size: give --size too")
+    elif args.cluster is not None:
+        raise SynthError("--cluster spreads the depths that --size compares: give --size too")
     start_parent = None
     if args.start:
         if not isinstance(topology, Torus):
@@ -91,6 +94,18 @@ def cmd_solve(args) -> int:
     else:
         print_table(summary, stream)
     return EXIT_OK if report.valid else EXIT_FAILED
+
+
+def _solve_many(args):
+    """Who solves the depths of ``--size``: campaign tasks on ``--cluster``, or this process (None)."""
+    if args.cluster is None:
+        return None
+    # the campaign stage (and Dask) load only for --cluster
+    from synth.campaign import parse_cluster
+    from synth.campaign.calls import khop_solver
+
+    parse_cluster(args.cluster)
+    return khop_solver(args.cluster, notice=progress_always)
 
 
 def _time_note(topology, args, start=None):
@@ -140,6 +155,7 @@ def add_parser(sub) -> None:
     s.add_argument("--engine", default="model", choices=ENGINES,
                    help="with --size: what times each candidate, the cost model (default) or a SimGrid replay "
                         "(rounds mode; needs python3-simgrid)")
+    add_cluster_arg(s, "the depths that --size compares")
     s.add_argument("--exchange", action="store_true",
                    help="forest plus exchange: 2H-1 rounds on tori with an even side (round-optimal)")
     s.add_argument("--elements", type=int_in(1, MAX_ELEMENTS), metavar="N",

@@ -33,7 +33,7 @@ from synth.fileio import write_atomic
 from synth.schedule.forest import forest_depths, forest_weight
 from synth.solving.record import TreeRecord, _is_int, _is_number, tree_status
 
-__all__ = ["cache_dir", "cache_key", "entry", "read_entry", "write_entry"]
+__all__ = ["cache_dir", "cache_key", "entry", "entry_record", "read_entry", "write_entry"]
 
 
 def cache_dir() -> Path:
@@ -87,7 +87,15 @@ def read_entry(path, t, k, time_limit, seed):
         path = Path(path)
         if path.stat().st_size > _max_entry_bytes(t):
             return None
-        data = json.loads(path.read_bytes())
+        return entry_record(json.loads(path.read_bytes()), t, k, time_limit, seed)
+    except (OSError, ValueError, RecursionError, MemoryError):
+        return None             # an entry we cannot read is solved again
+
+
+def entry_record(data, t, k, time_limit, seed):
+    """The record of an entry's parsed JSON ``data`` (a file's, or one a campaign worker sent back), or None
+    when it is damaged or inconsistent; re-checked as :func:`read_entry` says."""
+    try:
         if not isinstance(data, dict) or data.get("sha256") != _digest(data):
             return None
         V = t.n_vertices

@@ -100,9 +100,15 @@ def _cases(files):
         cases += [["export", c, "--format", "msccl-xml", "--out", str(d / "a.xml"), "--max-bytes", v]] * (v != "2")
         cases += [["export", c, "--format", "msccl-xml", "--out", str(d / "a.xml"), "--min-bytes", v,
                    "--max-bytes", "1"]] * (v != "0")
+    for v in ["", "local:0", "local:x", "local:99999", "http://x:1", "tcp://", "tcp://host", "serial:2", "x" * 5000]:
+        cases += [["campaign", "run", files["missing"], "--cluster", v], ["sweep", *TOPO, "--cluster", v]]
+    cases += [["campaign"], ["campaign", "run"], ["campaign", "show"], ["campaign", "bogus", c]]
     for kind in ["missing", "folder", "empty", "binary", "array", "nested", "nan", "huge", "truncated",
                  "truncated_explicit", "devnull"]:
         f = files[kind]
+        cases += [["campaign", "run", f, "--cluster", "serial", "--store", str(d / f"{kind}.sqlite")],
+                  ["campaign", "status", f], ["campaign", "show", f, "--json"],
+                  ["campaign", "run", c, "--cluster", "serial", "--store", f]]
         cases += [["check", f], ["check", f, "--json"], ["check", f, "--mode", "symmetric"],
                   ["export", f, "--out", str(d / "x.jsonl")], ["solve", *TOPO, "--depth", "1", "--start", f]]
         if kind != "huge":  # both ignore the element count (and run would start MPI on a readable file)
