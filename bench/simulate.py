@@ -51,7 +51,7 @@ from pathlib import Path
 from _harness import Col, Ratio, Table, log, parse_args, parser, timed
 
 from synth.analysis.cost import PAPER_SIZES, Network
-from synth.analysis.simulate import INSTALL_HINT, simgrid_available, simulate_schedule
+from synth.analysis.simulate import INSTALL_HINT, SimOptions, simgrid_available, simulate_schedule
 from synth.baselines import BASELINES, build_baseline
 from synth.errors import SynthError
 from synth.runtime.plan import load_schedule
@@ -290,7 +290,7 @@ def main(argv=None):
                         mode, _, at = spec.partition("/")
                         at = at or "start"
                         rows, wall = timed(simulate_schedule, schedule, weights, sizes, net, mode, name,
-                                           hop_latency_at=at, progress=_minutely(f"{topo} "))
+                                           options=SimOptions(hop_latency_at=at), progress=_minutely(f"{topo} "))
                         t_exp += wall
                         for r in rows:
                             table.add({"exp": exp, "topo": topo, "sched": name, "mode": mode, "lat_at": at,
