@@ -6,9 +6,7 @@ or an explicit file, re-derives everything and compares.
 
 Examples
 --------
->>> from synth.topology.torus import parse_torus
->>> from synth.symmetry.torus import torus_gamma
->>> from synth.schedule.sp import sp_allreduce
+>>> from synth import parse_torus, sp_allreduce, torus_gamma  # the public names
 >>> t = parse_torus("4x4")
 >>> cert = certify(sp_allreduce(t), torus_gamma(t))
 >>> cert.claims["rounds"], cert.claims["round_lower_bound"], cert.claims["omega"]

@@ -19,10 +19,7 @@ block is the ``r``-th ``p``-th), so its layout is always ``"owner"`` (by owner r
 
 Examples
 --------
->>> from synth.topology.torus import parse_torus
->>> from synth.symmetry.torus import torus_gamma
->>> from synth.schedule.sp import sp_allreduce
->>> from synth.schedule.lift import lift
+>>> from synth import lift, parse_torus, sp_allreduce, torus_gamma  # the public names
 >>> t = parse_torus("4x4")
 >>> plan = build_plan(lift(sp_allreduce(t), torus_gamma(t)))
 >>> plan.n_ranks, plan.n_messages, plan.n_transmissions

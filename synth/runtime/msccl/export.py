@@ -76,10 +76,7 @@ multiplier too, ``src/collectives/device/all_gather.h``):
 
 Examples
 --------
->>> from synth.topology.torus import parse_torus
->>> from synth.symmetry.torus import torus_gamma
->>> from synth.schedule.sp import sp_allreduce
->>> from synth.schedule.lift import lift
+>>> from synth import lift, parse_torus, sp_allreduce, torus_gamma  # the public names
 >>> from synth.runtime.msccl.check import check_xml
 >>> t = parse_torus("4x4")
 >>> ex = export_msccl(lift(sp_allreduce(t), torus_gamma(t)))
