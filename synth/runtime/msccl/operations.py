@@ -9,14 +9,14 @@ Fitting them into threadblocks is :mod:`synth.runtime.msccl.threadblocks`' job.
 
 Examples
 --------
->>> op = Op(0, ("send", 1), 0, "s", "i", 0, "o", 0, 2, {3})
->>> op.deps0, op.tb
-((3,), -1)
+>>> op = Op(0, ("send", 1), 0, "s", ("i", 0), ("o", 4), 2, {3})
+>>> op.srcbuf, op.dstoff, op.deps0, op.tb
+('i', 4, (3,), -1)
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -29,33 +29,24 @@ __all__ = ["Op", "plan_operations"]
 _O, _S = O_PLACE, S_PLACE
 
 
-@dataclass(slots=True, eq=False)
 class Op:
     """One step of the algorithm before it has a threadblock: a send, a receive or a local copy.
 
-    ``deps0`` is every dependency; ``deps`` the minimal set for the current threadblocks, and
-    ``tb``, ``pos``, ``step``, ``hasdep`` are set when the op is placed in one.
+    ``src`` and ``dst`` are places ``(buffer, offset)``; ``deps0`` is every dependency, ``deps``
+    the minimal set for the current threadblocks, and ``tb``, ``pos``, ``step``, ``hasdep`` are
+    set when the op is placed in one.
     """
 
-    gpu: int
-    stream: tuple
-    msg: int
-    type: str
-    srcbuf: str
-    srcoff: int
-    dstbuf: str
-    dstoff: int
-    cnt: int
-    deps0: tuple
-    deps: list = field(init=False)
-    tb: int = field(init=False, default=-1)
-    pos: int = field(init=False, default=-1)
-    step: int = field(init=False, default=-1)
-    hasdep: int = field(init=False, default=0)
+    __slots__ = ("gpu", "stream", "msg", "type", "srcbuf", "srcoff", "dstbuf", "dstoff", "cnt", "deps0", "deps", "tb",
+                 "pos", "step", "hasdep")
 
-    def __post_init__(self):
-        self.deps0 = tuple(self.deps0)
-        self.deps = list(self.deps0)
+    def __init__(self, gpu, stream, msg, type_, src, dst, cnt, deps):
+        self.gpu, self.stream, self.msg, self.type, self.cnt = gpu, stream, msg, type_, cnt
+        (self.srcbuf, self.srcoff), (self.dstbuf, self.dstoff) = src, dst
+        self.deps0 = tuple(deps)
+        self.deps = list(deps)
+        self.tb = self.pos = self.step = -1
+        self.hasdep = 0
 
 
 @dataclass(frozen=True)
@@ -186,8 +177,8 @@ def _send(pl, rows, a, b):
     cs = rows.chunk[a:b]
     deps = {pl.last_write[(u, c)] for c in cs if (u, c) in pl.last_write}
     cnt = int(rows.cnt[a:b].sum())
-    k = pl.add(Op(u, ("send", v), rows.msg[a], "s", _BUF[rows.r_buf[a]], int(rows.s_off[a]),
-                  _BUF[[1, 2][rows.write_cls[a]]], int(rows.d_off[a]), cnt, deps))
+    k = pl.add(Op(u, ("send", v), rows.msg[a], "s", (_BUF[rows.r_buf[a]], int(rows.s_off[a])),
+                  (_BUF[[1, 2][rows.write_cls[a]]], int(rows.d_off[a])), cnt, deps))
     pl.read(k, u, cs, rows.read_cls[a])
 
 
@@ -210,7 +201,7 @@ def _receive(pl, rows, a, b):
         srcbuf, srcoff, type_ = _BUF[rows.a_buf[a]], int(rows.a_off[a]), "rrc"
     else:
         srcbuf, srcoff, type_ = _BUF[rows.r_buf[a]], int(rows.s_off[a]), "r"
-    k = pl.add(Op(v, ("recv", u), rows.msg[a], type_, srcbuf, srcoff, _BUF[[1, 2][cl]], int(rows.d_off[a]), cnt,
+    k = pl.add(Op(v, ("recv", u), rows.msg[a], type_, (srcbuf, srcoff), (_BUF[[1, 2][cl]], int(rows.d_off[a])), cnt,
                   deps))
     for c in cs:
         pl.last_write[(v, c)] = k
@@ -234,8 +225,8 @@ def _initial_copies(pl, layout, caps):
                 tot += int(w[live[j]])
                 j += 1
             u0 = unit_offset[live[i]]
-            k = pl.add(Op(gpu, ("local", -1), -1, "cpy", "i", int(bm.i_off(gpu, live[i], u0)), "o",
-                          int(bm.o_off(gpu, live[i], u0)), tot, ()))
+            k = pl.add(Op(gpu, ("local", -1), -1, "cpy", ("i", int(bm.i_off(gpu, live[i], u0))),
+                          ("o", int(bm.o_off(gpu, live[i], u0))), tot, ()))
             for c in live[i:j]:
                 pl.last_write[(gpu, c)] = k
                 pl.last_write_at[(gpu, c, _O)] = k
@@ -257,8 +248,8 @@ def _final_copies(pl, layout, s_units, final_copy, caps):
             tot += int(w[cs[j]])
             j += 1
         deps = pl.o_deps(gpu, cs[i:j].tolist(), after_value=True)
-        pl.add(Op(gpu, ("local", -1), -1, "cpy", "s", int(s_units[gpu, cs[i]]), "o",
-                  int(layout.bufmap.o_off(gpu, cs[i], layout.unit_offset[cs[i]])), tot, deps))
+        pl.add(Op(gpu, ("local", -1), -1, "cpy", ("s", int(s_units[gpu, cs[i]])),
+                  ("o", int(layout.bufmap.o_off(gpu, cs[i], layout.unit_offset[cs[i]]))), tot, deps))
         n += 1
         i = j
     return n
@@ -285,8 +276,8 @@ def _input_copies(pl, layout, written, caps):
                 tot += int(w[mine[j]])
                 j += 1
             u0 = unit_offset[mine[i]]
-            pl.add(Op(gpu, ("local", -1), -1, "cpy", "i", int(bm.i_off(gpu, mine[i], u0)), "o",
-                      int(bm.o_off(gpu, mine[i], u0)), tot, pl.o_deps(gpu, mine[i:j])))
+            pl.add(Op(gpu, ("local", -1), -1, "cpy", ("i", int(bm.i_off(gpu, mine[i], u0))),
+                      ("o", int(bm.o_off(gpu, mine[i], u0))), tot, pl.o_deps(gpu, mine[i:j])))
             n += 1
             i = j
     return n
