@@ -92,7 +92,8 @@ def add_msccl_export_arguments(parser):
     g.add_argument("--no-inplace", action="store_true", help="declare inplace=0 (msccl-xml)")
     g.add_argument("--no-outofplace", action="store_true", help="declare outofplace=0 (msccl-xml)")
     g.add_argument("--check", action="store_true",
-                   help="validate the XML and execute it with the interpreter before reporting (msccl-xml)")
+                   help="validate the XML and execute it with the interpreter before writing it; if that fails, "
+                        "nothing is written and the exit code is 1 (msccl-xml)")
 
 
 def export_msccl_from_args(args) -> int:
