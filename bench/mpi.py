@@ -20,6 +20,7 @@ from _harness import Col, Ratio, Table, parse_args, parser, timed
 
 from synth.baselines import build_baseline
 from synth.schedule.exchange import exchange_allreduce
+from synth.schedule.forest import hub_parents
 from synth.symmetry.torus import torus_gamma
 from synth.schedule.lift import lift
 from synth.runtime.mpi import run_schedule
@@ -36,15 +37,6 @@ COLUMNS = [Col("torus", "shape", "<5"), Col("schedule", fmt="<9"), Col("mode", f
            Col("launch s", "launch_s", ">8.1f"), Col("wall s", "wall_s", ">6.1f"),
            Col("export s", "export_s", ">8.2f"), Col("check s", "check_s", ">7.2f"), Col("xml ok", "xml_ok", ">6"),
            Col("msccl", "summary", "")]
-
-
-def hub_parents(t, step):
-    parent = np.full(t.n_vertices, -1, dtype=np.int64)
-    for v in range(1, t.n_vertices):
-        c = np.unravel_index(v, t.shape)
-        hub = int(np.ravel_multi_index(tuple((x // step) * step for x in c), t.shape))
-        parent[v] = 0 if hub == v else hub
-    return parent
 
 
 def cases(shape):

@@ -61,7 +61,7 @@ from _harness import Col, Ratio, Table, log, parse_args, parser
 
 from synth.analysis.cost import PAPER_SIZES, Network
 from synth.campaign import CLUSTER_HELP, Store, parse_cluster, run_campaign, task_from_json
-from synth.analysis.simulate import INSTALL_HINT, simgrid_available, simulate_schedule
+from synth.analysis.simulate import INSTALL_HINT, SimOptions, simgrid_available, simulate_schedule
 from synth.baselines import BASELINES, build_baseline
 from synth.errors import SynthError
 from synth.runtime.plan import load_schedule
@@ -272,7 +272,8 @@ def simulate_case(exp, case, schedule, sizes=None):
         for spec in modes:  # "rounds", "deps", or "rounds/end": hop latency after the flow
             mode, _, at = spec.partition("/")
             at = at or "start"
-            for r in simulate_schedule(schedule_, weights, sizes, net, mode, schedule, hop_latency_at=at):
+            options = SimOptions(hop_latency_at=at)
+            for r in simulate_schedule(schedule_, weights, sizes, net, mode, schedule, options=options):
                 rows.append({"exp": exp, "topo": topo, "sched": schedule, "mode": mode, "lat_at": at,
                              "bw_gbps": net.bandwidth * 8 / 1e9, "hop_ns": net.hop_latency * 1e9,
                              "size": r.size, "size_label": _label(r.size), "sim_us": r.seconds * 1e6,

@@ -29,7 +29,7 @@ from pathlib import Path
 from _harness import Col, Table, log, parse_args, parser
 
 from synth.analysis.cost import Network
-from synth.analysis.simulate import INSTALL_HINT, simgrid_available, simulate_schedule
+from synth.analysis.simulate import INSTALL_HINT, SimOptions, simgrid_available, simulate_schedule
 from synth.baselines import build_baseline
 from synth.runtime.plan import load_schedule
 from synth.schedule.lift import lift, lifted_weights
@@ -91,7 +91,8 @@ def main(argv=None):
                 continue
             log(f"{name} {mode} {driver}")
             size = 32 * KiB if name.startswith("star-") else MiB
-            r = simulate_schedule(schedule, weights, [size], Network(), mode, name, model=False, driver=driver)[0]
+            r = simulate_schedule(schedule, weights, [size], Network(), mode, name,
+                                  options=SimOptions(model=False, driver=driver))[0]
             first = r.seconds if first is None else first
             table.add({"name": name, "mode": mode, "driver": driver, "messages": r.messages, "sim_us": r.seconds * 1e6,
                        "diff": r.seconds / first - 1, "wall_s": r.wall_seconds, "cpu_s": r.cpu_seconds,

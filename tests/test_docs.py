@@ -178,11 +178,12 @@ def test_every_reference_in_readme_and_docs_resolves():
 
 def test_the_pages_exist_and_the_readme_is_a_front_door():
     for name in ("README.md", "cli.md", "spec.md", "formats.md", "running.md", "simulation.md", "architecture.md",
-                 "development.md", "usage.md"):
+                 "development.md", "usage.md", "draw.md", "campaign.md"):
         assert (ROOT / "docs" / name).is_file(), name
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert len(readme.splitlines()) <= 150
-    assert "<!-- picture -->" in readme
+    picture = re.search(r"!\[[^\]]+\]\((docs/images/[\w.-]+\.png)\)", readme)
+    assert picture and (ROOT / picture.group(1)).is_file()  # one picture, made by `synth draw`
 
 
 def test_the_sections_the_code_cites_exist():

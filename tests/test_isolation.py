@@ -13,8 +13,8 @@ SYNTH = Path(__file__).resolve().parents[1] / "synth"
 #: every module of the checker, bounds included, found on disk so that a new one is probed too
 CHECKER = sorted(".".join(("synth",) + p.relative_to(SYNTH).with_suffix("").parts).removesuffix(".__init__")
                  for p in (SYNTH / "check").rglob("*.py"))
-EXPORTER = ("synth.runtime.msccl.export", "synth.runtime.msccl.layout", "synth.runtime.msccl.threadblocks",
-            "synth.runtime.plan")
+EXPORTER = ("synth.runtime.msccl.export", "synth.runtime.msccl.layout", "synth.runtime.msccl.operations",
+            "synth.runtime.msccl.threadblocks", "synth.runtime.plan")
 VALIDATOR = ["synth.runtime.msccl.check", "synth.runtime.msccl.check.parse", "synth.runtime.msccl.check.validate",
              "synth.runtime.msccl.check.interpret", "synth.runtime.msccl.check.races"]
 

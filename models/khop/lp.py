@@ -58,7 +58,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from synth.models._solve.lagrangian import stalled, too_slow
-from synth.models._solve.linear import new_highs
+from synth.models._solve.backends import new_highs
 from synth.models.forest.cuts import MIN_VIOLATION, cone_cuts, flow_cuts
 from synth.models.khop.pricing import ColumnPricing
 

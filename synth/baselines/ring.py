@@ -112,12 +112,7 @@ def hamiltonian_decomposition(t: Torus, seed: int = 0, max_plateau: int | None =
     color = np.tile(np.arange(d, dtype=np.int64), (V, 1))
     if d == 1:
         return color
-    coords = t.coords(np.arange(V)).astype(np.int64)
-    plus = np.empty((V, d), dtype=np.int64)
-    for i in range(d):
-        c = coords.copy()
-        c[:, i] += 1
-        plus[:, i] = t.vertex(c)
+    plus = _plus_steps(t)
     rng = np.random.default_rng(seed)
     state = [_cycles(t, plus, color, c) for c in range(d)]
     pairs = [(i, j) for i in range(d) for j in range(i + 1, d)]
@@ -158,6 +153,18 @@ def hamiltonian_decomposition(t: Torus, seed: int = 0, max_plateau: int | None =
     return color
 
 
+def _plus_steps(t: Torus) -> np.ndarray:
+    """``plus[v, i]``: the vertex ``v + e_i`` (one step up dimension ``i``, wrapping)."""
+    V, d = t.n_vertices, t.ndim
+    coords = t.coords(np.arange(V)).astype(np.int64)
+    plus = np.empty((V, d), dtype=np.int64)
+    for i in range(d):
+        c = coords.copy()
+        c[:, i] += 1
+        plus[:, i] = t.vertex(c)
+    return plus
+
+
 def hamiltonian_cycles(t: Torus) -> list:
     """The ``d`` Hamiltonian cycles of :func:`hamiltonian_decomposition` as vertex sequences.
 
@@ -171,12 +178,7 @@ def hamiltonian_cycles(t: Torus) -> list:
     if d == 1:
         return [np.arange(V)]
     color = hamiltonian_decomposition(t)
-    coords = t.coords(np.arange(V)).astype(np.int64)
-    plus = np.empty((V, d), dtype=np.int64)
-    for i in range(d):
-        c = coords.copy()
-        c[:, i] += 1
-        plus[:, i] = t.vertex(c)
+    plus = _plus_steps(t)
     out = []
     for c in range(d):
         _, pos, _, n = _cycles(t, plus, color, c)

@@ -6,9 +6,7 @@ or an explicit file, re-derives everything and compares.
 
 Examples
 --------
->>> from synth.topology.torus import parse_torus
->>> from synth.symmetry.torus import torus_gamma
->>> from synth.schedule.sp import sp_allreduce
+>>> from synth import parse_torus, sp_allreduce, torus_gamma  # the public names
 >>> t = parse_torus("4x4")
 >>> cert = certify(sp_allreduce(t), torus_gamma(t))
 >>> cert.claims["rounds"], cert.claims["round_lower_bound"], cert.claims["omega"]
@@ -35,7 +33,7 @@ from synth.fileio import MAX_INT, open_regular, read_json, read_line
 from synth.schedule.lift import default_elements, lift, lifted_chunk_elements
 from synth.symmetry.spec import default_group
 from synth.schedule import ALLREDUCE
-from synth.schedule.data import phases
+from synth.schedule.data import phases, require_elements
 
 __all__ = ["Report", "certify", "check_certificate", "check_explicit", "check_file", "claims_of", "file_kind",
            "MODES", "EXPLICIT_LIMIT", "EXPLICIT_HARD_LIMIT"]
@@ -112,8 +110,7 @@ def _measure(base, group, elements, mode):
     if isinstance(elements, bool) or not isinstance(elements, int) or elements < 1:
         raise ScheduleError(f"the number of elements must be a positive integer, got {str(elements)[:40]}")
     n_chunks = base.n_components * group.order
-    if elements < n_chunks:  # checked before the sizes are made: some chunk would get no element
-        raise ScheduleError(f"{elements} elements cannot fill {n_chunks} chunks; every chunk needs at least one")
+    require_elements(elements, n_chunks)  # before the sizes are made: some chunk would get no element
     n_lifted = base.n_transmissions * group.order
     if mode == "auto":
         mode = "explicit" if n_lifted <= EXPLICIT_LIMIT else "symmetric"

@@ -14,10 +14,7 @@ range) is refused before anything runs.
 
 Examples
 --------
->>> from synth.topology.torus import parse_torus
->>> from synth.symmetry.torus import torus_gamma
->>> from synth.schedule.sp import sp_allreduce
->>> from synth.schedule.lift import lift
+>>> from synth import lift, parse_torus, sp_allreduce, torus_gamma  # the public names
 >>> t = parse_torus("4x4")
 >>> execute(lift(sp_allreduce(t), torus_gamma(t)))
 []

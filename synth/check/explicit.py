@@ -32,7 +32,7 @@ import numpy as np
 from synth.errors import FileFormatError, SynthError
 from synth.fileio import MAX_JSON_BYTES, loads_strict, open_regular, read_line, write_atomic
 from synth.topology.spec import build_topology, spec_size
-from synth.schedule import ALLREDUCE, COLLECTIVES, OPS, Block, Schedule
+from synth.schedule import ALLREDUCE, COLLECTIVES, OPS, Block, Schedule, positive_chunks
 from synth.topology import Topology
 
 __all__ = ["FORMAT", "VERSION", "write_explicit", "read_explicit", "explicit_lines", "MAX_EXPLICIT_BYTES",
@@ -64,7 +64,8 @@ def explicit_lines(schedule: Schedule, chunk_elements, claims=None):
 
 
 def write_explicit(schedule: Schedule, chunk_elements, path, claims=None) -> None:
-    """Write the explicit file atomically."""
+    """Write the explicit file atomically; refuse chunks of no element first (the reader refuses them)."""
+    positive_chunks(chunk_elements)
     write_atomic(path, explicit_lines(schedule, chunk_elements, claims))
 
 

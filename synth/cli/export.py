@@ -19,6 +19,7 @@ from synth.fileio import check_writable, read_json
 from synth.runtime.explicit_export import reemit_explicit
 from synth.runtime.msccl import DEFAULT_MAX_BYTES, export_msccl, export_summary_json
 from synth.runtime.msccl.check import check_xml
+from synth.schedule.data import require_elements
 from synth.schedule.lift import lift, lifted_chunk_elements
 
 __all__ = ["add_parser", "cmd_export", "add_msccl_export_arguments", "export_msccl_from_args"]
@@ -51,6 +52,7 @@ def cmd_export(args) -> int:
         raise SynthError(f"the explicit schedule has {n:,} transmissions, over --max-transmissions "
                          f"{args.max_transmissions:,}; raise it if you really want that file")
     elements = args.elements or cert.elements
+    require_elements(elements, cert.base.n_components * cert.group.order)  # as `solve --elements` refuses it
     progress(f"lifting {n:,} transmissions")
     schedule = lift(cert.base, cert.group)
     sizes = lifted_chunk_elements(cert.base, cert.group, elements)  # reduce-scatter / allgather: equal blocks
@@ -90,16 +92,18 @@ def add_msccl_export_arguments(parser):
     g.add_argument("--no-inplace", action="store_true", help="declare inplace=0 (msccl-xml)")
     g.add_argument("--no-outofplace", action="store_true", help="declare outofplace=0 (msccl-xml)")
     g.add_argument("--check", action="store_true",
-                   help="validate the XML and execute it with the interpreter before reporting (msccl-xml)")
+                   help="validate the XML and execute it with the interpreter before writing it; if that fails, "
+                        "nothing is written and the exit code is 1 (msccl-xml)")
 
 
 def export_msccl_from_args(args) -> int:
     """``synth export FILE --format msccl-xml --out algo.xml``: write the XML, print a summary.
 
-    Exit 1 when ``--check`` finds a problem.
+    Exit 1 when ``--check`` finds a problem; the XML is then not written (an older file at
+    ``--out`` stays as it was), so that no runtime loads an algorithm that computes wrong sums.
     """
     max_bytes = DEFAULT_MAX_BYTES if getattr(args, "max_bytes", None) is None else args.max_bytes
-    ex = export_msccl(args.file, args.out, proto=getattr(args, "proto", "Simple"), name=getattr(args, "name", None),
+    ex = export_msccl(args.file, None, proto=getattr(args, "proto", "Simple"), name=getattr(args, "name", None),
                       inplace=not getattr(args, "no_inplace", False),
                       outofplace=not getattr(args, "no_outofplace", False),
                       min_bytes=getattr(args, "min_bytes", 0), max_bytes=max_bytes)
@@ -112,24 +116,34 @@ def export_msccl_from_args(args) -> int:
         ok = rep.ok
         out["check"] = {"ok": rep.ok, "errors": rep.errors[:20], "executed": rep.executed,
                         "race_checked": rep.race_checked, "notes": rep.notes}
+    if ok:
+        ex.write(args.out)  # only what passed the check (atomic: a failure leaves an older file intact)
+    else:
+        out["path"] = None
     if getattr(args, "json", False):
         print(json.dumps(out), file=stream)
     else:
-        print(f"wrote {args.out}: {ex.summary()}", file=stream)
-        for note in ex.notes:
-            print(f"note: {flags_in(note)}", file=sys.stderr)
+        _print_msccl_summary(args, ex, out, stream)
+    return 0 if ok else 1
+
+
+def _print_msccl_summary(args, ex, out, stream) -> None:
+    where = f"wrote {args.out}" if out["path"] is not None else f"did not write {args.out} (the check failed)"
+    print(f"{where}: {ex.summary()}", file=stream)
+    for note in ex.notes:
+        print(f"note: {flags_in(note)}", file=sys.stderr)
+    if out["path"] is not None:
         print(f"  load it with MSCCL_XML_FILES={args.out} (MSCCL), or put it in MSCCL_ALGO_DIR "
               f"(msccl-executor-nccl: NCCL_MSCCL_ENABLE=1; RCCL: RCCL_MSCCL_ENABLE=1); the "
               + ("buffer's element count" if ex.coll == "allreduce" else "per-rank count (each rank's block)")
               + f" must be a multiple of {ex.nchunksperloop}, and the communicator needs >= {ex.nchannels} channel(s)",
               file=stream)
-        if "check" in out:
-            c = out["check"]
-            print(f"  check: {'OK' if c['ok'] else 'FAILED'} ({', '.join(c['executed'])}"
-                  f"{', race-free' if c['race_checked'] else ''})", file=stream)
-            for e in c["errors"]:
-                print(f"  error: {e}", file=sys.stderr)
-    return 0 if ok else 1
+    if "check" in out:
+        c = out["check"]
+        print(f"  check: {'OK' if c['ok'] else 'FAILED'} ({', '.join(c['executed'])}"
+              f"{', race-free' if c['race_checked'] else ''})", file=stream)
+        for e in c["errors"]:
+            print(f"  error: {e}", file=sys.stderr)
 
 
 def add_parser(sub) -> None:

@@ -26,7 +26,7 @@ import numpy as np
 
 from synth.check.explicit import read_explicit, write_explicit
 from synth.errors import SynthError
-from synth.schedule import block_chunk_elements, chunk_elements
+from synth.schedule.data import block_chunk_elements, chunk_elements, require_elements
 
 __all__ = ["reemit_explicit"]
 
@@ -60,6 +60,7 @@ def reemit_explicit(path, out, elements: int | None = None) -> str:
     if recut:
         if elements < 0:
             raise SynthError(f"elements must be non-negative, not {elements}")
+        require_elements(elements, schedule.n_chunks)
         weights = sizes if total > 0 else np.ones(sizes.size, dtype=np.int64)
         if schedule.owner is None:
             sizes = chunk_elements(weights, elements)

@@ -19,10 +19,7 @@ block is the ``r``-th ``p``-th), so its layout is always ``"owner"`` (by owner r
 
 Examples
 --------
->>> from synth.topology.torus import parse_torus
->>> from synth.symmetry.torus import torus_gamma
->>> from synth.schedule.sp import sp_allreduce
->>> from synth.schedule.lift import lift
+>>> from synth import lift, parse_torus, sp_allreduce, torus_gamma  # the public names
 >>> t = parse_torus("4x4")
 >>> plan = build_plan(lift(sp_allreduce(t), torus_gamma(t)))
 >>> plan.n_ranks, plan.n_messages, plan.n_transmissions
@@ -224,12 +221,30 @@ def greedy_layout(n_chunks: int, members, ptr) -> np.ndarray:
     i, j = _pairs_within(np.asarray(ptr, dtype=np.int64), _WINDOW)
     if i.size == 0 or n_chunks < 3:
         return order_default
-    a, b = members[i], members[j]
+    adj, deg = _path_cover(n_chunks, *_heaviest_edges(n_chunks, members[i], members[j]))
+    out, seen = [], np.zeros(n_chunks, dtype=bool)
+    for c in range(n_chunks):  # walk every path from its lower-numbered end
+        if seen[c] or deg[c] == 2:
+            continue
+        prev, cur = -1, c
+        while cur != -1:
+            out.append(cur)
+            seen[cur] = True
+            nxt = -1
+            for w in adj[cur]:
+                if w != prev:
+                    nxt = w
+            prev, cur = cur, nxt
+    return np.asarray(out, dtype=np.int64) if len(out) == n_chunks else order_default
+
+
+def _heaviest_edges(n_chunks, a, b):
+    """``(lo, hi, weight)``: the edges between chunks ``a[k]`` and ``b[k]`` that travel together, weighted by
+    how often, keeping the heaviest few per chunk (the greedy uses at most two per chunk)."""
     lo, hi = np.minimum(a, b), np.maximum(a, b)
     keep = lo != hi
     key, weight = np.unique(lo[keep] * n_chunks + hi[keep], return_counts=True)
     lo, hi = key // n_chunks, key % n_chunks
-    # keep the heaviest few edges per chunk: the greedy uses at most two per chunk
     ends = np.concatenate([lo, hi])
     w2 = np.concatenate([weight, weight])
     eid = np.concatenate([np.arange(key.size), np.arange(key.size)])
@@ -238,7 +253,11 @@ def greedy_layout(n_chunks: int, members, ptr) -> np.ndarray:
     start = np.searchsorted(ends_s, ends_s, side="left")
     rank_in = np.arange(ends_s.size) - start
     chosen = np.unique(eid[o][rank_in < _NEIGHBOURS])
-    lo, hi, weight = lo[chosen], hi[chosen], weight[chosen]
+    return lo[chosen], hi[chosen], weight[chosen]
+
+
+def _path_cover(n_chunks, lo, hi, weight):
+    """Greedy maximum-weight path cover: ``(adj, deg)``, the neighbours and degree of every chunk."""
     order = np.lexsort((hi, lo, -weight))
     deg = np.zeros(n_chunks, dtype=np.int8)
     parent = list(range(n_chunks))
@@ -266,20 +285,7 @@ def greedy_layout(n_chunks: int, members, ptr) -> np.ndarray:
         used += 1
         if used == n_chunks - 1:
             break
-    out, seen = [], np.zeros(n_chunks, dtype=bool)
-    for c in range(n_chunks):  # walk every path from its lower-numbered end
-        if seen[c] or deg[c] == 2:
-            continue
-        prev, cur = -1, c
-        while cur != -1:
-            out.append(cur)
-            seen[cur] = True
-            nxt = -1
-            for w in adj[cur]:
-                if w != prev:
-                    nxt = w
-            prev, cur = cur, nxt
-    return np.asarray(out, dtype=np.int64) if len(out) == n_chunks else order_default
+    return adj, deg
 
 
 def message_runs(position, ptr):

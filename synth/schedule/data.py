@@ -73,7 +73,7 @@ from synth.errors import ScheduleError
 from synth.topology.base import Topology
 
 __all__ = ["REDUCE", "COPY", "OPS", "ALLREDUCE", "REDUCE_SCATTER", "ALLGATHER", "COLLECTIVES", "BaseSchedule",
-           "Block", "Schedule", "chunk_elements", "positive_chunks", "block_chunk_elements", "chunk_offsets",
+           "Block", "Schedule", "chunk_elements", "require_elements", "positive_chunks", "block_chunk_elements", "chunk_offsets",
            "check_owners", "phases"]
 
 REDUCE, COPY = 0, 1
@@ -199,6 +199,20 @@ def chunk_elements(weights, n_elements: int) -> np.ndarray:
         cum += x
         bounds.append(n * cum // total)
     return np.diff(np.asarray(bounds, dtype=np.int64))  # each bound is at most n < 2**62
+
+
+def require_elements(elements: int, n_chunks: int) -> None:
+    """Refuse fewer elements than chunks, before any sizes are made: some chunk would get none.
+
+    Examples
+    --------
+    >>> require_elements(10, 64)
+    Traceback (most recent call last):
+    ...
+    synth.errors.ScheduleError: 10 elements cannot fill 64 chunks; every chunk needs at least one
+    """
+    if elements < n_chunks:
+        raise ScheduleError(f"{elements} elements cannot fill {n_chunks} chunks; every chunk needs at least one")
 
 
 def positive_chunks(sizes, what: str = "chunk") -> None:

@@ -6,7 +6,7 @@ to, ``-1`` at the roots and off the forest.  A k-hop tree is the forest on the r
 is the one home of what every construction and model needs of such an array: its depths
 (:func:`forest_depths`, which also checks it; :func:`parent_depths` from the array alone),
 its weight (:func:`forest_weight`), both at once against a depth bound (:func:`check_forest`),
-the BFS forest of a torus (:func:`bfs_forest`), and its reduce-then-broadcast schedules
+the BFS forest of a torus (:func:`bfs_forest`), a two-level tree of hubs (:func:`hub_parents`), and its reduce-then-broadcast schedules
 (:func:`tree_schedule`, :func:`exchange_schedule`).
 
 Examples
@@ -29,7 +29,8 @@ from synth.errors import ScheduleError
 from synth.schedule.data import COPY, REDUCE, BaseSchedule
 from synth.topology.base import Topology
 
-__all__ = ["parent_depths", "forest_depths", "forest_weight", "check_forest", "bfs_forest", "tree_schedule",
+__all__ = ["parent_depths", "forest_depths", "forest_weight", "check_forest", "bfs_forest", "hub_parents",
+           "tree_schedule",
            "exchange_schedule"]
 
 
@@ -153,6 +154,27 @@ def bfs_forest(t, roots) -> np.ndarray:
     first = t.first_hop(v, root)
     parent = np.where(first >= 0, t.link_dst[np.maximum(first, 0)], -1).astype(np.int64)
     parent[roots] = -1
+    return parent
+
+
+def hub_parents(t, step: int) -> np.ndarray:
+    """A tree of two levels rooted at vertex 0 of torus ``t``: hubs on a grid of pitch ``step``.
+
+    The hubs are the vertices whose coordinates are all multiples of ``step``; every other vertex
+    hangs from the hub its coordinates round down to, every hub but 0 from 0.  Its edges are not
+    links: :func:`tree_schedule` routes them.  A small k-hop tree for tests and benchmarks.
+
+    Examples
+    --------
+    >>> from synth.topology.torus import parse_torus
+    >>> hub_parents(parse_torus("4x4"), 2).reshape(4, 4).tolist()
+    [[-1, 0, 0, 2], [0, 0, 2, 2], [0, 8, 0, 10], [8, 8, 10, 10]]
+    """
+    v = np.arange(t.n_vertices)
+    coords = np.unravel_index(v, t.shape)
+    hub = np.ravel_multi_index(tuple((x // step) * step for x in coords), t.shape).astype(np.int64)
+    parent = np.where(hub == v, 0, hub)
+    parent[0] = -1
     return parent
 
 

@@ -10,9 +10,7 @@ allgather chunk ``t*|G| + i`` is owned by element ``i``'s image of component ``t
 
 Examples
 --------
->>> from synth.topology.torus import parse_torus
->>> from synth.symmetry.torus import torus_gamma
->>> from synth.schedule.sp import sp_allreduce
+>>> from synth import parse_torus, sp_allreduce, torus_gamma  # the public names
 >>> t = parse_torus("4x4")
 >>> s = lift(sp_allreduce(t), torus_gamma(t))
 >>> s.n_chunks, s.n_rounds, s.n_transmissions

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from synth.analysis.cost import Network
-from synth.analysis.simulate import INSTALL_HINT, Flows, pack, simgrid_available, simulate_schedule
+from synth.analysis.simulate import INSTALL_HINT, Flows, SimOptions, pack, simgrid_available, simulate_schedule
 from synth.analysis.simulate import _delays, _with_tails
-from synth.analysis.simulate.run import _probe, run_driver, wait_list_for, write_inputs
+from synth.analysis.simulate.run import Delays, _probe, run_driver, wait_list_for, write_inputs
 from synth.baselines import build_baseline
 from synth.cli import main
 from synth.errors import SynthError
@@ -129,12 +129,11 @@ def _line_flows(bytes_, hops_equal):
 
 def _drive(tmp_path, flows, message_bytes, net, latency_at="start"):
     if latency_at == "end":
-        driven, delays, m_delay = _with_tails(flows, net)
-        latency, message_bytes = 0.0, np.concatenate([message_bytes, np.zeros_like(message_bytes)])
+        driven, delays = _with_tails(flows, net)
+        message_bytes = np.concatenate([message_bytes, np.zeros_like(message_bytes)])
     else:
-        driven = flows
-        latency, delays, m_delay = _delays(flows, net)
-    write_inputs(tmp_path, driven, net.bandwidth, latency, delays, m_delay)
+        driven, delays = flows, _delays(flows, net)
+    write_inputs(tmp_path, driven, net.bandwidth, delays)
     result, finish = run_driver(tmp_path, "0", message_bytes)
     return finish[flows.n_messages:].tolist() if latency_at == "end" else finish.tolist()
 
@@ -171,7 +170,7 @@ def test_two_flows_on_one_link_with_latency_on_the_links(tmp_path):
     # the small one (1000 B) ends 2 us later; the big one then sends 2000 B alone in 2 us.
     net = Network(bandwidth=1e9, hop_latency=1e-6, alpha=0.5e-6)
     flows, nbytes = _line_flows([1000, 3000], hops_equal=True)
-    assert _delays(flows, net)[0] == pytest.approx(1.5e-6)
+    assert _delays(flows, net).link_latency == pytest.approx(1.5e-6)
     assert _drive(tmp_path, flows, nbytes, net) == pytest.approx([3.5e-6, 5.5e-6], rel=1e-9)
 
 
@@ -181,7 +180,7 @@ def test_wait_lists_grow_so_that_the_workers_hold_twice_the_busiest_round(tmp_pa
     assert wait_list_for(flows) == 8  # the shortest list: 2048 workers of 8 hold 16,384 flows
     assert wait_list_for(flows, max_workers=3) == 171  # 3 lists of 171 hold the 512
     assert wait_list_for(flows, max_workers=1) == 512
-    write_inputs(tmp_path, flows, 1e9, 0.0, [], np.full(flows.n_messages, -1), max_workers=3)
+    write_inputs(tmp_path, flows, 1e9, Delays(0.0, [], np.full(flows.n_messages, -1)), max_workers=3)
     meta = json.loads((tmp_path / "meta.json").read_text())
     assert (meta["driver"], meta["wait_list"], meta["max_workers"]) == ("mailboxes", 171, 3)
 
@@ -212,13 +211,13 @@ def test_short_wait_lists_give_the_first_drivers_finish_times(tmp_path, k2_44, w
     schedule, weights = k2_44
     f = pack(schedule, "deps")
     nbytes = f.message_elements(chunk_elements(weights, 1 << 16)) * NET.element_bytes
-    latency, delays, m_delay = _delays(f, NET)
-    assert len(delays) > 1  # routes of 1 and 2 hops: messages wait for timers
+    delays = _delays(f, NET)
+    assert len(delays.delays) > 1  # routes of 1 and 2 hops: messages wait for timers
     finish = {}
     for driver in ("lists", "short-lists", "mailboxes"):
         d = tmp_path / driver
         d.mkdir()
-        write_inputs(d, f, NET.bandwidth, latency, delays, m_delay, driver, wait_list=wait_list,
+        write_inputs(d, f, NET.bandwidth, delays, driver, wait_list=wait_list,
                      max_workers=max_workers)
         finish[driver] = run_driver(d, "0", nbytes)[1]
     assert np.array_equal(finish["lists"], finish["short-lists"])
@@ -232,8 +231,7 @@ def test_dependencies_that_never_resolve_are_reported(tmp_path):
     i64 = lambda x: np.asarray(x, dtype=np.int64)  # noqa: E731
     # message 2 waits for message 1 and message 1 for message 2: only message 0 can run
     stuck = dataclasses.replace(flows, e_count=i64([0, 1, 1]), e_ptr=i64([0, 0, 1, 2]), e_succ=i64([2, 1]))
-    latency, delays, m_delay = _delays(stuck, NET)
-    write_inputs(tmp_path, stuck, NET.bandwidth, latency, delays, m_delay)
+    write_inputs(tmp_path, stuck, NET.bandwidth, _delays(stuck, NET))
     with pytest.raises(SynthError, match="2 events never started"):
         run_driver(tmp_path, "0", nbytes)
 
@@ -256,10 +254,10 @@ def test_balanced_one_hop_schedules_match_the_model(t88, name):
         for r in simulate_schedule(schedule, weights, [1 << 16, 1 << 26], NET, mode):
             assert r.seconds == pytest.approx(r.model_seconds, rel=1e-9), (name, mode, r.size)
     if name == "sp":  # the hop latency after the flow: the same round times
-        r = simulate_schedule(schedule, weights, [1 << 20], NET, hop_latency_at="end")[0]
+        r = simulate_schedule(schedule, weights, [1 << 20], NET, options=SimOptions(hop_latency_at="end"))[0]
         assert r.seconds == pytest.approx(r.model_seconds, rel=1e-9)
     with pytest.raises(SynthError, match="hop_latency_at"):
-        simulate_schedule(schedule, weights, [1 << 20], NET, hop_latency_at="middle")
+        simulate_schedule(schedule, weights, [1 << 20], NET, options=SimOptions(hop_latency_at="middle"))
 
 
 @needs_simgrid
@@ -270,7 +268,8 @@ def test_simgrid_agrees_with_an_independent_fluid_replay(k2_44, mode, latency_at
     b = build_baseline("swing-b", t)
     for schedule, weights in (k2_44, (b.schedule, b.weights)):
         n = (1 << 20) // NET.element_bytes
-        r = simulate_schedule(schedule, weights, [n * NET.element_bytes], NET, mode, hop_latency_at=latency_at)[0]
+        r = simulate_schedule(schedule, weights, [n * NET.element_bytes], NET, mode,
+                              options=SimOptions(hop_latency_at=latency_at))[0]
         assert r.hop_latency_at == latency_at
         f = pack(schedule, mode)
         nbytes = (f.message_elements(chunk_elements(weights, n)) * NET.element_bytes).tolist()

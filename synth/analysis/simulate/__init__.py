@@ -46,7 +46,7 @@ import numpy as np
 
 from synth.analysis.cost import Network, goodput_bound, model_time
 from synth.analysis.simulate.packing import MODES, Flows, pack
-from synth.analysis.simulate.run import (INSTALL_HINT, SimGridUnavailable, run_driver, simgrid_available,
+from synth.analysis.simulate.run import (INSTALL_HINT, Delays, SimGridUnavailable, run_driver, simgrid_available,
                                          simgrid_python, write_inputs)
 from synth.check.metrics import measure_explicit
 from synth.errors import OptionError
@@ -54,7 +54,7 @@ from synth.runtime.plan import load_schedule
 from synth.schedule.data import chunk_elements
 from synth.units import format_size
 
-__all__ = ["SimResult", "simulate", "simulate_schedule", "simulated_seconds", "pack", "Flows", "MODES",
+__all__ = ["SimResult", "SimOptions", "simulate", "simulate_schedule", "simulated_seconds", "pack", "Flows", "MODES",
            "SimGridUnavailable", "INSTALL_HINT", "simgrid_python", "simgrid_available", "ENGINES", "LATENCY_AT"]
 
 #: how ``--engine`` times a schedule: the cost model, or a SimGrid replay in rounds mode
@@ -87,8 +87,30 @@ class SimResult:
                 "hop_latency_at": self.hop_latency_at}
 
 
-def _delays(flows: Flows, net: Network):
-    """``(link_latency, delays, m_delay)``: how each message pays ``alpha + hops * hop_latency``.
+@dataclass(frozen=True)
+class SimOptions:
+    """How :func:`simulate_schedule` runs.
+
+    ``hop_latency_at`` (:data:`LATENCY_AT`) says whether a message pays its hop latency before its
+    flow or after its last byte (the module docstring); ``driver`` is one of
+    :data:`synth.analysis.simulate.run.DRIVERS` (``lists``, the first driver, only to measure
+    against); ``model=False`` skips the cost model's time (``model_seconds`` is then NaN);
+    ``timeout`` bounds the wall seconds of one driver run (None: no bound).
+
+    Examples
+    --------
+    >>> SimOptions(hop_latency_at="end").driver
+    'mailboxes'
+    """
+
+    hop_latency_at: str = "start"
+    driver: str = "mailboxes"
+    model: bool = True
+    timeout: float | None = None
+
+
+def _delays(flows: Flows, net: Network) -> Delays:
+    """How each message pays ``alpha + hops * hop_latency`` (:class:`~synth.analysis.simulate.run.Delays`).
 
     When every route has the same number of hops ``h``, each link gets latency
     ``(alpha + h * hop_latency) / h`` (every flow then has the same CM02 sharing penalty, so shares
@@ -98,9 +120,8 @@ def _delays(flows: Flows, net: Network):
     hops = flows.m_hops
     if hops.size == 0 or (hops.min() == hops.max() and hops[0] > 0):
         h = int(hops[0]) if hops.size else 1
-        return (net.alpha + h * net.hop_latency) / h, [], np.full(hops.size, -1, dtype=np.int64)
-    delays, m_delay = _delay_index(net.alpha + hops * net.hop_latency)
-    return 0.0, delays, m_delay
+        return Delays((net.alpha + h * net.hop_latency) / h, [], np.full(hops.size, -1, dtype=np.int64))
+    return Delays(0.0, *_delay_index(net.alpha + hops * net.hop_latency))
 
 
 def _delay_index(delay):
@@ -112,7 +133,7 @@ def _delay_index(delay):
 
 
 def _with_tails(flows: Flows, net: Network):
-    """``(flows', delays, m_delay)`` where every message pays ``hops * hop_latency`` after its flow.
+    """``(flows', delays)`` where every message pays ``hops * hop_latency`` after its flow.
 
     Message ``m`` waits ``alpha``, then streams; a zero-byte *tail* event ``M + m`` waits
     ``hops * hop_latency`` after it, and whatever waited for ``m`` waits for its tail instead.
@@ -131,20 +152,16 @@ def _with_tails(flows: Flows, net: Network):
                     m_src=twice(flows.m_src), m_dst=twice(flows.m_dst), m_round=twice(flows.m_round),
                     e_count=np.bincount(dep, minlength=E).astype(np.int64), e_succ=dep[order],
                     e_ptr=np.concatenate([[0], np.cumsum(np.bincount(pre, minlength=E))]).astype(np.int64))
-    delays, m_delay = _delay_index(np.concatenate([np.full(M, net.alpha), flows.m_hops * net.hop_latency]))
-    return tails, delays, m_delay
+    return tails, Delays(0.0, *_delay_index(np.concatenate([np.full(M, net.alpha), flows.m_hops * net.hop_latency])))
 
 
 def simulate_schedule(schedule, weights, sizes, net: Network = Network(), mode: str = "rounds", label="schedule",
-                      *, timeout=None, model=True, driver="mailboxes", hop_latency_at: str = "start",
-                      progress=None) -> list:
+                      *, options: SimOptions | None = None, progress=None) -> list:
     """Simulate ``schedule`` (chunk ``weights``) at every size in ``sizes`` (bytes): one :class:`SimResult` each.
 
-    ``model=False`` skips the cost model's time (``model_seconds`` is then NaN); ``driver`` is one of
-    :data:`synth.analysis.simulate.run.DRIVERS` (``lists``, the first driver, only to measure against);
-    ``hop_latency_at`` (:data:`LATENCY_AT`) says whether a message pays its hop latency before its flow
-    or after its last byte (the module docstring); ``progress``, when given, is called with a line of
-    news every few seconds of a long run (:func:`synth.analysis.simulate.run.run_driver`).
+    ``options`` (:class:`SimOptions`) says where messages pay their hop latency, which driver runs,
+    whether the cost model's time is computed and the timeout; ``progress``, when given, is called
+    with a line of news every few seconds of a long run (:func:`synth.analysis.simulate.run.run_driver`).
 
     Raises
     ------
@@ -153,23 +170,19 @@ def simulate_schedule(schedule, weights, sizes, net: Network = Network(), mode: 
     OptionError
         For an unknown ``mode`` or ``hop_latency_at``, or a size below one element.
     """
+    opts = options or SimOptions()
     if mode not in MODES:
         raise OptionError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
-    if hop_latency_at not in LATENCY_AT:
-        raise OptionError(f"`hop_latency_at` must be one of {', '.join(LATENCY_AT)}, not {hop_latency_at!r}")
+    if opts.hop_latency_at not in LATENCY_AT:
+        raise OptionError(f"`hop_latency_at` must be one of {', '.join(LATENCY_AT)}, not {opts.hop_latency_at!r}")
     simgrid_python()  # refuse before packing a big schedule
     flows = pack(schedule, mode)
-    if hop_latency_at == "end":
-        driven, delays, m_delay = _with_tails(flows, net)
-        link_latency = 0.0
-    else:
-        driven = flows
-        link_latency, delays, m_delay = _delays(flows, net)
+    driven, delays = _with_tails(flows, net) if opts.hop_latency_at == "end" else (flows, _delays(flows, net))
     bound = goodput_bound(schedule.topology, net)
     p = schedule.topology.n_compute
     out = []
     with tempfile.TemporaryDirectory(prefix="synth-simulate-") as directory:
-        write_inputs(directory, driven, net.bandwidth, link_latency, delays, m_delay, driver)
+        write_inputs(directory, driven, net.bandwidth, delays, opts.driver)
         for i, size in enumerate(sizes):
             n = int(size) // net.element_bytes
             if n < 1:
@@ -179,12 +192,12 @@ def simulate_schedule(schedule, weights, sizes, net: Network = Network(), mode: 
             if driven is not flows:  # the tails carry nothing
                 message_bytes = np.concatenate([message_bytes, np.zeros_like(message_bytes)])
             news = None if progress is None else functools.partial(_news, progress, f"{label} at {format_size(size)}")
-            result, _ = run_driver(directory, str(i), message_bytes, timeout, news)
+            result, _ = run_driver(directory, str(i), message_bytes, opts.timeout, news)
             t = float(result["time"])
-            mt = model_time(measure_explicit(schedule, chunks), net) if model else float("nan")
+            mt = model_time(measure_explicit(schedule, chunks), net) if opts.model else float("nan")
             g = n * net.element_bytes * (p - 1) / (p * t) if t > 0 else float("inf")
             out.append(SimResult(label, int(size), mode, t, mt, g, g / bound, flows.n_messages,
-                                 float(result["wall_seconds"]), float(result["run_cpu_seconds"]), hop_latency_at))
+                                 float(result["wall_seconds"]), float(result["run_cpu_seconds"]), opts.hop_latency_at))
     return out
 
 
@@ -197,11 +210,11 @@ def simulate(source, sizes, net: Network = Network(), mode: str = "rounds", *, t
     """Simulate a certificate, an explicit file, a baseline or a schedule (see
     :func:`synth.runtime.plan.load_schedule`) at every size in ``sizes``: one :class:`SimResult` per size."""
     schedule, weights, label = load_schedule(source)
-    return simulate_schedule(schedule, weights, sizes, net, mode, label, timeout=timeout,
-                             hop_latency_at=hop_latency_at, progress=progress)
+    return simulate_schedule(schedule, weights, sizes, net, mode, label, progress=progress,
+                             options=SimOptions(hop_latency_at=hop_latency_at, timeout=timeout))
 
 
 def simulated_seconds(schedule, weights, sizes, net: Network = Network(), mode: str = "rounds") -> list:
     """Simulated seconds of ``schedule`` at every size in ``sizes`` (bytes per node): the ``simgrid``
     engine of :func:`synth.analysis.sweep.sweep` and :func:`synth.analysis.compare.compare`."""
-    return [r.seconds for r in simulate_schedule(schedule, weights, sizes, net, mode, model=False)]
+    return [r.seconds for r in simulate_schedule(schedule, weights, sizes, net, mode, options=SimOptions(model=False))]

@@ -17,13 +17,14 @@ import os
 import subprocess
 import threading
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from synth.errors import OptionError, SynthError
 
 __all__ = ["SimGridUnavailable", "INSTALL_HINT", "simgrid_python", "simgrid_available", "write_inputs", "run_driver",
-           "wait_list_for", "DRIVER", "DRIVERS"]
+           "wait_list_for", "Delays", "DRIVER", "DRIVERS"]
 
 DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_driver.py")
 INSTALL_HINT = ("SimGrid's Python bindings are not installed: as root, run `apt-get install -y python3-simgrid` "
@@ -49,6 +50,22 @@ CONTROLLERS = 64
 PROGRESS_SECONDS = 5.0
 #: SimGrid's timing precision (seconds); its default 1e-9 is 0.1 % of a microsecond round
 PRECISION_TIMING = 1e-15
+
+
+@dataclass(frozen=True)
+class Delays:
+    """How the messages pay their latency: ``link_latency`` on every link, or ``m_delay[m]``, an index
+    into the distinct ``delays`` (seconds) that message ``m`` waits before its flow (-1: none).
+
+    Examples
+    --------
+    >>> Delays(0.0, [1e-6], np.array([0, -1])).m_delay.tolist()
+    [0, -1]
+    """
+
+    link_latency: float
+    delays: list
+    m_delay: np.ndarray
 
 
 class SimGridUnavailable(SynthError):
@@ -104,12 +121,12 @@ def wait_list_for(flows, max_workers: int = MAX_WORKERS) -> int:
     return max(WAIT_LIST, -(-2 * peak // max(1, int(max_workers))))
 
 
-def write_inputs(directory, flows, bandwidth: float, link_latency: float, delays, m_delay, driver: str = "mailboxes",
+def write_inputs(directory, flows, bandwidth: float, delays: Delays, driver: str = "mailboxes",
                  controllers: int | None = None, wait_list: int | None = None,
                  max_workers: int | None = None) -> None:
     """Write the platform and the event graph of ``flows`` for the driver (``meta.json`` and arrays).
 
-    ``driver`` is one of :data:`DRIVERS`; ``wait_list`` (default :func:`wait_list_for`) bounds a
+    ``delays`` says how messages pay their latency (:class:`Delays`); ``driver`` is one of :data:`DRIVERS`; ``wait_list`` (default :func:`wait_list_for`) bounds a
     worker's list while there are at most ``max_workers`` (:data:`MAX_WORKERS`),
     ``controllers`` (default :data:`CONTROLLERS`) counts the ``lists`` driver's actors.
     """
@@ -118,14 +135,14 @@ def write_inputs(directory, flows, bandwidth: float, link_latency: float, delays
     max_workers = int(max_workers or MAX_WORKERS)
     meta = {"n_messages": flows.n_messages, "n_events": flows.n_messages + flows.n_gates,
             "n_routes": int(flows.r_src.size), "n_hosts": flows.n_hosts, "n_links": flows.n_links,
-            "bandwidth": float(bandwidth), "link_latency": float(link_latency),
-            "delays": [float(d) for d in delays], "driver": driver,
+            "bandwidth": float(bandwidth), "link_latency": float(delays.link_latency),
+            "delays": [float(d) for d in delays.delays], "driver": driver,
             "wait_list": int(wait_list or wait_list_for(flows, max_workers)), "max_workers": max_workers,
             "controllers": int(controllers or CONTROLLERS),
             "precision_timing": PRECISION_TIMING}
     with open(os.path.join(directory, "meta.json"), "w") as f:
         json.dump(meta, f)
-    for name, arr in (("m_route", flows.m_route), ("m_delay", m_delay), ("m_owner", flows.m_src),
+    for name, arr in (("m_route", flows.m_route), ("m_delay", delays.m_delay), ("m_owner", flows.m_src),
                       ("r_src", flows.r_src), ("r_dst", flows.r_dst), ("r_ptr", flows.r_ptr),
                       ("r_links", flows.r_links), ("e_count", flows.e_count), ("e_ptr", flows.e_ptr),
                       ("e_succ", flows.e_succ)):

@@ -31,6 +31,7 @@ an earlier one's result.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import pickle
@@ -311,13 +312,31 @@ def run_jax(source, size="1MiB", iters: int = 5, dtype: str = "float32", *, warm
         import jax  # optional dependency (the [jax] extra)
     except ImportError:
         raise SynthError(f"jax is not installed; install the JAX extra: {INSTALL_HINT}") from None
-    p = tables.n_devices
+    fresh = functools.partial(_run_fresh, tables, elements, dtype, iters, warmup, seed, timeout)
+    res, where, devices = _devices(jax, platform, tables.n_devices, fresh)
+    if res is None:
+        devices, order = device_order(devices, schedule.topology, tables.n_devices)
+        res = execute_tables(tables, devices, elements, dtype, iters, warmup, seed)
+    else:
+        order = res.pop("order")
+    return JaxRunReport(label=label, devices=tables.n_devices, platform=res["platform"], elements=elements, dtype=dtype, iters=iters,
+                        warmup=warmup, rounds=tables.n_rounds, chunks=tables.n_chunks, messages=tables.n_messages,
+                        permutations=tables.n_permutations, padding=tables.padding, schedule_s=res["schedule_s"],
+                        psum_s=res["psum_s"], errors=res["errors"], lower_s=res["lower_s"],
+                        compile_s=res["compile_s"], psum_compile_s=res["psum_compile_s"], tables_s=tables_s,
+                        where=where, order=order, check=res["check"], jax_version=res["jax_version"],
+                        collective=tables.collective)
+
+
+def _devices(jax, platform, p, fresh):
+    """``(result, where, devices)``: the ``p`` devices to run on, or the result of ``fresh()`` (a run in a
+    fresh process) when this one started JAX with fewer host devices."""
     res, where, devices = None, "in process", None
     if platform in (None, "cpu"):
         cpu = host_devices(p)  # before the backends start, asks for p host devices; starts them
         if platform == "cpu" or jax.default_backend() == "cpu":
             if cpu is None:
-                res = _run_fresh(tables, elements, dtype, iters, warmup, seed, timeout)
+                res = fresh()
                 where = "a fresh process: this one had started JAX with fewer host devices"
             else:
                 devices = cpu
@@ -330,18 +349,7 @@ def run_jax(source, size="1MiB", iters: int = 5, dtype: str = "float32", *, warm
         if len(devices) < p:
             raise SynthError(f"the schedule needs {p} devices; {len(devices)} {devices[0].platform} device(s) "
                              f"found (platform cpu emulates {p} host devices)")
-    if res is None:
-        devices, order = device_order(devices, schedule.topology, p)
-        res = execute_tables(tables, devices, elements, dtype, iters, warmup, seed)
-    else:
-        order = res.pop("order")
-    return JaxRunReport(label=label, devices=p, platform=res["platform"], elements=elements, dtype=dtype, iters=iters,
-                        warmup=warmup, rounds=tables.n_rounds, chunks=tables.n_chunks, messages=tables.n_messages,
-                        permutations=tables.n_permutations, padding=tables.padding, schedule_s=res["schedule_s"],
-                        psum_s=res["psum_s"], errors=res["errors"], lower_s=res["lower_s"],
-                        compile_s=res["compile_s"], psum_compile_s=res["psum_compile_s"], tables_s=tables_s,
-                        where=where, order=order, check=res["check"], jax_version=res["jax_version"],
-                        collective=tables.collective)
+    return res, where, devices
 
 
 def _check_host_memory(p: int, elements: int, dtype: str) -> None:

@@ -32,10 +32,7 @@ tables into one traced program that every device runs (device ``r`` is compute v
 
 Examples
 --------
->>> from synth.topology.torus import parse_torus
->>> from synth.symmetry.torus import torus_gamma
->>> from synth.schedule.sp import sp_allreduce
->>> from synth.schedule.lift import lift
+>>> from synth import lift, parse_torus, sp_allreduce, torus_gamma  # the public names
 >>> t = parse_torus("4x4")
 >>> tab = build_tables(lift(sp_allreduce(t), torus_gamma(t)))
 >>> tab.n_devices, tab.n_rounds, tab.n_rows, tab.n_permutations

@@ -8,10 +8,10 @@
 This face keeps ``from synth.runtime.mpi import run_schedule`` (the old module path) working.
 """
 
-from synth.runtime.mpi.launch import INSTALL_HINT, MODES, WORKER, Prepared, RunReport, find_mpiexec, parse_size, \
-    prepare_run, run_schedule
+from synth.runtime.mpi.launch import INSTALL_HINT, MODES, WORKER, MpiRunOptions, Prepared, RunReport, find_mpiexec, \
+    parse_size, prepare_run, run_schedule
 from synth.runtime.mpi.ranks import DTYPES, rank_plans
 from synth.runtime.mpi.simulate import simulate_run
 
-__all__ = ["RunReport", "Prepared", "run_schedule", "prepare_run", "rank_plans", "simulate_run", "parse_size",
+__all__ = ["RunReport", "Prepared", "MpiRunOptions", "run_schedule", "prepare_run", "rank_plans", "simulate_run", "parse_size",
            "find_mpiexec", "DTYPES", "MODES", "INSTALL_HINT", "WORKER"]

@@ -117,46 +117,57 @@ class RankEngine:
         g = {k: np.asarray(plan[k]) for k in PLAN_KEYS}
         self.S, self.R = int(g["s_round"].size), int(g["r_round"].size)
         self.buf = np.zeros(self.n, dtype=self.dtype)
-        # sends: single-run messages go zero-copy from the vector, others are packed
-        s_n = g["s_n"].astype(np.int64)
-        s_start = np.concatenate([[0], np.cumsum(s_n)])
-        self.sbuf = np.zeros(int(s_start[-1]), dtype=self.dtype)
-        self.sends = []
-        for i in range(self.S):
-            a, b = int(g["s_rptr"][i]), int(g["s_rptr"][i + 1])
-            runs = [(int(o), int(L)) for o, L in zip(g["s_off"][a:b], g["s_len"][a:b])]
-            if len(runs) == 1:
-                o, L = runs[0]
-                view, packs = self.buf[o:o + L], None
-            else:
-                view = self.sbuf[s_start[i]:s_start[i + 1]]
-                packs, at = [], 0
-                for o, L in runs:
-                    packs.append((view[at:at + L], self.buf[o:o + L]))
-                    at += L
-            self.sends.append((int(g["s_round"][i]), int(g["s_peer"][i]), int(g["s_tag"][i]), view, packs))
-        # receives: a private slice each; 'direct' ones land in the vector (rounds mode only)
-        r_n = g["r_n"].astype(np.int64)
-        r_start = np.concatenate([[0], np.cumsum(r_n)])
-        self.rbuf = np.zeros(int(r_start[-1]), dtype=self.dtype)
-        self.recvs = []
-        for i in range(self.R):
-            a, b = int(g["r_rptr"][i]), int(g["r_rptr"][i + 1])
-            view = self.rbuf[r_start[i]:r_start[i + 1]]
-            applies, at = [], 0
-            for o, L, op in zip(g["r_off"][a:b].tolist(), g["r_len"][a:b].tolist(), g["r_op"][a:b].tolist()):
-                applies.append((op, self.buf[o:o + L], view[at:at + L]))
-                at += L
-            direct = None
-            if bool(g["r_direct"][i]) and len(applies) == 1 and applies[0][0] == COPY:
-                direct = applies[0][1]
-            self.recvs.append((int(g["r_round"][i]), int(g["r_peer"][i]), int(g["r_tag"][i]), view, applies,
-                               direct))
+        self.sends = self._sends(g)
+        self.recvs = self._recvs(g)
         self.d_count = g["d_count"].astype(np.int64).tolist()
         ptr = g["d_ptr"].tolist()
         succ = g["d_succ"].tolist()
         self.d_succ = [succ[ptr[k]:ptr[k + 1]] for k in range(self.S + self.R)]
         self.rounds = sorted({s[0] for s in self.sends} | {r[0] for r in self.recvs})
+
+    def _staging(self, g, side):
+        """``(views, runs)`` of every message of ``side`` (``"s"`` or ``"r"``): its slice of one staging
+        buffer, and the ``(offset, length)`` runs of the vector it carries (with a receive's ops)."""
+        n = g[f"{side}_n"].astype(np.int64)
+        start = np.concatenate([[0], np.cumsum(n)])
+        staging = np.zeros(int(start[-1]), dtype=self.dtype)
+        ptr, off, length = g[f"{side}_rptr"], g[f"{side}_off"].tolist(), g[f"{side}_len"].tolist()
+        ops = g["r_op"].tolist() if side == "r" else [None] * len(off)
+        views, runs = [], []
+        for i in range(n.size):
+            a, b = int(ptr[i]), int(ptr[i + 1])
+            views.append(staging[start[i]:start[i + 1]])
+            runs.append(list(zip(off[a:b], length[a:b], ops[a:b])))
+        return views, runs
+
+    def _sends(self, g):
+        """Single-run messages go zero-copy from the vector, others are packed into their staging slice."""
+        sends = []
+        for i, (view, runs) in enumerate(zip(*self._staging(g, "s"))):
+            if len(runs) == 1:
+                o, L, _ = runs[0]
+                view, packs = self.buf[o:o + L], None
+            else:
+                packs, at = [], 0
+                for o, L, _ in runs:
+                    packs.append((view[at:at + L], self.buf[o:o + L]))
+                    at += L
+            sends.append((int(g["s_round"][i]), int(g["s_peer"][i]), int(g["s_tag"][i]), view, packs))
+        return sends
+
+    def _recvs(self, g):
+        """A private slice each; 'direct' ones land in the vector (rounds mode only)."""
+        recvs = []
+        for i, (view, runs) in enumerate(zip(*self._staging(g, "r"))):
+            applies, at = [], 0
+            for o, L, op in runs:
+                applies.append((op, self.buf[o:o + L], view[at:at + L]))
+                at += L
+            direct = None
+            if bool(g["r_direct"][i]) and len(applies) == 1 and applies[0][0] == COPY:
+                direct = applies[0][1]
+            recvs.append((int(g["r_round"][i]), int(g["r_peer"][i]), int(g["r_tag"][i]), view, applies, direct))
+        return recvs
 
     # ------------------------------------------------------------- helpers
     def _apply(self, i):

@@ -34,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -45,7 +45,7 @@ from synth.runtime.mpi.ranks import check_dtype, rank_plans
 from synth.runtime.plan import build_plan, load_schedule, run_chunk_sizes
 from synth.runtime.report import RunReportBase, median_ms, median_s
 
-__all__ = ["RunReport", "Prepared", "run_schedule", "prepare_run", "find_mpiexec", "parse_size", "MODES",
+__all__ = ["RunReport", "Prepared", "MpiRunOptions", "run_schedule", "prepare_run", "find_mpiexec", "parse_size", "MODES",
            "INSTALL_HINT", "WORKER"]
 
 MODES = ("rounds", "deps")
@@ -184,17 +184,12 @@ class RunReport(RunReportBase):
 
 
 
-def run_schedule(source, size="1MiB", iters: int = 5, dtype: str = "float32", mode: str = "rounds", mpiexec=None,
-                 *, warmup: int = 1, layout: str = "greedy", timeout: float = 1800.0, env=None,
-                 keep_dir=None) -> RunReport:
-    """Execute a schedule under MPI, check it and time it next to ``MPI_Allreduce``.
+@dataclass(frozen=True)
+class MpiRunOptions:
+    """How :func:`run_schedule` runs a schedule under MPI.
 
-    Parameters
+    Attributes
     ----------
-    source
-        A certificate or explicit file path, or any object :func:`~synth.runtime.plan.load_schedule` takes.
-    size : str or int
-        Bytes per rank (``"1MiB"``); the vector has ``size // itemsize`` elements.
     iters : int
         Timed iterations (after ``warmup`` untimed ones); every one is checked.
     dtype : {"float32", "float64", "int64", "int32"}
@@ -203,12 +198,47 @@ def run_schedule(source, size="1MiB", iters: int = 5, dtype: str = "float32", mo
     mpiexec : str, optional
         Launcher (path, or a command with flags such as ``"mpirun --oversubscribe"``);
         default: the ``mpiexec`` next to this Python (the MPICH wheel's), else on ``PATH``.
+    warmup : int
+    layout : str
+        Chunk layout of the vector (:func:`~synth.runtime.plan.build_plan`).
     timeout : float
         Seconds before the whole MPI job is killed.
     env : dict, optional
         Extra environment variables for the ranks.
     keep_dir : str, optional
         Write the per-rank plans there (and keep them) instead of a temporary directory.
+
+    Examples
+    --------
+    >>> MpiRunOptions(mode="deps").iters
+    5
+    """
+
+    iters: int = 5
+    dtype: str = "float32"
+    mode: str = "rounds"
+    mpiexec: str | None = None
+    warmup: int = 1
+    layout: str = "greedy"
+    timeout: float = 1800.0
+    env: dict | None = None
+    keep_dir: str | None = None
+
+
+def run_schedule(source, size="1MiB", options: MpiRunOptions | None = None, **fields) -> RunReport:
+    """Execute a schedule under MPI, check it and time it next to ``MPI_Allreduce``.
+
+    Parameters
+    ----------
+    source
+        A certificate or explicit file path, or any object :func:`~synth.runtime.plan.load_schedule` takes.
+    size : str or int
+        Bytes per rank (``"1MiB"``); the vector has ``size // itemsize`` elements.
+    options : MpiRunOptions, optional
+        Iterations, dtype, mode, launcher, timeout, ... (default ``MpiRunOptions()``).
+    **fields
+        Fields of :class:`MpiRunOptions` that replace those of ``options``
+        (``run_schedule(s, iters=2)`` is ``run_schedule(s, options=MpiRunOptions(iters=2))``).
 
     Returns
     -------
@@ -221,38 +251,52 @@ def run_schedule(source, size="1MiB", iters: int = 5, dtype: str = "float32", mo
         wrong, or the job fails or times out.  A wrong *result* is not an exception: it is
         reported in ``RunReport.errors``.
     """
+    opts = replace(options or MpiRunOptions(), **fields)
     schedule, weights, label = load_schedule(source)
-    check_dtype(dtype)
-    if mode not in MODES:
-        raise SynthError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
-    if iters < 1 or warmup < 0:
+    check_dtype(opts.dtype)
+    if opts.mode not in MODES:
+        raise SynthError(f"unknown mode {opts.mode!r}; valid: {', '.join(MODES)}")
+    if opts.iters < 1 or opts.warmup < 0:
         raise SynthError("iters must be at least 1 and warmup non-negative")
-    launcher = find_mpiexec(mpiexec)
-    elements = parse_size(size) // np.dtype(dtype).itemsize
+    launcher = find_mpiexec(opts.mpiexec)
+    elements = parse_size(size) // np.dtype(opts.dtype).itemsize
     p = schedule.topology.n_compute
     if schedule.owner is not None:  # a reduce-scatter or allgather: p equal blocks
         elements -= elements % p
         if elements < 1:
             raise SynthError(f"size {size} holds fewer elements than the {p} ranks' blocks need")
+    info, res, launch, cmd = _run_job((schedule, weights), elements, launcher, opts)
+    return RunReport(label=label, ranks=p, elements=elements, dtype=str(opts.dtype), mode=opts.mode,
+                     iters=opts.iters, warmup=opts.warmup, rounds=info.rounds, chunks=info.chunks,
+                     messages=info.messages, runs=info.runs, schedule_s=res["schedule_s"],
+                     allreduce_s=res["allreduce_s"], errors=_result_errors(res, info, p), prepare_s=info.seconds,
+                     launch_s=launch, setup_s=float(res.get("setup_s", 0.0)),
+                     mpi_library=res.get("mpi_library", ""), command=cmd[:-1] + ["DIR"],
+                     collective=schedule.collective)
+
+
+def _run_job(source, elements, launcher, opts):
+    """Write the plans into a (temporary or kept) directory and run the MPI job:
+    ``(Prepared, result dict, launch seconds, command)``."""
     tmp = None
-    if keep_dir is None:
+    if opts.keep_dir is None:
         tmp = tempfile.TemporaryDirectory(prefix="synth-run-")
         directory = tmp.name
     else:
-        directory = str(keep_dir)
+        directory = str(opts.keep_dir)
         os.makedirs(directory, exist_ok=True)
         for name in os.listdir(directory):
             if name == "result.json" or name.startswith("error-"):
                 os.remove(os.path.join(directory, name))
     try:
-        info = prepare_run((schedule, weights), elements, dtype, directory, mode=mode, iters=iters, warmup=warmup,
-                           layout=layout)
-        cmd = [*launcher, "-n", str(p), sys.executable, WORKER, directory]
+        info = prepare_run(source, elements, opts.dtype, directory, mode=opts.mode, iters=opts.iters,
+                           warmup=opts.warmup, layout=opts.layout)
+        cmd = [*launcher, "-n", str(info.ranks), sys.executable, WORKER, directory]
         run_env = dict(os.environ)
         run_env.update({"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
-        run_env.update(env or {})
+        run_env.update(opts.env or {})
         t0 = time.perf_counter()
-        rc, out, err = _launch(cmd, run_env, timeout)
+        rc, out, err = _launch(cmd, run_env, opts.timeout)
         launch = time.perf_counter() - t0
         problems = sorted(f for f in os.listdir(directory) if f.startswith("error-"))
         if problems:
@@ -267,6 +311,11 @@ def run_schedule(source, size="1MiB", iters: int = 5, dtype: str = "float32", mo
     finally:
         if tmp is not None:
             tmp.cleanup()
+    return info, res, launch, cmd
+
+
+def _result_errors(res, info, p):
+    """What the ranks found wrong: the world size, and elements that differ from the exact result or MPI's."""
     errors = []
     call = res.get("mpi_call", "MPI_Allreduce")
     if res["ranks"] != p:
@@ -280,12 +329,7 @@ def run_schedule(source, size="1MiB", iters: int = 5, dtype: str = "float32", mo
             errors.append(f"rank {rank}: {bad_mpi} element(s) differ from {call}'s result")
         if mpi_bad:
             errors.append(f"rank {rank}: {call} itself differs from the exact result in {mpi_bad} element(s)")
-    return RunReport(label=label, ranks=p, elements=elements, dtype=str(dtype), mode=mode, iters=iters, warmup=warmup,
-                     rounds=info.rounds, chunks=info.chunks, messages=info.messages, runs=info.runs,
-                     schedule_s=res["schedule_s"], allreduce_s=res["allreduce_s"], errors=errors,
-                     prepare_s=info.seconds, launch_s=launch, setup_s=float(res.get("setup_s", 0.0)),
-                     mpi_library=res.get("mpi_library", ""), command=cmd[:-1] + ["DIR"],
-                     collective=schedule.collective)
+    return errors
 
 
 def _chunk_at(info: Prepared, element: int) -> int:

@@ -21,6 +21,8 @@ Examples
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from synth.errors import ScheduleError, SynthError
@@ -86,57 +88,20 @@ def rank_plans(plan: Plan, sizes) -> list:
         receives that may land in place, and the dependency graph of ``deps`` mode.
     """
     sizes = np.asarray(sizes, dtype=np.int64)
-    p, C, M, T = plan.n_ranks, plan.n_chunks, plan.n_messages, plan.n_transmissions
-    offsets = plan.offsets(sizes)
-    t_off, t_len, msg = offsets[plan.t_chunk], sizes[plan.t_chunk], plan.t_msg
-    first = np.zeros(T, dtype=bool)
-    first[plan.m_ptr[:-1][np.diff(plan.m_ptr) > 0]] = True
-    m_n = np.add.reduceat(t_len, plan.m_ptr[:-1]) if M else np.zeros(0, dtype=np.int64)
-    # send runs (the payload does not care about the op) and receive runs (split where the op changes)
-    s_at = _runs(t_off, t_len, first)
-    op_change = np.zeros(T, dtype=bool)
-    op_change[1:] = plan.t_op[1:] != plan.t_op[:-1]
-    r_at = _runs(t_off, t_len, first, op_change)
-    s_run_msg, s_run_off = msg[s_at], t_off[s_at]
-    s_run_len = np.add.reduceat(t_len, s_at) if T else np.zeros(0, dtype=np.int64)
-    r_run_msg, r_run_off, r_run_op = msg[r_at], t_off[r_at], plan.t_op[r_at]
-    r_run_len = np.add.reduceat(t_len, r_at) if T else np.zeros(0, dtype=np.int64)
-    s_nruns = np.bincount(s_run_msg, minlength=M)
-    r_nruns = np.bincount(r_run_msg, minlength=M)
-    # tags: sequence number of the message between its sender and receiver
-    o = np.lexsort((np.arange(M), plan.m_dst, plan.m_src))
-    pair = plan.m_src[o] * p + plan.m_dst[o]
-    tag = np.empty(M, dtype=np.int64)
-    tag[o] = _cumcount(pair) % TAG_MOD
-    # direct receives: one copy run, nothing at the receiver reads those chunks in that round
+    p, C = plan.n_ranks, plan.n_chunks
     K = plan.n_rounds + 2
     read_key = (plan.t_src * C + plan.t_chunk) * K + plan.t_round
     write_key = (plan.t_dst * C + plan.t_chunk) * K + plan.t_round
-    clash = np.isin(write_key, read_key)
-    clash_msg = np.bincount(msg, weights=clash, minlength=M) > 0
-    direct = (r_nruns == 1) & ~clash_msg & (np.bincount(r_run_msg, weights=r_run_op == COPY, minlength=M) == 1)
-    # local op numbering: sends first, then receives
-    s_local = _local_index(plan.m_src, M)
-    r_local = _local_index(plan.m_dst, M)
-    n_send = np.bincount(plan.m_src, minlength=p)
-    n_recv = np.bincount(plan.m_dst, minlength=p)
-    n_ops = n_send + n_recv
-    base = np.concatenate([[0], np.cumsum(n_ops)])
-    read_op = base[plan.t_src] + s_local[msg]
-    write_op = base[plan.t_dst] + n_send[plan.t_dst] + r_local[msg]
-    deps = _dependencies(plan, read_op, write_op, read_key, write_key, K)
-    n_total = int(base[-1])
-    d_count = np.bincount(deps[0], minlength=n_total)
-    srt = np.lexsort((deps[0], deps[1]))
-    succ, pre = deps[0][srt], deps[1][srt]
-    succ_ptr = np.searchsorted(pre, np.arange(n_total + 1))
+    runs = _message_runs(plan, sizes, read_key, write_key)
+    tag = _tags(plan)
+    base, n_send, n_recv, d_count, succ, succ_ptr = _op_graph(plan, read_key, write_key, K)
     # per-rank split (messages are sorted by round, so each rank's list is in round order)
     by_src = np.argsort(plan.m_src, kind="stable")
     by_dst = np.argsort(plan.m_dst, kind="stable")
     src_ptr = np.concatenate([[0], np.cumsum(n_send)])
     dst_ptr = np.concatenate([[0], np.cumsum(n_recv)])
-    s_run_ptr = np.concatenate([[0], np.cumsum(s_nruns)])
-    r_run_ptr = np.concatenate([[0], np.cumsum(r_nruns)])
+    s_run_ptr = np.concatenate([[0], np.cumsum(runs.s_nruns)])
+    r_run_ptr = np.concatenate([[0], np.cumsum(runs.r_nruns)])
     out = []
     for r in range(p):
         sm = by_src[src_ptr[r]:src_ptr[r + 1]]
@@ -147,19 +112,90 @@ def rank_plans(plan: Plan, sizes) -> list:
         lo, hi = succ_ptr[ops], succ_ptr[ops + 1]
         out.append({
             "s_round": plan.m_round[sm].astype(np.int32), "s_peer": plan.m_dst[sm].astype(np.int32),
-            "s_tag": tag[sm].astype(np.int32), "s_n": m_n[sm],
-            "s_rptr": np.concatenate([[0], np.cumsum(s_nruns[sm])]).astype(np.int64),
-            "s_off": s_run_off[s_idx], "s_len": s_run_len[s_idx],
+            "s_tag": tag[sm].astype(np.int32), "s_n": runs.m_n[sm],
+            "s_rptr": np.concatenate([[0], np.cumsum(runs.s_nruns[sm])]).astype(np.int64),
+            "s_off": runs.s_off[s_idx], "s_len": runs.s_len[s_idx],
             "r_round": plan.m_round[rm].astype(np.int32), "r_peer": plan.m_src[rm].astype(np.int32),
-            "r_tag": tag[rm].astype(np.int32), "r_n": m_n[rm],
-            "r_rptr": np.concatenate([[0], np.cumsum(r_nruns[rm])]).astype(np.int64),
-            "r_off": r_run_off[r_idx], "r_len": r_run_len[r_idx], "r_op": r_run_op[r_idx].astype(np.int8),
-            "r_direct": direct[rm],
+            "r_tag": tag[rm].astype(np.int32), "r_n": runs.m_n[rm],
+            "r_rptr": np.concatenate([[0], np.cumsum(runs.r_nruns[rm])]).astype(np.int64),
+            "r_off": runs.r_off[r_idx], "r_len": runs.r_len[r_idx], "r_op": runs.r_op[r_idx].astype(np.int8),
+            "r_direct": runs.direct[rm],
             "d_count": d_count[ops].astype(np.int32),
             "d_ptr": np.concatenate([[0], np.cumsum(hi - lo)]).astype(np.int64),
             "d_succ": (succ[_gather_ranges(lo, hi)] - base[r]).astype(np.int32),
         })
     return out
+
+
+@dataclass(frozen=True)
+class _Runs:
+    """Per message its elements ``m_n``, send and receive run counts, and whether its receive may land in
+    place (``direct``); per run its offset and length (and a receive run's op)."""
+
+    m_n: np.ndarray
+    s_nruns: np.ndarray
+    s_off: np.ndarray
+    s_len: np.ndarray
+    r_nruns: np.ndarray
+    r_off: np.ndarray
+    r_len: np.ndarray
+    r_op: np.ndarray
+    direct: np.ndarray
+
+
+def _message_runs(plan, sizes, read_key, write_key):
+    """The element runs of every message (:class:`_Runs`)."""
+    M, T = plan.n_messages, plan.n_transmissions
+    offsets = plan.offsets(sizes)
+    t_off, t_len, msg = offsets[plan.t_chunk], sizes[plan.t_chunk], plan.t_msg
+    first = np.zeros(T, dtype=bool)
+    first[plan.m_ptr[:-1][np.diff(plan.m_ptr) > 0]] = True
+    m_n = np.add.reduceat(t_len, plan.m_ptr[:-1]) if M else np.zeros(0, dtype=np.int64)
+    # send runs (the payload does not care about the op) and receive runs (split where the op changes)
+    s_at = _runs(t_off, t_len, first)
+    op_change = np.zeros(T, dtype=bool)
+    op_change[1:] = plan.t_op[1:] != plan.t_op[:-1]
+    r_at = _runs(t_off, t_len, first, op_change)
+    s_run_len = np.add.reduceat(t_len, s_at) if T else np.zeros(0, dtype=np.int64)
+    r_run_msg, r_run_op = msg[r_at], plan.t_op[r_at]
+    r_run_len = np.add.reduceat(t_len, r_at) if T else np.zeros(0, dtype=np.int64)
+    s_nruns = np.bincount(msg[s_at], minlength=M)
+    r_nruns = np.bincount(r_run_msg, minlength=M)
+    # direct receives: one copy run, nothing at the receiver reads those chunks in that round
+    clash = np.isin(write_key, read_key)
+    clash_msg = np.bincount(msg, weights=clash, minlength=M) > 0
+    direct = (r_nruns == 1) & ~clash_msg & (np.bincount(r_run_msg, weights=r_run_op == COPY, minlength=M) == 1)
+    return _Runs(m_n, s_nruns, t_off[s_at], s_run_len, r_nruns, t_off[r_at], r_run_len, r_run_op, direct)
+
+
+def _tags(plan):
+    """The tag of every message: its sequence number between its sender and receiver."""
+    M = plan.n_messages
+    o = np.lexsort((np.arange(M), plan.m_dst, plan.m_src))
+    pair = plan.m_src[o] * plan.n_ranks + plan.m_dst[o]
+    tag = np.empty(M, dtype=np.int64)
+    tag[o] = _cumcount(pair) % TAG_MOD
+    return tag
+
+
+def _op_graph(plan, read_key, write_key, K):
+    """Local op numbering (sends first, then receives) and the dependency graph of ``deps`` mode:
+    ``(base, n_send, n_recv, d_count, succ, succ_ptr)``, ``base[r]`` rank ``r``'s first op."""
+    M, p, msg = plan.n_messages, plan.n_ranks, plan.t_msg
+    s_local = _local_index(plan.m_src, M)
+    r_local = _local_index(plan.m_dst, M)
+    n_send = np.bincount(plan.m_src, minlength=p)
+    n_recv = np.bincount(plan.m_dst, minlength=p)
+    base = np.concatenate([[0], np.cumsum(n_send + n_recv)])
+    read_op = base[plan.t_src] + s_local[msg]
+    write_op = base[plan.t_dst] + n_send[plan.t_dst] + r_local[msg]
+    deps = _dependencies(plan, read_op, write_op, read_key, write_key, K)
+    n_total = int(base[-1])
+    d_count = np.bincount(deps[0], minlength=n_total)
+    srt = np.lexsort((deps[0], deps[1]))
+    succ, pre = deps[0][srt], deps[1][srt]
+    succ_ptr = np.searchsorted(pre, np.arange(n_total + 1))
+    return base, n_send, n_recv, d_count, succ, succ_ptr
 
 
 def _gather_ranges(lo, hi):

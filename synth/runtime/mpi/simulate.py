@@ -6,10 +6,7 @@ under MPI raises :class:`~synth.errors.ScheduleError`.
 
 Examples
 --------
->>> from synth.topology.torus import parse_torus
->>> from synth.symmetry.torus import torus_gamma
->>> from synth.schedule.sp import sp_allreduce
->>> from synth.schedule.lift import lift
+>>> from synth import lift, parse_torus, sp_allreduce, torus_gamma  # the public names
 >>> t = parse_torus("4x4")
 >>> simulate_run(lift(sp_allreduce(t), torus_gamma(t)), elements=1000, dtype="float32", mode="deps")
 True

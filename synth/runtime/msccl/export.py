@@ -76,10 +76,7 @@ multiplier too, ``src/collectives/device/all_gather.h``):
 
 Examples
 --------
->>> from synth.topology.torus import parse_torus
->>> from synth.symmetry.torus import torus_gamma
->>> from synth.schedule.sp import sp_allreduce
->>> from synth.schedule.lift import lift
+>>> from synth import lift, parse_torus, sp_allreduce, torus_gamma  # the public names
 >>> from synth.runtime.msccl.check import check_xml
 >>> t = parse_torus("4x4")
 >>> ex = export_msccl(lift(sp_allreduce(t), torus_gamma(t)))
@@ -101,18 +98,19 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from synth.errors import ScheduleError
 from synth.fileio import write_atomic
-from synth.runtime.msccl.layout import BufferMap, plan_operations
-from synth.runtime.msccl.limits import PROTOCOLS, SCRATCH_CAP, MscclLimits
+from synth.runtime.msccl.layout import BufferMap, ChunkLayout
+from synth.runtime.msccl.limits import PROTOCOLS, SCRATCH_CAP, MscclLimits, MscclOptions
+from synth.runtime.msccl.operations import plan_operations
 from synth.runtime.msccl.threadblocks import emit_xml, fit_threadblocks
 from synth.runtime.plan import flatten, greedy_layout, load_schedule, owner_layout
 
-__all__ = ["MscclLimits", "MscclExport", "export_msccl", "export_summary_json", "scratch_bytes", "xml_name",
+__all__ = ["MscclLimits", "MscclOptions", "MscclExport", "export_msccl", "export_summary_json", "scratch_bytes", "xml_name",
            "PROTOCOLS", "DEFAULT_MAX_BYTES", "NO_SCRATCH_MAX_BYTES", "SCRATCH_CAP"]
 
 COLLS = {"allreduce": "allreduce", "reduce-scatter": "reducescatter", "allgather": "allgather"}  # synth -> XML
@@ -213,11 +211,8 @@ def _resolve_max_bytes(max_bytes, min_bytes, units, s_max, cap):
                             "size scratch per call"]
 
 
-def export_msccl(source, path=None, *, weights=None, proto: str = "Simple", name: str | None = None,
-                 inplace: bool = True, outofplace: bool = True, min_bytes: int = 0,
-                 max_bytes: int | None = DEFAULT_MAX_BYTES, limits: MscclLimits | None = None,
-                 layout: str = "greedy", initial_copy: bool | None = None,
-                 scratch_cap: int = SCRATCH_CAP, scratch_reuse: bool | None = None) -> MscclExport:
+def export_msccl(source, path=None, options: MscclOptions | None = None, *, weights=None,
+                 **fields) -> MscclExport:
     """Translate a schedule into an MSCCL allreduce, reducescatter or allgather algorithm (module docstring).
 
     Parameters
@@ -227,39 +222,14 @@ def export_msccl(source, path=None, *, weights=None, proto: str = "Simple", name
         :func:`~synth.runtime.plan.load_schedule` takes (Schedule, Baseline, Certificate).
     path : str, optional
         Also write the XML there.
+    options : MscclOptions, optional
+        What the algorithm declares and how it is planned (protocol, name, in/out of place,
+        byte range, scratch, limits, layout, initial copy); default ``MscclOptions()``.
     weights : array_like, optional
         Relative chunk sizes (integers); default: the source's (equal for lifted schedules).
-    proto : {"Simple", "LL", "LL128"}
-    name : str, optional
-        The ``algo`` name; default: from the source.  Quotes, ``<``, ``>``, ``&`` and
-        control characters are replaced, and it is cut to ``limits.max_name_bytes`` bytes
-        of UTF-8 at a character boundary (:func:`xml_name`).
-    inplace, outofplace : bool
-        What the runtime may select the algorithm for; both are safe (``i`` is never written).
-        The original MSCCL selects only algorithms whose ``inplace`` matches the call:
-        export twice there, once with ``inplace=False``.
-    min_bytes, max_bytes : int
-        Buffer sizes the runtime may select it for.  ``max_bytes=None`` (default): the
-        largest size whose scratch in the original MSCCL stays within ``scratch_cap``
-        (1 TiB if the algorithm needs no scratch).
-    scratch_cap : int
-        Scratch bytes per GPU the default ``max_bytes`` allows; an explicit ``max_bytes``
-        whose scratch exceeds it is kept and noted in :attr:`MscclExport.notes`.
-    scratch_reuse : bool, optional
-        Give a scratch place to another chunk once its value is dead (its last read done and
-        ordered before the new write by a dependency), rather than one place per chunk for
-        the whole run.  Default: on for a reduce-scatter, whose partial sums outside the
-        GPU's block all live in scratch; off otherwise.  It is dropped where it saves no
-        scratch, or where its extra dependencies do not fit the limits.
-    limits : MscclLimits, optional
-    layout : {"greedy", "identity"}
-        Chunk order of an allreduce; a reduce-scatter or allgather always has the runtimes'
-        (by owner rank, then chunk id).
-    initial_copy : bool, optional
-        Start with local copies of the input into the output, so that messages mixing
-        untouched and updated chunks read one buffer (fewer steps, one extra local pass
-        over the buffer).  Default: build both and keep the one with fewer channels, then
-        fewer threadblocks, then fewer steps.
+    **fields
+        Fields of :class:`MscclOptions` that replace those of ``options``
+        (``export_msccl(s, proto="LL")`` is ``export_msccl(s, options=MscclOptions(proto="LL"))``).
 
     Returns
     -------
@@ -270,41 +240,57 @@ def export_msccl(source, path=None, *, weights=None, proto: str = "Simple", name
     ScheduleError
         When the schedule cannot fit the limits (the message names the limit), or is malformed.
     """
-    limits = limits or MscclLimits()
-    if proto not in PROTOCOLS:
-        raise ScheduleError(f"unknown protocol {proto!r}; valid: {', '.join(PROTOCOLS)}")
-    if not (inplace or outofplace):
-        raise ScheduleError("the algorithm must allow in-place or out-of-place calls (or both)")
-    if min_bytes < 0 or (max_bytes is not None and (max_bytes < 0 or (max_bytes and max_bytes < min_bytes))):
-        raise ScheduleError("need 0 <= min_bytes <= max_bytes (max_bytes 0: no limit in msccl-executor-nccl)")
-    if scratch_cap <= 0:
-        raise ScheduleError("scratch_cap must be positive")
+    opts = replace(options or MscclOptions(), **fields)
+    opts.check()
     schedule, w_src, label = load_schedule(source)
     coll = COLLS.get(schedule.collective)
     if coll is None:
         raise ScheduleError(f"the MSCCL export writes allreduce, reduce-scatter and allgather algorithms, not "
                             f"{str(schedule.collective)[:40]}")
-    w_in = np.asarray(w_src if weights is None else weights).ravel()
-    w = w_in.astype(np.int64)
-    if w.size != schedule.n_chunks or np.any(w < 0) or int(w.sum()) <= 0 or not np.array_equal(w, w_in):
-        raise ScheduleError(f"need {schedule.n_chunks} non-negative integer chunk weights with a positive sum")
-    p = schedule.topology.n_compute
-    if coll == "allreduce":
-        g = int(np.gcd.reduce(w[w > 0]))
-        w = w // g
-        bufmap = BufferMap()
-    else:
-        w, bufmap = _block_units(schedule, w, p)
-    units = int(w.sum())
+    w, bufmap = _units(schedule, w_src if weights is None else weights, coll)
+    units, p, limits = int(w.sum()), schedule.topology.n_compute, opts.limits
     if units > limits.max_chunks:
         raise ScheduleError(f"the chunk sizes of {label} reduce to nchunksperloop = {units} MSCCL chunks, over the "
                             f"limit {limits.max_chunks} (int16 offsets); use fewer or equal-size chunks (for an "
                             "explicit file: an element count divisible by the number of chunks)")
-    name = xml_name(name or f"synth {label}, {schedule.topology.name}, {schedule.n_rounds} rounds",
-                    limits.max_name_bytes)
+    opts = replace(opts, name=xml_name(opts.name or f"synth {label}, {schedule.topology.name}, {schedule.n_rounds} "
+                                       "rounds", limits.max_name_bytes))
     if p > limits.max_subs:
         raise ScheduleError(f"{p} GPUs: over the parser limit of {limits.max_subs} gpu elements")
+    arrays, layout = _messages(schedule, w, bufmap, opts.layout)
+    tries = [opts.initial_copy] if opts.initial_copy is not None else [False, True]
+    reuse = (coll == "reducescatter") if opts.scratch_reuse is None else bool(opts.scratch_reuse)
+    best, failure = None, None
+    for ic in tries:
+        try:
+            ex = _build_reusing(arrays, layout, opts, ic, reuse)
+        except ScheduleError as exc:
+            failure = failure or exc
+            continue
+        if best is None or (ex.nchannels, ex.max_tbs_per_gpu, ex.n_steps) < (
+                best.nchannels, best.max_tbs_per_gpu, best.n_steps):
+            best = ex
+    if best is None:
+        raise failure
+    if path is not None:
+        best.write(path)
+    return best
 
+
+def _units(schedule, weights, coll):
+    """``(w, bufmap)``: the MSCCL chunks of every schedule chunk, and where chunks live in ``i`` and ``o``."""
+    w_in = np.asarray(weights).ravel()
+    w = w_in.astype(np.int64)
+    if w.size != schedule.n_chunks or np.any(w < 0) or int(w.sum()) <= 0 or not np.array_equal(w, w_in):
+        raise ScheduleError(f"need {schedule.n_chunks} non-negative integer chunk weights with a positive sum")
+    if coll == "allreduce":
+        return w // int(np.gcd.reduce(w[w > 0])), BufferMap()
+    return _block_units(schedule, w, schedule.topology.n_compute)
+
+
+def _messages(schedule, w, bufmap, layout):
+    """``(arrays, ChunkLayout)``: the transmissions of positive weight sorted by message, then by chunk
+    position in the layout, and the layout (``layout`` names the chunk order of an allreduce)."""
     rnd, op, chunk, src, dst, _ = flatten(schedule)
     keep = w[chunk] > 0
     rnd, op, chunk, src, dst = rnd[keep], op[keep], chunk[keep], src[keep], dst[keep]
@@ -318,7 +304,7 @@ def export_msccl(source, path=None, *, weights=None, proto: str = "Simple", name
     mptr = np.append(np.flatnonzero(new), rnd.size)
     if layout not in ("greedy", "identity"):
         raise ScheduleError(f"unknown layout {layout!r}; valid: greedy, identity")
-    if coll != "allreduce":
+    if bufmap.coll != "allreduce":
         order = owner_layout(schedule)
     else:
         order = greedy_layout(C, chunk, mptr) if layout == "greedy" else np.arange(C, dtype=np.int64)
@@ -329,30 +315,11 @@ def export_msccl(source, path=None, *, weights=None, proto: str = "Simple", name
     msg = np.cumsum(new) - 1
     srt = np.lexsort((pos[chunk], msg))
     arrays = (rnd[srt], op[srt], chunk[srt], src[srt], dst[srt], msg[srt])
-    common = dict(schedule=schedule, w=w, p=p, C=C, units=units, pos=pos, order=order, unit_offset=unit_offset,
-                  mptr=mptr, limits=limits, name=name, proto=proto, inplace=inplace, outofplace=outofplace,
-                  min_bytes=min_bytes, max_bytes=max_bytes, scratch_cap=scratch_cap, bufmap=bufmap)
-    tries = [initial_copy] if initial_copy is not None else [False, True]
-    reuse = (coll == "reducescatter") if scratch_reuse is None else bool(scratch_reuse)
-    best, failure = None, None
-    for ic in tries:
-        try:
-            ex = _build_reusing(arrays, ic, reuse, common)
-        except ScheduleError as exc:
-            failure = failure or exc
-            continue
-        if best is None or (ex.nchannels, ex.max_tbs_per_gpu, ex.n_steps) < (
-                best.nchannels, best.max_tbs_per_gpu, best.n_steps):
-            best = ex
-    if best is None:
-        raise failure
-    ex = best
-    if path is not None:
-        ex.write(path)
-    return ex
+    return arrays, ChunkLayout(w, order, pos, unit_offset, mptr, schedule.topology.n_compute,
+                               int(schedule.n_rounds), bufmap)
 
 
-def _build_reusing(arrays, initial_copy, reuse, common):
+def _build_reusing(arrays, layout, opts, initial_copy, reuse):
     """:func:`_build` with scratch reuse if asked, or without it where reuse costs a channel.
 
     Reuse adds dependencies (``nop`` steps) and may cut runs, so a threadblock can outgrow
@@ -362,13 +329,13 @@ def _build_reusing(arrays, initial_copy, reuse, common):
     threadblocks on as many channels are accepted (within ``max_tbs``).
     """
     try:
-        ex = _build(arrays, initial_copy=initial_copy, reuse_scratch=reuse, **common)
+        ex = _build(arrays, layout, opts, initial_copy, reuse)
     except ScheduleError:
         if not reuse:
             raise
         ex = None
     if reuse and (ex is None or ex.nchannels > 1):
-        once = _build(arrays, initial_copy=initial_copy, reuse_scratch=False, **common)
+        once = _build(arrays, layout, opts, initial_copy, False)
         if ex is None or once.nchannels < ex.nchannels:
             why = ("did not fit the limits" if ex is None else
                    f"needed {ex.nchannels} channel(s) and {ex.max_tbs_per_gpu} threadblocks per GPU")
@@ -415,19 +382,15 @@ def export_summary_json(ex: MscclExport, path=None) -> dict:
             "notes": list(ex.notes), "path": None if path is None else os.fspath(path)}
 
 
-def _build(arrays, *, schedule, w, p, C, units, pos, order, unit_offset, mptr, limits, name, proto, inplace,
-           outofplace, min_bytes, max_bytes, initial_copy, scratch_cap, bufmap, reuse_scratch=False):
+def _build(arrays, layout, opts, initial_copy, reuse_scratch):
     """Plan places, build the operations with dependencies, fit them into threadblocks, emit the XML."""
-    ops, s_chunks, n_final = plan_operations(arrays, schedule=schedule, w=w, p=p, C=C, pos=pos, order=order,
-                                             unit_offset=unit_offset, mptr=mptr, limits=limits,
-                                             initial_copy=initial_copy, bufmap=bufmap, outofplace=outofplace,
-                                             reuse_scratch=reuse_scratch)
-    tbs = fit_threadblocks(ops, p, limits)
+    ops, s_chunks, n_final = plan_operations(arrays, layout, opts.limits, initial_copy=initial_copy,
+                                             outofplace=opts.outofplace, reuse_scratch=reuse_scratch)
+    tbs = fit_threadblocks(ops, layout.p, opts.limits)
     s_max = int(s_chunks.max(initial=0))
-    max_bytes, notes = _resolve_max_bytes(max_bytes, min_bytes, units, s_max, scratch_cap)
-    coll, block = bufmap.coll, bufmap.block
-    io = None if coll == "allreduce" else ((units, block) if coll == "reducescatter" else (block, units))
-    xml, stats = emit_xml(ops, tbs, p, units, s_chunks, name, proto, inplace, outofplace, min_bytes, max_bytes, limits,
-                          coll=coll, io_chunks=io)
-    return MscclExport(xml, name, p, units, stats["nchannels"], stats["max_tbs"], stats["max_steps"], stats["steps"],
-                       stats["nops"], s_max, n_final, order, unit_offset, bool(initial_copy), max_bytes, notes, coll)
+    max_bytes, notes = _resolve_max_bytes(opts.max_bytes, opts.min_bytes, layout.units, s_max, opts.scratch_cap)
+    opts = replace(opts, max_bytes=max_bytes)
+    xml, stats = emit_xml(ops, tbs, layout, s_chunks, opts)
+    return MscclExport(xml, opts.name, layout.p, layout.units, stats["nchannels"], stats["max_tbs"],
+                       stats["max_steps"], stats["steps"], stats["nops"], s_max, n_final, layout.order,
+                       layout.unit_offset, bool(initial_copy), max_bytes, notes, layout.bufmap.coll)

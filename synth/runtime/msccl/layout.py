@@ -1,13 +1,12 @@
-"""Plan an MSCCL export: where each chunk version lives, the runs of every message, the operations.
+"""Plan an MSCCL export's places: where each chunk version lives, in ``i``/``o`` or in scratch.
 
 The payload of a round-``s`` message is the sender's value at the start of the round, so a
 chunk that a GPU both sends and receives in one round is received into the *other* place
-(scratch ``s`` or output ``o``); :func:`plan_operations` plans places backwards so that the
-last value lands in ``o`` whenever possible, else a final local ``cpy`` moves it there.  It
-then cuts every message into runs with equal ``cnt`` on both sides and builds the
-operations (sends of a round, then its receives in chain order) with every
-read-after-write, write-after-read and write-after-write dependency on (GPU, chunk, place).
-Fitting them into threadblocks is :mod:`synth.runtime.msccl.threadblocks`' job.
+(scratch ``s`` or output ``o``); :func:`plan_places` plans places backwards so that the
+last value lands in ``o`` whenever possible, else a final local ``cpy`` moves it there.
+Cutting messages into runs and building the operations with their dependencies is
+:mod:`synth.runtime.msccl.operations`' job; fitting them into threadblocks
+:mod:`synth.runtime.msccl.threadblocks`'.
 
 Scratch places.  By default each (GPU, chunk) that ever uses scratch keeps one place there for
 the whole run, compacted in layout order.  With ``reuse_scratch`` (a reduce-scatter's default)
@@ -35,14 +34,14 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from synth.errors import ScheduleError
-from synth.schedule import COPY, REDUCE
+from synth.schedule import REDUCE
 
-__all__ = ["Op", "BufferMap", "plan_operations", "O_PLACE", "S_PLACE"]
+__all__ = ["BufferMap", "ChunkLayout", "plan_places", "O_PLACE", "S_PLACE"]
 
 O_PLACE, S_PLACE = 0, 1  # place classes: the input/output buffer (one memory when in place) and scratch
 _O, _S = O_PLACE, S_PLACE
@@ -82,20 +81,41 @@ class BufferMap:
         return self.owner_rank[chunk] == gpu
 
 
-class Op:
-    """One step of the algorithm before it has a threadblock: a send, a receive or a local copy."""
+@dataclass(frozen=True)
+class ChunkLayout:
+    """Where the schedule's chunks lie in the MSCCL buffers, and which transmissions form one message.
 
+    ``w[c]`` is the MSCCL chunks of schedule chunk ``c``, ``order`` the chunks in layout order,
+    ``pos[c]`` the position of ``c`` in it and ``unit_offset[c]`` where ``c`` starts (in MSCCL
+    chunks); ``mptr`` the boundaries of the messages in the transmissions sorted by message;
+    ``p`` the GPUs, ``n_rounds`` the schedule's rounds, ``bufmap`` where chunks live in ``i`` and ``o``.
 
-    __slots__ = ("gpu", "stream", "msg", "type", "srcbuf", "srcoff", "dstbuf", "dstoff", "cnt", "deps0", "deps", "tb",
-                 "pos", "step", "hasdep")
+    Examples
+    --------
+    >>> lay = ChunkLayout(np.array([2, 1]), np.array([1, 0]), np.array([1, 0]), np.array([1, 0]),
+    ...                   np.array([0, 2]), p=2, n_rounds=1)
+    >>> lay.n_chunks, lay.units, lay.bufmap.coll
+    (2, 3, 'allreduce')
+    """
 
-    def __init__(self, gpu, stream, msg, type_, srcbuf, srcoff, dstbuf, dstoff, cnt, deps):
-        self.gpu, self.stream, self.msg, self.type = gpu, stream, msg, type_
-        self.srcbuf, self.srcoff, self.dstbuf, self.dstoff, self.cnt = srcbuf, srcoff, dstbuf, dstoff, cnt
-        self.deps0 = tuple(deps)  # every dependency; ``deps`` is the minimal set for the current threadblocks
-        self.deps = list(deps)
-        self.tb = self.pos = self.step = -1
-        self.hasdep = 0
+    w: np.ndarray
+    order: np.ndarray
+    pos: np.ndarray
+    unit_offset: np.ndarray
+    mptr: np.ndarray
+    p: int
+    n_rounds: int
+    bufmap: BufferMap = field(default_factory=BufferMap)
+
+    @property
+    def n_chunks(self) -> int:
+        """Chunks of the schedule (``C``)."""
+        return int(self.w.size)
+
+    @property
+    def units(self) -> int:
+        """MSCCL chunks of the whole vector (``nchunksperloop``)."""
+        return int(self.w.sum())
 
 
 def _plan_places(w_key, w_round, conflict, no_o=None, n_chunks=1):
@@ -163,7 +183,7 @@ def _first_fit(free_at, start, n):
     return x
 
 
-def _reuse_places(rnd, chunk, src, dst, read_cls, write_cls, a_cls, op, w, p, C, K, final_copy):
+def _reuse_places(arrays, v, layout):
     """Scratch offsets that a (gpu, chunk) holds only while its scratch value is live (module docstring).
 
     A (gpu, chunk) occupies its place from the round of its first write into scratch to the
@@ -174,19 +194,21 @@ def _reuse_places(rnd, chunk, src, dst, read_cls, write_cls, a_cls, op, w, p, C,
     sorted by message), at the lowest offset free from that round on.  Returns ``(s_units,
     s_chunks)`` as :func:`_compact_places` does.
     """
+    rnd, op, chunk, src, dst, _ = arrays
+    w, p, C = layout.w, layout.p, layout.n_chunks
     s_units = np.zeros((p, C), dtype=np.int64)
     s_chunks = np.zeros(p, dtype=np.int64)
-    ws = write_cls == _S
+    ws = v.write_cls == _S
     if not ws.any():
         return s_units, s_chunks
-    keys = np.concatenate([(dst * C + chunk)[ws], (src * C + chunk)[read_cls == _S],
-                           (dst * C + chunk)[(a_cls == _S) & (op == REDUCE)]])
-    rounds = np.concatenate([rnd[ws], rnd[read_cls == _S], rnd[(a_cls == _S) & (op == REDUCE)]])
+    adds = (v.a_cls == _S) & (op == REDUCE)
+    keys = np.concatenate([(dst * C + chunk)[ws], (src * C + chunk)[v.read_cls == _S], (dst * C + chunk)[adds]])
+    rounds = np.concatenate([rnd[ws], rnd[v.read_cls == _S], rnd[adds]])
     occ, first_row = np.unique((dst * C + chunk)[ws], return_index=True)  # (gpu, chunk) in scratch; first write
     end = np.full(occ.size, -1, dtype=np.int64)
     np.maximum.at(end, np.searchsorted(occ, keys), rounds)
-    if final_copy:
-        end[np.isin(occ, np.asarray(final_copy, dtype=np.int64))] = K  # read by the final copy: never freed
+    if v.final_copy:
+        end[np.isin(occ, np.asarray(v.final_copy, dtype=np.int64))] = v.K  # read by the final copy: never freed
     rows = np.flatnonzero(ws)[first_row]
     by_row = np.argsort(rows, kind="stable")
     occ, rows, end = occ[by_row], rows[by_row], end[by_row]
@@ -207,30 +229,35 @@ def _reuse_places(rnd, chunk, src, dst, read_cls, write_cls, a_cls, op, w, p, C,
     return s_units, s_chunks
 
 
-def plan_operations(arrays, *, schedule, w, p, C, pos, order, unit_offset, mptr, limits, initial_copy,
-                    bufmap=None, outofplace=True, reuse_scratch=False):
-    """The operations of the algorithm, with their dependencies (module docstring).
+@dataclass(frozen=True)
+class Versions:
+    """Per transmission: the place class and version of what it reads, writes and (a reduce) adds to.
 
-    ``arrays`` are the transmissions ``(round, op, chunk, src, dst, message)`` sorted by message,
-    then by chunk position in the layout ``order``.  ``bufmap`` (default: an allreduce's) says
-    where chunks live in ``i`` and ``o``; for a reduce-scatter or allgather, ``outofplace`` adds
-    the local copies that fill output chunks no reception writes (an allgather's own block).
-    ``reuse_scratch`` gives scratch places to several chunks in turn (:func:`_reuse_places`),
-    where that needs fewer scratch chunks; the dependencies are then kept per scratch unit.
-    Returns ``(ops, s_chunks, n_final)``: the operations in a topological order, the scratch
-    chunks of every GPU and the number of final copies (out of scratch, or out of the input).
+    ``grp``/``w_cls`` are the (gpu, chunk) key and place class of every distinct write round;
+    ``final_copy`` the keys that need a final copy out of scratch; ``K`` the round key stride.
     """
-    rnd, op, chunk, src, dst, msg = arrays
-    bm = bufmap or BufferMap()
-    allreduce = bm.coll == "allreduce"
 
-    # -------- places: class of every write round at (gpu, chunk), class of what each read sees
-    K = int(schedule.n_rounds) + 2
+    read_cls: np.ndarray
+    read_ver: np.ndarray
+    write_cls: np.ndarray
+    a_cls: np.ndarray
+    a_ver: np.ndarray
+    grp: np.ndarray
+    w_cls: np.ndarray
+    final_copy: list
+    K: int
+
+
+def _versions(arrays, layout):
+    """Places and versions of every transmission's read, write and reduce operand (module docstring)."""
+    rnd, op, chunk, src, dst, _ = arrays
+    bm, C = layout.bufmap, layout.n_chunks
+    K = int(layout.n_rounds) + 2
     read_key = (src * C + chunk) * K + rnd
     write_key = (dst * C + chunk) * K + rnd
     wr = np.unique(write_key)  # distinct (gpu, chunk, write round)
     conflict = np.isin(wr, read_key)
-    no_o = None if allreduce else ~bm.has_o(wr // K // C, wr // K % C)
+    no_o = None if bm.coll == "allreduce" else ~bm.has_o(wr // K // C, wr // K % C)
     w_cls, final_copy = _plan_places(wr // K, wr % K, conflict, no_o, C)
     # version of each write round = its index in its group (1-based)
     grp = wr // K
@@ -250,214 +277,39 @@ def plan_operations(arrays, *, schedule, w, p, C, pos, order, unit_offset, mptr,
     prev_ok = (wpos > 0) & (write_ver > 1)
     prev_cls = np.where(prev_ok, w_cls[np.maximum(wpos - 1, 0)], _O)
     prev_ver = write_ver - 1
-    if not allreduce and bm.coll == "allgather":  # a GPU holds no value of another block before receiving it
-        bad = (read_ver == 0) & ~bm.has_v0(src, chunk)
-        bad |= (op == REDUCE) & (prev_ver == 0) & ~bm.has_v0(dst, chunk)
-        if bad.any():
-            k = int(np.argmax(bad))
-            gpu = int(src[k]) if read_ver[k] == 0 else int(dst[k])
-            raise ScheduleError(f"not an allgather: round {int(rnd[k])} uses GPU {gpu}'s value of chunk "
-                                f"{int(chunk[k])} before it has received one")
-
-    # -------- common run partition of every message (same cnt on both sides)
-    t_cnt = w[chunk]
-    # where version 0 is read from: the input, or the output after a first copy (of what the output holds)
-    v0_r = (bm.has_o(src, chunk) & bm.has_v0(src, chunk)).astype(np.int64) if initial_copy else 0
-    v0_a = (bm.has_o(dst, chunk) & bm.has_v0(dst, chunk)).astype(np.int64) if initial_copy else 0
-    r_buf = np.where(read_cls == _S, 2, np.where(read_ver == 0, v0_r, 1))
-    uo = unit_offset[chunk]
-    first_in_chain = np.ones(rnd.size, dtype=bool)
+    if bm.coll == "allgather":  # a GPU holds no value of another block before receiving it
+        _check_allgather(arrays, bm, read_ver, prev_ver)
     # chain: several reduces into one (gpu, chunk) in one round, ordered by sender (rows sorted by msg)
-    ck = write_key
-    o2 = np.lexsort((src, ck))
-    dup = np.zeros(rnd.size, dtype=bool)
-    dup[o2[1:]] = ck[o2[1:]] == ck[o2[:-1]]
-    first_in_chain[dup] = False
+    o2 = np.lexsort((src, write_key))
+    first_in_chain = np.ones(rnd.size, dtype=bool)
+    first_in_chain[o2[1:]] = write_key[o2[1:]] != write_key[o2[:-1]]
     a_cls = np.where(first_in_chain, prev_cls, write_cls)  # the value an rrc adds to
     a_ver = np.where(first_in_chain, prev_ver, write_ver)
-    s_units, s_chunks = _compact_places(grp[w_cls == _S], w, p, C, order)
+    return Versions(read_cls, read_ver, write_cls, a_cls, a_ver, grp, w_cls, final_copy, K)
+
+
+def _check_allgather(arrays, bm, read_ver, prev_ver):
+    """Refuse an allgather that uses a GPU's value of another block before the GPU has received one."""
+    rnd, op, chunk, src, dst, _ = arrays
+    bad = (read_ver == 0) & ~bm.has_v0(src, chunk)
+    bad |= (op == REDUCE) & (prev_ver == 0) & ~bm.has_v0(dst, chunk)
+    if bad.any():
+        k = int(np.argmax(bad))
+        gpu = int(src[k]) if read_ver[k] == 0 else int(dst[k])
+        raise ScheduleError(f"not an allgather: round {int(rnd[k])} uses GPU {gpu}'s value of chunk "
+                            f"{int(chunk[k])} before it has received one")
+
+
+def plan_places(arrays, layout, reuse_scratch):
+    """``(v, s_units, s_chunks, reuse)``: the places and versions of every transmission (:class:`Versions`),
+    and the scratch offset of every (gpu, chunk): one place each for the whole run, or places reused
+    once dead where that needs fewer scratch chunks (``reuse`` says which was kept)."""
+    v = _versions(arrays, layout)
+    s_units, s_chunks = _compact_places(v.grp[v.w_cls == _S], layout.w, layout.p, layout.n_chunks, layout.order)
     if reuse_scratch:  # kept only where it saves scratch
-        r_units, r_chunks = _reuse_places(rnd, chunk, src, dst, read_cls, write_cls, a_cls, op, w, p, C, K,
-                                          final_copy)
-        reuse_scratch = int(r_chunks.max(initial=0)) < int(s_chunks.max(initial=0))
-        if reuse_scratch:
-            s_units, s_chunks = r_units, r_chunks
-    s_off = np.where(read_cls == _S, s_units[src, chunk],
-                     np.where(r_buf == 0, bm.i_off(src, chunk, uo), bm.o_off(src, chunk, uo)))
-    d_off = np.where(write_cls == _S, s_units[dst, chunk], bm.o_off(dst, chunk, uo))
-    a_buf = np.where(a_cls == _S, 2, np.where(a_ver == 0, v0_a, 1))
-    a_off = np.where(a_cls == _S, s_units[dst, chunk],
-                     np.where(a_buf == 0, bm.i_off(dst, chunk, uo), bm.o_off(dst, chunk, uo)))
-    brk = np.zeros(rnd.size, dtype=bool)
-    brk[mptr[:-1]] = True
-    contig_s = np.r_[False, s_off[1:] == s_off[:-1] + t_cnt[:-1]]
-    contig_d = np.r_[False, d_off[1:] == d_off[:-1] + t_cnt[:-1]]
-    contig_a = np.r_[False, a_off[1:] == a_off[:-1] + t_cnt[:-1]]
-    same = np.r_[False, (r_buf[1:] == r_buf[:-1]) & (write_cls[1:] == write_cls[:-1]) & (op[1:] == op[:-1])]
-    same_a = np.r_[False, (a_buf[1:] == a_buf[:-1])]
-    ok = contig_s & contig_d & same & ((op == COPY) | (contig_a & same_a))
-    brk |= ~ok
-    # cap cnt at max_count - 1 (a single chunk heavier than that cannot be sent)
-    if int(t_cnt.max(initial=0)) > limits.max_count - 1:
-        raise ScheduleError(f"a chunk of weight {int(t_cnt.max())} needs cnt over {limits.max_count - 1} "
-                            f"(MSCCL_MAX_COUNT {limits.max_count}); reduce the chunk weights")
-    run_start = np.flatnonzero(brk)
-    # split runs whose total count exceeds the cap (sequential, rare)
-    caps = limits.max_count - 1
-    run_cnt = np.add.reduceat(t_cnt, run_start) if rnd.size else np.zeros(0, dtype=np.int64)
-    if rnd.size and run_cnt.max() > caps:
-        brk_list = brk.tolist()
-        acc = 0
-        for i, c_ in enumerate(t_cnt.tolist()):
-            if brk_list[i] or acc + c_ > caps:
-                brk_list[i] = True
-                acc = 0
-            acc += c_
-        brk = np.asarray(brk_list, dtype=bool)
-        run_start = np.flatnonzero(brk)
-
-    # -------- operations with dependencies (rounds in order: sends of the round, then receives)
-    ops: list[Op] = []
-    last_write = {}  # (gpu, chunk) -> op id
-    last_write_at = {}  # place -> op id; a place is (gpu, chunk, class), or (gpu, -1, unit) of reused scratch
-    readers = {}  # place -> [op ids]
-    s_units_l, w_l = s_units.tolist(), w.tolist()
-
-    def places(gpu, c, cl):
-        """The places a (gpu, chunk) value of class ``cl`` occupies: one, or every scratch unit when reused."""
-        if cl == _S and reuse_scratch:
-            u0 = s_units_l[gpu][c]
-            return [(gpu, -1, x) for x in range(u0, u0 + w_l[c])]
-        return [(gpu, c, cl)]
-    run_end = np.r_[run_start[1:], rnd.size]
-    runs_by_round = {}
-    for a, b in zip(run_start.tolist(), run_end.tolist()):
-        runs_by_round.setdefault(int(rnd[a]), []).append((a, b))
-    BUF = "ios"
-    if initial_copy:  # copy the input into the output first, so version 0 reads come from o like the rest
-        live_all = order[w[order] > 0]
-        for gpu in range(p):
-            live = live_all[bm.has_v0(gpu, live_all) & bm.has_o(gpu, live_all)].tolist()
-            i = 0
-            while i < len(live):
-                j, tot = i, 0
-                while j < len(live) and tot + int(w[live[j]]) <= caps:
-                    tot += int(w[live[j]])
-                    j += 1
-                u0 = unit_offset[live[i]]
-                ops.append(Op(gpu, ("local", -1), -1, "cpy", "i", int(bm.i_off(gpu, live[i], u0)), "o",
-                               int(bm.o_off(gpu, live[i], u0)), tot, ()))
-                k = len(ops) - 1
-                for c in live[i:j]:
-                    last_write[(gpu, c)] = k
-                    last_write_at[(gpu, c, _O)] = k
-                i = j
-    chunk_l, src_l, dst_l, msg_l, op_l = chunk.tolist(), src.tolist(), dst.tolist(), msg.tolist(), op.tolist()
-    rcls_l, wcls_l, acls_l = read_cls.tolist(), write_cls.tolist(), a_cls.tolist()
-    for r_ in sorted(runs_by_round):
-        runs = runs_by_round[r_]
-        send_ids = []
-        for a, b in runs:  # sends: read the start-of-round values
-            u, v = src_l[a], dst_l[a]
-            cs = chunk_l[a:b]
-            deps = {last_write[(u, c)] for c in cs if (u, c) in last_write}
-            cnt = int(t_cnt[a:b].sum())
-            o_ = Op(u, ("send", v), msg_l[a], "s", BUF[r_buf[a]], int(s_off[a]), BUF[[1, 2][wcls_l[a]]],
-                     int(d_off[a]), cnt, deps)
-            ops.append(o_)
-            k = len(ops) - 1
-            cl = rcls_l[a]
-            for c in cs:
-                for pl in places(u, c, cl):
-                    readers.setdefault(pl, []).append(k)
-            send_ids.append(k)
-        recv_runs = sorted(runs, key=lambda ab: (dst_l[ab[0]], src_l[ab[0]], ab[0]))
-        for a, b in recv_runs:  # receives, in chain order (by receiver, then sender)
-            u, v = src_l[a], dst_l[a]
-            cs = chunk_l[a:b]
-            cl = wcls_l[a]
-            reduce_ = op_l[a] == REDUCE
-            deps = set()
-            for c in cs:
-                if reduce_ and (v, c) in last_write:
-                    deps.add(last_write[(v, c)])
-                for pl in places(v, c, cl):
-                    deps.update(readers.get(pl, ()))
-                    if pl in last_write_at:
-                        deps.add(last_write_at[pl])
-            cnt = int(t_cnt[a:b].sum())
-            if reduce_:
-                o_ = Op(v, ("recv", u), msg_l[a], "rrc", BUF[a_buf[a]], int(a_off[a]), BUF[[1, 2][cl]], int(d_off[a]),
-                         cnt, deps)
-            else:
-                o_ = Op(v, ("recv", u), msg_l[a], "r", BUF[r_buf[a]], int(s_off[a]), BUF[[1, 2][cl]], int(d_off[a]),
-                         cnt, deps)
-            ops.append(o_)
-            k = len(ops) - 1
-            for c in cs:
-                last_write[(v, c)] = k
-                for pl in places(v, c, cl):
-                    last_write_at[pl] = k
-                    readers[pl] = []
-                if reuse_scratch and reduce_ and acls_l[a] == _S and cl != _S:  # it reads the scratch place too
-                    for pl in places(v, c, _S):
-                        readers.setdefault(pl, []).append(k)
-    # final copies out of scratch
-    n_final = 0
-    if final_copy:
-        fc = np.asarray(sorted(final_copy, key=lambda key: (key // C, pos[key % C])), dtype=np.int64)
-        gpus, cs = fc // C, fc % C
-        i = 0
-        while i < fc.size:
-            gpu = int(gpus[i])
-            j = i + 1
-            tot = int(w[cs[i]])
-            while (j < fc.size and gpus[j] == gpu and pos[cs[j]] == pos[cs[j - 1]] + 1
-                   and s_units[gpu, cs[j]] == s_units[gpu, cs[j - 1]] + w[cs[j - 1]] and tot + w[cs[j]] <= caps):
-                tot += int(w[cs[j]])
-                j += 1
-            deps = set()
-            for c in cs[i:j].tolist():
-                deps.add(last_write[(gpu, c)])
-                deps.update(readers.get((gpu, c, _O), ()))
-                if (gpu, c, _O) in last_write_at:
-                    deps.add(last_write_at[(gpu, c, _O)])
-            ops.append(Op(gpu, ("local", -1), -1, "cpy", "s", int(s_units[gpu, cs[i]]), "o",
-                           int(bm.o_off(gpu, cs[i], unit_offset[cs[i]])), tot, deps))
-            n_final += 1
-            i = j
-    if not allreduce and outofplace and not initial_copy:
-        n_final += _input_copies(ops, bm, p, C, w, order, unit_offset, np.unique(grp), last_write_at, readers, caps)
-    return ops, s_chunks, n_final
+        r_units, r_chunks = _reuse_places(arrays, v, layout)
+        if int(r_chunks.max(initial=0)) < int(s_chunks.max(initial=0)):
+            return v, r_units, r_chunks, True
+    return v, s_units, s_chunks, False
 
 
-def _input_copies(ops, bm, p, C, w, order, unit_offset, written, last_write_at, readers, caps):
-    """Local copies ``i -> o`` of the output chunks no reception writes (out of place they would stay unset).
-
-    An allgather's own block, and a reduce-scatter's own chunk that receives nothing.  In place
-    the copy is the identity on one memory; it waits for every read of the chunk (``readers``),
-    so that it races with none.  Returns the number of copies added.
-    """
-    live = order[w[order] > 0]
-    n = 0
-    for gpu in range(p):
-        mine = live[bm.has_v0(gpu, live) & bm.has_o(gpu, live)]
-        mine = mine[~np.isin(gpu * C + mine, written)].tolist()
-        i = 0
-        while i < len(mine):
-            j, tot = i + 1, int(w[mine[i]])
-            while (j < len(mine) and unit_offset[mine[j]] == unit_offset[mine[j - 1]] + w[mine[j - 1]]
-                   and tot + int(w[mine[j]]) <= caps):
-                tot += int(w[mine[j]])
-                j += 1
-            deps = set()
-            for c in mine[i:j]:
-                deps.update(readers.get((gpu, c, _O), ()))
-                if (gpu, c, _O) in last_write_at:
-                    deps.add(last_write_at[(gpu, c, _O)])
-            u0 = unit_offset[mine[i]]
-            ops.append(Op(gpu, ("local", -1), -1, "cpy", "i", int(bm.i_off(gpu, mine[i], u0)), "o",
-                          int(bm.o_off(gpu, mine[i], u0)), tot, deps))
-            n += 1
-            i = j
-    return n

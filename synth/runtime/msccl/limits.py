@@ -8,13 +8,17 @@ Examples
 --------
 >>> MscclLimits().max_steps, MscclLimits(max_steps=10).max_steps, PROTOCOLS
 (64, 10, ('Simple', 'LL', 'LL128'))
+>>> MscclOptions(proto="LL", inplace=False).limits.max_count
+72
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["MscclLimits", "PROTOCOLS", "SCRATCH_CAP"]
+from synth.errors import ScheduleError
+
+__all__ = ["MscclLimits", "MscclOptions", "PROTOCOLS", "SCRATCH_CAP"]
 
 PROTOCOLS = ("Simple", "LL", "LL128")
 SCRATCH_CAP = 1 << 30  # 1 GiB: the scratch per GPU the default maxBytes lets microsoft/msccl allocate
@@ -74,3 +78,71 @@ class MscclLimits:
     max_nodes: int = 4095
     max_subs: int = 1024
     max_name_bytes: int = 255
+
+
+@dataclass(frozen=True)
+class MscclOptions:
+    """What an MSCCL export declares and how it plans (:func:`~synth.runtime.msccl.export.export_msccl`).
+
+    Attributes
+    ----------
+    proto : {"Simple", "LL", "LL128"}
+    name : str, optional
+        The ``algo`` name; default: from the source.  Quotes, ``<``, ``>``, ``&`` and
+        control characters are replaced, and it is cut to ``limits.max_name_bytes`` bytes
+        of UTF-8 at a character boundary (:func:`~synth.runtime.msccl.export.xml_name`).
+    inplace, outofplace : bool
+        What the runtime may select the algorithm for; both are safe (``i`` is never written).
+        The original MSCCL selects only algorithms whose ``inplace`` matches the call:
+        export twice there, once with ``inplace=False``.
+    min_bytes, max_bytes : int
+        Buffer sizes the runtime may select it for.  ``max_bytes=None`` (default): the
+        largest size whose scratch in the original MSCCL stays within ``scratch_cap``
+        (1 TiB if the algorithm needs no scratch).
+    scratch_cap : int
+        Scratch bytes per GPU the default ``max_bytes`` allows; an explicit ``max_bytes``
+        whose scratch exceeds it is kept and noted in the export's ``notes``.
+    scratch_reuse : bool, optional
+        Give a scratch place to another chunk once its value is dead (its last read done and
+        ordered before the new write by a dependency), rather than one place per chunk for
+        the whole run.  Default: on for a reduce-scatter, whose partial sums outside the
+        GPU's block all live in scratch; off otherwise.  It is dropped where it saves no
+        scratch, or where its extra dependencies do not fit the limits.
+    limits : MscclLimits
+    layout : {"greedy", "identity"}
+        Chunk order of an allreduce; a reduce-scatter or allgather always has the runtimes'
+        (by owner rank, then chunk id).
+    initial_copy : bool, optional
+        Start with local copies of the input into the output, so that messages mixing
+        untouched and updated chunks read one buffer (fewer steps, one extra local pass
+        over the buffer).  Default: build both and keep the one with fewer channels, then
+        fewer threadblocks, then fewer steps.
+    """
+
+    proto: str = "Simple"
+    name: str | None = None
+    inplace: bool = True
+    outofplace: bool = True
+    min_bytes: int = 0
+    max_bytes: int | None = None
+    limits: MscclLimits | None = None  # None: MscclLimits()
+    layout: str = "greedy"
+    initial_copy: bool | None = None
+    scratch_cap: int = SCRATCH_CAP
+    scratch_reuse: bool | None = None
+
+    def __post_init__(self):
+        if self.limits is None:
+            object.__setattr__(self, "limits", MscclLimits())
+
+    def check(self) -> None:
+        """Raise :class:`~synth.errors.ScheduleError` for options no export can honour."""
+        if self.proto not in PROTOCOLS:
+            raise ScheduleError(f"unknown protocol {self.proto!r}; valid: {', '.join(PROTOCOLS)}")
+        if not (self.inplace or self.outofplace):
+            raise ScheduleError("the algorithm must allow in-place or out-of-place calls (or both)")
+        lo, hi = self.min_bytes, self.max_bytes
+        if lo < 0 or (hi is not None and (hi < 0 or (hi and hi < lo))):
+            raise ScheduleError("need 0 <= min_bytes <= max_bytes (max_bytes 0: no limit in msccl-executor-nccl)")
+        if self.scratch_cap <= 0:
+            raise ScheduleError("scratch_cap must be positive")

@@ -30,14 +30,10 @@ def _segments(sizes, k):
     return bounds
 
 
-def _assign(ops, splits, p, limits):
-    """Assign ops to threadblocks (gpu, stream, segment), compute minimal deps and nops.
-
-    Returns ``(tbs, over)``: ``tbs[gpu]`` = list of dicts (stream, seg, chan, ops, steps);
-    ``over`` maps connections whose threadblocks exceed ``max_steps`` to a larger split.
-    """
-    # messages per connection in order, with their step counts on each side
-    conn_msgs = {}  # (sender, receiver) -> [[message, runs], ...] in order (both sides have the same runs)
+def _segment_of_messages(ops, splits):
+    """Segment of every message of every connection, its messages cut in ``splits[conn]`` parts of similar
+    step counts (both sides have the same runs); and the connections ``(sender, receiver)``."""
+    conn_msgs = {}  # (sender, receiver) -> [[message, runs], ...] in order
     for o in ops:
         kind, peer = o.stream
         if kind != "send":
@@ -56,8 +52,14 @@ def _assign(ops, splits, p, limits):
                 seg += 1
                 bi += 1
             seg_of_msg[(key, m)] = seg
+    return seg_of_msg, list(conn_msgs)
+
+
+def _place_ops(ops, splits, p, limits):
+    """Threadblocks of every GPU, each ``{"key": (kind, peer, segment), "chan", "ops"}``; sets ``tb``/``pos``."""
+    seg_of_msg, conns = _segment_of_messages(ops, splits)
     # channels: segment j of a connection goes to channel j*G + group, groups keep <= max per channel
-    conn_group = _channel_groups(list(conn_msgs), p, limits.max_tbs_per_channel)
+    conn_group = _channel_groups(conns, p, limits.max_tbs_per_channel)
     n_groups = 1 + max(conn_group.values(), default=0)
     tb_index = [dict() for _ in range(p)]
     tbs = [[] for _ in range(p)]
@@ -79,20 +81,29 @@ def _assign(ops, splits, p, limits):
         o.tb = t
         o.pos = len(tbs[o.gpu][t]["ops"])
         tbs[o.gpu][t]["ops"].append(i)
-    # renumber threadblocks: by channel, sends before receives, then peer; local last
-    for gpu in range(p):
-        def sort_key(tb):
-            kind, peer, _ = tb["key"]
-            return (kind == "local", tb["chan"], kind != "send", peer)
+    return tbs
+
+
+def _renumber(ops, tbs):
+    """Renumber every GPU's threadblocks: by channel, sends before receives, then peer; local last."""
+    def sort_key(tb):
+        kind, peer, _ = tb["key"]
+        return (kind == "local", tb["chan"], kind != "send", peer)
+
+    for gpu in range(len(tbs)):
         new_order = sorted(range(len(tbs[gpu])), key=lambda t: sort_key(tbs[gpu][t]))
         remap = {old: new for new, old in enumerate(new_order)}
         tbs[gpu] = [tbs[gpu][t] for t in new_order]
         for tb in tbs[gpu]:
             for i in tb["ops"]:
                 ops[i].tb = remap[ops[i].tb]
-    # minimal dependencies with vector clocks (ops are in a topological order)
+
+
+def _minimal_deps(ops, tbs):
+    """Set every op's ``deps`` to the dependencies not implied by the threadblocks' order and by the other
+    dependencies, with vector clocks (ops are in a topological order)."""
     vc = [None] * len(ops)
-    last_in_tb = [dict() for _ in range(p)]
+    last_in_tb = [dict() for _ in range(len(tbs))]
     for i, o in enumerate(ops):
         ntb = len(tbs[o.gpu])
         prev = last_in_tb[o.gpu].get(o.tb)
@@ -117,12 +128,12 @@ def _assign(ops, splits, p, limits):
         known[o.tb] = o.pos
         vc[i] = known
         last_in_tb[o.gpu][o.tb] = i
-    # steps (nops first) and the step-count check
-    for gpu in range(p):
-        for tb in tbs[gpu]:
-            tb["nsteps"] = sum(max(len(ops[i].deps), 1) for i in tb["ops"])
+
+
+def _overfull(tbs, splits, limits):
+    """Connections whose threadblocks exceed ``max_steps``, mapped to the number of segments they need."""
     over = {}
-    for gpu in range(p):
+    for gpu in range(len(tbs)):
         for tb in tbs[gpu]:
             s = tb["nsteps"]
             if s <= limits.max_steps:
@@ -136,7 +147,22 @@ def _assign(ops, splits, p, limits):
             total_steps = sum(t2["nsteps"] for t2 in tbs[gpu] if t2["key"][0] == kind and t2["key"][1] == peer)
             need = max(math.ceil(total_steps * 1.15 / limits.max_steps), splits.get(conn, 1) + 1)
             over[conn] = max(over.get(conn, 0), need)
-    return tbs, over
+    return over
+
+
+def _assign(ops, splits, p, limits):
+    """Assign ops to threadblocks (gpu, stream, segment), compute minimal deps and nops.
+
+    Returns ``(tbs, over)``: ``tbs[gpu]`` = list of dicts (key, chan, ops, nsteps);
+    ``over`` maps connections whose threadblocks exceed ``max_steps`` to a larger split.
+    """
+    tbs = _place_ops(ops, splits, p, limits)
+    _renumber(ops, tbs)
+    _minimal_deps(ops, tbs)
+    for gpu in range(p):  # steps, nops first
+        for tb in tbs[gpu]:
+            tb["nsteps"] = sum(max(len(ops[i].deps), 1) for i in tb["ops"])
+    return tbs, _overfull(tbs, splits, limits)
 
 
 def _channel_groups(conns, p, per_channel):
@@ -153,15 +179,10 @@ def _channel_groups(conns, p, per_channel):
     return group
 
 
-def emit_xml(ops, tbs, p, units, s_chunks, name, proto, inplace, outofplace, min_bytes, max_bytes, limits,
-             coll="allreduce", io_chunks=None):
-    """Number the steps, mark dependencies, check the limits and write the XML text.
-
-    ``io_chunks`` is ``(i_chunks, o_chunks)`` of every GPU; default ``(units, units)`` (an allreduce).
-    """
-    # step numbers (nops before their op)
-    for gpu in range(p):
-        for tb in tbs[gpu]:
+def _number_steps(ops, tbs):
+    """Step numbers of every op (its nops before it), and ``hasdep`` of the ops others depend on."""
+    for gpu_tbs in tbs:
+        for tb in gpu_tbs:
             s = 0
             for i in tb["ops"]:
                 o = ops[i]
@@ -171,6 +192,10 @@ def emit_xml(ops, tbs, p, units, s_chunks, name, proto, inplace, outofplace, min
     for o in ops:
         for d in o.deps:
             ops[d].hasdep = 1
+
+
+def _limit_problems(tbs, p, limits):
+    """``(stats, problems)``: channels, threadblocks and steps, and the runtime limits they exceed."""
     nchannels = 1 + max((tb["chan"] for gpu in range(p) for tb in tbs[gpu]), default=0)
     max_tbs = max((len(t) for t in tbs), default=0)
     max_steps = max((tb["nsteps"] for gpu in range(p) for tb in tbs[gpu]), default=0)
@@ -199,13 +224,50 @@ def emit_xml(ops, tbs, p, units, s_chunks, name, proto, inplace, outofplace, min
             problems.append(f"GPU {gpu}: {nodes} XML nodes for one rank, over the parser's limit of "
                             f"{limits.max_nodes} (MAX_NODES {limits.max_nodes + 1} less the slot its next read takes)")
             break
+    return {"nchannels": nchannels, "max_tbs": max_tbs, "max_steps": max_steps}, problems
+
+
+def _tb_steps(ops, tb, out):
+    """Append the ``step`` elements of threadblock ``tb`` to ``out``; ``(steps, nops)`` written."""
+    s = n_nops = 0
+    for i in tb["ops"]:
+        o = ops[i]
+        for d in o.deps[:-1]:
+            od = ops[d]
+            out.append(f'      <step s="{s}" type="nop" srcbuf="i" srcoff="-1" dstbuf="o" dstoff="-1" '
+                       f'cnt="0" depid="{od.tb}" deps="{od.step}" hasdep="0"/>\n')
+            s += 1
+            n_nops += 1
+        if o.deps:
+            od = ops[o.deps[-1]]
+            depid, deps = od.tb, od.step
+        else:
+            depid = deps = -1
+        out.append(f'      <step s="{s}" type="{o.type}" srcbuf="{o.srcbuf}" srcoff="{o.srcoff}" '
+                   f'dstbuf="{o.dstbuf}" dstoff="{o.dstoff}" cnt="{o.cnt}" depid="{depid}" deps="{deps}" '
+                   f'hasdep="{o.hasdep}"/>\n')
+        s += 1
+    return s - n_nops, n_nops
+
+
+def emit_xml(ops, tbs, layout, s_chunks, opts):
+    """Number the steps, mark dependencies, check the limits and write the XML text.
+
+    ``layout`` (:class:`~synth.runtime.msccl.layout.ChunkLayout`) gives the GPUs, ``nchunksperloop``
+    and the collective's buffer sizes; ``opts`` (:class:`~synth.runtime.msccl.limits.MscclOptions`)
+    the header, its ``name`` and ``max_bytes`` resolved.  Returns ``(xml, stats)``.
+    """
+    p, units, coll, block = layout.p, layout.units, layout.bufmap.coll, layout.bufmap.block
+    _number_steps(ops, tbs)
+    stats, problems = _limit_problems(tbs, p, opts.limits)
     if problems:
         raise ScheduleError("the schedule does not fit the MSCCL runtime limits: " + "; ".join(problems))
-    out = [f'<algo name="{name}" proto="{proto}" nchannels="{nchannels}" nchunksperloop="{units}" ngpus="{p}" '
-           f'coll="{coll}" inplace="{int(bool(inplace))}" outofplace="{int(bool(outofplace))}" '
-           f'minBytes="{int(min_bytes)}" maxBytes="{int(max_bytes)}">\n']
+    out = [f'<algo name="{opts.name}" proto="{opts.proto}" nchannels="{stats["nchannels"]}" '
+           f'nchunksperloop="{units}" ngpus="{p}" coll="{coll}" inplace="{int(bool(opts.inplace))}" '
+           f'outofplace="{int(bool(opts.outofplace))}" minBytes="{int(opts.min_bytes)}" '
+           f'maxBytes="{int(opts.max_bytes)}">\n']
     n_steps = n_nops = 0
-    i_chunks, o_chunks = io_chunks or (units, units)
+    i_chunks, o_chunks = {"allreduce": (units, units), "reducescatter": (units, block)}.get(coll, (block, units))
     for gpu in range(p):
         out.append(f'  <gpu id="{gpu}" i_chunks="{i_chunks}" o_chunks="{o_chunks}" s_chunks="{int(s_chunks[gpu])}">\n')
         for t, tb in enumerate(tbs[gpu]):
@@ -213,31 +275,12 @@ def emit_xml(ops, tbs, p, units, s_chunks, name, proto, inplace, outofplace, min
             send = peer if kind == "send" else -1
             recv = peer if kind == "recv" else -1
             out.append(f'    <tb id="{t}" send="{send}" recv="{recv}" chan="{tb["chan"]}">\n')
-            s = 0
-            for i in tb["ops"]:
-                o = ops[i]
-                for d in o.deps[:-1]:
-                    od = ops[d]
-                    out.append(f'      <step s="{s}" type="nop" srcbuf="i" srcoff="-1" dstbuf="o" dstoff="-1" '
-                               f'cnt="0" depid="{od.tb}" deps="{od.step}" hasdep="0"/>\n')
-                    s += 1
-                    n_nops += 1
-                if o.deps:
-                    od = ops[o.deps[-1]]
-                    depid, deps = od.tb, od.step
-                else:
-                    depid = deps = -1
-                out.append(f'      <step s="{s}" type="{o.type}" srcbuf="{o.srcbuf}" srcoff="{o.srcoff}" '
-                           f'dstbuf="{o.dstbuf}" dstoff="{o.dstoff}" cnt="{o.cnt}" depid="{depid}" deps="{deps}" '
-                           f'hasdep="{o.hasdep}"/>\n')
-                s += 1
-                n_steps += 1
+            steps, nops = _tb_steps(ops, tb, out)
+            n_steps, n_nops = n_steps + steps, n_nops + nops
             out.append("    </tb>\n")
         out.append("  </gpu>\n")
     out.append("</algo>\n")
-    stats = {"nchannels": nchannels, "max_tbs": max_tbs, "max_steps": max_steps, "steps": n_steps + n_nops,
-             "nops": n_nops}
-    return "".join(out), stats
+    return "".join(out), {**stats, "steps": n_steps + n_nops, "nops": n_nops}
 
 
 def fit_threadblocks(ops, p, limits):

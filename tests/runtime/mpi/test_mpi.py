@@ -10,6 +10,7 @@ import pytest
 from synth.baselines import build_baseline
 from synth.errors import ScheduleError, SynthError
 from synth.schedule.exchange import exchange_allreduce
+from synth.schedule.forest import hub_parents
 from synth.symmetry.torus import torus_gamma
 from synth.schedule.lift import lift
 from synth.runtime.mpi import launch as rmpi
@@ -18,16 +19,6 @@ from synth.runtime.plan import build_plan, load_schedule
 from synth.schedule import Block, Schedule, chunk_elements, tree_schedule
 from synth.schedule.sp import sp_allreduce
 from synth.topology.torus import parse_torus
-
-
-def hub_parents(t, step):
-    """A spanning tree of depth 2 rooted at 0: hubs on a grid of pitch ``step``, every vertex under its hub."""
-    parent = np.full(t.n_vertices, -1, dtype=np.int64)
-    for v in range(1, t.n_vertices):
-        c = np.unravel_index(v, t.shape)
-        hub = int(np.ravel_multi_index(tuple((x // step) * step for x in c), t.shape))
-        parent[v] = 0 if hub == v else hub
-    return parent
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ import pytest
 from synth.baselines import build_baseline
 from synth.errors import ScheduleError
 from synth.schedule.exchange import exchange_allreduce
+from synth.schedule.forest import hub_parents
 from synth.symmetry.torus import torus_gamma
 from synth.schedule.lift import lift
 from synth.runtime.msccl.check import CheckLimits, check_xml, interpret, parse_xml, validate
@@ -24,15 +25,6 @@ ALGO_ATTRS = {"name", "proto", "nchannels", "nchunksperloop", "ngpus", "coll", "
 GPU_ATTRS = {"id", "i_chunks", "o_chunks", "s_chunks"}
 TB_ATTRS = {"id", "send", "recv", "chan"}
 STEP_ATTRS = {"s", "type", "srcbuf", "srcoff", "dstbuf", "dstoff", "cnt", "depid", "deps", "hasdep"}
-
-
-def hub_parents(t, step):
-    parent = np.full(t.n_vertices, -1, dtype=np.int64)
-    for v in range(1, t.n_vertices):
-        c = np.unravel_index(v, t.shape)
-        hub = int(np.ravel_multi_index(tuple((x // step) * step for x in c), t.shape))
-        parent[v] = 0 if hub == v else hub
-    return parent
 
 
 def schedules(shape):

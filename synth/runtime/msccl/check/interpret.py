@@ -79,50 +79,64 @@ def interpret(algo: Algo, inputs, in_place: bool = False, capacity: int | None =
     missing dependencies as wrong sums.  With a ``trace`` list, the start and end of every
     step are appended to it in execution order (for :func:`race_check`).
     """
-    record = trace.append if trace is not None else (lambda ev: None)
     rng = None if seed is None else np.random.default_rng(seed)
-    E = int(elements_per_chunk)
-    gpus = sorted(algo.gpus, key=lambda g: g.id)
-    inputs = np.asarray(inputs)
-    bufs = []
-    coll = algo.attrs.get("coll", "allreduce")
-    for g in gpus:
-        i, o = io_buffers(coll, g.id, len(gpus), algo.nchunksperloop, inputs[g.id], in_place, E)
-        s = np.zeros(max(g.s_chunks, 0) * E, dtype=inputs.dtype)
-        bufs.append({"i": i, "o": o, "s": s})
-    # per threadblock state
-    tbs = [(g.id, t) for g in gpus for t in sorted(g.tbs, key=lambda t: t.id)]
-    pc = {(gid, t.id): 0 for gid, t in tbs}
-    flag = {(gid, t.id): -1 for gid, t in tbs}
-    phase = {}  # (gpu, tb) -> (data, item) for fused steps after their receive part / a posted send
-    queues = {}  # (u, v, chan) -> list of [data, cnt, taken]
-    errors = []
+    run = _Machine(algo, np.asarray(inputs), in_place, capacity, int(elements_per_chunk), trace)
+    try:
+        run.run(rng)
+    except _Mismatch as exc:
+        run.errors.append(str(exc))
+        return None, run.errors
+    if run.errors:
+        return None, run.errors
+    return run.outputs(), run.errors
 
-    def view(gid, buf, off, cnt):
-        return bufs[gid][buf][off * E:(off + cnt) * E]
 
-    def dep_ok(gid, st):
-        return st.depid < 0 or flag[(gid, st.depid)] >= st.deps
+class _Machine:
+    """The buffers, threadblocks and connections of one :func:`interpret` run."""
 
-    def post(gid, t, data, cnt):
-        q = queues.setdefault((gid, t.send, t.chan), [])
-        item = [data.copy(), cnt, False, (gid, t.id, pc[(gid, t.id)])]
+    def __init__(self, algo, inputs, in_place, capacity, E, trace):
+        self.record = trace.append if trace is not None else (lambda ev: None)
+        self.capacity, self.E, self.in_place, self.inputs = capacity, E, in_place, inputs
+        self.gpus = sorted(algo.gpus, key=lambda g: g.id)
+        coll = algo.attrs.get("coll", "allreduce")
+        self.bufs = []
+        for g in self.gpus:
+            i, o = io_buffers(coll, g.id, len(self.gpus), algo.nchunksperloop, inputs[g.id], in_place, E)
+            s = np.zeros(max(g.s_chunks, 0) * E, dtype=inputs.dtype)
+            self.bufs.append({"i": i, "o": o, "s": s})
+        # per threadblock state
+        self.tbs = [(g.id, t) for g in self.gpus for t in sorted(g.tbs, key=lambda t: t.id)]
+        self.pc = {(gid, t.id): 0 for gid, t in self.tbs}
+        self.flag = {(gid, t.id): -1 for gid, t in self.tbs}
+        self.phase = {}  # (gpu, tb) -> (data, item) for fused steps after their receive part / a posted send
+        self.queues = {}  # (u, v, chan) -> list of [data, cnt, taken]
+        self.errors = []
+
+    def view(self, gid, buf, off, cnt):
+        return self.bufs[gid][buf][off * self.E:(off + cnt) * self.E]
+
+    def dep_ok(self, gid, st):
+        return st.depid < 0 or self.flag[(gid, st.depid)] >= st.deps
+
+    def post(self, gid, t, data, cnt):
+        q = self.queues.setdefault((gid, t.send, t.chan), [])
+        item = [data.copy(), cnt, False, (gid, t.id, self.pc[(gid, t.id)])]
         q.append(item)
         return item
 
-    def send_done(gid, t, item):
-        if capacity is None:
+    def send_done(self, gid, t, item):
+        if self.capacity is None:
             return True
         if item[2]:
             return True
-        if capacity == 0:
+        if self.capacity == 0:
             return False
-        q = queues[(gid, t.send, t.chan)]
+        q = self.queues[(gid, t.send, t.chan)]
         ahead = sum(1 for it in q if not it[2] and it is not item)
-        return ahead < capacity
+        return ahead < self.capacity
 
-    def take(gid, t):
-        q = queues.get((t.recv, gid, t.chan))
+    def take(self, gid, t):
+        q = self.queues.get((t.recv, gid, t.chan))
         if not q:
             return None
         for it in q:
@@ -130,112 +144,132 @@ def interpret(algo: Algo, inputs, in_place: bool = False, capacity: int | None =
                 return it
         return None
 
-    def finish(gid, t, st, sender=None):
-        state = phase.get((gid, t.id))
+    def finish(self, gid, t, st, sender=None):
+        state = self.phase.get((gid, t.id))
         if sender is None and state is not None and len(state) > 2:
             sender = state[2]
-        record(("E", gid, t.id, pc[(gid, t.id)], sender))
+        self.record(("E", gid, t.id, self.pc[(gid, t.id)], sender))
         if state is not None and st.type == "s" and not np.array_equal(
-                state[1][0], view(gid, st.srcbuf, st.srcoff, st.cnt)):
+                state[1][0], self.view(gid, st.srcbuf, st.srcoff, st.cnt)):
             raise _Mismatch(f"gpu {gid}, tb {t.id}, step {st.s}: the source changed while the send was in flight "
                             "(a missing dependency)")
         if st.hasdep:
-            flag[(gid, t.id)] = st.s
-        pc[(gid, t.id)] += 1
-        phase.pop((gid, t.id), None)
+            self.flag[(gid, t.id)] = st.s
+        self.pc[(gid, t.id)] += 1
+        self.phase.pop((gid, t.id), None)
 
-    def advance(gid, t):
+    def local(self, gid, t, st):
+        """A local copy ``cpy`` or reduce ``re``."""
+        src = self.view(gid, st.srcbuf, st.srcoff, st.cnt)
+        dst = self.view(gid, st.dstbuf, st.dstoff, st.cnt)
+        if st.type == "cpy":
+            dst[...] = src
+        else:
+            dst += src
+        self.finish(gid, t, st)
+
+    def receive(self, gid, t, st):
+        """The receive part of a step: ``None`` if nothing has arrived, ``"done"`` for ``r``/``rrc``,
+        else the state of its send part."""
+        item = self.take(gid, t)
+        if item is None:
+            return None
+        if item[1] != st.cnt:
+            raise _Mismatch(f"gpu {gid}, tb {t.id}, step {st.s}: receives cnt {st.cnt} but the "
+                            f"matching send has cnt {item[1]}")
+        item[2] = True
+        data = item[0]
+        typ = st.type
+        if typ in ("rrs", "rrc", "rrcs"):
+            data = data + self.view(gid, st.srcbuf, st.srcoff, st.cnt)
+        if typ in ("r", "rcs", "rrc", "rrcs"):
+            self.view(gid, st.dstbuf, st.dstoff, st.cnt)[...] = data
+        if typ in ("r", "rrc"):
+            self.finish(gid, t, st, item[3])
+            return "done"
+        state = self.phase[(gid, t.id)] = ("sent", self.post(gid, t, data, st.cnt), item[3])
+        return state
+
+    def advance(self, gid, t):
         """Run tb ``t`` as far as it can go; True if it made any progress."""
         key = (gid, t.id)
         any_progress = False
-        while pc[key] < len(t.steps):
-            st = t.steps[pc[key]]
-            state = phase.get(key)
-            if state is None and not dep_ok(gid, st):
+        while self.pc[key] < len(t.steps):
+            st = t.steps[self.pc[key]]
+            state = self.phase.get(key)
+            if state is None and not self.dep_ok(gid, st):
                 return any_progress
             typ = st.type
             if state is None:
-                if typ in RECVS and take(gid, t) is None:
+                if typ in RECVS and self.take(gid, t) is None:
                     return any_progress
-                record(("S", gid, t.id, pc[key]))
+                self.record(("S", gid, t.id, self.pc[key]))
             if typ == "nop":
-                finish(gid, t, st)
+                self.finish(gid, t, st)
                 any_progress = True
                 continue
             if typ in ("cpy", "re"):
-                src = view(gid, st.srcbuf, st.srcoff, st.cnt)
-                dst = view(gid, st.dstbuf, st.dstoff, st.cnt)
-                if typ == "cpy":
-                    dst[...] = src
-                else:
-                    dst += src
-                finish(gid, t, st)
+                self.local(gid, t, st)
                 any_progress = True
                 continue
             if state is None:
                 if typ == "s":
-                    state = phase[key] = ("sent", post(gid, t, view(gid, st.srcbuf, st.srcoff, st.cnt), st.cnt))
-                else:  # the receive part
-                    item = take(gid, t)
-                    if item is None:
+                    view = self.view(gid, st.srcbuf, st.srcoff, st.cnt)
+                    state = self.phase[key] = ("sent", self.post(gid, t, view, st.cnt))
+                else:
+                    state = self.receive(gid, t, st)
+                    if state is None:
                         return any_progress
-                    if item[1] != st.cnt:
-                        raise _Mismatch(f"gpu {gid}, tb {t.id}, step {st.s}: receives cnt {st.cnt} but the "
-                                        f"matching send has cnt {item[1]}")
-                    item[2] = True
-                    data = item[0]
-                    if typ in ("rrs", "rrc", "rrcs"):
-                        data = data + view(gid, st.srcbuf, st.srcoff, st.cnt)
-                    if typ in ("r", "rcs", "rrc", "rrcs"):
-                        view(gid, st.dstbuf, st.dstoff, st.cnt)[...] = data
-                    if typ in ("r", "rrc"):
-                        finish(gid, t, st, item[3])
+                    if state == "done":
                         any_progress = True
                         continue
-                    state = phase[key] = ("sent", post(gid, t, data, st.cnt), item[3])
                 any_progress = True
-            if not send_done(gid, t, state[1]):
+            if not self.send_done(gid, t, state[1]):
                 return any_progress
-            finish(gid, t, st)
+            self.finish(gid, t, st)
             any_progress = True
         return any_progress
 
-    active = list(tbs)
-    lag = rng is not None
-    while active:
-        moved = False
-        turn = [active[k] for k in rng.permutation(len(active))] if rng is not None else active
-        try:
+    def run(self, rng):
+        """Advance the threadblocks in turns until all are done, or none can move (a deadlock: an error)."""
+        active = list(self.tbs)
+        lag = rng is not None
+        while active:
+            moved = False
+            turn = [active[k] for k in rng.permutation(len(active))] if rng is not None else active
             for gid, t in turn:
                 if lag and rng.random() < 0.3:
                     continue
-                moved = advance(gid, t) or moved
-        except _Mismatch as exc:
-            errors.append(str(exc))
-            return None, errors
-        still = [(gid, t) for gid, t in active if pc[(gid, t.id)] < len(t.steps)]
-        if not moved and lag:
-            lag = False  # a pass without lagging decides whether this is a deadlock
-            continue
-        lag = rng is not None
-        if not moved:
-            stuck = []
-            for gid, t in still[:6]:
-                st = t.steps[pc[(gid, t.id)]]
-                why = (f"waits for tb {st.depid} step {st.deps}" if (gid, t.id) not in phase and not dep_ok(gid, st)
-                       else f"{st.type} blocked on its connection")
-                stuck.append(f"gpu {gid} tb {t.id} step {st.s} ({why})")
-            errors.append("deadlock: " + "; ".join(stuck) + (" ..." if len(still) > 6 else ""))
-            return None, errors
-        active = still
-    for key, q in queues.items():
-        left = sum(1 for it in q if not it[2])
-        if left:
-            errors.append(f"connection {key[0]}->{key[1]} channel {key[2]}: {left} send(s) never received")
-    outs = np.stack([b["o"] for b in bufs])
-    if not in_place:
-        for g, b in zip(gpus, bufs):
-            if not np.array_equal(b["i"], inputs[g.id]):
-                errors.append(f"gpu {g.id}: the input buffer was modified in an out-of-place run")
-                break
-    return outs, errors
+                moved = self.advance(gid, t) or moved
+            still = [(gid, t) for gid, t in active if self.pc[(gid, t.id)] < len(t.steps)]
+            if not moved and lag:
+                lag = False  # a pass without lagging decides whether this is a deadlock
+                continue
+            lag = rng is not None
+            if not moved:
+                self.errors.append(self.deadlock(still))
+                return
+            active = still
+
+    def deadlock(self, still):
+        stuck = []
+        for gid, t in still[:6]:
+            st = t.steps[self.pc[(gid, t.id)]]
+            why = (f"waits for tb {st.depid} step {st.deps}" if (gid, t.id) not in self.phase
+                   and not self.dep_ok(gid, st) else f"{st.type} blocked on its connection")
+            stuck.append(f"gpu {gid} tb {t.id} step {st.s} ({why})")
+        return "deadlock: " + "; ".join(stuck) + (" ..." if len(still) > 6 else "")
+
+    def outputs(self):
+        """The output buffers; errors for sends never received and an input modified out of place."""
+        for key, q in self.queues.items():
+            left = sum(1 for it in q if not it[2])
+            if left:
+                self.errors.append(f"connection {key[0]}->{key[1]} channel {key[2]}: {left} send(s) never received")
+        outs = np.stack([b["o"] for b in self.bufs])
+        if not self.in_place:
+            for g, b in zip(self.gpus, self.bufs):
+                if not np.array_equal(b["i"], self.inputs[g.id]):
+                    self.errors.append(f"gpu {g.id}: the input buffer was modified in an out-of-place run")
+                    break
+        return outs

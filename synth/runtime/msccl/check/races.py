@@ -52,7 +52,28 @@ def race_check(algo: Algo, trace, alias_io: bool, max_bytes: int = 1 << 29) -> l
     if 2 * n_steps * n_tbs * np.dtype(dtype).itemsize > max_bytes:
         return [f"race check skipped: {n_steps} steps x {n_tbs} threadblocks of vector clocks exceed "
                 f"{max_bytes >> 20} MiB"]
-    # clocks: entry t = 1 + (2k or 2k+1) for the last start/end of step k of threadblock t known to happen before
+    vs = _start_clocks(tbs, trace, base, tb_index, dtype)
+    x, y = _conflicts(algo, tbs, base, tb_index, alias_io)
+    if x.shape[0] == 0:
+        return []
+    # ordered: end(x) before start(y), or end(y) before start(x)
+    x_then_y = vs[y[:, 3], x[:, 4]] >= 2 * x[:, 5] + 2
+    y_then_x = vs[x[:, 3], y[:, 4]] >= 2 * y[:, 5] + 2
+    bad = np.flatnonzero(~(x_then_y | y_then_x))
+    errors = []
+    for j in bad[:5]:
+        errors.append(f"race on gpu {int(x[j, 0])}, buffer {'ios'[int(x[j, 1])]} chunk {int(x[j, 2])}: tb "
+                      f"{_tb_of(tbs, x[j, 4])} step {int(x[j, 5])} and tb {_tb_of(tbs, y[j, 4])} step {int(y[j, 5])} "
+                      "are not ordered (a missing dependency)")
+    if bad.size > 5:
+        errors.append(f"... {bad.size} unordered pairs in all")
+    return errors
+
+
+def _start_clocks(tbs, trace, base, tb_index, dtype):
+    """The vector clock at the start of every step, along ``trace``: entry t = 1 + (2k or 2k+1) for the last
+    start/end of step k of threadblock t known to happen before."""
+    n_steps, n_tbs = sum(len(t.steps) for _, t in tbs), len(tbs)
     vs = np.zeros((n_steps, n_tbs), dtype=dtype)
     ve = np.zeros((n_steps, n_tbs), dtype=dtype)
     steps = {(gid, t.id): t.steps for gid, t in tbs}
@@ -74,7 +95,12 @@ def race_check(algo: Algo, trace, alias_io: bool, max_bytes: int = 1 << 29) -> l
                 np.maximum(row, vs[base[(sg, stb)] + sk], out=row)
             row[ti] = 2 * k + 2
             ve[sid] = row
-    # conflicting pairs per GPU, buffer and chunk
+    return vs
+
+
+def _conflicts(algo, tbs, base, tb_index, alias_io):
+    """``(x, y)``: the pairs of accesses of two threadblocks of one GPU to one chunk of one buffer, one
+    of them a write, each row ``(gpu, buffer, chunk, step id, tb index, step, writes)``."""
     coll = algo.attrs.get("coll", "allreduce")
     block = algo.nchunksperloop // max(len(algo.gpus), 1) if coll != "allreduce" else 0
     recs = []
@@ -90,7 +116,7 @@ def race_check(algo: Algo, trace, alias_io: bool, max_bytes: int = 1 << 29) -> l
                 for u in range(off, off + cnt):
                     recs.append((gid, bi, u, b0 + k, ti, k, wr))
     if not recs:
-        return []
+        return np.zeros((0, 7), dtype=np.int64), np.zeros((0, 7), dtype=np.int64)
     a = np.asarray(recs, dtype=np.int64)
     a = a[np.lexsort((a[:, 3], a[:, 2], a[:, 1], a[:, 0]))]
     key = (a[:, 0] * 3 + a[:, 1]) * (1 << 32) + a[:, 2]
@@ -106,21 +132,9 @@ def race_check(algo: Algo, trace, alias_io: bool, max_bytes: int = 1 << 29) -> l
     keep = (x[:, 6] | y[:, 6]).astype(bool) & (x[:, 4] != y[:, 4])
     x, y = x[keep], y[keep]
     if x.shape[0] == 0:
-        return []
+        return x, y
     pair = np.unique(np.stack([x[:, 3], y[:, 3]], axis=1), axis=0, return_index=True)[1]
-    x, y = x[pair], y[pair]
-    # ordered: end(x) before start(y), or end(y) before start(x)
-    x_then_y = vs[y[:, 3], x[:, 4]] >= 2 * x[:, 5] + 2
-    y_then_x = vs[x[:, 3], y[:, 4]] >= 2 * y[:, 5] + 2
-    bad = np.flatnonzero(~(x_then_y | y_then_x))
-    errors = []
-    for j in bad[:5]:
-        errors.append(f"race on gpu {int(x[j, 0])}, buffer {'ios'[int(x[j, 1])]} chunk {int(x[j, 2])}: tb "
-                      f"{_tb_of(tbs, x[j, 4])} step {int(x[j, 5])} and tb {_tb_of(tbs, y[j, 4])} step {int(y[j, 5])} "
-                      "are not ordered (a missing dependency)")
-    if bad.size > 5:
-        errors.append(f"... {bad.size} unordered pairs in all")
-    return errors
+    return x[pair], y[pair]
 
 
 def _tb_of(tbs, ti):

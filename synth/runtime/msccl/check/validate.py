@@ -66,7 +66,7 @@ def raw_checks(text, limits) -> list:
             break
         parts = body.rstrip("/").split(None, 1)
         rest = parts[1] if len(parts) > 1 else ""
-        if "'" in rest:
+        if "'" in re.sub(r'"[^"]*"', '""', rest):  # a ' inside a double-quoted value is read as is
             errors.append(f"<{parts[0]}>: single-quoted attribute; the runtime needs double quotes")
             break
         if re.search(r'"\S', rest.replace('"/', '" ')) and re.search(r'="[^"]*"[^\s/>]', rest):
@@ -149,20 +149,8 @@ def validate(algo: Algo, limits=None, coll: str | None = "allreduce") -> list:
 
 
 def _validate_gpu(g, ngpus, nch, ncl, coll, lim):
-    errors = []
     where = f"gpu {g.id}"
-    if min(g.i_chunks, g.o_chunks, g.s_chunks) < 0:
-        errors.append(f"{where}: negative i_chunks, o_chunks or s_chunks")
-    if coll == "allreduce" and (g.i_chunks != ncl or g.o_chunks != ncl):
-        errors.append(f"{where}: i_chunks and o_chunks must equal nchunksperloop ({ncl}) for allreduce")
-    elif coll in ("reducescatter", "allgather"):
-        # nchunksperloop counts the whole vector (the runtimes' sizeMultiplier = ngpus); a GPU's block is 1/ngpus
-        want = (ncl, ncl // ngpus) if coll == "reducescatter" else (ncl // ngpus, ncl)
-        if ncl % ngpus:
-            errors.append(f"{where}: nchunksperloop {ncl} is not a multiple of ngpus {ngpus} ({coll} blocks)")
-        elif (g.i_chunks, g.o_chunks) != want:
-            errors.append(f"{where}: i_chunks {g.i_chunks} and o_chunks {g.o_chunks} must be {want[0]} and {want[1]} "
-                          f"for {coll} (the vector of nchunksperloop chunks and one GPU's block of it)")
+    errors = _gpu_sizes(g, ngpus, ncl, coll)
     tb_ids = sorted(t.id for t in g.tbs)
     if tb_ids != list(range(len(g.tbs))):
         errors.append(f"{where}: threadblock ids must be 0..{len(g.tbs) - 1}, each once (the runtime refuses gaps)")
@@ -177,98 +165,142 @@ def _validate_gpu(g, ngpus, nch, ncl, coll, lim):
                       "(it refuses to read on once MAX_NODES slots are used, and the closing tag needs one)")
     sizes = {"i": g.i_chunks, "o": g.o_chunks, "s": g.s_chunks}
     by_id = {t.id: t for t in g.tbs}
-    send_chan, recv_chan = {}, {}
-    n_send, n_recv = {}, {}
+    conns = {"send": ({}, {}), "recv": ({}, {})}  # kind -> ((chan, peer) -> tb, chan -> threadblocks)
     for t in g.tbs:
         w = f"{where}, tb {t.id}"
-        for peer, kind in ((t.send, "send"), (t.recv, "recv")):
-            if peer == g.id:
-                errors.append(f"{w}: {kind} peer {peer} is the GPU itself")
-            elif not -1 <= peer < ngpus:
-                errors.append(f"{w}: {kind} peer {peer} is not -1 or a GPU id")
-        if not 0 <= t.chan < nch:
-            errors.append(f"{w}: channel {t.chan} outside 0..{nch - 1}")
-        if t.send >= 0:
-            if (t.chan, t.send) in send_chan:
-                errors.append(f"{w}: a second threadblock sending to {t.send} on channel {t.chan} "
-                              f"(tb {send_chan[(t.chan, t.send)]}); one connection per direction and channel")
-            send_chan[(t.chan, t.send)] = t.id
-            n_send[t.chan] = n_send.get(t.chan, 0) + 1
-        if t.recv >= 0:
-            if (t.chan, t.recv) in recv_chan:
-                errors.append(f"{w}: a second threadblock receiving from {t.recv} on channel {t.chan} "
-                              f"(tb {recv_chan[(t.chan, t.recv)]})")
-            recv_chan[(t.chan, t.recv)] = t.id
-            n_recv[t.chan] = n_recv.get(t.chan, 0) + 1
+        errors.extend(_tb_peers(g, t, w, ngpus, nch, conns))
         if len(t.steps) > lim.max_steps:
             errors.append(f"{w}: {len(t.steps)} steps, over MSCCL_MAX_NUM_STEPS {lim.max_steps}")
         if len(t.steps) > lim.max_subs:
             errors.append(f"{w}: {len(t.steps)} steps, over the parser's {lim.max_subs} children per element")
-        prev_nop = False
-        for k, st in enumerate(t.steps):
-            ws = f"{w}, step {st.s}"
-            if st.s != k:
-                errors.append(f"{w}: step numbers must be 0, 1, 2, ... in order (found {st.s} at position {k})")
-                break
-            if st.type not in STEP_TYPES:
-                errors.append(f"{ws}: unknown type {st.type!r}")
-                continue
-            if st.srcbuf not in sizes or st.dstbuf not in sizes:
-                errors.append(f"{ws}: buffers must be i, o or s")
-                continue
-            if st.hasdep not in (0, 1):
-                errors.append(f"{ws}: hasdep must be 0 or 1")
-            if st.depid == -1:
-                if st.deps != -1:
-                    errors.append(f"{ws}: deps {st.deps} without depid")
-                if st.type == "nop":
-                    errors.append(f"{ws}: a nop without a dependency")
-                if prev_nop:
-                    errors.append(f"{ws}: follows nop steps but has no dependency itself (the runtime refuses this)")
-            else:
-                dt = by_id.get(st.depid)
-                if dt is None or st.depid == t.id:
-                    errors.append(f"{ws}: depid {st.depid} is not another threadblock of this GPU")
-                elif not 0 <= st.deps < len(dt.steps):
-                    errors.append(f"{ws}: deps {st.deps} is not a step of tb {st.depid}")
-                else:
-                    target = dt.steps[st.deps]
-                    if target.type == "nop":
-                        errors.append(f"{ws}: depends on a nop step (tb {st.depid} step {st.deps})")
-                    elif target.hasdep != 1:
-                        errors.append(f"{ws}: depends on tb {st.depid} step {st.deps}, which has hasdep=0 (the "
-                                      "runtime only signals steps with hasdep=1)")
-            if st.type == "nop":
-                if st.hasdep:
-                    errors.append(f"{ws}: hasdep on a nop (the runtime never signals a nop)")
-                prev_nop = True
-                continue
-            prev_nop = False
-            if not 1 <= st.cnt < lim.max_count:
-                errors.append(f"{ws}: cnt {st.cnt} outside 1..{lim.max_count - 1} (MSCCL_MAX_COUNT {lim.max_count})")
-            if st.type in SENDS and t.send < 0:
-                errors.append(f"{ws}: type {st.type} sends but the threadblock has no send peer")
-            if st.type in RECVS and t.recv < 0:
-                errors.append(f"{ws}: type {st.type} receives but the threadblock has no recv peer")
-            if st.type in READS_SRC and not (0 <= st.srcoff and st.srcoff + st.cnt <= sizes[st.srcbuf]):
-                errors.append(f"{ws}: source {st.srcbuf}[{st.srcoff}:{st.srcoff + st.cnt}] outside the buffer "
-                              f"({sizes[st.srcbuf]} chunks)")
-            if st.type in WRITES_DST and not (0 <= st.dstoff and st.dstoff + st.cnt <= sizes[st.dstbuf]):
-                errors.append(f"{ws}: destination {st.dstbuf}[{st.dstoff}:{st.dstoff + st.cnt}] outside the buffer "
-                              f"({sizes[st.dstbuf]} chunks)")
-            if st.type == "re" and k > 0:
-                pv = t.steps[k - 1]
-                if (pv.type == "re" and pv.dstbuf == st.dstbuf and pv.dstoff == st.dstoff and pv.srcbuf == st.srcbuf
-                        and st.depid == -1 and not pv.hasdep and pv.cnt != st.cnt):
-                    errors.append(f"{ws}: the runtime fuses consecutive 're' steps with one destination, but the "
-                                  "counts differ")
-        if prev_nop:
-            errors.append(f"{w}: ends with nop steps (the runtime drops them)")
-    for chan, n in list(n_send.items()) + list(n_recv.items()):
+        errors.extend(_tb_steps(t, w, by_id, sizes, lim))
+    for chan, n in list(conns["send"][1].items()) + list(conns["recv"][1].items()):
         if n > lim.max_tbs_per_channel:
             errors.append(f"{where}: {n} threadblocks with a peer on channel {chan}, over "
                           f"MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL {lim.max_tbs_per_channel}")
             break
+    return errors
+
+
+def _gpu_sizes(g, ngpus, ncl, coll):
+    """Errors in a GPU's ``i_chunks``, ``o_chunks`` and ``s_chunks`` for the collective."""
+    errors = []
+    where = f"gpu {g.id}"
+    if min(g.i_chunks, g.o_chunks, g.s_chunks) < 0:
+        errors.append(f"{where}: negative i_chunks, o_chunks or s_chunks")
+    if coll == "allreduce" and (g.i_chunks != ncl or g.o_chunks != ncl):
+        errors.append(f"{where}: i_chunks and o_chunks must equal nchunksperloop ({ncl}) for allreduce")
+    elif coll in ("reducescatter", "allgather"):
+        # nchunksperloop counts the whole vector (the runtimes' sizeMultiplier = ngpus); a GPU's block is 1/ngpus
+        want = (ncl, ncl // ngpus) if coll == "reducescatter" else (ncl // ngpus, ncl)
+        if ncl % ngpus:
+            errors.append(f"{where}: nchunksperloop {ncl} is not a multiple of ngpus {ngpus} ({coll} blocks)")
+        elif (g.i_chunks, g.o_chunks) != want:
+            errors.append(f"{where}: i_chunks {g.i_chunks} and o_chunks {g.o_chunks} must be {want[0]} and {want[1]} "
+                          f"for {coll} (the vector of nchunksperloop chunks and one GPU's block of it)")
+    return errors
+
+
+def _tb_peers(g, t, w, ngpus, nch, conns):
+    """Errors in a threadblock's peers and channel; counts its connection in ``conns``."""
+    errors = []
+    for peer, kind in ((t.send, "send"), (t.recv, "recv")):
+        if peer == g.id:
+            errors.append(f"{w}: {kind} peer {peer} is the GPU itself")
+        elif not -1 <= peer < ngpus:
+            errors.append(f"{w}: {kind} peer {peer} is not -1 or a GPU id")
+    if not 0 <= t.chan < nch:
+        errors.append(f"{w}: channel {t.chan} outside 0..{nch - 1}")
+    for peer, kind, what in ((t.send, "send", f"sending to {t.send}"), (t.recv, "recv", f"receiving from {t.recv}")):
+        if peer < 0:
+            continue
+        at, count = conns[kind]
+        if (t.chan, peer) in at:
+            errors.append(f"{w}: a second threadblock {what} on channel {t.chan} (tb {at[(t.chan, peer)]})"
+                          + ("; one connection per direction and channel" if kind == "send" else ""))
+        at[(t.chan, peer)] = t.id
+        count[t.chan] = count.get(t.chan, 0) + 1
+    return errors
+
+
+def _tb_steps(t, w, by_id, sizes, lim):
+    """Errors in the steps of threadblock ``t``: numbering, types, buffers, dependencies and counts."""
+    errors = []
+    prev_nop = False
+    for k, st in enumerate(t.steps):
+        ws = f"{w}, step {st.s}"
+        if st.s != k:
+            errors.append(f"{w}: step numbers must be 0, 1, 2, ... in order (found {st.s} at position {k})")
+            break
+        if st.type not in STEP_TYPES:
+            errors.append(f"{ws}: unknown type {st.type!r}")
+            continue
+        if st.srcbuf not in sizes or st.dstbuf not in sizes:
+            errors.append(f"{ws}: buffers must be i, o or s")
+            continue
+        if st.hasdep not in (0, 1):
+            errors.append(f"{ws}: hasdep must be 0 or 1")
+        errors.extend(_step_dependency(t, st, ws, by_id, prev_nop))
+        if st.type == "nop":
+            if st.hasdep:
+                errors.append(f"{ws}: hasdep on a nop (the runtime never signals a nop)")
+            prev_nop = True
+            continue
+        prev_nop = False
+        errors.extend(_step_data(t, k, ws, sizes, lim))
+    if prev_nop:
+        errors.append(f"{w}: ends with nop steps (the runtime drops them)")
+    return errors
+
+
+def _step_dependency(t, st, ws, by_id, prev_nop):
+    """Errors in a step's ``depid``/``deps``."""
+    errors = []
+    if st.depid == -1:
+        if st.deps != -1:
+            errors.append(f"{ws}: deps {st.deps} without depid")
+        if st.type == "nop":
+            errors.append(f"{ws}: a nop without a dependency")
+        if prev_nop:
+            errors.append(f"{ws}: follows nop steps but has no dependency itself (the runtime refuses this)")
+        return errors
+    dt = by_id.get(st.depid)
+    if dt is None or st.depid == t.id:
+        errors.append(f"{ws}: depid {st.depid} is not another threadblock of this GPU")
+    elif not 0 <= st.deps < len(dt.steps):
+        errors.append(f"{ws}: deps {st.deps} is not a step of tb {st.depid}")
+    else:
+        target = dt.steps[st.deps]
+        if target.type == "nop":
+            errors.append(f"{ws}: depends on a nop step (tb {st.depid} step {st.deps})")
+        elif target.hasdep != 1:
+            errors.append(f"{ws}: depends on tb {st.depid} step {st.deps}, which has hasdep=0 (the "
+                          "runtime only signals steps with hasdep=1)")
+    return errors
+
+
+def _step_data(t, k, ws, sizes, lim):
+    """Errors in what step ``k`` of ``t`` (not a nop) moves: count, peers, buffer bounds, fused reduces."""
+    errors = []
+    st = t.steps[k]
+    if not 1 <= st.cnt < lim.max_count:
+        errors.append(f"{ws}: cnt {st.cnt} outside 1..{lim.max_count - 1} (MSCCL_MAX_COUNT {lim.max_count})")
+    if st.type in SENDS and t.send < 0:
+        errors.append(f"{ws}: type {st.type} sends but the threadblock has no send peer")
+    if st.type in RECVS and t.recv < 0:
+        errors.append(f"{ws}: type {st.type} receives but the threadblock has no recv peer")
+    if st.type in READS_SRC and not (0 <= st.srcoff and st.srcoff + st.cnt <= sizes[st.srcbuf]):
+        errors.append(f"{ws}: source {st.srcbuf}[{st.srcoff}:{st.srcoff + st.cnt}] outside the buffer "
+                      f"({sizes[st.srcbuf]} chunks)")
+    if st.type in WRITES_DST and not (0 <= st.dstoff and st.dstoff + st.cnt <= sizes[st.dstbuf]):
+        errors.append(f"{ws}: destination {st.dstbuf}[{st.dstoff}:{st.dstoff + st.cnt}] outside the buffer "
+                      f"({sizes[st.dstbuf]} chunks)")
+    if st.type == "re" and k > 0:
+        pv = t.steps[k - 1]
+        if (pv.type == "re" and pv.dstbuf == st.dstbuf and pv.dstoff == st.dstoff and pv.srcbuf == st.srcbuf
+                and st.depid == -1 and not pv.hasdep and pv.cnt != st.cnt):
+            errors.append(f"{ws}: the runtime fuses consecutive 're' steps with one destination, but the "
+                          "counts differ")
     return errors
 
 
