@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from synth.models._solve.interrupt import cpsat_solve
 from synth.models._solve.result import MipSolution, Status
 
 __all__ = ["LinearModel", "new_highs"]
@@ -394,7 +395,7 @@ class LinearModel:
                     stopped[0] = True
                     self.stop_search()
 
-        st = solver.solve(m, _CB())
+        st = cpsat_solve(solver, m, _CB())      # Ctrl-C and SIGTERM stop it at once and propagate
         has = st in (cp_model.OPTIMAL, cp_model.FEASIBLE)
         values = np.array([solver.value(x) for x in xs], dtype=np.float64) if has else None
         obj = float(solver.objective_value) if has else None
@@ -469,6 +470,13 @@ class LinearModel:
                 self.model.catchEvent(SCIP_EVENTTYPE.NODESOLVED, self)
 
             def eventexec(self, event):
+                try:
+                    self._exec()
+                except KeyboardInterrupt:           # Ctrl-C in the caller's callback, or SIGTERM's handler
+                    state["interrupted"] = True
+                    self.model.interruptSolve()
+
+            def _exec(self):
                 # the incumbent is not yet in getPrimalbound() when BESTSOLFOUND fires: every
                 # event looks at it, and the next NODESOLVED reports it and stops if asked
                 mdl = self.model
@@ -481,18 +489,22 @@ class LinearModel:
                 if progress is not None and (better or now - state["last"] > 5.0):
                     state["last"] = now
                     text = f"{inc:.0f}" if inc is not None else "none"
-                    try:
-                        progress(f"scip: incumbent {text}, bound {mdl.getDualbound():.2f}, {mdl.getNNodes()} nodes, "
-                                 f"{state['cuts']} cuts")
-                    except KeyboardInterrupt:       # raised by the caller's callback: stop as on Ctrl-C
-                        state["interrupted"] = True
-                        mdl.interruptSolve()
+                    progress(f"scip: incumbent {text}, bound {mdl.getDualbound():.2f}, {mdl.getNNodes()} nodes, "
+                             f"{state['cuts']} cuts")
                 if better and stop_below is not None and inc <= stop_below + 1e-6:
                     state["stopped"] = True
                     mdl.interruptSolve()
 
         class _Cuts(Sepa):
             def sepaexeclp(self):
+                try:
+                    return self._separate()
+                except KeyboardInterrupt:           # SIGTERM's handler ran here: stop as on Ctrl-C
+                    state["interrupted"] = True
+                    self.model.interruptSolve()
+                    return {"result": SCIP_RESULT.DIDNOTRUN}
+
+            def _separate(self):
                 mdl = self.model
                 x = np.fromiter((mdl.getSolVal(None, v) for v in xs), dtype=np.float64, count=len(xs))
                 added = 0

@@ -19,8 +19,9 @@ Examples
 
 from __future__ import annotations
 
+import multiprocessing
+import signal
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -134,6 +135,12 @@ def sweep_note(t, depths, time_limit, seed, solver, jobs=1):
             f"each{parallel}; one line per depth follows")
 
 
+def _worker_signals():
+    """A sweep worker leaves Ctrl-C to the parent (which terminates the pool) and dies at once on SIGTERM."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _solve_one(args):
     shape, k, time_limit, seed, solver, cache = args
     return khop_tree(torus(shape), k, time_limit=time_limit, seed=seed, solver=solver, cache=cache)
@@ -148,6 +155,10 @@ def sweep(t, depths=None, *, time_limit=60.0, seed=0, solver="auto", jobs=1, siz
     otherwise); solved depths come from the cache of :func:`synth.solving.khop.khop_tree`.
     ``engine="simgrid"`` times every candidate by a SimGrid replay (rounds mode,
     :func:`synth.analysis.simulate.simulated_seconds`) instead of the cost model.
+
+    Ctrl-C or SIGTERM (a ``KeyboardInterrupt``) stops the whole sweep: it propagates, no later
+    depth is solved and no table is returned (the interrupted depth's best tree is kept in the
+    cache marked interrupted, :func:`synth.solving.khop.khop_tree`).
     """
     if not getattr(t, "is_equal_sided", False):
         raise SynthError("sweeps lift trees by Γ: they need an equal-sided torus")
@@ -161,9 +172,10 @@ def sweep(t, depths=None, *, time_limit=60.0, seed=0, solver="auto", jobs=1, siz
     say = report or progress
     cached = set(cached_depths(t, solve_ks, time_limit, seed, solver)) if cache else set()
     if jobs > 1 and len(jobs_args) > 1:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        # leaving the block terminates the workers, also on Ctrl-C or SIGTERM: the sweep stops at once
+        with multiprocessing.Pool(jobs, initializer=_worker_signals) as pool:
             records = []
-            for i, rec in enumerate(pool.map(_solve_one, jobs_args), 1):
+            for i, rec in enumerate(pool.imap(_solve_one, jobs_args), 1):
                 say(f"k={rec.k} ({i} of {len(jobs_args)}): W = {rec.weight}, {rec.status}"
                     f"{' (cached)' if rec.cached else ''}")
                 records.append(rec)

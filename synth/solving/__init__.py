@@ -199,8 +199,11 @@ def _solve_khop(t, depth, elements, mode, exchange, group, time_limit, seed, sol
                      f"from the certificate's dual), gap {100 * rec.gap:.2f} %")
     if rec.solver_bound is not None:
         notes.append(f"the solver claims W* >= {rec.solver_bound} (its MIP; synth check cannot re-derive that)")
-    if rec.interrupted:
-        notes.append("interrupted: the best tree so far (not cached; the same command solves again)")
+    if rec.interrupted_before is not None:
+        notes.append(f"the cache held an interrupted solve of this tree (W = {rec.interrupted_before}), never "
+                     "served as an answer: solved again")
+    if rec.uncached:
+        notes.append(f"{rec.uncached}: the same command solves again")
     if rec.cached:
         notes.append(f"tree read from the cache ({rec.seconds:.1f} s when solved)")
     if rec.start_weight is not None:

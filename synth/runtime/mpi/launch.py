@@ -40,6 +40,8 @@ import numpy as np
 
 from synth.units import parse_size  # the one size parser of every command
 from synth.errors import OptionError, SynthError
+from synth.fileio import read_capped, read_json
+from synth.runtime.memory import check_host_memory, mpi_bytes
 from synth.runtime.mpi import _worker as worker
 from synth.runtime.mpi.ranks import check_dtype, rank_plans
 from synth.runtime.plan import build_plan, load_schedule, run_chunk_sizes
@@ -234,6 +236,7 @@ def run_schedule(source, size="1MiB", iters: int = 5, dtype: str = "float32", mo
         elements -= elements % p
         if elements < 1:
             raise SynthError(f"size {size} holds fewer elements than the {p} ranks' blocks need")
+    check_host_memory(p, elements, np.dtype(dtype).itemsize, mpi_bytes, "ranks")  # before any rank starts
     tmp = None
     if keep_dir is None:
         tmp = tempfile.TemporaryDirectory(prefix="synth-run-")
@@ -256,14 +259,13 @@ def run_schedule(source, size="1MiB", iters: int = 5, dtype: str = "float32", mo
         launch = time.perf_counter() - t0
         problems = sorted(f for f in os.listdir(directory) if f.startswith("error-"))
         if problems:
-            with open(os.path.join(directory, problems[0]), encoding="utf-8") as f:
-                raise SynthError(f"MPI run failed: {f.read().strip()}")
+            raise SynthError(f"MPI run failed: {_first_line(os.path.join(directory, problems[0]))}"
+                             + ("" if keep_dir is not None else " (--workdir DIR keeps the ranks' tracebacks)"))
         path = os.path.join(directory, "result.json")
         if not os.path.exists(path):
-            tail = " | ".join((err or out or "").strip().splitlines()[-5:])
+            tail = _last_line(err or out)
             raise SynthError(f"MPI run failed (mpiexec exit code {rc}): {tail or 'no output'}")
-        with open(path, encoding="utf-8") as f:
-            res = json.load(f)
+        res = read_json(path)
     finally:
         if tmp is not None:
             tmp.cleanup()
@@ -286,6 +288,23 @@ def run_schedule(source, size="1MiB", iters: int = 5, dtype: str = "float32", mo
                      prepare_s=info.seconds, launch_s=launch, setup_s=float(res.get("setup_s", 0.0)),
                      mpi_library=res.get("mpi_library", ""), command=cmd[:-1] + ["DIR"],
                      collective=schedule.collective)
+
+
+def _first_line(path) -> str:
+    """The first line of a rank's error file (its message; the traceback follows it there)."""
+    try:
+        text = read_capped(path, 1 << 16).decode("utf-8", "replace")
+    except SynthError as exc:
+        return str(exc)
+    return next((ln.strip() for ln in text.splitlines() if ln.strip()), "no message")
+
+
+def _last_line(text) -> str:
+    """The last lines of mpiexec's output that are no traceback frames or rules, joined into one."""
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+    frames = ("File ", "Traceback ", "^", "~", "=", "During handling", "The above exception")
+    kept = [ln for ln in lines if not ln.startswith(frames) and ln != "..."]
+    return " | ".join(kept[-3:])[:300]
 
 
 def _chunk_at(info: Prepared, element: int) -> int:
