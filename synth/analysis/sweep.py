@@ -33,7 +33,8 @@ from synth.schedule.data import chunk_elements
 from synth.schedule.exchange import exchange_allreduce
 from synth.schedule.lift import lift, lifted_weights
 from synth.schedule.sp import sp_allreduce
-from synth.solving.cache import cache_dir, cache_key
+from synth.fileio import printable
+from synth.solving.cache import cache_dir, cache_key, cache_writable
 from synth.solving.khop import khop_tree, tree_base
 from synth.solving.record import tighten
 from synth.symmetry.torus import torus_gamma
@@ -131,8 +132,9 @@ def sweep_note(t, depths, time_limit, seed, solver, jobs=1):
         return None
     parallel = f", {jobs} at a time" if jobs > 1 and todo > 1 else ""
     cached = f" ({len(ks) - todo} cached)" if todo < len(ks) else ""
+    unwritable = "" if cache_writable() else f"; the solve cache {printable(cache_dir())} cannot be written"
     return (f"solving {todo} of {len(ks)} depth bound(s){cached} on {t.name}, up to `time_limit` {time_limit:g} s "
-            f"each{parallel}; one line per depth follows")
+            f"each{parallel}; one line per depth follows{unwritable}")
 
 
 def _worker_signals():

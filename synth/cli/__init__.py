@@ -78,7 +78,7 @@ def _one_line(exc: BaseException) -> str:
         text = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
     else:
         text = with_flags(exc, str(exc))  # an OptionError names a parameter: say its flag
-    text = " ".join(text.split()) or exc.__class__.__name__
+    text = printable(" ".join(text.split()) or exc.__class__.__name__)   # names from files: no control characters
     return text if len(text) <= 400 else text[:400] + " ..."
 
 
