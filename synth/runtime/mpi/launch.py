@@ -301,9 +301,10 @@ def _first_line(path) -> str:
 
 def _last_line(text) -> str:
     """The last lines of mpiexec's output that are no traceback frames or rules, joined into one."""
-    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
-    frames = ("File ", "Traceback ", "^", "~", "=", "During handling", "The above exception")
-    kept = [ln for ln in lines if not ln.startswith(frames) and ln != "..."]
+    frames = ("Traceback ", "=", "During handling", "The above exception")
+    # a traceback's frames and source lines are indented; its last line (the exception) is not
+    kept = [ln.strip() for ln in (text or "").splitlines()
+            if ln.strip() and not ln[:1].isspace() and not ln.startswith(frames)]
     return " | ".join(kept[-3:])[:300]
 
 
