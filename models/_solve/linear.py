@@ -250,7 +250,8 @@ class LinearModel:
 
     def solve_highs(self, time_limit=None, threads=1, seed=0, start=None, progress=None, stop_below=None,
                     relax=False, guard_presolve=True) -> MipSolution:
-        """Solve with HiGHS; Ctrl-C cancels the search and returns what it has.
+        """Solve with HiGHS; Ctrl-C or SIGTERM cancels the search and propagates, carrying what it has
+        as ``partial`` (:func:`_ended`).
 
         ``stop_below``: stop at the first incumbent of objective at most this value.
         ``relax``: solve the LP relaxation.
@@ -285,15 +286,15 @@ class LinearModel:
 
             h.cbMipImprovingSolution += on_improve
         h.HandleUserInterrupt = True
-        interrupted = False
+        caught = None
         h.startSolve()
         while True:
             try:
                 done, _ = h.wait(0.1)
                 if done:
                     break
-            except KeyboardInterrupt:
-                interrupted = True
+            except KeyboardInterrupt as exc:    # Ctrl-C or SIGTERM: stop HiGHS, then let the interrupt through
+                caught = exc
                 h.cancelSolve()
         info = h.getInfo()
         ms = h.getModelStatus()
@@ -309,7 +310,7 @@ class LinearModel:
             status = Status.FEASIBLE if has_sol else Status.UNKNOWN
         if not np.isfinite(bound) and status != Status.INFEASIBLE:
             bound = -np.inf
-        return MipSolution(status, obj, bound, values, time.monotonic() - t0, interrupted)
+        return _ended(MipSolution(status, obj, bound, values, time.monotonic() - t0, caught is not None), caught)
 
     # ------------------------------------------------------------ CP-SAT
     def to_cpsat(self, deadline=None):
@@ -349,9 +350,9 @@ class LinearModel:
 
         Deterministic for a given seed with ``threads=1``; several workers race, so
         their result can differ from run to run.  ``stop_below``: stop at the first
-        solution of objective at most this value.  CP-SAT catches Ctrl-C itself and
-        stops as at a time limit; an early stop that is neither that nor a proof is
-        reported as ``interrupted``.  With ``enumerate_all`` (the objective ignored)
+        solution of objective at most this value.  Ctrl-C and SIGTERM stop the search at
+        once and propagate (:func:`synth.models._solve.interrupt.cpsat_solve`; CP-SAT left to
+        itself would catch Ctrl-C and end as at its time limit).  With ``enumerate_all`` (the objective ignored)
         returns the list of every feasible integral point instead: for tests on tiny
         models.
         """
@@ -404,10 +405,7 @@ class LinearModel:
                   cp_model.INFEASIBLE: Status.INFEASIBLE}.get(st, Status.UNKNOWN)
         if status in (Status.UNKNOWN, Status.FEASIBLE) and not np.isfinite(bound):
             bound = -np.inf
-        elapsed = time.monotonic() - t0
-        interrupted = (status in (Status.UNKNOWN, Status.FEASIBLE) and not stopped[0] and limit is not None
-                       and solver.wall_time < 0.9 * limit - 0.2)
-        return MipSolution(status, obj, bound, values, elapsed, interrupted)
+        return MipSolution(status, obj, bound, values, time.monotonic() - t0)
 
     # -------------------------------------------------------------- SCIP
     def solve_scip(self, time_limit=None, threads=1, seed=0, start=None, progress=None, stop_below=None,
@@ -423,8 +421,9 @@ class LinearModel:
 
         ``threads`` is ignored (SCIP searches with one thread).  ``start``: column values
         of a feasible solution, the first incumbent.  ``stop_below``: stop at the first
-        incumbent of objective at most this value.  SCIP catches Ctrl-C itself
-        and stops; that is reported as ``interrupted``.  Needs ``pyscipopt``.
+        incumbent of objective at most this value.  SCIP catches Ctrl-C itself and stops
+        (SIGTERM's handler runs in our callbacks, which stop it too); the interrupt then
+        propagates, carrying what SCIP has as ``partial`` (:func:`_ended`).  Needs ``pyscipopt``.
         """
         # optional solver: imported when used
         from pyscipopt import SCIP_EVENTTYPE, SCIP_RESULT, Eventhdlr, Model, Sepa
@@ -462,7 +461,7 @@ class LinearModel:
                 if v:
                     m.setSolVal(sol, x, v)
             m.addSol(sol, free=True)
-        state = {"last": 0.0, "stopped": False, "cuts": 0, "interrupted": False, "inc": np.inf}
+        state = {"last": 0.0, "stopped": False, "cuts": 0, "interrupted": None, "inc": np.inf}
 
         class _Events(Eventhdlr):
             def eventinit(self):
@@ -472,8 +471,8 @@ class LinearModel:
             def eventexec(self, event):
                 try:
                     self._exec()
-                except KeyboardInterrupt:           # Ctrl-C in the caller's callback, or SIGTERM's handler
-                    state["interrupted"] = True
+                except KeyboardInterrupt as exc:    # Ctrl-C in the caller's callback, or SIGTERM's handler
+                    state["interrupted"] = exc
                     self.model.interruptSolve()
 
             def _exec(self):
@@ -499,8 +498,8 @@ class LinearModel:
             def sepaexeclp(self):
                 try:
                     return self._separate()
-                except KeyboardInterrupt:           # SIGTERM's handler ran here: stop as on Ctrl-C
-                    state["interrupted"] = True
+                except KeyboardInterrupt as exc:    # SIGTERM's handler ran here: stop as on Ctrl-C
+                    state["interrupted"] = exc
                     self.model.interruptSolve()
                     return {"result": SCIP_RESULT.DIDNOTRUN}
 
@@ -544,8 +543,22 @@ class LinearModel:
             bound = float(m.getDualbound())
             if not np.isfinite(bound) or abs(bound) >= inf:
                 bound = -np.inf
-        interrupted = state["interrupted"] or (st == "userinterrupt" and not state["stopped"])
-        return MipSolution(status, obj, bound, values, time.monotonic() - t0, interrupted)
+        caught = state["interrupted"]
+        if caught is None and st == "userinterrupt" and not state["stopped"]:
+            caught = KeyboardInterrupt()        # SCIP caught Ctrl-C itself
+        return _ended(MipSolution(status, obj, bound, values, time.monotonic() - t0, caught is not None), caught)
+
+
+def _ended(sol: MipSolution, caught):
+    """``sol``, or (when the solve was interrupted) the interrupt raised again, carrying ``sol`` as ``partial``.
+
+    Ctrl-C and SIGTERM are never swallowed: a caller that can use the solver's incumbent takes it
+    from the exception (:func:`synth.models.khop.pipeline`), every other caller simply stops.
+    """
+    if caught is None:
+        return sol
+    caught.partial = sol
+    raise caught
 
 
 @contextlib.contextmanager

@@ -143,8 +143,15 @@ def _mip_loop(t, k, best, lp, lpres, method, perms, D, *, deadline, seed, solver
             if seconds <= 0.2:
                 break
             name = ENGINE_NAMES[engine]
-            sol = _solve_mip(model, engine, z, D, k, seconds, seed=seed, threads=threads, say=say, ub=ub,
-                             deadline=deadline)
+            try:
+                sol = _solve_mip(model, engine, z, D, k, seconds, seed=seed, threads=threads, say=say, ub=ub,
+                                 deadline=deadline)
+            except KeyboardInterrupt as exc:    # keep the MIP's incumbent, then let the interrupt through
+                part = getattr(exc, "partial", None)
+                if part is not None and part.values is not None:
+                    parent = decode_parent(z, part.values, V)
+                    best.offer_tree(parent, tree_weight(t, parent), name, say)
+                raise
             if sol.values is not None:
                 parent = decode_parent(z, sol.values, V)
                 improved = best.offer_tree(parent, tree_weight(t, parent), name, say)
