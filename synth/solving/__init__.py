@@ -274,7 +274,14 @@ def _solve_xhop(t, depth, elements, mode, time_limit, seed, progress) -> SolveRe
     # the models load on demand: they pull in the solvers
     from synth.models.xhop import solve_xhop
 
-    res = solve_xhop(t, depth, time_limit=time_limit, seed=seed, progress=progress)
+    try:
+        res = solve_xhop(t, depth, time_limit=time_limit, seed=seed, progress=progress)
+    except KeyboardInterrupt as exc:    # Ctrl-C or SIGTERM propagates; say what is lost (no cache for forests)
+        part = getattr(exc, "partial", None)
+        exc.add_note(f"depth-{depth} exchange forest: interrupted; " + (
+            f"the best forest so far has W = {part.weight} (gap {100 * part.gap:.1f} %), not kept (exchange "
+            "forests are not cached)" if part is not None else "no forest found yet"))
+        raise
     if res.parent is None or res.status in ("infeasible", "unknown"):
         raise SynthError(f"no exchange forest of depth <= {depth} found on {t.name} ({res.status})")
     base = exchange_schedule(t, res.parent, res.a, res.b, route=t.route,

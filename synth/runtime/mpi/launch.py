@@ -260,7 +260,7 @@ def run_schedule(source, size="1MiB", iters: int = 5, dtype: str = "float32", mo
         problems = sorted(f for f in os.listdir(directory) if f.startswith("error-"))
         if problems:
             raise SynthError(f"MPI run failed: {_first_line(os.path.join(directory, problems[0]))}"
-                             + ("" if keep_dir is not None else " (--workdir DIR keeps the ranks' tracebacks)"))
+                             + ("" if keep_dir is not None else " (`keep_dir` keeps the ranks' tracebacks)"))
         path = os.path.join(directory, "result.json")
         if not os.path.exists(path):
             tail = _last_line(err or out)
