@@ -267,7 +267,8 @@ def trusta_probes(folder: Path, fx: dict) -> list:
                              ("solve --topology", ["solve", "--topology", path]),
                              ("solve --start", ["solve", "--torus", "4x4", "--depth", "2", "--start", path])):
             out.append((f"{reader} a {label}", [str(a) for a in argv], bad))
-    for seed, label, make in ((11, "FIFO", os.mkfifo), (12, "symlink to /dev/zero", lambda p: p.symlink_to("/dev/zero"))):
+    for seed, label, make in ((11, "FIFO", os.mkfifo),
+                              (12, "symlink to /dev/zero", lambda p: p.symlink_to("/dev/zero"))):
         entry = _solved_entry(folder, seed)
         entry.unlink()
         make(entry)             # the next solve must skip it at once and solve again (exit 0)
@@ -287,7 +288,8 @@ def trusta_probes(folder: Path, fx: dict) -> list:
     forged_cert = _cert_variant(fx, lambda c: c["base_schedule"]["components"][0]["transmissions"].pop())
     out.append(("simulate a certificate missing a transmission", ["simulate", _write(folder, "sim39.json", forged_cert),
                                                                   "--size", "64KiB"], (1, 2)))
-    out.append(("compare --sizes 1PiB (the documented maximum)", ["compare", "--torus", "4x4", "--sizes", "1PiB"], (0,)))
+    out.append(("compare --sizes 1PiB (the documented maximum)", ["compare", "--torus", "4x4", "--sizes", "1PiB"],
+                (0,)))
     out.append(("solve --size 1PiB", ["solve", "--torus", "4x4", "--size", "1PiB", "--time-limit", "5"], (0,)))
     out.append(("compare --sizes 2PiB", ["compare", "--torus", "4x4", "--sizes", "2PiB"], bad))
     for cmd in ("info", "solve", "bound"):

@@ -48,7 +48,8 @@ def topology_from_json(data: dict) -> Topology:
     if not isinstance(data.get("directed", False), bool):
         raise FileFormatError("a topology's 'directed' must be true or false")
     try:
-        check_size(printable(data.get("name", "user topology"))[:200], n, len(links) * (1 if data.get("directed") else 2))
+        check_size(printable(data.get("name", "user topology"))[:200], n,
+                   len(links) * (1 if data.get("directed") else 2))
     except TopologyError as exc:
         raise FileFormatError(f"topology: {exc}") from None
     pairs = np.asarray(links, dtype=np.int64).reshape(-1, 2)
