@@ -318,16 +318,19 @@ def _chunk_at(info: Prepared, element: int) -> int:
 
 
 def _launch(cmd, env, timeout):
-    """Run the MPI job in its own process group; kill that group (only) on timeout."""
+    """Run the MPI job in its own process group; kill that group (only) on timeout, Ctrl-C or SIGTERM."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                             start_new_session=True)
     try:
         out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
+    except (subprocess.TimeoutExpired, KeyboardInterrupt) as exc:
+        # the job has its own session, so Ctrl-C at the terminal never reached it: stop it with us
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
         proc.communicate()
+        if isinstance(exc, KeyboardInterrupt):
+            raise
         raise SynthError(f"the MPI job did not finish within {timeout:g} s and was killed") from None
     return proc.returncode, out, err

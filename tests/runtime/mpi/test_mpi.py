@@ -261,3 +261,23 @@ def test_a_worker_failure_is_one_line_without_its_traceback(tmp_path):
     tail = rmpi._last_line('Traceback (most recent call last):\n  File "x.py", line 2, in f\n    y()\n'
                            "    ^^^\nValueError: bad plan\n")
     assert tail == "ValueError: bad plan"
+
+
+def test_an_interrupt_stops_the_mpi_job_too(tmp_path):
+    """The job runs in its own session (Ctrl-C at the terminal never reaches it): an interrupt kills it."""
+    import signal
+    import sys
+    import threading
+    import time
+
+    pid_file = tmp_path / "pid"
+    child = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+    timer = threading.Timer(3.0, os.kill, (os.getpid(), signal.SIGINT))   # the child has written its pid by then
+    t0 = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        rmpi._launch([sys.executable, "-c", child], dict(os.environ), 120)
+    timer.join()
+    assert time.monotonic() - t0 < 15
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid_file.read_text()), 0)
