@@ -29,7 +29,7 @@ __all__ = ["stop_on_signal", "cpsat_solve"]
 
 @contextlib.contextmanager
 def stop_on_signal(stop):
-    """Call ``stop()`` from a helper thread as soon as a signal with a Python handler arrives in the block.
+    """Call ``stop()`` from a helper thread as soon as SIGINT or SIGTERM arrives in the block (with a Python handler).
 
     Outside the main thread (where Python cannot watch signals) the block simply runs.
     """
@@ -66,9 +66,14 @@ def stop_on_signal(stop):
         os.close(w)
 
 
+#: the signals that stop a solve (the wakeup fd also hears any other signal with a Python handler)
+STOPPING = frozenset({int(signal.SIGINT), int(signal.SIGTERM)})
+
+
 def _drain(fd) -> bool:
+    """Whether the wakeup bytes waiting on ``fd`` (one signal number each) hold SIGINT or SIGTERM."""
     try:
-        return bool(os.read(fd, 512))
+        return not STOPPING.isdisjoint(os.read(fd, 512))
     except BlockingIOError:
         return False
 

@@ -67,3 +67,21 @@ def test_without_a_signal_the_block_runs_and_leaves_no_wakeup_fd():
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = 0.5
     assert cpsat_solve(solver, _golomb(5)) == cp_model.OPTIMAL
+
+
+def test_another_signal_does_not_stop_the_search():
+    """Only SIGINT and SIGTERM stop it: a SIGUSR1 with a Python handler (which also wakes the watcher) does not."""
+    seen = []
+    previous = signal.signal(signal.SIGUSR1, lambda *_: seen.append(1))
+    try:
+        solver = cp_model.CpSolver()
+        solver.parameters.max_time_in_seconds = 2.0
+        solver.parameters.num_workers = 1
+        timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGUSR1))
+        t0 = time.monotonic()
+        timer.start()
+        status = cpsat_solve(solver, _golomb())
+        timer.join()
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    assert seen and status == cp_model.FEASIBLE and time.monotonic() - t0 >= 1.5
