@@ -14,6 +14,7 @@ __all__ = [
     "TopologyError",
     "GroupError",
     "ScheduleError",
+    "InvalidScheduleError",
     "FileFormatError",
     "OptionError",
     "SolverError",
@@ -36,6 +37,11 @@ class GroupError(SynthError, ValueError):
 
 class ScheduleError(SynthError, ValueError):
     """A schedule is malformed: a route that is not a path, a bad round, ..."""
+
+
+class InvalidScheduleError(ScheduleError):
+    """The checker finds a schedule file INVALID (not the collective it claims, or a claim fails): a command
+    that would use it refuses it; the CLI exits 1, as ``synth check`` does on the same file."""
 
 
 class FileFormatError(SynthError, ValueError):

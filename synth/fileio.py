@@ -18,11 +18,12 @@ import os
 import stat
 import sys
 import tempfile
+import time
 
 from synth.errors import FileFormatError
 
 __all__ = ["write_atomic", "check_writable", "read_json", "loads_strict", "open_regular", "read_capped", "read_line",
-           "MAX_JSON_BYTES", "MAX_INT"]
+           "read_text", "printable", "MAX_JSON_BYTES", "MAX_INT"]
 
 MAX_JSON_BYTES = 64 << 20  # 64 MiB: 200x the largest certificate in instances/ (64x64 is 0.34 MB)
 MAX_INT = 1 << 53          # |integers| in files must stay below this (see the module docstring)
@@ -35,8 +36,10 @@ def write_atomic(path, lines) -> None:
     A reader never sees a half-written file, and a failure leaves any old file in place.
     ``path`` ``"-"`` writes to standard output instead (the CLI's ``--out -``).
 
-    The temp file sits in a fresh hidden folder beside the target (``.NAME.tmp-XXXXXXXX/NAME``),
-    removed after the rename.  A folder, not a hidden file: the MSCCL runtimes
+    The temp file sits in a fresh hidden folder beside the target (``.NAME.tmp-PID-XXXXXXXX/NAME``),
+    removed after the rename.  A write killed by SIGKILL cannot remove its folder: the next write
+    of the same target removes such folders whose process is gone and which are older than
+    :data:`STALE_SECONDS` (:func:`_remove_stale`).  A folder, not a hidden file: the MSCCL runtimes
     (msccl-executor-nccl, RCCL, the msccl scheduler) load every regular file and symlink of
     ``MSCCL_ALGO_DIR``, hidden or not and whatever its suffix, and skip only folders, so even a
     write killed by SIGKILL leaves nothing there that a runtime would try to parse.
@@ -56,10 +59,12 @@ def write_atomic(path, lines) -> None:
     check_writable(path)
     folder = os.path.dirname(os.path.abspath(path))
     name = os.path.basename(path)
+    prefix = f".{name[:100]}.tmp-"
+    _remove_stale(folder, prefix, name)
     try:
-        tmp_dir = tempfile.mkdtemp(prefix=f".{name[:100]}.tmp-", dir=folder)
+        tmp_dir = tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=folder)
     except OSError as exc:
-        raise FileFormatError(f"cannot write {path}: {_reason(exc)}") from None
+        raise FileFormatError(f"cannot write {printable(path)}: {_reason(exc)}") from None
     tmp = os.path.join(tmp_dir, name)
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask gives the usual permissions
@@ -68,13 +73,58 @@ def write_atomic(path, lines) -> None:
             _write_lines(f, lines)
         os.replace(tmp, path)
     except OSError as exc:
-        raise FileFormatError(f"cannot write {path}: {_reason(exc)}") from None
+        raise FileFormatError(f"cannot write {printable(path)}: {_reason(exc)}") from None
     finally:  # also on KeyboardInterrupt (and SIGTERM, which the CLI turns into one)
         for remove, item in ((os.unlink, tmp), (os.rmdir, tmp_dir)):
             try:
                 remove(item)
             except OSError:
                 pass
+
+
+#: a temp folder of a dead writer is removed once it is this old (a live write takes far less)
+STALE_SECONDS = 60.0
+_LEGACY_STALE_SECONDS = 3600.0   # folders named before the pid was in the name: no owner to ask
+
+
+def _remove_stale(folder: str, prefix: str, name: str) -> None:
+    """Remove the temp folders ``prefix*`` in ``folder`` left by writers that died (SIGKILL, power loss).
+
+    A folder is stale when the pid in its name is no running process and it is older than
+    :data:`STALE_SECONDS`; only the one file a write puts there (``name``) is removed, then the
+    folder (a folder holding anything else stays).  Best effort: every failure is ignored.
+    """
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(prefix)]
+    except OSError:
+        return
+    now = time.time()
+    for n in names:
+        pid_text = n[len(prefix):].partition("-")
+        alive = pid_text[0].isdigit() and pid_text[1] and _alive(int(pid_text[0]))
+        limit = STALE_SECONDS if pid_text[0].isdigit() and pid_text[1] else _LEGACY_STALE_SECONDS
+        tmp_dir = os.path.join(folder, n)
+        try:
+            st = os.lstat(tmp_dir)
+            if alive or not stat.S_ISDIR(st.st_mode) or now - st.st_mtime < limit:
+                continue
+            try:
+                os.unlink(os.path.join(tmp_dir, name))
+            except FileNotFoundError:
+                pass
+            os.rmdir(tmp_dir)
+        except OSError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):
+        return True     # someone else's process (EPERM), or a number we cannot ask about: leave it
+    return True
 
 
 def check_writable(path) -> None:
@@ -87,13 +137,13 @@ def check_writable(path) -> None:
         return
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise FileFormatError(f"cannot write {path}: folder {folder} does not exist")
+        raise FileFormatError(f"cannot write {printable(path)}: folder {printable(folder)} does not exist")
     if os.path.isdir(path):
-        raise FileFormatError(f"cannot write {path}: it is a folder")
+        raise FileFormatError(f"cannot write {printable(path)}: it is a folder")
     try:  # create what write_atomic will: the real test (os.access says yes to root on a read-only mount)
         os.rmdir(tempfile.mkdtemp(prefix=".synth-probe-", dir=folder))
     except OSError as exc:
-        raise FileFormatError(f"cannot write {path}: {_reason(exc)}") from None
+        raise FileFormatError(f"cannot write {printable(path)}: {_reason(exc)}") from None
 
 
 def _write_lines(f, lines) -> None:
@@ -161,24 +211,73 @@ def loads_strict(text: str, where: str = "input"):
 def open_regular(path, mode: str = "rb"):
     """Open ``path`` for reading if it is a regular file; one-line :class:`FileFormatError` otherwise.
 
-    The check is made on the open descriptor (``fstat``), so a file swapped in between cannot slip by.
+    The one way synth opens a file to read.  The open never blocks (``O_NONBLOCK``: a FIFO
+    with no writer would hang a plain ``open()`` before anything could refuse it), the type
+    is checked on the open descriptor (``fstat``, so a file swapped in between cannot slip
+    by, and a symlink is judged by its target: one to a regular file is fine, one to
+    ``/dev/zero`` is refused), and only then is ``O_NONBLOCK`` cleared.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> fifo = os.path.join(tempfile.mkdtemp(), "f.json")
+    >>> os.mkfifo(fifo)
+    >>> open_regular(fifo)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    synth.errors.FileFormatError: .../f.json: not a regular file (a FIFO)
     """
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"expected a file path (str or os.PathLike), got {type(path).__name__}")
     try:
-        f = open(path, mode, **({} if "b" in mode else {"encoding": "utf-8"}))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        raise FileFormatError(f"{path}: no such file") from None
+        raise FileFormatError(f"{printable(path)}: no such file") from None
     except IsADirectoryError:
-        raise FileFormatError(f"{path}: is a folder, not a file") from None
+        raise FileFormatError(f"{printable(path)}: is a folder, not a file") from None
     except OSError as exc:
-        raise FileFormatError(f"{path}: cannot open ({exc.strerror or exc.__class__.__name__})") from None
+        raise FileFormatError(f"{printable(path)}: cannot open ({_reason(exc)})") from None
     try:
-        regular = stat.S_ISREG(os.fstat(f.fileno()).st_mode)
-    except OSError:
-        regular = False
-    if not regular:
-        f.close()
-        raise FileFormatError(f"{path}: not a regular file")
-    return f
+        kind = os.fstat(fd).st_mode
+        if not stat.S_ISREG(kind):
+            raise FileFormatError(f"{printable(path)}: " + ("is a folder, not a file" if stat.S_ISDIR(kind) else
+                                                            f"not a regular file ({_kind(kind)})"))
+        if hasattr(os, "O_NONBLOCK"):
+            import fcntl  # POSIX only, like O_NONBLOCK
+
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+        return os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"}))
+    except OSError as exc:
+        os.close(fd)
+        raise FileFormatError(f"{printable(path)}: cannot open ({_reason(exc)})") from None
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a plain file"
+
+
+def printable(text) -> str:
+    r"""``text`` (a user-supplied name or path) safe to print on one line: control characters escaped.
+
+    Every message that quotes a name the user gave (a topology name, a path) goes through it,
+    so a name with a newline or an escape sequence cannot forge a line or drive the terminal.
+
+    >>> print(printable("ring" + chr(10) + chr(27) + "[31mred"), printable("fine name"))
+    ring\n\x1b[31mred fine name
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "backslashreplace")
+    text = os.fspath(text) if isinstance(text, os.PathLike) else str(text)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 _PIECE = 1 << 20  # read in pieces: f.read(n) and f.readline(n) allocate n bytes up front
@@ -188,14 +287,18 @@ def read_capped(path, cap: int = MAX_JSON_BYTES) -> bytes:
     """The bytes of the regular file ``path``, refusing files over ``cap`` bytes after reading at most ``cap + 1``."""
     with open_regular(path) as f:
         if os.fstat(f.fileno()).st_size > cap:
-            raise FileFormatError(f"{path}: larger than {cap >> 20} MiB, the limit for this kind of file")
+            raise FileFormatError(f"{printable(path)}: larger than {_cap_text(cap)}, the limit for this kind of file")
         try:
             data = _read_pieces(f.read, cap)
         except OSError as exc:
-            raise FileFormatError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
+            raise FileFormatError(f"{printable(path)}: cannot read ({_reason(exc)})") from None
     if len(data) > cap:
-        raise FileFormatError(f"{path}: larger than {cap >> 20} MiB, the limit for this kind of file")
+        raise FileFormatError(f"{printable(path)}: larger than {_cap_text(cap)}, the limit for this kind of file")
     return data
+
+
+def _cap_text(cap: int) -> str:
+    return f"{cap >> 20} MiB" if cap >= 1 << 20 else f"{cap:,} bytes"
 
 
 def read_line(f, cap: int) -> bytes:
@@ -220,17 +323,20 @@ def _read_pieces(read, cap: int, line: bool = False) -> bytes:
     return b"".join(pieces)
 
 
+def read_text(path, cap: int = MAX_JSON_BYTES) -> str:
+    """The UTF-8 text of the regular file ``path``, read as :func:`read_capped` reads (one-line errors)."""
+    try:
+        return read_capped(path, cap).decode("utf-8")
+    except UnicodeDecodeError:
+        raise FileFormatError(f"{printable(path)}: not UTF-8 text; truncated or corrupt?") from None
+
+
 def read_json(path, cap: int = MAX_JSON_BYTES) -> dict:
     """Read a JSON object from ``path``, turning every failure into a one-line :class:`FileFormatError`.
 
     At most ``cap + 1`` bytes are read, only from a regular file; parsing is strict (:func:`loads_strict`).
     """
-    data = read_capped(path, cap)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise FileFormatError(f"{path}: not UTF-8 text; truncated or corrupt?") from None
-    data = loads_strict(text, str(path))
+    data = loads_strict(read_text(path, cap), printable(path))
     if not isinstance(data, dict):
-        raise FileFormatError(f"{path}: expected a JSON object at the top level")
+        raise FileFormatError(f"{printable(path)}: expected a JSON object at the top level")
     return data

@@ -31,7 +31,8 @@ from synth.errors import SynthError
 __all__ = ["parse_size", "parse_bandwidth", "parse_time", "format_size", "MAX_SIZE"]
 
 _SIZE = {"": 1, "b": 1, "k": 2**10, "kib": 2**10, "m": 2**20, "mib": 2**20, "g": 2**30, "gib": 2**30,
-         "t": 2**40, "tib": 2**40, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
+         "t": 2**40, "tib": 2**40, "p": 2**50, "pib": 2**50, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+         "pb": 10**15}  # up to P: MAX_SIZE is 1 PiB, and every size up to it must be writable in its own unit
 _RATE = {"bps": 1 / 8, "kbps": 1e3 / 8, "mbps": 1e6 / 8, "gbps": 1e9 / 8, "tbps": 1e12 / 8,
          "b/s": 1.0, "kb/s": 1e3, "mb/s": 1e6, "gb/s": 1e9}
 _TIME = {"s": "1", "ms": "1e-3", "us": "1e-6", "µs": "1e-6", "ns": "1e-9"}
@@ -69,6 +70,8 @@ def parse_size(text) -> int:
 
     >>> parse_size("2 KiB"), parse_size("1kB"), parse_size("1K"), parse_size(4096)
     (2048, 1000, 1024, 4096)
+    >>> parse_size("1PiB") == MAX_SIZE, format_size(parse_size("1PiB")), parse_size("1PB")
+    (True, '1PiB', 1000000000000000)
 
     Raises
     ------

@@ -23,6 +23,7 @@ import argparse
 import copy
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -228,7 +229,177 @@ def probes(folder: Path, fx: dict) -> list:
                                   "--out", str(ro_dir / "t.json")], bad)
     add("check a missing file", ["check", str(folder / "missing.json")], bad)
     add("--topology /dev/zero", ["info", "--topology", "/dev/zero"], bad)
+    out.extend(trusta_probes(folder, fx))
     return out
+
+
+# ================================================================ issue 39, items 1, 2, 5, 8, 9, 12 (helper trusta)
+# Readers that must never block (FIFOs, devices, cache entries), MPI sizes beyond memory, simulate on
+# schedules that are not allreduces, 1 PiB, names with control characters; then, apart (they need a
+# signal or their own environment), interrupts and the cache and temp-folder cases (:func:`trusta_special`).
+
+def _solved_entry(folder: Path, seed: int) -> Path:
+    """Solve 4x4, k = 2 once into the probes' cache; the path of its entry (to replace with something hostile)."""
+    cache = folder / "cache"
+    before = set(cache.glob("*.json")) if cache.exists() else set()
+    code, _, err, _, _ = _run(_synth("solve", "--torus", "4x4", "--depth", "2", "--seed", str(seed),
+                                     "--time-limit", "20"), folder)
+    new = sorted(set(cache.glob("*.json")) - before)
+    if code != 0 or len(new) != 1:
+        raise SystemExit(f"probe_hostile: cannot build a cache entry: {err.strip()}")
+    return new[0]
+
+
+def trusta_probes(folder: Path, fx: dict) -> list:
+    """(name, argv, allowed exit codes) of issue 39's reader, memory, simulate and size cases."""
+    bad, invalid = (2,), (1,)
+    fifo = folder / "fifo.json"
+    os.mkfifo(fifo)
+    zero = folder / "zero.json"
+    zero.symlink_to("/dev/zero")
+    cert = _write(folder, "ok39.json", fx["cert"])
+    out = []
+    for label, path in (("FIFO", fifo), ("symlink to /dev/zero", zero)):
+        for reader, argv in (("check", ["check", path]), ("run", ["run", path, "--size", "4KiB"]),
+                             ("simulate", ["simulate", path]),
+                             ("export", ["export", path, "--format", "explicit", "--out", str(folder / "e39.jsonl")]),
+                             ("info --topology", ["info", "--topology", path]),
+                             ("solve --topology", ["solve", "--topology", path]),
+                             ("solve --start", ["solve", "--torus", "4x4", "--depth", "2", "--start", path])):
+            out.append((f"{reader} a {label}", [str(a) for a in argv], bad))
+    for seed, label, make in ((11, "FIFO", os.mkfifo),
+                              (12, "symlink to /dev/zero", lambda p: p.symlink_to("/dev/zero"))):
+        entry = _solved_entry(folder, seed)
+        entry.unlink()
+        make(entry)             # the next solve must skip it at once and solve again (exit 0)
+        out.append((f"cache entry: a {label}", ["solve", "--torus", "4x4", "--depth", "2", "--seed", str(seed),
+                                               "--time-limit", "20"], (0,)))
+    for size in ("64GiB", "1PiB"):
+        out.append((f"run --size {size} (beyond memory)", ["run", cert, "--size", size], bad))
+    out.append(("run --size 64GiB --engine jax", ["run", cert, "--size", "64GiB", "--engine", "jax"], bad))
+    ring = fx["ring"]
+    first = json.loads(ring[1])
+    forged = dict(first, chunk=(first["chunk"] + 1) % len(json.loads(ring[0])["chunk_elements"]))
+    for label, lines in (("a dropped transmission", ring[:1] + ring[2:]), ("a duplicated transmission",
+                                                                             ring + ring[1:2]),
+                         ("a forged transmission", ring[:1] + [json.dumps(forged) + "\n"] + ring[2:])):
+        path = _write(folder, f"sim39-{len(out)}.jsonl", lines)
+        out.append((f"simulate {label}", ["simulate", path, "--size", "64KiB"], invalid))
+    forged_cert = _cert_variant(fx, lambda c: c["base_schedule"]["components"][0]["transmissions"].pop())
+    out.append(("simulate a certificate missing a transmission", ["simulate", _write(folder, "sim39.json", forged_cert),
+                                                                  "--size", "64KiB"], (1, 2)))
+    out.append(("compare --sizes 1PiB (the documented maximum)", ["compare", "--torus", "4x4", "--sizes", "1PiB"],
+                (0,)))
+    out.append(("solve --size 1PiB", ["solve", "--torus", "4x4", "--size", "1PiB", "--time-limit", "5"], (0,)))
+    out.append(("compare --sizes 2PiB", ["compare", "--torus", "4x4", "--sizes", "2PiB"], bad))
+    for cmd in ("info", "solve", "bound"):
+        path = _write(folder, f"name39-{cmd}.json", {"format": "synth-topology", "version": 1,
+                                                    "name": "ring\n\x1b[31mred\r\x07", "vertices": 4,
+                                                    "links": [[0, 1], [1, 2], [2, 3], [3, 0]]})
+        out.append((f"{cmd}: a topology name with control characters", [cmd, "--topology", path], (0,)))
+    path = _write(folder, "name39-bad.json", {"format": "synth-topology", "version": 1, "name": "x\x1b[2J\n",
+                                               "vertices": 4, "links": [[0, 1]]})
+    out.append(("info: a bad topology named with control characters", ["info", "--topology", path], bad))
+    return out
+
+
+def trusta_verdict(name: str, out: str, err: str) -> str:
+    """Issue 39, item 12: no control character of a user-supplied name reaches the terminal."""
+    if "control characters" in name and any(c in out + err for c in "\x1b\r\x07"):
+        return "a control character printed raw"
+    return ""
+
+
+#: (name, argv, signal, seconds into the solve, allowed exit code); the command must stop within STOP_LIMIT
+#: seconds of the signal, leave the older --out intact, and never run the next depth
+INTERRUPTS = (
+    ("SIGTERM during a k-hop solve", ["solve", "--depth", "3", "--torus", "16x16", "--seed", "5", "--time-limit",
+                                      "60", "--out", "{out}"], "SIGTERM", 6.0, 143),
+    ("SIGINT during a k-hop solve", ["solve", "--depth", "3", "--torus", "16x16", "--seed", "5", "--time-limit",
+                                     "60", "--out", "{out}"], "SIGINT", 6.0, 130),
+    ("SIGTERM late in a k-hop solve (LP, MIP)", ["solve", "--depth", "3", "--torus", "12x12", "--time-limit", "60",
+                                                 "--solver", "cpsat", "--out", "{out}"], "SIGTERM", 15.0, 143),
+    ("SIGTERM during an exchange-forest solve", ["solve", "--depth", "3", "--exchange", "--torus", "12x12",
+                                                 "--time-limit", "60", "--out", "{out}"], "SIGTERM", 4.0, 143),
+    ("SIGINT during a k-hop family solve", ["solve", "--depth", "3", "--torus", "12x12", "--group",
+                                            "translations-negation", "--time-limit", "60", "--out", "{out}"],
+     "SIGINT", 3.0, 130),
+    ("SIGTERM during a sweep", ["sweep", "--torus", "12x12", "--time-limit", "60", "--out", "{out}"], "SIGTERM",
+     4.0, 143),
+    ("SIGINT during a sweep --jobs 2", ["sweep", "--torus", "12x12", "--time-limit", "60", "--jobs", "2",
+                                        "--out", "{out}"], "SIGINT", 4.0, 130),
+    ("SIGTERM during solve --size", ["solve", "--torus", "12x12", "--size", "1MiB", "--time-limit", "60",
+                                     "--out", "{out}"], "SIGTERM", 4.0, 143),
+)
+STOP_LIMIT = 10.0
+
+
+def _interrupted(folder: Path, argv, sig: str, after: float, wall=WALL_LIMIT):
+    """Run ``synth argv``; ``after`` seconds after it says it is solving, send ``sig``.
+
+    Returns (exit code or None, stderr, seconds from the signal to the exit).
+    """
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SYNTH_CACHE_DIR": str(folder / "cache"), "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(_synth(*argv), cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, env=env, start_new_session=True, preexec_fn=_cap_memory,
+                            text=True, errors="replace")
+    seen = []
+    for line in proc.stderr:            # the command is past start-up and solving (a note says so)
+        seen.append(line)
+        if "solving" in line:
+            break
+    time.sleep(after)
+    t0 = time.monotonic()
+    if proc.poll() is None:
+        proc.send_signal(getattr(signal, sig))
+    try:
+        _, err = proc.communicate(timeout=wall)
+        code = proc.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        _, err = proc.communicate()
+        code = None
+    return code, "".join(seen) + err, time.monotonic() - t0
+
+
+def trusta_special(folder: Path, only=None) -> list:
+    """(name, problem or '', seconds, stderr) of the interrupt, unwritable-cache and stale-temp-folder probes
+    (those whose name contains ``only``, when given)."""
+    results = []
+    wanted = lambda name: not only or only in name  # noqa: E731
+    for i, (name, argv, sig, after, want) in enumerate(INTERRUPTS):
+        if not wanted(name):
+            continue
+        out = folder / f"int39-{i}.json"
+        out.write_text("OLD")
+        code, err, seconds = _interrupted(folder, [a.format(out=out) for a in argv], sig, after)
+        problem = ("did not stop" if code is None else f"exit {code}, expected {want}" if code != want else
+                   f"stopped {seconds:.1f} s after {sig}" if seconds > STOP_LIMIT else
+                   "--out was replaced" if out.read_text() != "OLD" else
+                   "traceback" if "Traceback" in err else
+                   "went on to the next depth" if "k=5" in err else "")
+        results.append((name, problem, seconds, err))
+    name = "an unwritable cache is said, no rerun promised"
+    if wanted(name):
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "SYNTH_CACHE_DIR": "/proc/self/synth-cache"}
+        done = subprocess.run(_synth("solve", "--torus", "4x4", "--depth", "2", "--time-limit", "10"), cwd=folder,
+                              capture_output=True, text=True, env=env, timeout=WALL_LIMIT)
+        ok = done.returncode == 0 and "cannot be written" in done.stderr and "instant" not in done.stderr
+        results.append((name, "" if ok else f"exit {done.returncode}; stderr does not say the cache cannot be "
+                        "written", 0.0, done.stderr))
+    name = "a SIGKILLed write's temp folder is removed"
+    if wanted(name):
+        dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True).stdout.strip()
+        stale = folder / f".t39.json.tmp-{dead}-abcdefgh"
+        stale.mkdir()
+        (stale / "t39.json").write_text("half a certificate")
+        os.utime(stale, (time.time() - 120, time.time() - 120))
+        code, _, err, seconds, _ = _run(_synth("solve", "--torus", "4x4", "--out", str(folder / "t39.json")), folder)
+        results.append((name, "" if code == 0 and not stale.exists() else "the stale temp folder is still there",
+                        seconds, err))
+    return results
+# ================================================================ end of issue 39 (trusta)
 
 
 def judge(code, err, seconds, mib, allowed) -> str:
@@ -262,7 +433,7 @@ def main(argv=None) -> int:
             if args.only and args.only not in name:
                 continue
             code, out, err, seconds, mib = _run(_synth(*cmd), folder)
-            verdict = judge(code, err, seconds, mib, allowed)
+            verdict = judge(code, err, seconds, mib, allowed) or trusta_verdict(name, out, err)
             failed += bool(verdict)
             if args.json:
                 print(json.dumps({"probe": name, "exit": code, "seconds": round(seconds, 2),
@@ -272,6 +443,14 @@ def main(argv=None) -> int:
                 first = err.strip().splitlines()[0][:90] if err.strip() else ""
                 print(f"{'ok  ' if not verdict else 'FAIL'} {name:<42} exit {code}  {seconds:5.1f} s "
                       f"{mib:6.0f} MiB  {verdict or first}", flush=True)
+        for name, verdict, seconds, err in trusta_special(folder, args.only):
+            failed += bool(verdict)
+            if args.json:
+                print(json.dumps({"probe": name, "seconds": round(seconds, 2), "ok": not verdict, "problem": verdict,
+                                  "stderr": err.strip()[-300:]}))
+            else:
+                print(f"{'ok  ' if not verdict else 'FAIL'} {name:<42} {seconds:5.1f} s  "
+                      f"{verdict or (err.strip().splitlines() or [''])[-1][:90]}", flush=True)
     print(f"{failed} failed", file=sys.stderr)
     return 1 if failed else 0
 

@@ -25,6 +25,7 @@ import time
 
 import numpy as np
 
+from synth.models._solve.interrupt import cpsat_solve
 from synth.models._solve.result import MipSolution, Status
 
 __all__ = ["new_highs", "to_highs", "solve_highs", "to_cpsat", "solve_cpsat", "solve_scip"]
@@ -63,7 +64,8 @@ def to_highs(model, time_limit=None, threads=1, seed=0, relax=False):
 
 def solve_highs(model, time_limit=None, threads=1, seed=0, start=None, progress=None, stop_below=None,
                 relax=False, guard_presolve=True) -> MipSolution:
-    """Solve with HiGHS; Ctrl-C cancels the search and returns what it has.
+    """Solve with HiGHS; Ctrl-C or SIGTERM cancels the search and propagates, carrying what it has
+    as ``partial`` (:func:`_ended`).
 
     ``stop_below``: stop at the first incumbent of objective at most this value.
     ``relax``: solve the LP relaxation.
@@ -98,15 +100,15 @@ def solve_highs(model, time_limit=None, threads=1, seed=0, start=None, progress=
 
         h.cbMipImprovingSolution += on_improve
     h.HandleUserInterrupt = True
-    interrupted = False
+    caught = None
     h.startSolve()
     while True:
         try:
             done, _ = h.wait(0.1)
             if done:
                 break
-        except KeyboardInterrupt:
-            interrupted = True
+        except KeyboardInterrupt as exc:    # Ctrl-C or SIGTERM: stop HiGHS, then let the interrupt through
+            caught = exc
             h.cancelSolve()
     info = h.getInfo()
     ms = h.getModelStatus()
@@ -122,7 +124,8 @@ def solve_highs(model, time_limit=None, threads=1, seed=0, start=None, progress=
         status = Status.FEASIBLE if has_sol else Status.UNKNOWN
     if not np.isfinite(bound) and status != Status.INFEASIBLE:
         bound = -np.inf
-    return MipSolution(status, obj, bound, values, time.monotonic() - t0, interrupted)
+    return _ended(MipSolution(status, obj, bound, values, time.monotonic() - t0, caught is not None), caught)
+
 
 def to_cpsat(model, deadline=None):
     """The CP-SAT model and its variables; ``TimeoutError`` past ``deadline`` (``time.monotonic()``)."""
@@ -161,9 +164,9 @@ def solve_cpsat(model, time_limit=None, threads=1, seed=0, start=None, progress=
 
     Deterministic for a given seed with ``threads=1``; several workers race, so
     their result can differ from run to run.  ``stop_below``: stop at the first
-    solution of objective at most this value.  CP-SAT catches Ctrl-C itself and
-    stops as at a time limit; an early stop that is neither that nor a proof is
-    reported as ``interrupted``.  With ``enumerate_all`` (the objective ignored)
+    solution of objective at most this value.  Ctrl-C and SIGTERM stop the search at
+    once and propagate (:func:`synth.models._solve.interrupt.cpsat_solve`; CP-SAT left to
+    itself would catch Ctrl-C and end as at its time limit).  With ``enumerate_all`` (the objective ignored)
     returns the list of every feasible integral point instead: for tests on tiny
     models.
     """
@@ -207,7 +210,7 @@ def solve_cpsat(model, time_limit=None, threads=1, seed=0, start=None, progress=
                 stopped[0] = True
                 self.stop_search()
 
-    st = solver.solve(m, _CB())
+    st = cpsat_solve(solver, m, _CB())      # Ctrl-C and SIGTERM stop it at once and propagate
     has = st in (cp_model.OPTIMAL, cp_model.FEASIBLE)
     values = np.array([solver.value(x) for x in xs], dtype=np.float64) if has else None
     obj = float(solver.objective_value) if has else None
@@ -216,10 +219,7 @@ def solve_cpsat(model, time_limit=None, threads=1, seed=0, start=None, progress=
               cp_model.INFEASIBLE: Status.INFEASIBLE}.get(st, Status.UNKNOWN)
     if status in (Status.UNKNOWN, Status.FEASIBLE) and not np.isfinite(bound):
         bound = -np.inf
-    elapsed = time.monotonic() - t0
-    interrupted = (status in (Status.UNKNOWN, Status.FEASIBLE) and not stopped[0] and limit is not None
-                   and solver.wall_time < 0.9 * limit - 0.2)
-    return MipSolution(status, obj, bound, values, elapsed, interrupted)
+    return MipSolution(status, obj, bound, values, time.monotonic() - t0)
 
 def solve_scip(model, time_limit=None, threads=1, seed=0, start=None, progress=None, stop_below=None,
                separate=None) -> MipSolution:
@@ -234,8 +234,9 @@ def solve_scip(model, time_limit=None, threads=1, seed=0, start=None, progress=N
 
     ``threads`` is ignored (SCIP searches with one thread).  ``start``: column values
     of a feasible solution, the first incumbent.  ``stop_below``: stop at the first
-    incumbent of objective at most this value.  SCIP catches Ctrl-C itself
-    and stops; that is reported as ``interrupted``.  Needs ``pyscipopt``.
+    incumbent of objective at most this value.  SCIP catches Ctrl-C itself and stops
+    (SIGTERM's handler runs in our callbacks, which stop it too); the interrupt then
+    propagates, carrying what SCIP has as ``partial`` (:func:`_ended`).  Needs ``pyscipopt``.
     """
     # optional solver: imported when used
     from pyscipopt import SCIP_EVENTTYPE, SCIP_RESULT, Eventhdlr, Model, Sepa
@@ -273,7 +274,7 @@ def solve_scip(model, time_limit=None, threads=1, seed=0, start=None, progress=N
             if v:
                 m.setSolVal(sol, x, v)
         m.addSol(sol, free=True)
-    state = {"last": 0.0, "stopped": False, "cuts": 0, "interrupted": False, "inc": np.inf}
+    state = {"last": 0.0, "stopped": False, "cuts": 0, "interrupted": None, "inc": np.inf}
 
     class _Events(Eventhdlr):
         def eventinit(self):
@@ -281,6 +282,13 @@ def solve_scip(model, time_limit=None, threads=1, seed=0, start=None, progress=N
             self.model.catchEvent(SCIP_EVENTTYPE.NODESOLVED, self)
 
         def eventexec(self, event):
+            try:
+                self._exec()
+            except KeyboardInterrupt as exc:    # Ctrl-C in the caller's callback, or SIGTERM's handler
+                state["interrupted"] = exc
+                self.model.interruptSolve()
+
+        def _exec(self):
             # the incumbent is not yet in getPrimalbound() when BESTSOLFOUND fires: every
             # event looks at it, and the next NODESOLVED reports it and stops if asked
             mdl = self.model
@@ -293,18 +301,22 @@ def solve_scip(model, time_limit=None, threads=1, seed=0, start=None, progress=N
             if progress is not None and (better or now - state["last"] > 5.0):
                 state["last"] = now
                 text = f"{inc:.0f}" if inc is not None else "none"
-                try:
-                    progress(f"scip: incumbent {text}, bound {mdl.getDualbound():.2f}, {mdl.getNNodes()} nodes, "
-                             f"{state['cuts']} cuts")
-                except KeyboardInterrupt:       # raised by the caller's callback: stop as on Ctrl-C
-                    state["interrupted"] = True
-                    mdl.interruptSolve()
+                progress(f"scip: incumbent {text}, bound {mdl.getDualbound():.2f}, {mdl.getNNodes()} nodes, "
+                         f"{state['cuts']} cuts")
             if better and stop_below is not None and inc <= stop_below + 1e-6:
                 state["stopped"] = True
                 mdl.interruptSolve()
 
     class _Cuts(Sepa):
         def sepaexeclp(self):
+            try:
+                return self._separate()
+            except KeyboardInterrupt as exc:    # SIGTERM's handler ran here: stop as on Ctrl-C
+                state["interrupted"] = exc
+                self.model.interruptSolve()
+                return {"result": SCIP_RESULT.DIDNOTRUN}
+
+        def _separate(self):
             mdl = self.model
             x = np.fromiter((mdl.getSolVal(None, v) for v in xs), dtype=np.float64, count=len(xs))
             added = 0
@@ -344,8 +356,22 @@ def solve_scip(model, time_limit=None, threads=1, seed=0, start=None, progress=N
         bound = float(m.getDualbound())
         if not np.isfinite(bound) or abs(bound) >= inf:
             bound = -np.inf
-    interrupted = state["interrupted"] or (st == "userinterrupt" and not state["stopped"])
-    return MipSolution(status, obj, bound, values, time.monotonic() - t0, interrupted)
+    caught = state["interrupted"]
+    if caught is None and st == "userinterrupt" and not state["stopped"]:
+        caught = KeyboardInterrupt()        # SCIP caught Ctrl-C itself
+    return _ended(MipSolution(status, obj, bound, values, time.monotonic() - t0, caught is not None), caught)
+
+
+def _ended(sol: MipSolution, caught):
+    """``sol``, or (when the solve was interrupted) the interrupt raised again, carrying ``sol`` as ``partial``.
+
+    Ctrl-C and SIGTERM are never swallowed: a caller that can use the solver's incumbent takes it
+    from the exception (:func:`synth.models.khop.pipeline`), every other caller simply stops.
+    """
+    if caught is None:
+        return sol
+    caught.partial = sol
+    raise caught
 
 
 @contextlib.contextmanager

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
+from synth.models._solve.interrupt import cpsat_solve
 from synth.models._solve.result import Status
 
 __all__ = ["BalanceVars", "SolveOutcome", "add_options", "add_candidates", "add_round_loads", "add_balance",
@@ -157,7 +158,7 @@ def solve(model, v: BalanceVars, *, seed: int = 0, time_limit: float = 60.0, num
     solver.parameters.num_workers = int(num_workers)
     solver.parameters.max_time_in_seconds = max(0.01, float(time_limit))
     t0 = time.perf_counter()
-    code = solver.solve(model)
+    code = cpsat_solve(solver, model)      # Ctrl-C and SIGTERM stop it at once and propagate
     seconds = time.perf_counter() - t0
     status = STATUS.get(code, Status.UNKNOWN)
     values = {}

@@ -91,7 +91,8 @@ class KHopResult(ForestResult):
         most (:mod:`synth.check.bounds.steiner`), else the layered LP's when it ran and proved
         more, else the cone-counting bound's, or for ``k = 1`` and ``k >= H`` the closed form's
         (``p - 1``, or the star's weight at ``k = 1``).  Its ``bound`` can be below
-        ``lower_bound`` when the MIP proved more.  An ``interrupted`` solve is not cached
+        ``lower_bound`` when the MIP proved more.  An ``interrupted`` result (the ``partial``
+        of an interrupt) is cached as interrupted only, never served as an answer
         (:func:`synth.solving.khop.khop_tree`).
     """
 
@@ -189,11 +190,14 @@ def solve_khop(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: st
     Returns
     -------
     KHopResult
-        Ctrl-C during the solve returns the best tree so far with its honest status and gap,
-        marked ``interrupted``.
 
     Raises
     ------
+    KeyboardInterrupt
+        Ctrl-C (or SIGTERM, which the CLI turns into one) during the solve is never swallowed:
+        it propagates, and carries the best tree found so far, when there is one, as its
+        attribute ``partial`` (a :class:`KHopResult` marked ``interrupted``, with its honest
+        status and gap), for a caller that keeps it (:func:`synth.solving.khop.khop_tree`).
     synth.errors.OptionError
         (a ``ValueError``) On an unknown solver, ``k < 1``, or ``solver="scip"`` without
         ``pyscipopt`` installed; the message starts with the parameter's name.
@@ -258,7 +262,6 @@ def solve_khop(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: st
     from synth.models.khop.pipeline import run_pipeline  # start-up speed, as above
 
     best = Best(bound=V - 1, method="W >= p - 1")
-    interrupted = False
     try:
         cone = cone_dual(t, k)      # the bound that needs no LP (1.7 s on 64x64)
         best.bound, best.dual = float(cone["bound"]), cone
@@ -266,13 +269,14 @@ def solve_khop(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: st
         say(f"bound {cone['bound']} (cone counting)")
         run_pipeline(t, k, best, deadline=deadline, seed=seed, solver=solver, threads=threads, say=say,
                      start=start)
-    except KeyboardInterrupt:       # Ctrl-C in any phase; a MIP engine that caught it re-raises it
-        interrupted = True
-        say("interrupted: returning the best tree so far")
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM in any phase: it propagates, with what was found
+        if best.parent is not None:
+            exc.partial = _result(t, k, best.parent, best.bound, best.method, t0, seed, solver, time_limit,
+                                  dual=best.dual, interrupted=True)
+        raise
     parent = best.parent
     if parent is None:
         parent = _bfs_parent(t)
         parent = np.where(t.dist(0, np.arange(V)) <= k, parent, 0)   # truncated BFS + star: always depth <= k
         parent[0] = -1
-    return _result(t, k, parent, best.bound, best.method, t0, seed, solver, time_limit, dual=best.dual,
-                   interrupted=interrupted)
+    return _result(t, k, parent, best.bound, best.method, t0, seed, solver, time_limit, dual=best.dual)

@@ -143,8 +143,15 @@ def _mip_loop(t, k, best, lp, lpres, method, perms, D, *, deadline, seed, solver
             if seconds <= 0.2:
                 break
             name = ENGINE_NAMES[engine]
-            sol = _solve_mip(model, engine, z, D, k, seconds, seed=seed, threads=threads, say=say, ub=ub,
-                             deadline=deadline)
+            try:
+                sol = _solve_mip(model, engine, z, D, k, seconds, seed=seed, threads=threads, say=say, ub=ub,
+                                 deadline=deadline)
+            except KeyboardInterrupt as exc:    # keep the MIP's incumbent, then let the interrupt through
+                part = getattr(exc, "partial", None)
+                if part is not None and part.values is not None:
+                    parent = decode_parent(z, part.values, V)
+                    best.offer_tree(parent, tree_weight(t, parent), name, say)
+                raise
             if sol.values is not None:
                 parent = decode_parent(z, sol.values, V)
                 improved = best.offer_tree(parent, tree_weight(t, parent), name, say)
@@ -191,6 +198,20 @@ def _steiner_bound(t, k, best, D, deadline, say):
     best.offer_bound(res.bound, method, say)
     if res.bound > _dual_bound(best):
         best.dual = res.dual
+
+
+def _jump(t, D, k, best, say, **kw):
+    """The jump search, its tree offered to ``best``; on Ctrl-C or SIGTERM its best tree so far, then the interrupt."""
+    try:
+        res = jump_search(D, k, progress=say, **kw)
+    except KeyboardInterrupt as exc:
+        partial = getattr(exc, "partial", None)
+        if partial is not None:
+            parent = labels_to_parent(D, partial.labels)
+            best.offer_tree(parent, tree_weight(t, parent), "jump search (interrupted)", say)
+        raise
+    parent = labels_to_parent(D, res.labels)
+    best.offer_tree(parent, tree_weight(t, parent), "jump search", say)
 
 
 def lp_affordable(V, seconds):
@@ -257,9 +278,7 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
         """
 
         def jump(seed__, stop):
-            res = jump_search(D, k, parent_to_labels(best.parent), seed=seed__, deadline=stop, progress=say)
-            parent = labels_to_parent(D, res.labels)
-            best.offer_tree(parent, tree_weight(t, parent), "jump search", say)
+            _jump(t, D, k, best, say, labels=parent_to_labels(best.parent), seed=seed__, deadline=stop)
 
         def window(seed__, stop):
             res = window_search(D, k, np.minimum(parent_to_labels(best.parent), k), seed=seed__, deadline=stop,
@@ -302,10 +321,8 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
     # one run each: 1155 with them, 1142 without)
     jumps = unit_metric(D)
     if jumps:
-        res = jump_search(D, k, None if start is None else parent_to_labels(start), seed=seed,
-                          iterations=jump_rounds(V), deadline=min(t_start + 0.5 * budget, h_deadline), progress=say)
-        parent = labels_to_parent(D, res.labels)
-        best.offer_tree(parent, tree_weight(t, parent), "jump search", say)
+        _jump(t, D, k, best, say, labels=None if start is None else parent_to_labels(start), seed=seed,
+              iterations=jump_rounds(V), deadline=min(t_start + 0.5 * budget, h_deadline))
     if V < LNS_FIRST or not jumps:
         search(seed, min(t_start + 0.25 * budget, h_deadline), None, n_orders=2, bfs=True, shift=False)
     if not bound:

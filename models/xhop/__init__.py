@@ -179,11 +179,13 @@ def solve_xhop(t, h: int, *, time_limit: float = 60.0, seed: int = 0, progress=N
     Returns
     -------
     XHopResult
-        Ctrl-C during the solve returns the best forest so far with its honest bound,
-        marked ``interrupted``.
 
     Raises
     ------
+    KeyboardInterrupt
+        Ctrl-C (or SIGTERM, which the CLI turns into one) propagates; it carries the best
+        forest found so far, when there is one, as its attribute ``partial`` (an
+        :class:`XHopResult` marked ``interrupted``).
     synth.errors.OptionError
         (a ``ValueError``) If ``h < 1``.
     """
@@ -210,17 +212,18 @@ def solve_xhop(t, h: int, *, time_limit: float = 60.0, seed: int = 0, progress=N
     from synth.models.xhop.pipeline import run_pipeline  # the pipeline (scipy, solvers' glue) loads when needed
 
     best = Best()
-    interrupted = False
     try:
         run_pipeline(t, h, best, deadline=t0 + time_limit, seed=seed, trees=trees, use_trees=use_trees, say=say)
-    except KeyboardInterrupt:
-        interrupted = True
-        say("interrupted: returning the best forest so far")
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: it propagates, with the best forest found so far
+        inc = best.incumbent
+        if inc is not None:
+            exc.partial = _result(t, h, inc.partner, inc.parent, max(best.bound, V - 1), best.method, t0, seed,
+                                  inc.source, time_limit, True)
+        raise
     if best.incumbent is None:
         parent = _fallback(t, D, h, badj)
         best.offer_tree(parent, forest_weight(t, badj, parent), "truncated BFS forest", roots=(0, badj))
     if not np.isfinite(best.bound):
         best.offer_bound(V - 1, "W >= p - 1")
     inc = best.incumbent
-    return _result(t, h, inc.partner, inc.parent, best.bound, best.method, t0, seed, inc.source, time_limit,
-                   interrupted)
+    return _result(t, h, inc.partner, inc.parent, best.bound, best.method, t0, seed, inc.source, time_limit)

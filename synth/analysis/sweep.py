@@ -19,8 +19,9 @@ Examples
 
 from __future__ import annotations
 
+import multiprocessing
+import signal
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -32,7 +33,8 @@ from synth.schedule.data import chunk_elements
 from synth.schedule.exchange import exchange_allreduce
 from synth.schedule.lift import lift, lifted_weights
 from synth.schedule.sp import sp_allreduce
-from synth.solving.cache import cache_dir, cache_key
+from synth.fileio import printable
+from synth.solving.cache import cache_dir, cache_key, cache_writable
 from synth.solving.khop import khop_tree, tree_base
 from synth.solving.record import tighten
 from synth.symmetry.torus import torus_gamma
@@ -130,8 +132,15 @@ def sweep_note(t, depths, time_limit, seed, solver, jobs=1):
         return None
     parallel = f", {jobs} at a time" if jobs > 1 and todo > 1 else ""
     cached = f" ({len(ks) - todo} cached)" if todo < len(ks) else ""
+    unwritable = "" if cache_writable() else f"; the solve cache {printable(cache_dir())} cannot be written"
     return (f"solving {todo} of {len(ks)} depth bound(s){cached} on {t.name}, up to `time_limit` {time_limit:g} s "
-            f"each{parallel}; one line per depth follows")
+            f"each{parallel}; one line per depth follows{unwritable}")
+
+
+def _worker_signals():
+    """A sweep worker leaves Ctrl-C to the parent (which terminates the pool) and dies at once on SIGTERM."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _solve_one(args):
@@ -151,6 +160,10 @@ def sweep(t, depths=None, *, time_limit=60.0, seed=0, solver="auto", jobs=1, siz
     ``solve_many``, if given, solves the depths in place of ``jobs`` local processes: it takes
     ``[(shape, k, time_limit, seed, solver, cache), ...]`` and returns their records in that
     order (``synth sweep --cluster`` passes one that runs them as campaign tasks).
+
+    Ctrl-C or SIGTERM (a ``KeyboardInterrupt``) stops the whole sweep: it propagates, no later
+    depth is solved and no table is returned (the interrupted depth's best tree is kept in the
+    cache marked interrupted, :func:`synth.solving.khop.khop_tree`).
     """
     if not getattr(t, "is_equal_sided", False):
         raise SynthError("sweeps lift trees by Γ: they need an equal-sided torus")
@@ -169,9 +182,10 @@ def sweep(t, depths=None, *, time_limit=60.0, seed=0, solver="auto", jobs=1, siz
             say(f"k={rec.k} ({i} of {len(jobs_args)}): W = {rec.weight}, {rec.status}"
                 f"{' (cached)' if rec.cached else ''}")
     elif jobs > 1 and len(jobs_args) > 1:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        # leaving the block terminates the workers, also on Ctrl-C or SIGTERM: the sweep stops at once
+        with multiprocessing.Pool(jobs, initializer=_worker_signals) as pool:
             records = []
-            for i, rec in enumerate(pool.map(_solve_one, jobs_args), 1):
+            for i, rec in enumerate(pool.imap(_solve_one, jobs_args), 1):
                 say(f"k={rec.k} ({i} of {len(jobs_args)}): W = {rec.weight}, {rec.status}"
                     f"{' (cached)' if rec.cached else ''}")
                 records.append(rec)

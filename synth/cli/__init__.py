@@ -10,7 +10,9 @@ stays fast.
 any ``OSError``, ``ValueError``, ``OverflowError``, ``RecursionError`` or ``MemoryError``) into one
 line ``synth: error: ...`` on stderr with exit code 2.  ``synth check`` exits 1 only when a schedule
 fails its check (INVALID); a crash is never 1.  SIGTERM is handled like Ctrl-C, so a write in
-progress removes its temp file.  Flags are validated where they are parsed: time limits finite and
+progress removes its temp file; either stops the whole command (every solve, sweep and by-size
+loop lets it through), never writes ``--out``, and exits 130 (Ctrl-C) or 143 (SIGTERM), with what
+an interrupted solve kept said on the same line.  Flags are validated where they are parsed: time limits finite and
 positive, seeds 32-bit, counts and sizes in range.
 
 Exit codes: 0 success, 1 a failed check or run (INVALID), 2 an error, 130 Ctrl-C, 143 SIGTERM.
@@ -28,6 +30,7 @@ from synth._version import __version__
 from synth.cli import baseline, bound, campaign, check, compare, draw, export, info, run, simulate, solve, sweep
 from synth.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, Parser, with_flags
 from synth.errors import SynthError
+from synth.fileio import printable
 
 __all__ = ["main"]
 
@@ -49,13 +52,20 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, raised wherever the program is, so that cleanup (temp files) runs as for Ctrl-C."""
 
 
+#: set when SIGTERM arrived: a solver engine that caught the interrupt and raised a plain
+#: KeyboardInterrupt in its place still ends the command with 143, not 130
+_TERMINATED = threading.Event()
+
+
 def _on_sigterm(signum, frame):
+    _TERMINATED.set()
     raise Terminated()
 
 
 def main(argv=None) -> int:
     """Run one ``synth`` command; return its exit code (see the module docstring)."""
     handled = threading.current_thread() is threading.main_thread()
+    _TERMINATED.clear()
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if handled else None
     try:
         return _main(argv)
@@ -69,7 +79,7 @@ def _one_line(exc: BaseException) -> str:
         text = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
     else:
         text = with_flags(exc, str(exc))  # an OptionError names a parameter: say its flag
-    text = " ".join(text.split()) or exc.__class__.__name__
+    text = printable(" ".join(text.split()) or exc.__class__.__name__)   # names from files: no control characters
     return text if len(text) <= 400 else text[:400] + " ..."
 
 
@@ -100,9 +110,18 @@ _FIXED_LINES = (
 
 
 def _failure(exc: BaseException) -> tuple:
-    """The one line on stderr and the exit code of a command that raised ``exc``."""
+    """The one line on stderr and the exit code of a command that raised ``exc``.
+
+    An interrupt's line carries what the interrupted work says it kept (its notes, e.g. the
+    best tree so far, kept in the solve cache marked interrupted).
+    """
     if isinstance(exc, (SynthError, OSError)):
         return f"synth: error: {_one_line(exc)}", EXIT_USAGE
+    if isinstance(exc, KeyboardInterrupt):
+        line, code = (("synth: terminated", EXIT_TERMINATED) if isinstance(exc, Terminated) or _TERMINATED.is_set()
+                      else ("synth: interrupted", EXIT_INTERRUPTED))
+        notes = "; ".join(" ".join(str(n).split()) for n in getattr(exc, "__notes__", ()))
+        return (f"{line} ({printable(notes)})" if notes else line), code
     for kind, line, code in _FIXED_LINES:
         if isinstance(exc, kind):
             return line, code

@@ -14,6 +14,7 @@ import signal
 import sys
 
 from synth.errors import OptionError, SynthError
+from synth.fileio import printable
 from synth.symmetry.search import user_group
 from synth.symmetry.spec import default_group
 from synth.topology.hyperx import parse_hyperx
@@ -42,17 +43,17 @@ class Parser(argparse.ArgumentParser):
 # ---------------------------------------------------------------- where output and progress go
 def progress(message: str) -> None:
     if sys.stderr.isatty():
-        print(f"[synth] {message}", file=sys.stderr, flush=True)
+        print(f"[synth] {printable(message)}", file=sys.stderr, flush=True)
 
 
 def progress_always(message: str) -> None:
     """Progress that shows on stderr even when it is not a terminal (one line per solved depth)."""
-    print(f"[synth] {message}", file=sys.stderr, flush=True)
+    print(f"[synth] {printable(message)}", file=sys.stderr, flush=True)
 
 
 def print_note(message: str) -> None:
     """Print a library note on stderr, the parameters it quotes spelled as their flags (:func:`flags_in`)."""
-    print(f"note: {flags_in(message)}", file=sys.stderr, flush=True)
+    print(f"note: {printable(flags_in(message))}", file=sys.stderr, flush=True)
 
 
 def stdout_for(args):
@@ -74,7 +75,7 @@ def print_table(summary: dict, stream) -> None:
     width = max(len(k) for k in rows)
     for k, v in rows.items():
         if v is not None:
-            print(f"{k:<{width}}  {v}", file=stream)
+            print(f"{k:<{width}}  {printable(v)}", file=stream)
 
 
 # ---------------------------------------------------------------- flag types (argparse ``type=``)

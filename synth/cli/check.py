@@ -7,6 +7,7 @@ from fractions import Fraction
 
 from synth.cli._common import EXIT_FAILED, EXIT_OK, progress
 from synth.check.claims import check_file
+from synth.fileio import printable
 
 __all__ = ["add_parser", "cmd_check"]
 
@@ -29,9 +30,10 @@ def cmd_check(args) -> int:
     else:
         m = report.metrics
         coll = "" if m is None or m.collective == "allreduce" else f", {m.collective}"  # allreduce: as before
-        print(f"{args.file}: {'VALID' if report.valid else 'INVALID'} ({report.kind}{coll}, {report.mode} check)")
+        print(f"{printable(args.file)}: {'VALID' if report.valid else 'INVALID'} ({report.kind}{coll}, "
+              f"{report.mode} check)")
         for e in report.errors:
-            print(f"  error: {e}")
+            print(f"  error: {printable(e)}")
         if m is not None:
             scope = "" if m.max_route <= 1 else "; this schedule routes over several hops, so it does not bind it"
             print(f"  rounds {m.rounds}, round lower bound (one-hop) {report.round_lower_bound} "

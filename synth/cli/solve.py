@@ -15,11 +15,12 @@ from synth.models._names import SOLVERS  # the --solver choices, without importi
 from synth.symmetry.spec import TORUS_GROUPS  # the --group choices: the one table of group names
 from synth.check.certificate import write_certificate
 from synth.units import format_size
-from synth.fileio import check_writable
+from synth.fileio import check_writable, printable
 from synth.schedule.data import COLLECTIVES
 from synth.schedule.forest import forest_depths
 from synth.solving import check_written, solve
 from synth.analysis.by_size import choose_by_size, size_note, size_summary
+from synth.solving.cache import cache_dir, cache_writable
 from synth.solving.khop import start_tree
 from synth.solving.summary import solve_summary
 from synth.analysis.sweep import cached_depths
@@ -135,7 +136,10 @@ def _time_note(topology, args, start=None):
             what += " family"
     else:
         what = f"balanced {'exchange forests' if args.exchange else 'BFS trees'} (CP-SAT)"
-    cached = " (a solved tree is cached: the same command again is instant)" if plain_tree else ""
+    cached = ""
+    if plain_tree:
+        cached = (" (a solved tree is cached: the same command again is instant)" if cache_writable() else
+                  f" (the solve cache {printable(cache_dir())} cannot be written: the same command solves again)")
     return (f"solving {what} on {topology.name} may take up to --time-limit {args.time_limit:g} s "
             f"(default {DEFAULT_TIME_LIMIT:g}){cached}")
 

@@ -199,8 +199,11 @@ def _solve_khop(t, depth, elements, mode, exchange, group, time_limit, seed, sol
                      f"from the certificate's dual), gap {100 * rec.gap:.2f} %")
     if rec.solver_bound is not None:
         notes.append(f"the solver claims W* >= {rec.solver_bound} (its MIP; synth check cannot re-derive that)")
-    if rec.interrupted:
-        notes.append("interrupted: the best tree so far (not cached; the same command solves again)")
+    if rec.interrupted_before is not None:
+        notes.append(f"the cache held an interrupted solve of this tree (W = {rec.interrupted_before}), never "
+                     "served as an answer: solved again")
+    if rec.uncached:
+        notes.append(f"{rec.uncached}: the same command solves again")
     if rec.cached:
         notes.append(f"tree read from the cache ({rec.seconds:.1f} s when solved)")
     if rec.start_weight is not None:
@@ -271,7 +274,14 @@ def _solve_xhop(t, depth, elements, mode, time_limit, seed, progress) -> SolveRe
     # the models load on demand: they pull in the solvers
     from synth.models.xhop import solve_xhop
 
-    res = solve_xhop(t, depth, time_limit=time_limit, seed=seed, progress=progress)
+    try:
+        res = solve_xhop(t, depth, time_limit=time_limit, seed=seed, progress=progress)
+    except KeyboardInterrupt as exc:    # Ctrl-C or SIGTERM propagates; say what is lost (no cache for forests)
+        part = getattr(exc, "partial", None)
+        exc.add_note(f"depth-{depth} exchange forest: interrupted; " + (
+            f"the best forest so far has W = {part.weight} (gap {100 * part.gap:.1f} %), not kept (exchange "
+            "forests are not cached)" if part is not None else "no forest found yet"))
+        raise
     if res.parent is None or res.status in ("infeasible", "unknown"):
         raise SynthError(f"no exchange forest of depth <= {depth} found on {t.name} ({res.status})")
     base = exchange_schedule(t, res.parent, res.a, res.b, route=t.route,

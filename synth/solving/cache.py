@@ -7,7 +7,10 @@ An entry is re-checked when read (:func:`read_entry`): the tree (spanning, depth
 the lower bound re-derived from the stored dual through the checker's code
 (:func:`synth.check.bounds.khop_dual_bound`, which also covers the Steiner and cone-counting
 bounds), the status and gap recomputed from the two; an entry that is damaged,
-inconsistent or fails its checksum is ignored and solved again.
+inconsistent or fails its checksum is ignored and solved again.  Entries are read through
+:func:`synth.fileio.read_capped`: a regular file only (a FIFO or a symlink to ``/dev/zero`` is
+refused without blocking), at most a size cap.  An interrupted solve's entry
+(:func:`interrupted_path`) is marked so and never served as an answer.
 
 Examples
 --------
@@ -29,11 +32,12 @@ import numpy as np
 from synth._version import __version__
 from synth.check.bounds import khop_dual_bound
 from synth.errors import SynthError
-from synth.fileio import write_atomic
+from synth.fileio import check_writable, printable, read_capped, write_atomic
 from synth.schedule.forest import forest_depths, forest_weight
 from synth.solving.record import TreeRecord, _is_int, _is_number, tree_status
 
-__all__ = ["cache_dir", "cache_key", "entry", "entry_record", "read_entry", "write_entry"]
+__all__ = ["cache_dir", "cache_key", "cache_writable", "entry", "entry_record", "interrupted_path", "read_entry",
+           "write_entry"]
 
 
 def cache_dir() -> Path:
@@ -65,6 +69,8 @@ def entry(t, rec: TreeRecord) -> dict:
             "weight": rec.weight, "dual": rec.dual, "solver_bound": rec.solver_bound, "seconds": rec.seconds,
             "solver": rec.solver, "bound_method": rec.bound_method, "time_limit": rec.time_limit, "seed": rec.seed,
             "status": rec.status, "lower_bound": rec.lower_bound, "gap": rec.gap}
+    if rec.interrupted:
+        data["interrupted"] = True      # read back: such an entry is never served as an answer
     data["sha256"] = _digest(data)
     return data
 
@@ -85,11 +91,12 @@ def read_entry(path, t, k, time_limit, seed):
     """
     try:
         path = Path(path)
-        if path.stat().st_size > _max_entry_bytes(t):
-            return None
-        return entry_record(json.loads(path.read_bytes()), t, k, time_limit, seed)
-    except (OSError, ValueError, RecursionError, MemoryError):
+        # a regular file only, at most the cap read, never blocking (a FIFO); the fields for people
+        # (status, lower bound, gap) are never read, so json's leniency there costs nothing
+        data = json.loads(read_capped(path, _max_entry_bytes(t)))
+    except (OSError, ValueError, RecursionError, MemoryError, SynthError):
         return None             # an entry we cannot read is solved again
+    return entry_record(data, t, k, time_limit, seed)
 
 
 def entry_record(data, t, k, time_limit, seed):
@@ -107,7 +114,8 @@ def entry_record(data, t, k, time_limit, seed):
                 or not isinstance(dual, dict) or not _is_number(dual.get("bound"))
                 or not (sb is None or _is_int(sb)) or not _is_number(seconds) or seconds < 0
                 or not isinstance(solver, str) or not isinstance(method, str)
-                or len(solver) + len(method) > 10_000 or not _is_int(data["weight"])):
+                or len(solver) + len(method) > 10_000 or not _is_int(data["weight"])
+                or not isinstance(data.get("interrupted", False), bool)):
             return None
         parent = np.asarray(raw, dtype=np.int64)
         if parent[0] != -1 or parent[1:].min(initial=0) < 0 or parent.max() >= V:
@@ -125,17 +133,44 @@ def entry_record(data, t, k, time_limit, seed):
             sb = None
         status, gap = tree_status(weight, lb, sb)
         return TreeRecord(tuple(t.shape), k, parent, depth, weight, lb, gap, status, float(seconds), solver, method,
-                          float(time_limit), int(seed), cached=True, dual={**dual, "bound": lb}, solver_bound=sb)
+                          float(time_limit), int(seed), cached=True, dual={**dual, "bound": lb}, solver_bound=sb,
+                          interrupted=data.get("interrupted", False))
     except (OSError, ValueError, KeyError, TypeError, OverflowError, IndexError, RecursionError, MemoryError,
             SynthError):
         return None             # an entry we cannot read is solved again
 
 
-def write_entry(path, t, rec: TreeRecord) -> None:
-    """Store ``rec`` at ``path`` (atomically); an unwritable cache only costs time, so errors pass."""
+def write_entry(path, t, rec: TreeRecord) -> str | None:
+    """Store ``rec`` at ``path`` (atomically); None, or why it could not (a one-line reason, never raised).
+
+    An unwritable cache costs time, not the result: the caller says so (the next run solves again).
+    """
     try:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, json.dumps(entry(t, rec)))
+        return None
+    except (OSError, SynthError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return f"the solve cache {printable(str(Path(path).parent))} cannot be written ({printable(reason)})"
+
+
+def cache_writable() -> bool:
+    """Whether :func:`write_entry` can store entries in :func:`cache_dir` now (the folder is created if needed)."""
+    try:
+        folder = cache_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        check_writable(folder / "probe.json")
+        return True
     except (OSError, SynthError):
-        pass
+        return False
+
+
+def interrupted_path(path) -> Path:
+    """Where the entry of an interrupted solve goes: beside ``path``, never read as an answer.
+
+    >>> interrupted_path("/c/khop-torus-4x4-k2-auto-t10-s0-r3.json").name
+    'khop-torus-4x4-k2-auto-t10-s0-r3.interrupted.json'
+    """
+    path = Path(path)
+    return path.with_name(path.stem + ".interrupted" + path.suffix)

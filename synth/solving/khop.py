@@ -2,8 +2,9 @@
 
 :func:`khop_tree` returns the tree of a torus and a depth bound as a
 :class:`~synth.solving.record.TreeRecord`, from the cache (:mod:`synth.solving.cache`, which
-re-checks every entry) or a fresh solve; only completed solves are cached (a solve cut short
-by Ctrl-C is not).  :func:`tree_base` turns the record into a base schedule, and
+re-checks every entry) or a fresh solve; only completed solves are served from the cache (a solve
+cut short by Ctrl-C or SIGTERM propagates the interrupt and leaves its best tree in the cache
+marked interrupted, which the next call solves again).  :func:`tree_base` turns the record into a base schedule, and
 :func:`start_tree` reads the tree of a certificate to start a solve from.
 
 Examples
@@ -16,13 +17,15 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from synth.check.certificate import read_certificate
 from synth.errors import OptionError, SynthError
 from synth.schedule.data import REDUCE
 from synth.schedule.forest import forest_depths, forest_weight, tree_schedule
-from synth.solving.cache import cache_dir, cache_key, read_entry, write_entry
+from synth.solving.cache import cache_dir, cache_key, interrupted_path, read_entry, write_entry
 from synth.solving.record import TreeRecord, fresh_record
 
 __all__ = ["khop_tree", "tree_base", "start_tree"]
@@ -65,9 +68,13 @@ def khop_tree(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: str
     checking the schedule, so that ``synth solve --time-limit S`` ends within ``S``.
     ``start`` (a parent array, e.g. from :func:`start_tree`) is the solve's first
     incumbent, so the result is never heavier; such a solve bypasses the cache, as do
-    ``k = 1`` and ``k >= H`` (solved at once).  A solve cut short by Ctrl-C is returned
-    (``interrupted``) but not cached; a cache entry is re-checked and its bound
+    ``k = 1`` and ``k >= H`` (solved at once).  A cache entry is re-checked and its bound
     re-derived when read (module docstring).
+
+    Ctrl-C or SIGTERM (a ``KeyboardInterrupt``) propagates: nothing is returned.  The best
+    tree so far goes to the cache marked interrupted (:func:`synth.solving.cache.interrupted_path`),
+    and a note on the exception says so (the CLI prints it); the next call solves again and
+    its record says so (``interrupted_before``).
     """
     # the models load on demand: they pull in the solvers, which nothing else needs
     from synth.models.khop import solve_khop
@@ -86,23 +93,61 @@ def khop_tree(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: str
     if k == 1 or k >= t.diameter:
         cache = False           # the star or the BFS tree: solved at once, cheaper than reading an entry back
     path = cache_dir() / cache_key(t, k, solver, time_limit, seed)
+    stopped = interrupted_path(path)
+    before = None           # an interrupted solve of the same inputs, found in the cache: never the answer
     if cache and path.exists():
         rec = read_entry(path, t, k, float(time_limit), int(seed))
-        if rec is not None:
+        if rec is not None and not rec.interrupted:
             if progress:
                 progress(f"k={k}: cached tree, W = {rec.weight} ({rec.status})")
             return rec
+    if cache and stopped.exists():
+        before = read_entry(stopped, t, k, float(time_limit), int(seed))
+        if before is not None and progress:
+            progress(f"k={k}: the cache holds an interrupted solve (W = {before.weight}); solving again")
     # the solve leaves room for lifting and checking, so the whole command fits in time_limit
     reserve = min(max(1.0, 0.03 * time_limit), 0.5 * time_limit)
-    res = solve_khop(t, k, time_limit=time_limit - reserve, seed=seed, solver=solver, threads=threads,
-                     progress=progress, start=start)
+    try:
+        res = solve_khop(t, k, time_limit=time_limit - reserve, seed=seed, solver=solver, threads=threads,
+                         progress=progress, start=start)
+    except KeyboardInterrupt as exc:     # Ctrl-C or SIGTERM: it propagates; the best tree so far is kept
+        _keep_interrupted(exc, t, k, stopped if cache else None, time_limit, seed, start_weight)
+        raise
     if res.parent is None or res.status in ("infeasible", "unknown"):
         raise SynthError(f"no tree of depth <= {k} found on {t.name} ({res.status})")
     rec = fresh_record(t, k, res, time_limit, seed, start_weight)
-    # a solve cut short (Ctrl-C) is not cached: its settings would not reproduce it
-    if cache and not rec.interrupted:
-        write_entry(path, t, rec)  # an unwritable cache only costs time
+    if before is not None:
+        rec = dataclasses.replace(rec, interrupted_before=before.weight)
+    if cache:
+        problem = write_entry(path, t, rec)  # an unwritable cache costs time only: the record says so
+        if problem:
+            rec = dataclasses.replace(rec, uncached=problem)
+        try:
+            stopped.unlink(missing_ok=True)     # the complete solve replaces the interrupted one
+        except OSError:
+            pass
     return rec
+
+
+def _keep_interrupted(exc, t, k, path, time_limit, seed, start_weight) -> None:
+    """Say on ``exc`` (a note the CLI prints) what the interrupted solve found, and store it at ``path``.
+
+    The entry is marked ``interrupted`` and lives beside the real entry (:func:`interrupted_path`), so it is
+    never served as an answer: the next call solves again and says so.
+    """
+    partial = getattr(exc, "partial", None)
+    if partial is None:
+        exc.add_note(f"k={k}: interrupted before a tree was found")
+        return
+    rec = fresh_record(t, k, partial, time_limit, seed, start_weight)
+    what = f"k={k}: interrupted; the best tree so far has W = {rec.weight} (gap {100 * rec.gap:.1f} %)"
+    if path is None:
+        exc.add_note(f"{what}; not kept (this solve is not cached) and not written")
+        return
+    problem = write_entry(path, t, rec)
+    exc.add_note(f"{what}; not kept ({problem})" if problem else
+                 f"{what}; kept in the cache marked interrupted, never served as an answer: the same command "
+                 "solves again")
 
 
 def tree_base(t, rec: TreeRecord):

@@ -35,7 +35,7 @@ class TreeRecord:
     ``gap`` is ``(weight - lower_bound) / weight``.  ``solver_bound`` is the solver's own
     bound when it is stronger (a MIP proof), a claim only; ``status`` is ``"optimal"``,
     :data:`SOLVER_CLAIM` or ``"feasible"`` (module docstring).  ``interrupted``: the solve
-    was cut short by Ctrl-C (not cached).
+    was cut short by Ctrl-C or SIGTERM (kept in the cache as such, never served as an answer).
     """
 
     shape: tuple
@@ -56,6 +56,8 @@ class TreeRecord:
     start_weight: int | None = None      # W of the tree the solve started from (``--start``), if any
     solver_bound: int | None = None      # the solver's bound when above lower_bound (MIP): a claim
     interrupted: bool = False
+    interrupted_before: int | None = None  # W of an interrupted solve of the same inputs that this one replaced
+    uncached: str | None = None            # why the solve could not be cached (the next run solves again)
 
     def solver_claims(self) -> dict:
         """The certificate's ``solver`` section.

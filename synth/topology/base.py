@@ -25,6 +25,7 @@ from functools import cached_property
 
 import numpy as np
 
+from synth.fileio import printable
 from synth.errors import TopologyError
 
 __all__ = ["Topology", "Grid", "MAX_VERTICES", "MAX_LINKS", "check_size"]
@@ -60,7 +61,8 @@ class Topology:
     Parameters
     ----------
     name : str
-        Short human name, e.g. ``"torus 16x16"``.
+        Short human name, e.g. ``"torus 16x16"``; control characters come out escaped
+        (:func:`synth.fileio.printable`), so a name from a file prints on one line.
     spec : dict
         JSON-ready description from which :func:`synth.topology.spec.build_topology` rebuilds it.
     n_vertices : int
@@ -82,6 +84,7 @@ class Topology:
         if isinstance(self.n_vertices, bool) or not isinstance(self.n_vertices, (int, np.integer)) \
                 or self.n_vertices < 0:
             raise TopologyError(f"the vertex count must be a non-negative integer, got {self.n_vertices!r}")
+        object.__setattr__(self, "name", printable(self.name))   # user-supplied: never a control character
         check_size(self.name, int(self.n_vertices), int(np.size(self.link_src)))
         src = np.ascontiguousarray(self.link_src, dtype=np.int32)
         dst = np.ascontiguousarray(self.link_dst, dtype=np.int32)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from synth.errors import FileFormatError, TopologyError
-from synth.fileio import read_json
+from synth.fileio import printable, read_json
 from synth.topology.base import Topology, check_size
 
 __all__ = ["topology_from_json", "read_topology"]
@@ -48,13 +48,14 @@ def topology_from_json(data: dict) -> Topology:
     if not isinstance(data.get("directed", False), bool):
         raise FileFormatError("a topology's 'directed' must be true or false")
     try:
-        check_size(str(data.get("name", "user topology"))[:200], n, len(links) * (1 if data.get("directed") else 2))
+        check_size(printable(data.get("name", "user topology"))[:200], n,
+                   len(links) * (1 if data.get("directed") else 2))
     except TopologyError as exc:
         raise FileFormatError(f"topology: {exc}") from None
     pairs = np.asarray(links, dtype=np.int64).reshape(-1, 2)
     if not data.get("directed", False):
         pairs = np.unique(np.concatenate([pairs, pairs[:, ::-1]]), axis=0)
-    spec = {"kind": "links", "name": str(data.get("name", "user topology"))[:200], "vertices": n,
+    spec = {"kind": "links", "name": printable(data.get("name", "user topology"))[:200], "vertices": n,
             "links": pairs.tolist()}
     if "compute" in data:
         spec["compute"] = [int(c) for c in data["compute"]]

@@ -335,3 +335,45 @@ def test_without_simgrid_the_command_says_how_to_install(tmp_path, capsys, monke
         _probe.cache_clear()
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "apt-get install -y python3-simgrid" in err
+
+
+# ---------------------------------------------------------------- issue 39, item 9
+def _ring_lines(tmp_path, capsys):
+    path = tmp_path / "ring.jsonl"
+    assert main(["baseline", "ring", "--torus", "4x4", "--out", str(path)]) == 0
+    capsys.readouterr()
+    return path.read_text().splitlines(keepends=True)
+
+
+@pytest.mark.parametrize("edit", ["drop", "duplicate", "forge"])
+def test_a_schedule_that_is_not_an_allreduce_is_never_timed(edit, tmp_path, capsys, monkeypatch):
+    """Dropped, duplicated or forged transmissions: exit 1 (INVALID, as synth check and run) with one line, and
+    SimGrid is never started.  Before, simulate timed them with exit 0 and no word."""
+    import synth.analysis.simulate as sim
+
+    lines = _ring_lines(tmp_path, capsys)
+    if edit == "drop":
+        lines = lines[:1] + lines[2:]
+    elif edit == "duplicate":
+        lines = lines + lines[1:2]
+    else:   # the first transmission's chunk moved to another chunk: two copies of one, none of the other
+        first = json.loads(lines[1])
+        first["chunk"] = (first["chunk"] + 1) % 16
+        lines[1] = json.dumps(first) + "\n"
+    path = tmp_path / f"{edit}.jsonl"
+    path.write_text("".join(lines))
+    monkeypatch.setattr(sim, "simulate_schedule", lambda *a, **kw: pytest.fail("an invalid schedule was timed"))
+    code = main(["simulate", str(path), "--size", "64KiB"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 1 and "does not check" in err[0] and "not simulated" in err[0], err
+
+
+def test_a_valid_file_is_checked_then_timed(tmp_path, capsys, monkeypatch):
+    import synth.analysis.simulate as sim
+
+    path = tmp_path / "ring.jsonl"
+    path.write_text("".join(_ring_lines(tmp_path, capsys)))
+    called = []
+    monkeypatch.setattr(sim, "simulate_schedule", lambda *a, **kw: called.append(a) or [])
+    sim.simulate(str(path), [1 << 16])
+    assert called

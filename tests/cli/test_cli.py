@@ -290,3 +290,32 @@ def test_only_option_errors_are_rewritten():
     from synth.errors import SynthError
 
     assert with_flags(SynthError("depth must be at least 1"), "depth must be at least 1") == "depth must be at least 1"
+
+
+def test_sizes_go_up_to_the_documented_1_pib(capsys):
+    """Issue 39, item 12: the docs say sizes go up to 1 PiB; the parser refused '1PiB' (no P unit)."""
+    from synth.units import MAX_SIZE, format_size, parse_size
+
+    assert parse_size("1PiB") == parse_size("1p") == MAX_SIZE and format_size(MAX_SIZE) == "1PiB"
+    assert parse_size("1PB") == 10**15
+    code, out, err = run(capsys, "compare", "--torus", "4x4", "--sizes", "1PiB")
+    assert code == 0 and "1PiB" in out, err
+    code, _, err = run(capsys, "compare", "--torus", "4x4", "--sizes", "2PiB")
+    assert code == 2 and "over the limit of 1PiB" in err
+
+
+def test_topology_names_with_control_characters_print_escaped(tmp_path, capsys):
+    """Issue 39, item 12: a name from a file cannot forge a line or drive the terminal."""
+    path = tmp_path / "evil.json"
+    path.write_text(json.dumps({"format": "synth-topology", "version": 1, "name": "ring\n\x1b[31mred\r",
+                                "vertices": 4, "links": [[0, 1], [1, 2], [2, 3], [3, 0]]}))
+    for argv in (["info", "--topology", str(path)], ["solve", "--topology", str(path)],
+                 ["bound", "--topology", str(path)]):
+        code, out, err = run(capsys, *argv)
+        assert code == 0, err
+        assert "\x1b" not in out + err and "\r" not in out + err and "ring\\n\\x1b[31mred\\r" in out, argv
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"format": "synth-topology", "version": 1, "name": "x\x1b[2J", "vertices": 4,
+                               "links": [[0, 1]]}))
+    code, _, err = run(capsys, "info", "--topology", str(bad))
+    assert code == 2 and "\x1b" not in err and len(err.strip().splitlines()) == 1

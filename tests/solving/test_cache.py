@@ -136,23 +136,72 @@ def _caught_by_the_mip_engine(monkeypatch):
 
 @pytest.mark.parametrize("stage,limit", [(_at_cone_bound, LIMIT), (_at_first_incumbent, LIMIT), (_in_the_lp, LIMIT),
                                          (_in_the_lns, 3.0), (_caught_by_the_mip_engine, LIMIT)])
-def test_interrupted_solve_is_not_cached(stage, limit, torus, tmp_path, monkeypatch):
-    """Ctrl-C in each phase (the solve stops there; the LNS, last in line, is reached sooner with less time)."""
+def test_an_interrupt_propagates_and_is_never_cached_as_an_answer(stage, limit, torus, tmp_path, monkeypatch):
+    """Ctrl-C in each phase stops the solve and propagates (the LNS, last in line, is reached sooner with less
+    time); whatever tree it had goes to the cache marked interrupted, beside the real entry, and the note says so."""
     monkeypatch.setenv("SYNTH_CACHE_DIR", str(tmp_path))
     progress = stage(monkeypatch)
-    rec = khop_tree(torus, K, time_limit=limit, progress=progress)
-    assert rec.interrupted and rec.solver_claims()["interrupted"] is True
-    assert rec.lower_bound <= rec.weight and (rec.status == "optimal") == (rec.weight == rec.lower_bound)
-    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(KeyboardInterrupt) as info:
+        khop_tree(torus, K, time_limit=limit, progress=progress)
+    notes = " ".join(getattr(info.value, "__notes__", ()))
+    files = [p.name for p in tmp_path.iterdir()]
+    assert all(name.endswith(".interrupted.json") for name in files)
+    if files:
+        assert "kept in the cache marked interrupted" in notes
+        data = json.loads((tmp_path / files[0]).read_text())
+        assert data["interrupted"] is True
+    else:
+        assert "interrupted before a tree was found" in notes
 
 
-def test_after_an_interrupted_solve_the_same_call_solves_again(torus, tmp_path, monkeypatch):
+def test_after_an_interrupted_solve_the_same_call_solves_again_and_says_so(torus, tmp_path, monkeypatch):
     monkeypatch.setenv("SYNTH_CACHE_DIR", str(tmp_path))
-    cut = khop_tree(torus, K, time_limit=LIMIT, progress=_at_first_incumbent(monkeypatch))
-    assert cut.interrupted
+    with pytest.raises(KeyboardInterrupt):
+        khop_tree(torus, K, time_limit=LIMIT, progress=_at_first_incumbent(monkeypatch))
+    (kept,) = tmp_path.iterdir()
+    assert kept.name.endswith(".interrupted.json")
     again = khop_tree(torus, K, time_limit=LIMIT)
     assert not again.cached and not again.interrupted and again.status == "optimal"
+    assert again.interrupted_before is not None
+    assert [p.name for p in tmp_path.iterdir()] == [kept.name.replace(".interrupted", "")]  # replaced
     assert khop_tree(torus, K, time_limit=LIMIT).cached
+
+
+def test_an_entry_marked_interrupted_is_never_served(torus, tmp_path, monkeypatch):
+    """Even renamed to the real entry's name, an entry that says it was interrupted is solved again."""
+    monkeypatch.setenv("SYNTH_CACHE_DIR", str(tmp_path))
+    with pytest.raises(KeyboardInterrupt):
+        khop_tree(torus, K, time_limit=LIMIT, progress=_at_first_incumbent(monkeypatch))
+    (kept,) = tmp_path.iterdir()
+    kept.rename(tmp_path / kept.name.replace(".interrupted", ""))
+    again = khop_tree(torus, K, time_limit=LIMIT)
+    assert not again.cached and not again.interrupted
+
+
+def test_an_unwritable_cache_is_said_not_promised(torus, tmp_path, monkeypatch):
+    """Issue 39, item 12: the record says the cache could not be written, and solve's notes say so."""
+    monkeypatch.setenv("SYNTH_CACHE_DIR", "/proc/self/synth-cache")   # not writable, even by root
+    rec = khop_tree(torus, K, time_limit=LIMIT)
+    assert rec.uncached and "cannot be written" in rec.uncached
+    res = solve(torus, depth=K, time_limit=LIMIT)
+    assert any("cannot be written" in n and "solves again" in n for n in res.notes)
+
+
+def test_a_cache_entry_that_is_a_fifo_or_dev_zero_is_refused_at_once(torus, tmp_path, monkeypatch):
+    """Issue 39, items 2 and 5: a FIFO (no writer) or a symlink to /dev/zero in place of an entry is skipped at once."""
+    import os
+    import time
+
+    from synth.solving.cache import cache_key
+
+    monkeypatch.setenv("SYNTH_CACHE_DIR", str(tmp_path))
+    path = tmp_path / cache_key(torus, K, "auto", LIMIT, 0)
+    for make in (lambda: os.mkfifo(path), lambda: os.symlink("/dev/zero", path)):
+        make()
+        t0 = time.monotonic()
+        rec = khop_tree(torus, K, time_limit=LIMIT)
+        assert not rec.cached and time.monotonic() - t0 < LIMIT
+        path.unlink()
 
 
 # ------------------------------------------------------------------ edited entries

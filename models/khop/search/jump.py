@@ -327,6 +327,9 @@ def jump_search(D, k, labels=None, *, seed=0, iterations=None, deadline=None, ra
     progress : callable, optional
         Called with a message whenever the best weight improves.
 
+    Ctrl-C or SIGTERM (a ``KeyboardInterrupt``) propagates, carrying the best labelling so far
+    as its attribute ``partial`` (a :class:`JumpResult`).
+
     Returns
     -------
     JumpResult
@@ -348,18 +351,26 @@ def jump_search(D, k, labels=None, *, seed=0, iterations=None, deadline=None, ra
     if progress:
         progress(f"jump search: descent W = {V - 1 + js.excess} ({js.pos.size} jumps)")
     rounds = 0
-    while (iterations is None or rounds < iterations) and time.monotonic() < deadline:
-        rounds += 1
-        _perturb(js, rng, kick_radius)
-        _descend(js, rng, radius, deadline)
-        if js.excess <= cur[0] or (js.excess == cur[0] + 1 and rng.random() < worse):
-            cur = (js.excess, js.pos.copy(), js.lv.copy())
-            if cur[0] < best[0]:
-                best = cur
-                if progress:
-                    progress(f"jump search: W = {V - 1 + best[0]} ({best[1].size} jumps, round {rounds})")
-        else:
-            js.set_jumps(cur[1], cur[2])
+    try:
+        while (iterations is None or rounds < iterations) and time.monotonic() < deadline:
+            rounds += 1
+            _perturb(js, rng, kick_radius)
+            _descend(js, rng, radius, deadline)
+            if js.excess <= cur[0] or (js.excess == cur[0] + 1 and rng.random() < worse):
+                cur = (js.excess, js.pos.copy(), js.lv.copy())
+                if cur[0] < best[0]:
+                    best = cur
+                    if progress:
+                        progress(f"jump search: W = {V - 1 + best[0]} ({best[1].size} jumps, round {rounds})")
+            else:
+                js.set_jumps(cur[1], cur[2])
+    except KeyboardInterrupt as exc:    # Ctrl-C or SIGTERM propagates, with the best labelling so far
+        exc.partial = _result(D, js, best, rounds)
+        raise
+    return _result(D, js, best, rounds)
+
+
+def _result(D, js, best, rounds) -> JumpResult:
     js.set_jumps(best[1], best[2])
     labels = js.labels()
     # the weight of the labelling itself: two jumps of one level on one vertex would count twice above

@@ -55,6 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from synth.models._solve.interrupt import cpsat_solve
 from synth.models.forest.instance import tree_depths
 from synth.models.forest.labels import LabelSearch, _shift_perturb, labels_to_parent
 
@@ -191,10 +192,8 @@ def solve_window(D, k, parent, depth, window, *, seed=0, work_limit=1.0, time_li
     s.parameters.max_deterministic_time = float(work_limit)
     s.parameters.max_time_in_seconds = float(time_limit)
     # CP-SAT would catch Ctrl-C and stop as at a limit, so the search would go on and the
-    # solve would end as if completed (and be cached): let Python raise KeyboardInterrupt
-    # when the window returns instead (a window is short: its work limit)
-    s.parameters.catch_sigint_signal = False
-    st = s.solve(m)
+    # solve would end as if completed: cpsat_solve stops it and lets the interrupt through
+    st = cpsat_solve(s, m)
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
     pick = np.array([s.value(v) for v in z], dtype=bool)

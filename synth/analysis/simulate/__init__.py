@@ -39,6 +39,7 @@ True
 from __future__ import annotations
 
 import functools
+import os
 import tempfile
 from dataclasses import dataclass, replace
 
@@ -48,13 +49,16 @@ from synth.analysis.cost import Network, goodput_bound, model_time
 from synth.analysis.simulate.packing import MODES, Flows, pack
 from synth.analysis.simulate.run import (INSTALL_HINT, Delays, SimGridUnavailable, run_driver, simgrid_available,
                                          simgrid_python, write_inputs)
+from synth.check.claims import check_file
 from synth.check.metrics import measure_explicit
-from synth.errors import OptionError
+from synth.errors import InvalidScheduleError, OptionError
+from synth.fileio import printable
 from synth.runtime.plan import load_schedule
 from synth.schedule.data import chunk_elements
 from synth.units import format_size
 
-__all__ = ["SimResult", "SimOptions", "simulate", "simulate_schedule", "simulated_seconds", "pack", "Flows", "MODES",
+__all__ = ["SimResult", "SimOptions", "simulate", "simulate_schedule", "verify_file", "simulated_seconds", "pack", "Flows",
+           "MODES",
            "SimGridUnavailable", "INSTALL_HINT", "simgrid_python", "simgrid_available", "ENGINES", "LATENCY_AT"]
 
 #: how ``--engine`` times a schedule: the cost model, or a SimGrid replay in rounds mode
@@ -208,10 +212,35 @@ def _news(progress, what, line):
 def simulate(source, sizes, net: Network = Network(), mode: str = "rounds", *, timeout=None,
              hop_latency_at: str = "start", progress=None) -> list:
     """Simulate a certificate, an explicit file, a baseline or a schedule (see
-    :func:`synth.runtime.plan.load_schedule`) at every size in ``sizes``: one :class:`SimResult` per size."""
+    :func:`synth.runtime.plan.load_schedule`) at every size in ``sizes``: one :class:`SimResult` per size.
+
+    A file is checked first (:func:`synth.check.claims.check_file`, as ``synth check`` does): a
+    schedule that is not the collective it claims (dropped, duplicated or forged transmissions)
+    or whose claims fail is never timed.
+
+    Raises
+    ------
+    InvalidScheduleError
+        When the checker finds the file INVALID; the message names the first problem.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        verify_file(source)
     schedule, weights, label = load_schedule(source)
     return simulate_schedule(schedule, weights, sizes, net, mode, label, progress=progress,
                              options=SimOptions(hop_latency_at=hop_latency_at, timeout=timeout))
+
+
+def verify_file(path) -> None:
+    """Raise :class:`~synth.errors.InvalidScheduleError` unless the checker finds the file at ``path`` VALID."""
+    report = check_file(path)
+    if report.valid:
+        return
+    failed = [f"{key}: claimed {c}, measured {m}" for key, (c, m, ok) in report.claims.items() if not ok]
+    first = " ".join(str((report.errors + failed + ["INVALID"])[0]).split())[:300]
+    more = len(report.errors) + len(failed) - 1
+    raise InvalidScheduleError(f"{printable(path)} does not check ({printable(first)}"
+                               f"{f'; {more} more problem(s)' if more > 0 else ''}): not simulated; "
+                               "synth check lists every problem")
 
 
 def simulated_seconds(schedule, weights, sizes, net: Network = Network(), mode: str = "rounds") -> list:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from synth.fileio import read_json
 from synth.errors import OptionError, SynthError
 
 __all__ = ["SimGridUnavailable", "INSTALL_HINT", "simgrid_python", "simgrid_available", "write_inputs", "run_driver",
@@ -188,14 +189,17 @@ def run_driver(directory, tag: str, message_bytes, timeout: float | None = None,
             proc.kill()
             proc.wait()
             raise SynthError(f"the simulation did not finish within {timeout:g} s") from None
+        except KeyboardInterrupt:   # Ctrl-C or SIGTERM: the driver stops with us (Popen would wait for it)
+            proc.kill()
+            proc.wait()
+            raise
         finally:
             reader.join(5)
     path = os.path.join(directory, f"result-{tag}.json")
     if not os.path.exists(path):
         last = tail[-1] if tail else "no output"
         raise SynthError(f"the SimGrid driver failed (exit {returncode}): {last[:300]}")
-    with open(path) as f:
-        result = json.load(f)
+    result = read_json(path)
     if result["unfinished_events"]:
         raise SynthError(f"the simulation ended with {result['unfinished_events']} events never started "
                          "(the schedule's dependencies do not resolve)")

@@ -44,8 +44,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from synth.errors import OptionError, SynthError
+from synth.fileio import read_json
 from synth.runtime.jax.devices import host_devices, torus_device_order
 from synth.runtime.jax.tables import build_tables
+from synth.runtime.memory import check_host_memory, jax_bytes
 from synth.topology.torus import Torus
 from synth.runtime.plan import load_schedule
 from synth.runtime.report import RunReportBase, median_ms, median_s
@@ -307,7 +309,7 @@ def run_jax(source, size="1MiB", iters: int = 5, dtype: str = "float32", *, warm
         if elements < 1:
             raise OptionError(f"size must hold at least {tables.n_devices} {dtype} elements: the {tables.collective} "
                               f"cuts the vector into {tables.n_devices} equal blocks")
-    _check_host_memory(tables.n_devices, elements, dtype)
+    check_host_memory(tables.n_devices, elements, DTYPES[dtype], jax_bytes, "devices")
     try:
         import jax  # optional dependency (the [jax] extra)
     except ImportError:
@@ -352,18 +354,6 @@ def _devices(jax, platform, p, fresh):
     return res, where, devices
 
 
-def _check_host_memory(p: int, elements: int, dtype: str) -> None:
-    """Refuse a size whose inputs, results and float64 reference for ``p`` devices would not fit in memory."""
-    need = p * elements * (4 * DTYPES[dtype] + 40)  # inputs, two results, a copy; float64 reference and results
-    try:
-        have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):  # no sysconf: let the run find out
-        return
-    if need > have:
-        raise OptionError(f"size {elements * DTYPES[dtype]:,} bytes per device needs about {need / 2**30:.1f} GiB "
-                          f"for {p} devices' inputs, results and checks; this machine has {have / 2**30:.1f} GiB")
-
-
 def _run_fresh(tables, elements, dtype, iters, warmup, seed, timeout) -> dict:
     """Run in a fresh Python with ``p`` host devices (this process started JAX with fewer)."""
     with tempfile.TemporaryDirectory(prefix="synth-jax-") as d:
@@ -381,5 +371,4 @@ def _run_fresh(tables, elements, dtype, iters, warmup, seed, timeout) -> dict:
         if proc.returncode != 0 or not os.path.exists(path):
             tail = " | ".join((proc.stderr or proc.stdout or "").strip().splitlines()[-3:])
             raise SynthError(f"the JAX run in a fresh process failed (exit code {proc.returncode}): {tail}")
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
+        return read_json(path)

@@ -328,7 +328,9 @@ def main(directory):
     except Exception as exc:  # a bug or a corrupt plan: report it and stop every rank instead of hanging
         import traceback
 
-        _fail(directory, f"rank {rank}: {exc.__class__.__name__}: {exc}\n{traceback.format_exc()}")
+        # the first line is the message the user sees (one line); the traceback follows for --workdir readers
+        message = " ".join(str(exc).split())[:300]
+        _fail(directory, f"rank {rank}: {exc.__class__.__name__}: {message}\n{traceback.format_exc()}")
         comm.Abort(4)
         return 4
 

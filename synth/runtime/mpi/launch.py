@@ -40,6 +40,8 @@ import numpy as np
 
 from synth.units import parse_size  # the one size parser of every command
 from synth.errors import OptionError, SynthError
+from synth.fileio import read_capped, read_json
+from synth.runtime.memory import check_host_memory, mpi_bytes
 from synth.runtime.mpi import _worker as worker
 from synth.runtime.mpi.ranks import check_dtype, rank_plans
 from synth.runtime.plan import build_plan, load_schedule, run_chunk_sizes
@@ -265,6 +267,7 @@ def run_schedule(source, size="1MiB", options: MpiRunOptions | None = None, **fi
         elements -= elements % p
         if elements < 1:
             raise SynthError(f"size {size} holds fewer elements than the {p} ranks' blocks need")
+    check_host_memory(p, elements, np.dtype(opts.dtype).itemsize, mpi_bytes, "ranks")  # before any rank starts
     info, res, launch, cmd = _run_job((schedule, weights), elements, launcher, opts)
     return RunReport(label=label, ranks=p, elements=elements, dtype=str(opts.dtype), mode=opts.mode,
                      iters=opts.iters, warmup=opts.warmup, rounds=info.rounds, chunks=info.chunks,
@@ -300,14 +303,13 @@ def _run_job(source, elements, launcher, opts):
         launch = time.perf_counter() - t0
         problems = sorted(f for f in os.listdir(directory) if f.startswith("error-"))
         if problems:
-            with open(os.path.join(directory, problems[0]), encoding="utf-8") as f:
-                raise SynthError(f"MPI run failed: {f.read().strip()}")
+            raise SynthError(f"MPI run failed: {_first_line(os.path.join(directory, problems[0]))}"
+                             + ("" if keep_dir is not None else " (`keep_dir` keeps the ranks' tracebacks)"))
         path = os.path.join(directory, "result.json")
         if not os.path.exists(path):
-            tail = " | ".join((err or out or "").strip().splitlines()[-5:])
+            tail = _last_line(err or out)
             raise SynthError(f"MPI run failed (mpiexec exit code {rc}): {tail or 'no output'}")
-        with open(path, encoding="utf-8") as f:
-            res = json.load(f)
+        res = read_json(path)
     finally:
         if tmp is not None:
             tmp.cleanup()
@@ -332,6 +334,24 @@ def _result_errors(res, info, p):
     return errors
 
 
+def _first_line(path) -> str:
+    """The first line of a rank's error file (its message; the traceback follows it there)."""
+    try:
+        text = read_capped(path, 1 << 16).decode("utf-8", "replace")
+    except SynthError as exc:
+        return str(exc)
+    return next((ln.strip() for ln in text.splitlines() if ln.strip()), "no message")
+
+
+def _last_line(text) -> str:
+    """The last lines of mpiexec's output that are no traceback frames or rules, joined into one."""
+    frames = ("Traceback ", "=", "During handling", "The above exception")
+    # a traceback's frames and source lines are indented; its last line (the exception) is not
+    kept = [ln.strip() for ln in (text or "").splitlines()
+            if ln.strip() and not ln[:1].isspace() and not ln.startswith(frames)]
+    return " | ".join(kept[-3:])[:300]
+
+
 def _chunk_at(info: Prepared, element: int) -> int:
     """The chunk holding vector position ``element``."""
     starts = info.offsets[info.order]
@@ -342,16 +362,19 @@ def _chunk_at(info: Prepared, element: int) -> int:
 
 
 def _launch(cmd, env, timeout):
-    """Run the MPI job in its own process group; kill that group (only) on timeout."""
+    """Run the MPI job in its own process group; kill that group (only) on timeout, Ctrl-C or SIGTERM."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                             start_new_session=True)
     try:
         out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
+    except (subprocess.TimeoutExpired, KeyboardInterrupt) as exc:
+        # the job has its own session, so Ctrl-C at the terminal never reached it: stop it with us
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
         proc.communicate()
+        if isinstance(exc, KeyboardInterrupt):
+            raise
         raise SynthError(f"the MPI job did not finish within {timeout:g} s and was killed") from None
     return proc.returncode, out, err

@@ -218,3 +218,57 @@ def test_mpi_64_ranks_exchange_and_baseline():
     assert rep.ok, rep.errors
     rep = run_schedule(build_baseline("swing-b", t), size="64KiB", iters=1, mode="rounds", timeout=900)
     assert rep.ok, rep.errors
+
+
+# ---------------------------------------------------------------- issue 39, item 8
+def test_a_size_beyond_memory_is_refused_before_any_rank_starts(tmp_path, monkeypatch):
+    """--size 64GiB on 16 ranks used to start 16 ranks of 64 GiB each: one line now, nothing launched."""
+    from synth.check.certificate import write_certificate
+    from synth.solving import solve
+
+    cert = tmp_path / "c.json"
+    write_certificate(solve(parse_torus("4x4")).certificate, cert)
+    monkeypatch.setattr(rmpi, "_launch", lambda *a: pytest.fail("a rank was started"))
+    monkeypatch.setattr(rmpi, "find_mpiexec", lambda m=None: ["mpiexec"])
+    with pytest.raises(SynthError, match=r"size .* needs about .* GiB for 16 ranks' .* available"):
+        run_schedule(str(cert), size="64GiB")
+
+
+def test_the_memory_check_is_the_jax_engines_too():
+    from synth.runtime.memory import check_host_memory, jax_bytes, mpi_bytes
+
+    check_host_memory(16, 1 << 10, 4, mpi_bytes, "ranks", have=1 << 30)
+    for per in (mpi_bytes, jax_bytes):
+        with pytest.raises(SynthError, match="this host has 1.0 GiB available"):
+            check_host_memory(16, 1 << 30, 4, per, "ranks", have=1 << 30)
+
+
+def test_a_worker_failure_is_one_line_without_its_traceback(tmp_path):
+    """The error line names the rank and the exception; the traceback stays in the rank's file."""
+    path = tmp_path / "error-1.txt"
+    path.write_text("rank 3: MemoryError: Unable to allocate 64.0 GiB\nTraceback (most recent call last):\n"
+                    '  File "_worker.py", line 1, in <module>\nMemoryError\n')
+    assert rmpi._first_line(path) == "rank 3: MemoryError: Unable to allocate 64.0 GiB"
+    tail = rmpi._last_line('Traceback (most recent call last):\n  File "x.py", line 2, in f\n    y()\n'
+                           "    ^^^\nValueError: bad plan\n")
+    assert tail == "ValueError: bad plan"
+
+
+def test_an_interrupt_stops_the_mpi_job_too(tmp_path):
+    """The job runs in its own session (Ctrl-C at the terminal never reaches it): an interrupt kills it."""
+    import signal
+    import sys
+    import threading
+    import time
+
+    pid_file = tmp_path / "pid"
+    child = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+    timer = threading.Timer(3.0, os.kill, (os.getpid(), signal.SIGINT))   # the child has written its pid by then
+    t0 = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        rmpi._launch([sys.executable, "-c", child], dict(os.environ), 120)
+    timer.join()
+    assert time.monotonic() - t0 < 15
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid_file.read_text()), 0)
