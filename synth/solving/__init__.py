@@ -46,12 +46,14 @@ from synth.schedule.sp import sp_allreduce
 from synth.schedule.spineleaf import spine_leaf_star
 from synth.schedule.user import shortest_path_tree
 from synth.solving.khop import khop_tree, tree_base
+from synth.solving.lattice import solve_lattice
 from synth.symmetry.hyperx import hyperx_group
 from synth.symmetry.search import user_group
 from synth.symmetry.spec import TORUS_GROUPS, torus_group_builder
 from synth.symmetry.spineleaf import spine_leaf_group
 from synth.symmetry.torus import torus_gamma
 from synth.topology.hyperx import HyperX
+from synth.topology.lattice import LatticeTorus
 from synth.topology.spineleaf import SpineLeaf
 from synth.topology.torus import Torus
 
@@ -116,6 +118,8 @@ def solve(topology, depth=None, elements=None, mode="auto", exchange=False, prog
         return _solve_hyperx(topology, depth, elements, mode, exchange, progress, collective)
     if isinstance(topology, SpineLeaf):
         return _solve_spine_leaf(topology, depth, elements, mode, exchange, progress, collective)
+    if isinstance(topology, LatticeTorus):   # issue 40: twisted and lattice tori, meshes, mixed wrap
+        return solve_lattice(topology, depth, elements, mode, exchange, progress, group, time_limit, seed, collective)
     return _solve_user(topology, generators, elements, mode, exchange, allow_unbalanced, progress, collective)
 
 
