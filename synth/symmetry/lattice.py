@@ -102,24 +102,27 @@ def _vertex_map(t, element) -> np.ndarray:
     return t.vertex(img).astype(np.int64)
 
 
-def _step_action(t, element) -> list:
+def _step_action(t, element, table=None) -> list:
     """Images of the kept steps (as indices into ``t.steps``) under a point element."""
     perm, signs = element
+    table = table or _step_table(t)
     inv = {p: i for i, p in enumerate(perm)}
-    keys = [_step_key(t, i, s) for i, s in t.steps]
-    out = []
-    for i, s in t.steps:
-        j = inv[i]                       # coordinate j of the image reads coordinate i
-        out.append(keys.index(_step_key(t, j, s * signs[j])))
-    return out
+    return [table[(inv[i], s * signs[inv[i]])] for i, s in t.steps]   # coordinate j of the image reads i
 
 
-def _step_key(t, i, s):
-    if not t.wrap[i]:
-        return ("path", i, s)
-    e = np.zeros(t.ndim, dtype=np.int64)
-    e[i] = s
-    return ("step", int(t.vertex(e)))
+def _step_table(t) -> dict:
+    """``(dim, sign) -> index of the kept step it equals`` for every signed unit vector."""
+    keys = {}
+    for i in range(t.ndim):
+        for s in (1, -1):
+            if not t.wrap[i]:
+                keys[(i, s)] = ("path", i, s)
+            else:
+                e = np.zeros(t.ndim, dtype=np.int64)
+                e[i] = s
+                keys[(i, s)] = ("step", int(t.vertex(e)))
+    kept = [keys[st] for st in t.steps]
+    return {k: kept.index(v) for k, v in keys.items() if v in kept}
 
 
 def _closure(elements, compose) -> list:
@@ -141,7 +144,8 @@ def _free_subgroup(t):
     """Point elements generating the subgroup ``H`` (module docstring): regular on steps if found, else free."""
     pg = point_group(t)
     n = len(t.steps)
-    actions = [tuple(_step_action(t, e)) for e in pg]
+    table = _step_table(t)
+    actions = [tuple(_step_action(t, e, table)) for e in pg]
     ident = tuple(range(n))
 
     def compose(a, b):

@@ -51,6 +51,8 @@ def _wrap(spec, d):
 def _grid(spec):
     shape = _shape(spec, "grid")
     wrap = _wrap(spec, len(shape))
+    if wrap is not None and all(wrap) and min(shape) >= 3:
+        return torus(shape)   # every side wraps: the plain torus, with its closed forms
     return grid(shape, [False] * len(shape) if wrap is None else wrap)
 
 
