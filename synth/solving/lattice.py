@@ -18,7 +18,7 @@ Examples
 >>> r = solve_lattice(twisted((2, 4)))
 >>> c = r.certificate.claims
 >>> c["rounds"], c["psi"], c["theta"], c["omega"], r.depth
-(6, '1', '1', '1', 3)
+(4, '1', '1', '1', 2)
 """
 
 from __future__ import annotations
