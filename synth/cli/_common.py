@@ -195,6 +195,7 @@ PARAMETERS = ("allow_unbalanced", "alpha", "bandwidth", "depth", "depths", "dtyp
 PARAMETERS += ("collective",)  # issue 27: --collective on solve, baseline, compare
 PARAMETERS += ("engine",)  # issue 26: --engine on solve --size, sweep, compare
 PARAMETERS += ("hop_latency_at",)  # issue 26: --hop-latency-at on simulate
+PARAMETERS += ("no_wrap",)  # issue 40: --no-wrap with --torus or --machine
 
 _LEADING_NAME = re.compile(r"(\w+)(?=[\s:=,]|$)")
 _QUOTED_NAME = re.compile(r"`(\w+)`")

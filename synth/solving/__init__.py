@@ -119,7 +119,8 @@ def solve(topology, depth=None, elements=None, mode="auto", exchange=False, prog
     if isinstance(topology, SpineLeaf):
         return _solve_spine_leaf(topology, depth, elements, mode, exchange, progress, collective)
     if isinstance(topology, LatticeTorus):   # issue 40: twisted and lattice tori, meshes, mixed wrap
-        return solve_lattice(topology, depth, elements, mode, exchange, progress, group, time_limit, seed, collective)
+        return SolveResult(*solve_lattice(topology, depth, elements, mode, exchange, progress, group, time_limit, seed,
+                                          collective))
     return _solve_user(topology, generators, elements, mode, exchange, allow_unbalanced, progress, collective)
 
 

@@ -15,9 +15,9 @@
 Examples
 --------
 >>> from synth.topology.lattice import twisted
->>> r = solve_lattice(twisted((2, 4)))
->>> c = r.certificate.claims
->>> c["rounds"], c["psi"], c["theta"], c["omega"], r.depth
+>>> cert, depth, notes = solve_lattice(twisted((2, 4)))
+>>> c = cert.claims
+>>> c["rounds"], c["psi"], c["theta"], c["omega"], depth
 (4, '1', '1', '1', 2)
 """
 
@@ -73,17 +73,17 @@ def solve_lattice(t, depth=None, elements=None, mode="auto", exchange=False, pro
 
     Returns
     -------
-    synth.solving.SolveResult
+    (Certificate, int, list)
+        The certificate, the tree depth and the notes (:func:`synth.solving.solve` makes them a
+        ``SolveResult``).
     """
-    from synth.solving import SolveResult   # the result type lives with solve(), which imports this module
-
     H = t.diameter
     if depth is not None and depth < H:
         raise OptionError(f"depth {depth} is below the diameter {H} of {t.name}: depth-bounded (k-hop) trees are "
                           "built on plain tori only; drop `depth` for the BFS tree")
     notes = []
     if not t.is_vertex_transitive:
-        return _solve_grid(t, elements, mode, exchange, progress, time_limit, seed, collective, SolveResult)
+        return _solve_grid(t, elements, mode, exchange, progress, time_limit, seed, collective)
     name = group or "gamma"
     if name not in LATTICE_GROUPS:
         raise OptionError(f"group must be one of {', '.join(LATTICE_GROUPS)} on {t.name}, got {str(name)[:40]!r}")
@@ -126,10 +126,10 @@ def solve_lattice(t, depth=None, elements=None, mode="auto", exchange=False, pro
     progress(f"checking the lifted schedule ({base.n_transmissions * grp.order:,} transmissions)")
     cert = certify(collective_half(base, collective), grp, elements, mode=mode, solver=claims,
                    provenance={"algorithm": algorithm, "group": grp.spec["kind"], "seed": seed if claims else None})
-    return SolveResult(cert, depth_out, notes)
+    return cert, depth_out, notes
 
 
-def _solve_grid(t, elements, mode, exchange, progress, time_limit, seed, collective, SolveResult):
+def _solve_grid(t, elements, mode, exchange, progress, time_limit, seed, collective):
     """Meshes and mixed wrap: the best of the centred shortest-path tree and balanced BFS trees, as measured."""
     if exchange:
         raise OptionError(f"exchange needs a vertex-transitive graph; {t.name} has a side that does not wrap")
@@ -161,4 +161,4 @@ def _solve_grid(t, elements, mode, exchange, progress, time_limit, seed, collect
              f"{grp.order} with {grp.n_link_orbits} link orbits; best omega found = {c['omega']}, bandwidth term "
              f"{c['bandwidth_term']} = {float(frac):.1%} of the volume bound 2N(p-1)/|E| (no schedule for such "
              "graphs beyond symmetry yet: this is the best synth finds, not a proven optimum)"]
-    return SolveResult(cert, base.n_rounds // 2 if not claims else cert.claims["rounds"] // 2, notes)
+    return cert, base.n_rounds // 2 if not claims else cert.claims["rounds"] // 2, notes

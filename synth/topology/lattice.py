@@ -255,7 +255,7 @@ def parse_wrap(text: str, d: int) -> tuple:
     """
     parts = [p for p in str(text).replace(" ", "").split(",") if p]
     if len(parts) > MAX_DIMS or not all(p.isdigit() and len(p) <= 2 and int(p) < d for p in parts):
-        raise TopologyError(f"--no-wrap takes dimension numbers 0..{d - 1} split by commas, got {str(text)[:40]!r}")
+        raise TopologyError(f"`no_wrap` takes dimension numbers 0..{d - 1} split by commas, got {str(text)[:40]!r}")
     off = {int(p) for p in parts}
     return tuple(i not in off for i in range(d))
 
