@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.baselines._engine import Rounds, add_allreduce
 from synth.baselines.base import Baseline
+from synth.baselines.ring import run_rings
 from synth.errors import TopologyError
 
 __all__ = ["box_cycle", "lattice_ring", "refusal"]
@@ -92,18 +92,8 @@ def box_cycle(t) -> np.ndarray:
 
 def lattice_ring(t) -> Baseline:
     """Ring on :func:`box_cycle`, both directions: ``2(p-1)`` rounds, Ψ = Θ = 1 (module docstring)."""
-    seq = box_cycle(t)
-    V = t.n_vertices
-    r = Rounds(t)
-    used, family = 0, 0
-    for order in (seq, seq[::-1]):
-        nxt = np.roll(order, -1)
-        plan = [[(order, nxt, None, np.roll(order, k))] for k in range(V - 1)]
-        used = add_allreduce(r, plan, family * V, 1)
-        family += 1
-    C = family * V
-    notes = f"one Hamiltonian cycle of the box of representatives x 2 directions x {V} blocks"
-    return Baseline(r.schedule(C, used), np.ones(C, dtype=np.int64), "ring", notes)
+    notes = f"one Hamiltonian cycle of the box of representatives x 2 directions x {t.n_vertices} blocks"
+    return run_rings(t, [box_cycle(t)], notes)
 
 
 def refusal(name: str, t) -> str:

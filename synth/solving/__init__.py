@@ -45,6 +45,7 @@ from synth.schedule.hyperx import hyperx_tree
 from synth.schedule.sp import sp_allreduce
 from synth.schedule.spineleaf import spine_leaf_star
 from synth.schedule.user import shortest_path_tree
+from synth.solving.balanced import balanced_family
 from synth.solving.khop import khop_tree, tree_base
 from synth.solving.lattice import solve_lattice
 from synth.symmetry.hyperx import hyperx_group
@@ -157,20 +158,8 @@ def _solve_torus(topology, depth, elements, mode, exchange, progress, group, tim
         else:
             base, algorithm = sp_allreduce(topology), "sp-allreduce"
     else:
-        # the models load on demand: they pull in the solvers, which the other constructions never need
-        from synth.models.balance import balance_bfs_trees, balance_exchange_forests
-
-        progress(f"balancing {'exchange forests' if exchange else 'BFS trees'} over {grp.n_link_orbits} "
-                 "link orbits (CP-SAT)")
-        fn = balance_exchange_forests if exchange else balance_bfs_trees
-        result = fn(topology, grp, time_limit=time_limit, seed=seed)
-        base = result.base
-        algorithm = "balanced-forest-exchange" if exchange else "balanced-bfs-trees"
-        claims = {"model": "synth.models.balance", "balance_status": result.status, "chunks": result.chunks,
-                  "seconds": round(result.seconds, 3), "seed": seed,
-                  "meaning": "status 'optimal': no balanced family of this kind has fewer chunks"}
-        if not result.balanced:
-            notes.append(f"no balanced family found ({result.status}); best omega = {result.omega}")
+        base, algorithm, claims, more = balanced_family(topology, grp, exchange, time_limit, seed, progress)
+        notes.extend(more)
     depth_out = H - 1 if exchange else H
     progress(f"checking the lifted schedule ({base.n_transmissions * grp.order:,} transmissions)")
     cert = certify(collective_half(base, collective), grp, elements, mode=mode, solver=claims,

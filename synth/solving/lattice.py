@@ -33,6 +33,7 @@ from synth.schedule.collective import collective_half
 from synth.schedule.data import ALLREDUCE
 from synth.schedule.forest import bfs_forest, exchange_schedule, tree_schedule
 from synth.schedule.user import shortest_path_tree
+from synth.solving.balanced import balanced_family
 from synth.symmetry.lattice import LATTICE_GROUPS, grid_group
 
 __all__ = ["solve_lattice", "volume_fraction", "exchange_pair"]
@@ -109,20 +110,8 @@ def solve_lattice(t, depth=None, elements=None, mode="auto", exchange=False, pro
             base, algorithm = tree_schedule(t, bfs_forest(t, [0]), 0, route=_one_hop(t),
                                             label=f"SP BFS tree, root 0, depth {H}"), "sp-allreduce"
     else:
-        # the models load on demand: they pull in the solvers
-        from synth.models.balance import balance_bfs_trees, balance_exchange_forests
-
-        progress(f"balancing {'exchange forests' if exchange else 'BFS trees'} over {grp.n_link_orbits} link "
-                 "orbits (CP-SAT)")
-        fn = balance_exchange_forests if exchange else balance_bfs_trees
-        result = fn(t, grp, time_limit=time_limit, seed=seed)
-        base = result.base
-        algorithm = "balanced-forest-exchange" if exchange else "balanced-bfs-trees"
-        claims = {"model": "synth.models.balance", "balance_status": result.status, "chunks": result.chunks,
-                  "seconds": round(result.seconds, 3), "seed": seed,
-                  "meaning": "status 'optimal': no balanced family of this kind has fewer chunks"}
-        if not result.balanced:
-            notes.append(f"no balanced family found ({result.status}); best omega = {result.omega}")
+        base, algorithm, claims, more = balanced_family(t, grp, exchange, time_limit, seed, progress)
+        notes.extend(more)
     progress(f"checking the lifted schedule ({base.n_transmissions * grp.order:,} transmissions)")
     cert = certify(collective_half(base, collective), grp, elements, mode=mode, solver=claims,
                    provenance={"algorithm": algorithm, "group": grp.spec["kind"], "seed": seed if claims else None})

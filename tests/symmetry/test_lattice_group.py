@@ -1,11 +1,11 @@
 """Closed-form groups of lattice tori and grids (issue 40), against brute force."""
 
-from fractions import Fraction
 import itertools
 
 import networkx as nx
 import numpy as np
 import pytest
+from _lattice_brute import in_lattice as _in_lattice  # tests/_lattice_brute.py
 from networkx.algorithms.isomorphism import GraphMatcher
 
 from synth.errors import GroupError
@@ -13,19 +13,6 @@ from synth.symmetry.lattice import (automorphism_order, grid_group, lattice_gamm
                                     lattice_translations, lattice_translations_negation, point_group)
 from synth.symmetry.spec import default_group, named_group
 from synth.topology.lattice import grid, parse_lattice, twisted
-
-
-def _in_lattice(rows, x) -> bool:
-    d = len(rows)
-    a = [[Fraction(rows[j][i]) for j in range(d)] + [Fraction(x[i])] for i in range(d)]
-    for c in range(d):
-        p = next(r for r in range(c, d) if a[r][c] != 0)
-        a[c], a[p] = a[p], a[c]
-        a[c] = [v / a[c][c] for v in a[c]]
-        for r in range(d):
-            if r != c and a[r][c] != 0:
-                a[r] = [u - a[r][c] * v for u, v in zip(a[r], a[c])]
-    return all(a[i][d].denominator == 1 for i in range(d))
 
 
 @pytest.mark.parametrize("make", [lambda: twisted((4, 4, 8)), lambda: twisted((2, 4, 4)), lambda: twisted((3, 6)),

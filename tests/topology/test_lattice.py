@@ -1,34 +1,16 @@
 """Lattice tori and grids with wrap per side (issue 40): HNF against brute force, graphs against their definition."""
 
-from fractions import Fraction
 import itertools
 
 import numpy as np
 import pytest
+from _lattice_brute import in_lattice as _in_lattice  # tests/_lattice_brute.py
 
 from synth.errors import TopologyError
 from synth.topology.lattice import (grid, hermite_normal_form, lattice_size, lattice_torus, parse_lattice,
                                     parse_wrap, torus_like, twisted, twisted_basis)
 from synth.topology.spec import build_topology, spec_size
 from synth.topology.torus import torus
-
-
-def _solve(rows, x):
-    """Coefficients y (Fractions) with y @ rows = x, by Gauss-Jordan; independent of the HNF code."""
-    d = len(rows)
-    a = [[Fraction(rows[j][i]) for j in range(d)] + [Fraction(x[i])] for i in range(d)]
-    for c in range(d):
-        p = next(r for r in range(c, d) if a[r][c] != 0)
-        a[c], a[p] = a[p], a[c]
-        a[c] = [v / a[c][c] for v in a[c]]
-        for r in range(d):
-            if r != c and a[r][c] != 0:
-                a[r] = [u - a[r][c] * v for u, v in zip(a[r], a[c])]
-    return [a[i][d] for i in range(d)]
-
-
-def _in_lattice(rows, x) -> bool:
-    return all(y.denominator == 1 for y in _solve(rows, x))
 
 
 def _random_basis(rng, d):
