@@ -28,7 +28,7 @@ from fractions import Fraction
 import numpy as np
 
 from synth.check.claims import certify
-from synth.errors import GroupError, OptionError, SynthError
+from synth.errors import OptionError, SynthError
 from synth.schedule.collective import collective_half
 from synth.schedule.data import ALLREDUCE
 from synth.schedule.forest import bfs_forest, exchange_schedule, tree_schedule

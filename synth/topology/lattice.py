@@ -51,7 +51,7 @@ from functools import cached_property
 import numpy as np
 
 from synth.errors import TopologyError
-from synth.topology.base import MAX_VERTICES, Grid, Topology, check_size
+from synth.topology.base import Grid, Topology, check_size
 
 __all__ = ["LatticeTorus", "hermite_normal_form", "lattice_torus", "lattice_size", "twisted", "twisted_basis", "grid",
            "torus_like", "parse_lattice", "parse_wrap", "MAX_DIMS", "MAX_ENTRY"]
@@ -142,10 +142,8 @@ def twisted_basis(shape) -> tuple:
 
 def _volume(diag) -> int:
     V = 1
-    for h in diag:  # exact, and stops early: the product of long shapes can be huge
+    for h in diag:  # exact (Python ints): at most 32 sides of 9 digits
         V *= h
-        if V > MAX_VERTICES:
-            break
     return V
 
 
