@@ -149,5 +149,6 @@ def _solve_grid(t, elements, mode, exchange, progress, time_limit, seed, collect
     notes = [f"{t.name} is not vertex-transitive (a side does not wrap): group {grp.spec['kind']} of order "
              f"{grp.order} with {grp.n_link_orbits} link orbits; best omega found = {c['omega']}, bandwidth term "
              f"{c['bandwidth_term']} = {float(frac):.1%} of the volume bound 2N(p-1)/|E| (no schedule for such "
-             "graphs beyond symmetry yet: this is the best synth finds, not a proven optimum)"]
+             "graphs beyond symmetry yet: this is the best synth finds, not a proven optimum; the Ring baseline, "
+             "synth baseline ring, spreads the volume more evenly in 2(p-1) rounds)"]
     return cert, base.n_rounds // 2 if not claims else cert.claims["rounds"] // 2, notes
