@@ -207,6 +207,10 @@ def probes(folder: Path, fx: dict) -> list:
     add("info --hyperx 1000x1000", ["info", "--hyperx", "1000x1000"], bad)
     add("solve --hyperx 1000x1000", ["solve", "--hyperx", "1000x1000"], bad)
     add("info --torus 100000x100000", ["info", "--torus", "100000x100000"], bad)
+    for flag, value in (("--lattice", "0,0;0,0"), ("--lattice", "1000,0,0;0,1000,0;0,0,1000"),   # issue 40
+                        ("--lattice", "999999999,0;0,999999999"), ("--mesh", "0x4"), ("--twisted", "4x4x4"),
+                        ("--mesh", "100000x100000"), ("--machine", "tpu-v4:3x3x3"), ("--machine", "x" * 5000)):
+        add(f"info {flag} {value[:30]}", ["info", flag, value], bad)
     # a range past the diameter is clipped to it before it is expanded: a quick sweep of 1..4, or an error
     add("sweep --depths 1..100000000", ["sweep", "--torus", "4x4", "--depths", "1..100000000", "--time-limit", "5"],
         (0, 2))

@@ -52,7 +52,9 @@ from synth.baselines import bucket, doubling, ring, swing, trivance
 from synth.baselines.base import Baseline
 from synth.baselines.hyperx import on_hyperx
 from synth.baselines.spineleaf import on_spine_leaf
+from synth.baselines.lattice import lattice_ring, refusal
 from synth.errors import TopologyError
+from synth.topology.lattice import LatticeTorus
 
 __all__ = ["Baseline", "BASELINES", "SUPPORTED", "build_baseline"]
 
@@ -106,4 +108,9 @@ def build_baseline(name: str, topology) -> Baseline:
     """
     if name not in BASELINES:
         raise TopologyError(f"unknown baseline {name!r}; valid: {', '.join(sorted(BASELINES))}")
+    if isinstance(topology, LatticeTorus):   # issue 40: twisted tori, meshes, mixed wrap
+        if name == "ring":
+            return lattice_ring(topology)
+        if name not in ("recursive-doubling", "halving-doubling"):
+            raise TopologyError(refusal(name, topology))
     return BASELINES[name](topology)

@@ -50,7 +50,7 @@ from synth.errors import TopologyError
 from synth.topology.spineleaf import SpineLeaf
 from synth.topology.torus import Torus
 
-__all__ = ["ring", "host_ring", "hamiltonian_decomposition", "hamiltonian_cycles", "SUPPORTED"]
+__all__ = ["ring", "run_rings", "host_ring", "hamiltonian_decomposition", "hamiltonian_cycles", "SUPPORTED"]
 
 SUPPORTED = "tori of any shape; spine-leaf (one ring over the hosts)"
 
@@ -214,20 +214,28 @@ def ring(t):
         return host_ring(t)
     if not isinstance(t, Torus):
         raise TopologyError(f"ring is defined on tori (any shape) and spine-leaf, not on {getattr(t, 'name', t)!r}")
-    V, _d = t.n_vertices, t.ndim
     cycles = hamiltonian_cycles(t)
+    notes = f"{len(cycles)} edge-disjoint Hamiltonian cycles x 2 directions x {t.n_vertices} blocks"
+    return run_rings(t, cycles, notes, torus_disp)
+
+
+def run_rings(t, cycles, notes: str, disp=None) -> Baseline:
+    """Ring allreduce on each Hamiltonian cycle (vertex orders) in both directions, ``p`` blocks each.
+
+    ``disp(t, src, dst)`` gives the torus routes' signed steps; ``None``: shortest routes (any topology).
+    """
+    V = t.n_vertices
     r = Rounds(t)
     used, family = 0, 0
     for seq in cycles:
         for order in (seq, seq[::-1]):
             nxt = np.roll(order, -1)
-            disp = torus_disp(t, order, nxt)
+            steps = None if disp is None else disp(t, order, nxt)
             # allgather step k: the node at position i passes on the block of position i - k
-            plan = [[(order, nxt, disp, np.roll(order, k))] for k in range(V - 1)]
+            plan = [[(order, nxt, steps, np.roll(order, k))] for k in range(V - 1)]
             used = add_allreduce(r, plan, family * V, 1)
             family += 1
     C = family * V
-    notes = f"{len(cycles)} edge-disjoint Hamiltonian cycles x 2 directions x {V} blocks"
     return Baseline(r.schedule(C, used), np.ones(C, dtype=np.int64), "ring", notes)
 
 

@@ -19,7 +19,10 @@ from synth.symmetry.search import user_group
 from synth.symmetry.spec import default_group
 from synth.topology.hyperx import parse_hyperx
 from synth.topology.spineleaf import parse_spine_leaf
-from synth.topology.torus import parse_torus
+from synth.topology.lattice import parse_lattice, parse_wrap, twisted
+from synth.topology.machines import machine_spec
+from synth.topology.spec import build_topology
+from synth.topology.torus import parse_torus, shape_sides
 from synth.topology.user import read_topology
 from synth.units import parse_size
 
@@ -133,11 +136,21 @@ def add_cluster_arg(parser, what: str) -> None:
 def topology_argv(args) -> list:
     """The topology flag of ``args`` as command-line words, for a task that workers run (not ``--topology
     FILE``: a worker may not see the file)."""
-    for flag in ("torus", "hyperx", "spine_leaf"):
-        if getattr(args, flag, None) is not None:
-            return ["--" + flag.replace("_", "-"), getattr(args, flag)]
-    raise SynthError("with --cluster, name the topology by --torus, --hyperx or --spine-leaf (workers may not "
-                     "see a --topology FILE)")
+    if getattr(args, "topology", None) is not None:
+        raise SynthError("with --cluster, name the topology by its flags (--torus, --twisted, --mesh, ...): "
+                         "workers may not see a --topology FILE")
+    words = []
+    for flag in TOPOLOGY_FLAGS:
+        value = getattr(args, flag, None)
+        if value is not None:
+            words += ["--" + flag.replace("_", "-"), value]
+    if not words:
+        raise SynthError("with --cluster, name the topology by its flags (--torus, --twisted, --mesh, ...)")
+    return words
+
+
+#: the flags that name a topology (each one word of value), as ``args`` attributes, for :func:`topology_argv`
+TOPOLOGY_FLAGS = ("torus", "hyperx", "spine_leaf", "twisted", "lattice", "mesh", "machine", "no_wrap")
 
 
 # ---------------------------------------------------------------- the topology flags
@@ -145,22 +158,54 @@ def add_topology_args(parser):
     parser.add_argument("--torus", metavar="SHAPE", help="torus side lengths, e.g. 16x16 or 8x8x8")
     parser.add_argument("--hyperx", metavar="SHAPE", help="HyperX sides, e.g. 32x32")
     parser.add_argument("--spine-leaf", metavar="S,L,H", help="spines, leaves, hosts per leaf, e.g. 16,32,16")
+    parser.add_argument("--twisted", metavar="SHAPE", help="twisted torus (TPU v4/v5p): kx2k, kxkx2k or kx2kx2k, "
+                        "e.g. 4x4x8")
+    parser.add_argument("--lattice", metavar="BASIS", help="lattice torus Z^d/L, L given by the rows of a basis, "
+                        "e.g. '4,0,4;0,4,4;0,0,8' (docs/machines.md)")
+    parser.add_argument("--mesh", metavar="SHAPE", help="grid with no wraparound, e.g. 8x8")
+    parser.add_argument("--machine", metavar="NAME:SHAPE", help="a vendor's slice, e.g. tpu-v4:4x4x8, trn2:4x4x4, "
+                        "tofu-d:4x4x4 (docs/machines.md)")
+    parser.add_argument("--no-wrap", metavar="DIMS", help="with --torus or --machine: the sides (0-based, comma "
+                        "separated) that do not wrap, e.g. 0 or 0,1,2")
     parser.add_argument("--topology", metavar="FILE",
                         help="a synth-topology JSON file: vertices, links, optional compute and generators "
                              "(docs/formats.md, 'The --topology file')")
 
 
 def topology_from_args(args):
-    given = [(flag, getattr(args, flag, None)) for flag in ("torus", "hyperx", "spine_leaf", "topology")]
+    flags = ("torus", "hyperx", "spine_leaf", "topology", "twisted", "lattice", "mesh", "machine")
+    given = [(flag, getattr(args, flag, None)) for flag in flags]
     given = [(flag, value) for flag, value in given if value is not None]
     if len(given) != 1:
-        raise SynthError("name exactly one topology: --torus 16x16, --hyperx 32x32, --spine-leaf 16,32,16 "
-                         "or --topology FILE")
+        raise SynthError("name exactly one topology: --torus 16x16, --twisted 4x4x8, --mesh 8x8, --lattice "
+                         "'4,4;0,8', --machine tpu-v4:4x4x8, --hyperx 32x32, --spine-leaf 16,32,16 or --topology FILE")
     flag, value = given[0]
+    no_wrap = getattr(args, "no_wrap", None)
+    if no_wrap is not None and flag not in ("torus", "machine"):
+        raise SynthError("--no-wrap goes with --torus or --machine")
     if flag == "topology":
         topology, args.generators = read_topology(value)
         return topology
+    if flag in ("twisted", "mesh", "machine") or flag == "torus" and no_wrap is not None:
+        return _lattice_kind(flag, value, no_wrap)
+    if flag == "lattice":
+        return parse_lattice(value)
     return {"torus": parse_torus, "hyperx": parse_hyperx, "spine_leaf": parse_spine_leaf}[flag](value)
+
+
+def _lattice_kind(flag, value, no_wrap):
+    """Issue 40's kinds: a twisted torus, a mesh, a torus with unwrapped sides, a machine preset."""
+    if flag == "machine":
+        spec = machine_spec(value, mesh=no_wrap is not None)
+        return build_topology(spec)
+    text = str(value).strip().lower()
+    if not re.match(r"^\d+(x\d+)*$", text):
+        raise SynthError(f"--{flag} shape {text[:40]!r} is not of the form NxNx... (e.g. 4x4x8)")
+    shape = shape_sides(text, flag)
+    if flag == "twisted":
+        return twisted(shape)
+    wrap = (False,) * len(shape) if flag == "mesh" else parse_wrap(no_wrap, len(shape))
+    return build_topology({"kind": "grid", "shape": list(shape), "wrap": list(wrap)})
 
 
 def group_for(topology, args):
@@ -183,6 +228,7 @@ PARAMETERS += ("hop_latency_at",)  # issue 26: --hop-latency-at on simulate
 PARAMETERS += ("round_",)  # issue 38: --round on draw
 FLAGS["round_"] = "--round"
 PARAMETERS += ("cluster",)  # issue 42: --cluster on campaign run, sweep, solve --size, compare
+PARAMETERS += ("no_wrap",)  # issue 40: --no-wrap with --torus or --machine
 
 _LEADING_NAME = re.compile(r"(\w+)(?=[\s:=,]|$)")
 _QUOTED_NAME = re.compile(r"`(\w+)`")

@@ -45,13 +45,16 @@ from synth.schedule.hyperx import hyperx_tree
 from synth.schedule.sp import sp_allreduce
 from synth.schedule.spineleaf import spine_leaf_star
 from synth.schedule.user import shortest_path_tree
+from synth.solving.balanced import balanced_family
 from synth.solving.khop import khop_tree, tree_base
+from synth.solving.lattice import solve_lattice
 from synth.symmetry.hyperx import hyperx_group
 from synth.symmetry.search import user_group
 from synth.symmetry.spec import TORUS_GROUPS, torus_group_builder
 from synth.symmetry.spineleaf import spine_leaf_group
 from synth.symmetry.torus import torus_gamma
 from synth.topology.hyperx import HyperX
+from synth.topology.lattice import LatticeTorus
 from synth.topology.spineleaf import SpineLeaf
 from synth.topology.torus import Torus
 
@@ -116,6 +119,9 @@ def solve(topology, depth=None, elements=None, mode="auto", exchange=False, prog
         return _solve_hyperx(topology, depth, elements, mode, exchange, progress, collective)
     if isinstance(topology, SpineLeaf):
         return _solve_spine_leaf(topology, depth, elements, mode, exchange, progress, collective)
+    if isinstance(topology, LatticeTorus):   # issue 40: twisted and lattice tori, meshes, mixed wrap
+        return SolveResult(*solve_lattice(topology, depth, elements, mode, exchange, progress, group, time_limit, seed,
+                                          collective))
     return _solve_user(topology, generators, elements, mode, exchange, allow_unbalanced, progress, collective)
 
 
@@ -152,20 +158,8 @@ def _solve_torus(topology, depth, elements, mode, exchange, progress, group, tim
         else:
             base, algorithm = sp_allreduce(topology), "sp-allreduce"
     else:
-        # the models load on demand: they pull in the solvers, which the other constructions never need
-        from synth.models.balance import balance_bfs_trees, balance_exchange_forests
-
-        progress(f"balancing {'exchange forests' if exchange else 'BFS trees'} over {grp.n_link_orbits} "
-                 "link orbits (CP-SAT)")
-        fn = balance_exchange_forests if exchange else balance_bfs_trees
-        result = fn(topology, grp, time_limit=time_limit, seed=seed)
-        base = result.base
-        algorithm = "balanced-forest-exchange" if exchange else "balanced-bfs-trees"
-        claims = {"model": "synth.models.balance", "balance_status": result.status, "chunks": result.chunks,
-                  "seconds": round(result.seconds, 3), "seed": seed,
-                  "meaning": "status 'optimal': no balanced family of this kind has fewer chunks"}
-        if not result.balanced:
-            notes.append(f"no balanced family found ({result.status}); best omega = {result.omega}")
+        base, algorithm, claims, more = balanced_family(topology, grp, exchange, time_limit, seed, progress)
+        notes.extend(more)
     depth_out = H - 1 if exchange else H
     progress(f"checking the lifted schedule ({base.n_transmissions * grp.order:,} transmissions)")
     cert = certify(collective_half(base, collective), grp, elements, mode=mode, solver=claims,

@@ -29,10 +29,13 @@ import numpy as np
 from synth.errors import GroupError, OptionError
 from synth.symmetry.group import Group
 from synth.symmetry.hyperx import hyperx_group
+from synth.symmetry.lattice import (grid_group, grid_translations, lattice_gamma, lattice_group,
+                                    lattice_translations, lattice_translations_negation)
 from synth.symmetry.spineleaf import spine_leaf_group
 from synth.symmetry.torus import torus_gamma, torus_translations, torus_translations_negation
 from synth.topology.base import Topology
 from synth.topology.hyperx import HyperX
+from synth.topology.lattice import LatticeTorus
 from synth.topology.spineleaf import SpineLeaf
 from synth.topology.torus import Torus
 
@@ -56,6 +59,11 @@ GROUPS = {g.kind: g for g in (
     GroupKind("hyperx-rotations", hyperx_group),
     GroupKind("hyperx-shifts-negation", hyperx_group),
     GroupKind("spine-leaf-shifts", spine_leaf_group),
+    GroupKind("lattice-gamma", lattice_gamma),      # issue 40: lattice tori and grids (synth.symmetry.lattice)
+    GroupKind("lattice-translations-negation", lattice_translations_negation),
+    GroupKind("lattice-translations", lattice_translations),
+    GroupKind("grid-reflections", grid_group),
+    GroupKind("grid-translations", grid_translations),
 )}
 
 #: short name -> builder of the torus groups that ``solve(group=...)`` takes, Γ first
@@ -127,4 +135,6 @@ def default_group(topology: Topology):
         return hyperx_group(topology)
     if isinstance(topology, SpineLeaf):
         return spine_leaf_group(topology)
+    if isinstance(topology, LatticeTorus):
+        return lattice_group(topology)
     return None

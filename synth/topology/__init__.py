@@ -14,10 +14,11 @@ from synth.topology.torus import Torus, parse_torus, shape_sides
 from synth.topology.hyperx import HyperX, parse_hyperx
 from synth.topology.spineleaf import SpineLeaf, spine_leaf, parse_spine_leaf
 from synth.topology.user import topology_from_json, read_topology
+from synth.topology.lattice import LatticeTorus, lattice_torus, twisted, grid, parse_lattice
 from synth.topology.spec import build_topology, spec_size, TOPOLOGIES
 
 __all__ = [
     "Topology", "Grid", "MAX_VERTICES", "MAX_LINKS", "check_size", "Torus", "parse_torus", "shape_sides", "HyperX",
     "parse_hyperx", "SpineLeaf", "spine_leaf", "parse_spine_leaf", "topology_from_json", "read_topology",
-    "build_topology", "spec_size", "TOPOLOGIES",
+    "build_topology", "spec_size", "TOPOLOGIES", "LatticeTorus", "lattice_torus", "twisted", "grid", "parse_lattice",
 ]

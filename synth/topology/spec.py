@@ -7,7 +7,7 @@ Examples
 >>> build_topology({"kind": "ring"})
 Traceback (most recent call last):
 ...
-synth.errors.TopologyError: unknown topology kind 'ring'; valid: hyperx, links, spine-leaf, torus
+synth.errors.TopologyError: unknown topology kind 'ring'; valid: grid, hyperx, lattice, links, spine-leaf, torus, twisted
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 from synth.errors import TopologyError
 from synth.topology.base import Topology
 from synth.topology.hyperx import hyperx
+from synth.topology.lattice import grid, lattice_size, lattice_torus, twisted, twisted_basis
 from synth.topology.spineleaf import spine_leaf
 from synth.topology.torus import torus
 
@@ -25,7 +26,45 @@ def _torus(spec):
     shape = spec.get("shape")
     if not isinstance(shape, list) or not all(isinstance(s, int) and not isinstance(s, bool) for s in shape):
         raise TopologyError("a torus spec needs 'shape': a list of integers")
+    wrap = _wrap(spec, len(shape))
+    if wrap is not None and not all(wrap):  # a side that does not wrap: the grid (issue 40)
+        return grid(shape, wrap)
     return torus(shape)
+
+
+def _shape(spec, kind):
+    shape = spec.get("shape")
+    if not isinstance(shape, list) or not shape or not all(_is_int(s) for s in shape):
+        raise TopologyError(f"a {kind} spec needs 'shape': a list of integers")
+    return shape
+
+
+def _wrap(spec, d):
+    wrap = spec.get("wrap")
+    if wrap is None:
+        return None
+    if not isinstance(wrap, list) or len(wrap) != d or not all(isinstance(w, bool) for w in wrap):
+        raise TopologyError(f"'wrap' must be a list of {d} booleans, one per side")
+    return wrap
+
+
+def _grid(spec):
+    shape = _shape(spec, "grid")
+    wrap = _wrap(spec, len(shape))
+    if wrap is not None and all(wrap) and min(shape) >= 3:
+        return torus(shape)   # every side wraps: the plain torus, with its closed forms
+    return grid(shape, [False] * len(shape) if wrap is None else wrap)
+
+
+def _lattice(spec):
+    basis = spec.get("basis")
+    if not isinstance(basis, list) or not all(isinstance(r, list) and all(_is_int(x) for x in r) for r in basis):
+        raise TopologyError("a lattice spec needs 'basis': a list of integer rows")
+    return lattice_torus(basis, _wrap(spec, len(basis)))
+
+
+def _twisted(spec):
+    return twisted(_shape(spec, "twisted"))
 
 
 def _hyperx(spec):
@@ -59,7 +98,8 @@ def _is_int(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-TOPOLOGIES = {"torus": _torus, "hyperx": _hyperx, "spine-leaf": _spine_leaf, "links": _links}
+TOPOLOGIES = {"torus": _torus, "hyperx": _hyperx, "spine-leaf": _spine_leaf, "links": _links,
+              "grid": _grid, "lattice": _lattice, "twisted": _twisted}
 
 
 def spec_size(spec) -> tuple:
@@ -77,6 +117,8 @@ def spec_size(spec) -> tuple:
     (11, 24, 6)
     """
     kind = spec.get("kind") if isinstance(spec, dict) else None
+    if kind in ("lattice", "grid", "twisted") or kind == "torus" and isinstance(spec.get("wrap"), list):
+        return _lattice_size(spec, kind)
     if kind in ("torus", "hyperx"):
         shape = spec.get("shape")
         if not isinstance(shape, list) or not shape or len(shape) > 64 or not all(
@@ -98,6 +140,24 @@ def spec_size(spec) -> tuple:
             return None
         return n, len(links), None   # listed in the file itself: its size bounds the work already
     return None
+
+
+def _lattice_size(spec, kind):
+    """Exact sizes of the lattice kinds (issue 40); ``None`` when malformed."""
+    try:
+        if kind == "lattice":
+            basis, wrap = spec.get("basis"), spec.get("wrap")
+        else:
+            shape = _shape(spec, kind)
+            if kind == "twisted":
+                basis, wrap = twisted_basis(shape), None
+            else:
+                basis = [[s if i == j else 0 for j in range(len(shape))] for i, s in enumerate(shape)]
+                wrap = _wrap(spec, len(shape)) or [False] * len(shape)
+        V, E = lattice_size(basis, wrap)
+    except TopologyError:
+        return None
+    return V, E, V
 
 
 def build_topology(spec) -> Topology:

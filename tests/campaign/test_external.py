@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import wait_until
+from clusters import external, wait_until  # noqa: F401  (external: a fixture)
 from synth.campaign import Store, comparable, parse_campaign, run_campaign
 from synth.cli import main
 

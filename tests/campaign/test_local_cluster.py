@@ -9,6 +9,7 @@ import pytest
 import synth.campaign.client as client
 from synth.campaign import Store, comparable, parse_campaign, run_campaign
 from synth.cli import main
+from clusters import local_address  # noqa: F401  (a fixture)
 
 CAMPAIGN = {"tasks": [["info", "--torus", "4x4"], ["info", "--torus", "4x4x4"], ["solve", "--torus", "4x4"],
                       ["solve", "--torus", "4x4", "--depth", "0"]],
@@ -67,7 +68,7 @@ def test_a_malformed_file_is_one_line(tmp_path, capsys, text, words):
 
 
 def test_an_unreachable_scheduler_is_one_line(tmp_path, capsys, monkeypatch):
-    from conftest import free_port
+    from clusters import free_port
 
     monkeypatch.setattr(client, "CONNECT_TIMEOUT", 1.0)
     (tmp_path / "c.json").write_text(json.dumps(CAMPAIGN))
@@ -144,4 +145,4 @@ def test_with_a_cluster_the_topology_is_named_by_a_flag(tmp_path, capsys):
     assert main(["info", "--topology", str(topo), "--json"]) == 0  # a good file: only --cluster refuses it
     capsys.readouterr()
     err = _one_line_exit_2(["compare", "--topology", str(topo), "--engine", "simgrid", "--cluster", "serial"], capsys)
-    assert "name the topology by --torus, --hyperx or --spine-leaf" in err
+    assert "name the topology by its flags" in err and "--topology FILE" in err

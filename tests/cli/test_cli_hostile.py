@@ -103,12 +103,17 @@ def _cases(files):
     for v in ["", "local:0", "local:x", "local:99999", "http://x:1", "tcp://", "tcp://host", "serial:2", "x" * 5000]:
         cases += [["campaign", "run", files["missing"], "--cluster", v], ["sweep", *TOPO, "--cluster", v]]
     cases += [["campaign"], ["campaign", "run"], ["campaign", "show"], ["campaign", "bogus", c]]
+    cases += [["draw"], ["draw", c], ["draw", c, "--out", str(d / "x.jpg")], ["draw", c, "--out", str(d)],
+              ["draw", c, "--out", str(d / "missing" / "x.png")]]
+    cases += [["draw", c, "--out", str(d / "x.png"), "--round", v] for v in ["0", "-1", "x", "99999", "1e9"]]
+    cases += [["draw", c, "--out", str(d / "x.svg"), "--size", v] for v in ["0", "-1", "2PiB", "x"]]
     for kind in ["missing", "folder", "empty", "binary", "array", "nested", "nan", "huge", "truncated",
                  "truncated_explicit", "devnull"]:
         f = files[kind]
         cases += [["campaign", "run", f, "--cluster", "serial", "--store", str(d / f"{kind}.sqlite")],
                   ["campaign", "status", f], ["campaign", "show", f, "--json"],
                   ["campaign", "run", c, "--cluster", "serial", "--store", f]]
+        cases += [["draw", f, "--out", str(d / f"{kind}.png")]]
         cases += [["check", f], ["check", f, "--json"], ["check", f, "--mode", "symmetric"],
                   ["export", f, "--out", str(d / "x.jsonl")], ["solve", *TOPO, "--depth", "1", "--start", f]]
         if kind != "huge":  # both ignore the element count (and run would start MPI on a readable file)

@@ -5,15 +5,19 @@ import pytest
 from synth.errors import GroupError, OptionError
 from synth.symmetry.spec import GROUPS, TORUS_GROUPS, default_group, group_kinds, named_group, torus_group
 from synth.topology.hyperx import parse_hyperx
+from synth.topology.lattice import grid, twisted
 from synth.topology.spineleaf import parse_spine_leaf
 from synth.topology.torus import parse_torus
 
 FAMILIES = {"torus": parse_torus("4x4"), "hyperx-rotations": parse_hyperx("4x4"),
-            "hyperx-shifts-negation": parse_hyperx("3x4"), "spine-leaf": parse_spine_leaf("2,3,2")}
+            "hyperx-shifts-negation": parse_hyperx("3x4"), "spine-leaf": parse_spine_leaf("2,3,2"),
+            "lattice": twisted((2, 4)), "grid-reflections": grid((3, 4), (False, False)),   # issue 40
+            "grid-translations": grid((3, 4), (False, True))}
 
 
 def topology_for(kind):
-    return FAMILIES["torus" if kind.startswith("torus") else "spine-leaf" if kind.startswith("spine") else kind]
+    return FAMILIES["torus" if kind.startswith("torus") else "spine-leaf" if kind.startswith("spine")
+                    else "lattice" if kind.startswith("lattice") else kind]
 
 
 @pytest.mark.parametrize("kind", sorted(GROUPS))

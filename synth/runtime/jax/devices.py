@@ -26,7 +26,6 @@ import re
 import numpy as np
 
 from synth.errors import OptionError
-from synth.topology.torus import parse_torus
 
 __all__ = ["host_devices", "torus_device_order", "torus_mesh", "requested_host_devices"]
 
@@ -67,8 +66,13 @@ def host_devices(n: int) -> list | None:
 
 
 def _shape(shape) -> tuple:
+    if isinstance(getattr(shape, "shape", None), tuple):   # a Torus or LatticeTorus: its box of coordinates
+        return tuple(int(s) for s in shape.shape)
     if isinstance(shape, str):
-        return tuple(parse_torus(shape).shape)
+        text = shape.strip().lower()
+        if not re.match(r"^\d{1,9}(x\d{1,9}){0,31}$", text):
+            raise OptionError(f"shape {text[:40]!r} is not of the form NxNx... (e.g. 4x4x8)")
+        shape = [int(s) for s in text.split("x")]
     out = tuple(int(s) for s in shape)
     if not out or min(out) < 1:
         raise OptionError(f"shape must be side lengths, not {shape!r}")
@@ -88,8 +92,9 @@ def torus_device_order(devices, shape, *, core_on_chip=None) -> list:
     ----------
     devices : sequence
         Objects with ``coords`` (and ``core_on_chip`` where a chip has several devices).
-    shape : str or sequence of int
-        ``"4x4x8"`` or ``(4, 4, 8)``.
+    shape : str, sequence of int, or topology
+        ``"4x4x8"``, ``(4, 4, 8)``, or a torus, twisted torus or mesh (its ``shape``: the box of
+        coordinates its vertex ids number, :mod:`synth.topology.lattice`).
     core_on_chip : int, optional
         Keep only the devices with this ``core_on_chip`` (chips with two cores, TPU v2/v3).
 

@@ -49,6 +49,7 @@ from synth.runtime.jax.devices import host_devices, torus_device_order
 from synth.runtime.jax.tables import build_tables
 from synth.runtime.memory import check_host_memory, jax_bytes
 from synth.topology.torus import Torus
+from synth.topology.lattice import LatticeTorus
 from synth.runtime.plan import load_schedule
 from synth.runtime.report import RunReportBase, median_ms, median_s
 from synth.units import parse_size
@@ -142,9 +143,9 @@ class JaxRunReport(RunReportBase):
 
 def device_order(devices, topology, p):
     """The first ``p`` devices in vertex order, and how the order was chosen."""
-    if getattr(devices[0], "coords", None) is not None and isinstance(topology, Torus):
+    if getattr(devices[0], "coords", None) is not None and isinstance(topology, (Torus, LatticeTorus)):
         return torus_device_order(devices[:p] if len(devices) > p else devices, topology.shape), \
-            f"physical coordinates, torus {'x'.join(map(str, topology.shape))}"
+            f"physical coordinates, {topology.name}"
     why = "emulated devices have no network" if devices[0].platform == "cpu" else "devices report no coordinates"
     return list(devices[:p]), f"by device id ({why})"
 

@@ -1,4 +1,5 @@
-"""Clusters for the campaign tests: a LocalCluster of two processes, and a separately started
+"""Clusters for the campaign tests (fixtures imported by the test modules that use them; not a conftest, whose
+module name `conftest` would shadow the suite-wide tests/conftest.py): a LocalCluster of two processes, and a separately started
 ``dask scheduler`` with two ``dask worker`` processes (each in its own temporary folder, with its own
 solve cache), both on 127.0.0.1 and stopped by the fixture."""
 
