@@ -16,6 +16,8 @@ import sys
 from synth.errors import OptionError, SynthError
 from synth.symmetry.search import user_group
 from synth.symmetry.spec import default_group
+from synth.symmetry.residual import residual_group
+from synth.topology.failures import Damaged, damage, parse_failures
 from synth.topology.hyperx import parse_hyperx
 from synth.topology.spineleaf import parse_spine_leaf
 from synth.topology.torus import parse_torus
@@ -128,6 +130,11 @@ def add_topology_args(parser):
     parser.add_argument("--topology", metavar="FILE",
                         help="a synth-topology JSON file: vertices, links, optional compute and generators "
                              "(README, section 'The --topology file')")
+    parser.add_argument("--fail-link", metavar="U-V", action="append", default=[],
+                        help="a failed link (both directions), by vertex ids or coordinates, e.g. 3-4 or 0.1-0.2; "
+                             "repeatable (docs/failures.md)")
+    parser.add_argument("--fail-node", metavar="V", action="append", default=[],
+                        help="a failed chip (it neither computes nor forwards), e.g. 9 or 1.1; repeatable")
 
 
 def topology_from_args(args):
@@ -139,11 +146,16 @@ def topology_from_args(args):
     flag, value = given[0]
     if flag == "topology":
         topology, args.generators = read_topology(value)
-        return topology
-    return {"torus": parse_torus, "hyperx": parse_hyperx, "spine_leaf": parse_spine_leaf}[flag](value)
+    else:
+        topology = {"torus": parse_torus, "hyperx": parse_hyperx, "spine_leaf": parse_spine_leaf}[flag](value)
+    failures = parse_failures(topology, getattr(args, "fail_link", None) or (), getattr(args, "fail_node", None) or ())
+    return damage(topology, failures)
 
 
 def group_for(topology, args):
+    if isinstance(topology, Damaged):
+        healthy = group_for(topology.healthy, args)
+        return None if healthy is None else residual_group(topology, healthy)
     if getattr(args, "topology", None):
         return user_group(topology, getattr(args, "generators", None))
     return default_group(topology)
