@@ -36,7 +36,7 @@ import numpy as np
 from synth.check.certificate import Certificate, read_certificate
 from synth.check.claims import certify, check_certificate
 from synth.check import measure_symmetric
-from synth.errors import OptionError, SynthError
+from synth.errors import GroupError, OptionError, SynthError
 from synth.schedule.collective import collective_half
 from synth.schedule.data import ALLREDUCE, COLLECTIVES
 from synth.schedule.exchange import exchange_allreduce
@@ -48,7 +48,7 @@ from synth.schedule.user import shortest_path_tree
 from synth.solving.khop import khop_tree, tree_base
 from synth.symmetry.hyperx import hyperx_group
 from synth.symmetry.search import user_group
-from synth.symmetry.residual import residual_group
+from synth.symmetry.residual import residual_group, trivial_group
 from synth.symmetry.spec import TORUS_GROUPS, default_group, torus_group_builder
 from synth.symmetry.spineleaf import spine_leaf_group
 from synth.symmetry.torus import torus_gamma
@@ -338,7 +338,14 @@ def _solve_user(topology, generators, elements, mode, exchange, allow_unbalanced
     if exchange:
         raise OptionError("exchange is defined on tori only")
     progress("verifying the given group" if generators is not None else "searching the automorphisms")
-    group = user_group(topology, generators)
+    try:
+        group = user_group(topology, generators)
+    except GroupError as exc:
+        if generators is not None or allow_unbalanced:
+            raise
+        # no usable symmetry at all: the packing model needs none (the trivial group lifts nothing)
+        return SolveResult(*solve_packed(topology, trivial_group(topology), elements, mode, progress, collective,
+                                         f"{exc}".rstrip(".")))
     base = shortest_path_tree(topology)
     cert = certify(collective_half(base, collective), group, elements, mode=mode,
                    provenance={"algorithm": "shortest-path-tree", "seed": None})

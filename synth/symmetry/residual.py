@@ -27,7 +27,7 @@ import numpy as np
 
 from synth.symmetry.group import Group
 
-__all__ = ["residual_elements", "residual_group"]
+__all__ = ["residual_elements", "residual_group", "trivial_group"]
 
 
 def residual_elements(healthy_group: Group, failures) -> np.ndarray:
@@ -66,9 +66,21 @@ def residual_group(damaged, healthy_group: Group) -> Group:
         gens = np.vstack([gens, perm])
         reached = _closure(gens)
     if gens.shape[0] == 0:
-        gens = np.arange(V, dtype=np.int64)[None, :]   # the trivial group, spelled by its identity
+        return trivial_group(damaged, f"residual({healthy_group.name})")
     spec = {"kind": "generators", "name": f"residual({healthy_group.name})", "generators": gens.tolist()}
     return Group.from_generators(damaged, gens, spec["name"], spec)
+
+
+def trivial_group(t, name: str = "trivial") -> Group:
+    """The group of the identity alone, spelled by its identity permutation (it lifts nothing).
+
+    >>> from synth.topology.torus import parse_torus
+    >>> trivial_group(parse_torus("3")).order
+    1
+    """
+    identity = np.arange(t.n_vertices, dtype=np.int64)[None, :]
+    return Group.from_generators(t, identity, name, {"kind": "generators", "name": name,
+                                                     "generators": identity.tolist()})
 
 
 def _closure(gens: np.ndarray) -> set:
