@@ -32,6 +32,7 @@ from synth.check.claims import certify
 from synth.schedule.collective import collective_half
 from synth.schedule.data import ALLREDUCE, COPY, REDUCE, BaseSchedule
 from synth.models.packing.layered import LayeredSolution, layered_arcs, solve_layered
+from synth.models.packing.local import solve_local
 
 __all__ = ["PackResult", "pack", "round_schedule", "largest_remainder"]
 
@@ -80,67 +81,89 @@ def largest_remainder(values, total: int) -> np.ndarray:
     return out
 
 
+def _split_counts(pair, y, n_pair) -> np.ndarray:
+    """Per arc: its pair's ``n_pair`` units split in proportion to ``y`` by largest remainders (vectorized).
+
+    A pair whose ``y`` are all zero gives every unit to its first arc.
+    """
+    total = np.bincount(pair, weights=y, minlength=n_pair.size)
+    first = np.r_[True, pair[1:] != pair[:-1]]
+    safe = np.where(total[pair] > 0, y / np.where(total[pair] > 0, total[pair], 1.0), first.astype(np.float64))
+    exact = safe * n_pair[pair]
+    out = np.floor(exact + 1e-9).astype(np.int64)
+    rest = n_pair - np.bincount(pair, weights=out, minlength=n_pair.size).astype(np.int64)
+    order = np.lexsort((np.arange(pair.size), -(exact - out), pair))
+    starts = np.searchsorted(pair[order], pair[order], side="left")
+    rank = np.arange(pair.size) - starts
+    bump = rank < rest[pair[order]]
+    out[order[bump]] += 1
+    return out
+
+
 def round_schedule(sol: LayeredSolution, units: int = 1024) -> BaseSchedule:
     """The integer schedule of ``sol`` with about ``units`` units per owner (module docstring)."""
     d = sol.data
     t, H, V = d.topology, d.H, d.topology.n_vertices
     n_root = largest_remainder(sol.w, units * d.n_roots)
-    key = d.root * V + d.child
-    order = np.lexsort((d.parent, key))
-    comp_rows, weights, labels = [], [], []
-    cols = {k: [] for k in ("component", "round", "src", "dst", "op", "link")}
-    starts = np.flatnonzero(np.r_[True, key[order][1:] != key[order][:-1]])
-    bounds = np.r_[starts, order.size]
-    for i, r in enumerate(d.roots.tolist()):
-        n = int(n_root[i])
-        if n == 0:
-            continue
-        # unit -> parent arc, per child of this root
-        groups = [order[bounds[g]:bounds[g + 1]] for g in np.flatnonzero(d.root[order[starts]] == i)]
-        cuts = {0, n}
-        assign = []
-        for arcs in groups:
-            counts = largest_remainder(sol.y[arcs], n)
-            ends = np.cumsum(counts)
-            cuts.update(ends[:-1].tolist())
-            assign.append((arcs, ends))
-        cuts = sorted(cuts)
-        for a, b in zip(cuts[:-1], cuts[1:]):
-            c = len(weights)
-            weights.append(b - a)
-            labels.append(f"layered tree of owner {r}, units {a}..{b - 1} of {n}")
-            for arcs, ends in assign:
-                arc = int(arcs[int(np.searchsorted(ends, a, side="right"))])
-                dep = int(d.depth[arc])
-                for rnd, src, dst, op, link in ((H - dep + 1, d.child[arc], d.parent[arc], REDUCE, d.up[arc]),
-                                                (H + dep, d.parent[arc], d.child[arc], COPY, d.down[arc])):
-                    for name, value in zip(cols, (c, rnd, src, dst, op, link)):
-                        cols[name].append(int(value))
-    arr = {k: np.asarray(v, dtype=np.int64) for k, v in cols.items()}
-    order = np.lexsort((arr["dst"], arr["src"], arr["component"], arr["round"]))
-    arr = {k: v[order] for k, v in arr.items()}
-    n = order.size
-    return BaseSchedule(t, 2 * H, arr["component"], arr["round"], arr["src"], arr["dst"], arr["op"],
-                        np.arange(n + 1), arr["link"], np.asarray(weights), tuple(labels))
+    order = np.lexsort((d.parent, d.root * V + d.child))
+    key = (d.root * V + d.child)[order]
+    uniq, pair = np.unique(key, return_inverse=True)
+    counts = _split_counts(pair, sol.y[order], n_root[uniq // V])
+    ends = np.cumsum(counts)
+    pair_start = np.r_[0, np.cumsum(np.bincount(pair, weights=counts, minlength=uniq.size))[:-1]].astype(np.int64)
+    hi = ends - pair_start[pair]                      # unit range [lo, hi) of each arc within its owner
+    lo = hi - counts
+    root = d.root[order]
+    big = int(n_root.max()) + 1
+    cuts = np.unique(np.concatenate([root * big + hi, np.flatnonzero(n_root) * big]))
+    cuts = cuts[(cuts % big) < n_root[cuts // big]]  # component starts: (owner, first unit)
+    comp_root = cuts // big
+    nxt = np.r_[cuts[1:], -1]
+    same = np.r_[comp_root[1:] == comp_root[:-1], False]
+    weights = np.where(same, nxt % big, n_root[comp_root]) - cuts % big
+    a_lo = np.searchsorted(cuts, root * big + lo)
+    a_hi = np.searchsorted(cuts, root * big + hi)
+    reps = np.where(counts > 0, a_hi - a_lo, 0)
+    arc = np.repeat(order, reps)
+    comp = np.repeat(a_lo, reps) + (np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps))
+    dep = d.depth[arc]
+    cols = {"component": np.r_[comp, comp], "round": np.r_[H - dep + 1, H + dep],
+            "src": np.r_[d.child[arc], d.parent[arc]], "dst": np.r_[d.parent[arc], d.child[arc]],
+            "op": np.r_[np.full(arc.size, REDUCE), np.full(arc.size, COPY)], "link": np.r_[d.up[arc], d.down[arc]]}
+    srt = np.lexsort((cols["dst"], cols["src"], cols["component"], cols["round"]))
+    cols = {k: v[srt] for k, v in cols.items()}
+    labels = tuple(f"layered tree of owner {int(d.roots[r])}, units {int(u)}..{int(u + w - 1)} of {int(n_root[r])}"
+                   for r, u, w in zip(comp_root.tolist(), (cuts % big).tolist(), weights.tolist()))
+    n = srt.size
+    return BaseSchedule(t, 2 * H, cols["component"], cols["round"], cols["src"], cols["dst"], cols["op"],
+                        np.arange(n + 1), cols["link"], weights, labels)
 
 
 def pack(t, group=None, units: int = 1024, free_shares: bool = True, time_limit=None, mode="auto",
-         progress=lambda _m: None, elements=None, collective=ALLREDUCE) -> PackResult:
+         progress=lambda _m: None, elements=None, collective=ALLREDUCE, reference=None, radius=3) -> PackResult:
     """Solve the layered LP on ``t`` (lifted by ``group``), round it and certify the schedule.
 
     ``collective``: certify the reduce-scatter or allgather half instead (the trees reduce to their
-    owners in rounds ``1..H`` and copy back after).
+    owners in rounds ``1..H`` and copy back after).  ``reference``: the parent fractions of a healthy
+    schedule (:func:`synth.models.packing.local.reference_fractions`); the LP then changes only the
+    pairs within ``radius`` of a failure or no longer served by it, with equal shares
+    (:func:`synth.models.packing.local.solve_local`).
     """
     t0 = time.monotonic()
     data = layered_arcs(t, group)
-    progress(f"layered LP: {data.n_arcs:,} parent choices of {data.n_roots} owner(s), {2 * data.H} rounds")
-    sol = solve_layered(data, free_shares, time_limit=time_limit)
+    progress(f"layered LP: {data.n_arcs:,} parent choices of {data.n_roots} owner(s), {2 * data.H} rounds"
+             + ("" if reference is None else f"; only those within {radius} hops of a failure or lost are free"))
+    if reference is None:
+        sol = solve_layered(data, free_shares, time_limit=time_limit)
+    else:
+        sol = solve_local(data, reference, radius, time_limit=time_limit)
+        free_shares = False
     progress(f"layered LP {sol.status}: {100 * sol.fraction:.1f} % of the volume bound; rounding to "
              f"{units} units per owner")
     base = collective_half(round_schedule(sol, units), collective)
     solver = {"model": "synth.models.packing", "status": sol.status, "lp_objective": round(sol.objective, 9),
               "lp_fraction_of_volume_bound": round(sol.fraction, 6), "units_per_owner": units,
-              "free_shares": free_shares, "seconds": round(time.monotonic() - t0, 3),
+              "free_shares": free_shares, "lp": "layered" if reference is None else f"layered, local (radius {radius})", "seconds": round(time.monotonic() - t0, 3),
               "meaning": "solver claims, not re-derived: the layered LP's value per element (the least bandwidth "
                          "term of a schedule of its class: shortest-path trees layered by distance, 2H rounds) "
                          "and its share of the volume bound; the schedule's own bandwidth term and bound are "

@@ -23,12 +23,35 @@ from __future__ import annotations
 
 from synth.errors import OptionError, SynthError
 from synth.schedule.data import ALLREDUCE
+from synth.schedule.sp import sp_allreduce
+from synth.schedule.user import shortest_path_tree
 from synth.symmetry.spec import default_group
+from synth.topology.torus import Torus
 
-__all__ = ["solve_packed", "DEFAULT_UNITS"]
+__all__ = ["solve_packed", "healthy_reference", "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS"]
 
 #: units per owner in the rounding: 1,024 keeps the certified term within about 0.1 % of the LP's
 DEFAULT_UNITS = 1024
+#: parent choices up to which the whole layered LP is solved (an 8x8 torus has about 4,000; a 16x16 one
+#: 65,000, whose LP took 200 s): beyond, the local LP around the failures
+FULL_LP_ARCS = 20_000
+LOCAL_RADIUS = 3
+
+
+def healthy_reference(topology):
+    """Parent fractions of the healthy network's own schedule (SP-allreduce on tori, a BFS tree lifted by the
+    built-in group elsewhere), or None when there is none to start from."""
+    from synth.models.packing import reference_fractions   # a model: loaded with the solvers, on demand
+
+    healthy = getattr(topology, "healthy", None)
+    group = None if healthy is None else default_group(healthy)
+    if group is None or healthy.n_compute != healthy.n_vertices:
+        return None
+    base = sp_allreduce(healthy) if isinstance(healthy, Torus) else shortest_path_tree(healthy)
+    try:
+        return reference_fractions(base, group)
+    except SynthError:
+        return None
 
 
 def _quiet(_message):
@@ -46,16 +69,21 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
 
     if group is None:
         group = default_group(topology)
-    H = layered_arcs(topology, group).H
+    H = layered_arcs(topology, group).H   # cheap beside the LP: one BFS per represented owner
     if depth is not None and depth < H:
         raise OptionError(f"depth {depth} is below the layered trees' depth {H} on {topology.name}: the "
                           "packing model has no depth-bounded variant yet")
     order = 1 if group is None else group.order
     notes = [f"{reason + ': ' if reason else ''}no symmetry balances this network; the packing model chooses "
              f"trees, owners and shares (layered LP, group of order {order})"]
+    data = layered_arcs(topology, group)
+    reference = healthy_reference(topology) if data.n_arcs > FULL_LP_ARCS else None
+    if reference is not None:
+        notes.append(f"{data.n_arcs:,} parent choices: the LP changes the healthy trees only within "
+                     f"{LOCAL_RADIUS} hops of a failure and where they were lost, with equal shares")
     try:
         res = pack(topology, group, DEFAULT_UNITS, time_limit=time_limit, mode=mode, progress=progress,
-                   elements=elements, collective=collective)
+                   elements=elements, collective=collective, reference=reference, radius=LOCAL_RADIUS)
     except SynthError as exc:
         raise SynthError(f"collective {collective}: {exc}" if collective != ALLREDUCE else str(exc)) from None
     sol, cert = res.solution, res.certificate
