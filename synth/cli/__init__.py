@@ -25,7 +25,7 @@ import sys
 import threading
 
 from synth._version import __version__
-from synth.cli import baseline, bound, check, compare, export, info, run, simulate, solve, sweep
+from synth.cli import baseline, bound, check, compare, export, info, repair, run, simulate, solve, sweep
 from synth.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, Parser, with_flags
 from synth.errors import SynthError
 
@@ -33,6 +33,7 @@ __all__ = ["main"]
 
 #: the commands in the order ``synth --help`` lists them
 COMMANDS = (solve, check, export, run, simulate, bound, baseline, compare, sweep, info)
+COMMANDS += (repair,)  # issue 41
 
 
 def _parser() -> argparse.ArgumentParser:

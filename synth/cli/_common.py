@@ -172,6 +172,7 @@ PARAMETERS = ("allow_unbalanced", "alpha", "bandwidth", "depth", "depths", "dtyp
 PARAMETERS += ("collective",)  # issue 27: --collective on solve, baseline, compare
 PARAMETERS += ("engine",)  # issue 26: --engine on solve --size, sweep, compare
 PARAMETERS += ("hop_latency_at",)  # issue 26: --hop-latency-at on simulate
+PARAMETERS += ("fail_link", "fail_node")  # issue 41: failures on every topology, and synth repair
 
 _LEADING_NAME = re.compile(r"(\w+)(?=[\s:=,]|$)")
 _QUOTED_NAME = re.compile(r"`(\w+)`")
