@@ -37,7 +37,8 @@ import numpy as np
 from synth.errors import SynthError
 from synth.models._solve.linear import LinearModel
 
-__all__ = ["LayeredArcs", "LayeredSolution", "layered_arcs", "build_layered", "solve_layered", "root_reps"]
+__all__ = ["LayeredArcs", "LayeredSolution", "layered_arcs", "build_layered", "solve_layered", "root_reps",
+           "lifted_links"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,7 +118,8 @@ def layered_arcs(t, group=None) -> LayeredArcs:
     return LayeredArcs(t, group, H, roots, root, child, parent, depth, up, rev[up].astype(np.int64))
 
 
-def _images(group, links) -> np.ndarray:
+def lifted_links(group, links) -> np.ndarray:
+    """``out[i, j]``: element ``i`` of ``group`` applied to link ``links[j]`` (one row when there is no group)."""
     if group is None:
         return np.asarray(links, dtype=np.int64)[None, :]
     return group.link_images(links).astype(np.int64)
@@ -149,7 +151,7 @@ def build_layered(data: LayeredArcs, free_shares: bool = True):
     # load of link e in round s, over every lifted image, is at most M_s
     rows, cols = [], []
     for links, rnd in ((data.up, H - data.depth + 1), (data.down, H + data.depth)):
-        img = _images(data.group, links)                 # (G, arcs)
+        img = lifted_links(data.group, links)                 # (G, arcs)
         rows.append(((rnd - 1)[None, :] * E + img).ravel())
         cols.append(np.broadcast_to(y[None, :], img.shape).ravel())
     rows.append(np.arange(2 * H * E))

@@ -38,7 +38,7 @@ import numpy as np
 from synth.check.bounds.bandwidth import min_compute_distance
 from synth.errors import SynthError
 from synth.models._solve.linear import LinearModel
-from synth.models.packing.layered import LayeredArcs, LayeredSolution, layered_arcs
+from synth.models.packing.layered import LayeredArcs, LayeredSolution, layered_arcs, lifted_links
 from synth.schedule.data import REDUCE
 
 __all__ = ["Reference", "reference_fractions", "solve_local", "equal_shares", "near_failures", "layered_arcs"]
@@ -128,8 +128,8 @@ def solve_local(data: LayeredArcs, ref: Reference, radius: int = 3, time_limit=N
     free_pair = (np.abs(covered - 1.0) > 1e-9) | near[uniq % V]
     free = free_pair[pair]
     G = 1 if data.group is None else data.group.order
-    images_up = _images(data, data.up)
-    images_down = _images(data, data.down)
+    images_up = lifted_links(data.group, data.up)
+    images_down = lifted_links(data.group, data.down)
     # constant loads of the fixed arcs, per (round, link)
     const = np.zeros(2 * H * E)
     fx = np.flatnonzero(~free)
@@ -163,9 +163,3 @@ def solve_local(data: LayeredArcs, ref: Reference, radius: int = 3, time_limit=N
     y_all[fr] = np.maximum(sol.values[y], 0.0)
     vol = 2 * (t.n_compute - 1) * min_compute_distance(t) / E
     return LayeredSolution(data, str(sol.status), float(sol.objective), vol, w, y_all, time.monotonic() - t0)
-
-
-def _images(data, links) -> np.ndarray:
-    if data.group is None:
-        return np.asarray(links, dtype=np.int64)[None, :]
-    return data.group.link_images(links).astype(np.int64)

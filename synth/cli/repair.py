@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 from synth.check.certificate import read_certificate, write_certificate
-from synth.cli._common import (DEFAULT_TIME_LIMIT, EXIT_FAILED, EXIT_OK, print_note, print_table, progress, seconds,
-                               stdout_for)
+from synth.cli._common import DEFAULT_TIME_LIMIT, progress, seconds
+from synth.cli.solve import print_result
 from synth.fileio import check_writable
 from synth.solving import check_written
 from synth.solving.repair import repair
-from synth.solving.summary import solve_summary
 from synth.topology.failures import parse_failures
 
 __all__ = ["add_parser", "cmd_repair"]
@@ -34,15 +32,7 @@ def cmd_repair(args) -> int:
     for k, v in report.claims.items():
         if not v[2]:
             print(f"synth: the certificate does not check: {k}: claimed {v[0]}, measured {v[1]}", file=sys.stderr)
-    summary = solve_summary(result.certificate.topology, result, report, args.out)
-    for note in result.notes:
-        print_note(note)
-    stream = stdout_for(args)
-    if args.json:
-        print(json.dumps(summary), file=stream)
-    else:
-        print_table(summary, stream)
-    return EXIT_OK if report.valid else EXIT_FAILED
+    return print_result(result.certificate.topology, result, report, args)
 
 
 def add_parser(sub) -> None:
