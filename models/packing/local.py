@@ -114,19 +114,19 @@ def near_failures(t, radius: int) -> np.ndarray:
 
 
 def solve_local(data: LayeredArcs, ref: Reference, radius: int = 3, time_limit=None, threads: int = 1,
-                near=None) -> LayeredSolution:
-    """The layered LP with equal shares over the pairs the reference does not settle (module docstring)."""
+                near=None, free_shares: bool = False) -> LayeredSolution:
+    """The layered LP over the pairs the reference does not settle (module docstring).
+
+    ``free_shares``: the owners' shares are variables too (the fixed pairs then load every link in
+    proportion to their owner's share, so every row of the full LP is back: for mid-sized networks).
+    """
+    if free_shares:
+        return _solve_local_free(data, ref, radius, time_limit, threads, near)
     t0 = time.monotonic()
     t, H, E = data.topology, data.H, data.topology.n_links
     w = equal_shares(data)
-    f = ref.lookup(data.roots[data.root], data.child, data.parent)
     V = t.n_vertices
-    key = data.root * V + data.child
-    uniq, pair = np.unique(key, return_inverse=True)
-    covered = np.bincount(pair, weights=f, minlength=uniq.size)
-    near = near_failures(t, radius) if near is None else near
-    free_pair = (np.abs(covered - 1.0) > 1e-9) | near[uniq % V]
-    free = free_pair[pair]
+    f, free, pair, uniq = _free_pairs(data, ref, radius, near)
     G = 1 if data.group is None else data.group.order
     images_up = lifted_links(data.group, data.up)
     images_down = lifted_links(data.group, data.down)
@@ -163,3 +163,51 @@ def solve_local(data: LayeredArcs, ref: Reference, radius: int = 3, time_limit=N
     y_all[fr] = np.maximum(sol.values[y], 0.0)
     vol = 2 * (t.n_compute - 1) * min_compute_distance(t) / E
     return LayeredSolution(data, str(sol.status), float(sol.objective), vol, w, y_all, time.monotonic() - t0)
+
+
+def _free_pairs(data, ref, radius, near):
+    """Per arc: the reference fraction, whether its pair is free, and the pair index (with the pairs' keys)."""
+    t, V = data.topology, data.topology.n_vertices
+    f = ref.lookup(data.roots[data.root], data.child, data.parent)
+    uniq, pair = np.unique(data.root * V + data.child, return_inverse=True)
+    covered = np.bincount(pair, weights=f, minlength=uniq.size)
+    near = near_failures(t, radius) if near is None else near
+    free_pair = (np.abs(covered - 1.0) > 1e-9) | near[uniq % V]
+    return f, free_pair[pair], pair, uniq
+
+
+def _solve_local_free(data, ref, radius, time_limit, threads, near) -> LayeredSolution:
+    """:func:`solve_local` with the shares free: fixed pairs become columns of their owner's share."""
+    t0 = time.monotonic()
+    t, H, E, V = data.topology, data.H, data.topology.n_links, data.topology.n_vertices
+    G = 1 if data.group is None else data.group.order
+    f, free, pair, uniq = _free_pairs(data, ref, radius, near)
+    fr, fx = np.flatnonzero(free), np.flatnonzero(~free)
+    m = LinearModel(name="layered-packing-local-free")
+    y = m.add_vars(fr.size, 0.0, np.inf, integer=False)
+    w = m.add_vars(data.n_roots, 0.0, np.inf, integer=False)
+    M = m.add_vars(2 * H, 0.0, np.inf, integer=False, cost=1.0)
+    m.add_rows(np.zeros(data.n_roots), w, np.full(data.n_roots, float(G)), 1, 1.0, 1.0, "shares")
+    fpairs, fpair_idx = np.unique(pair[fr], return_inverse=True)
+    m.add_rows(np.r_[fpair_idx, np.arange(fpairs.size)], np.r_[y, w[uniq[fpairs] // V]],
+               np.r_[np.ones(fr.size), -np.ones(fpairs.size)], fpairs.size, 0.0, 0.0, "pass_share")
+    rows, cols, vals = [], [], []
+    for links, rnd in ((data.up, H - data.depth + 1), (data.down, H + data.depth)):
+        img = lifted_links(data.group, links)
+        for sel, col, val in ((fr, y, np.ones(fr.size)), (fx, w[data.root[fx]], f[fx])):
+            rows.append(((rnd[sel] - 1)[None, :] * E + img[:, sel]).ravel())
+            cols.append(np.broadcast_to(col[None, :], (G, sel.size)).ravel())
+            vals.append(np.broadcast_to(val[None, :], (G, sel.size)).ravel())
+    rows.append(np.arange(2 * H * E))
+    cols.append(np.repeat(M, E))
+    vals.append(-np.ones(2 * H * E))
+    m.add_rows(np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), 2 * H * E, -np.inf, 0.0, "load")
+    sol = m.solve_highs(time_limit=time_limit, threads=threads, relax=True)
+    if sol.values is None:
+        raise SynthError(f"the local layered LP found no solution on {t.name} ({sol.status})")
+    w_val = np.maximum(sol.values[w], 0.0)
+    y_all = np.zeros(data.n_arcs)
+    y_all[fx] = w_val[data.root[fx]] * f[fx]
+    y_all[fr] = np.maximum(sol.values[y], 0.0)
+    vol = 2 * (t.n_compute - 1) * min_compute_distance(t) / E
+    return LayeredSolution(data, str(sol.status), float(sol.objective), vol, w_val, y_all, time.monotonic() - t0)

@@ -146,8 +146,8 @@ def pack(t, group=None, units: int = 1024, free_shares: bool = True, time_limit=
     ``collective``: certify the reduce-scatter or allgather half instead (the trees reduce to their
     owners in rounds ``1..H`` and copy back after).  ``reference``: the parent fractions of a healthy
     schedule (:func:`synth.models.packing.local.reference_fractions`); the LP then changes only the
-    pairs within ``radius`` of a failure or no longer served by it, with equal shares
-    (:func:`synth.models.packing.local.solve_local`).
+    pairs within ``radius`` of a failure or no longer served by it
+    (:func:`synth.models.packing.local.solve_local`; ``free_shares`` there too).
     """
     t0 = time.monotonic()
     data = layered_arcs(t, group)
@@ -156,8 +156,7 @@ def pack(t, group=None, units: int = 1024, free_shares: bool = True, time_limit=
     if reference is None:
         sol = solve_layered(data, free_shares, time_limit=time_limit)
     else:
-        sol = solve_local(data, reference, radius, time_limit=time_limit)
-        free_shares = False
+        sol = solve_local(data, reference, radius, time_limit=time_limit, free_shares=free_shares)
     progress(f"layered LP {sol.status}: {100 * sol.fraction:.1f} % of the volume bound; rounding to "
              f"{units} units per owner")
     base = collective_half(round_schedule(sol, units), collective)

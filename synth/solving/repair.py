@@ -28,6 +28,7 @@ from fractions import Fraction
 from synth.errors import SynthError
 from synth.schedule.data import ALLREDUCE
 from synth.solving import SolveResult
+from synth.solving.packing import FREE_SHARES_ARCS
 from synth.symmetry.residual import residual_group
 from synth.topology.failures import Damaged, damage
 
@@ -74,7 +75,8 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=_quiet):
         progress(f"repair step {i + 1}: {kind} layered LP" + (f", radius {radius}" if radius else ""))
         try:
             res = pack(damaged, group, mode=mode, progress=progress, time_limit=max(left, 1.0) if i else None,
-                       reference=reference if kind == "local" else None, radius=radius or 0)
+                       reference=reference if kind == "local" else None, radius=radius or 0,
+                       free_shares=n_arcs <= FREE_SHARES_ARCS)
         except SynthError as exc:
             if i == 0:
                 raise

@@ -8,7 +8,10 @@ import pytest
 
 from synth.check.bounds.bandwidth import bandwidth_bound, best_cut
 from synth.check.claims import check_certificate
-from synth.models.packing import build_layered, layered_arcs, pack, round_schedule, solve_layered
+from synth.models.packing import (build_layered, layered_arcs, pack, reference_fractions, round_schedule,
+                                  solve_layered, solve_local)
+from synth.schedule.sp import sp_allreduce
+from synth.symmetry.torus import torus_gamma
 from synth.symmetry.spec import default_group
 from synth.topology.failures import damage, parse_failures
 from synth.topology.torus import parse_torus
@@ -80,3 +83,19 @@ def test_rounding_is_exact_in_shares_and_close_to_the_lp():
     per_element = Fraction(report.metrics.bandwidth_term, report.metrics.elements)
     assert float(per_element) == pytest.approx(sol.objective, rel=5e-3)
     assert float(per_element) >= sol.objective - 1e-9      # an integer schedule of the class: never below the LP
+
+
+def test_the_local_lp_lies_between_the_full_lp_and_the_healthy_trees():
+    t = parse_torus("6x6")
+    d = damage(t, parse_failures(t, links=["0-1", "14-20"]))
+    data = layered_arcs(d, default_group(d))
+    ref = reference_fractions(sp_allreduce(t), torus_gamma(t))
+    full = solve_layered(data).objective
+    free = solve_local(data, ref, radius=1, free_shares=True)
+    equal = solve_local(data, ref, radius=1)
+    assert full - 1e-9 <= free.objective <= equal.objective + 1e-9
+    for sol in (free, equal):   # the solution is the lifted schedule's: recomputed arc by arc
+        assert recomputed_term(data, sol.y) == pytest.approx(sol.objective, abs=1e-7)
+    # a radius covering the whole torus frees every pair: the full LP (equal shares) again
+    whole = solve_local(data, ref, radius=6)
+    assert whole.objective == pytest.approx(solve_layered(data, free_shares=False).objective, abs=1e-7)
