@@ -24,8 +24,8 @@ Examples
 >>> f.to_json()
 [[0, 1], 10]
 >>> d = damage(t, f)
->>> d.n_links, d.n_compute, d.spec["failed"]
-(54, 15, [[0, 1], 10])
+>>> d.n_links, d.n_compute, d.spec["failed"], d.diameter
+(54, 15, [[0, 1], 10], 4)
 >>> damage(parse_torus("3"), parse_failures(parse_torus("3"), links=["0-1", "1-2"]))
 Traceback (most recent call last):
 ...
@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -83,6 +84,11 @@ class Damaged(Topology):
 
     healthy: Topology = None
     failures: Failures = None
+
+    @cached_property
+    def diameter(self) -> int:
+        """The largest hop distance between two compute vertices (one BFS per compute vertex)."""
+        return max(int(self.bfs([int(v)])[self.compute].max()) for v in self.compute)
 
 
 def healthy_spec(spec: dict) -> dict:
