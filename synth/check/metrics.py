@@ -187,11 +187,10 @@ def measure_explicit(schedule: Schedule, chunk_sizes) -> Metrics:
             vol_phys += int(s.sum()) * L
             if distinct.size == 1:
                 load += np.bincount(b.links.ravel(), minlength=t.n_links) * int(distinct[0])
-            else:
-                for value in distinct:
+            else:   # the sizes present in this block only (a block often holds one chunk)
+                for value in np.unique(s):
                     sel = s == value
-                    if sel.any():
-                        load += np.bincount(b.links[sel].ravel(), minlength=t.n_links) * int(value)
+                    load += np.bincount(b.links[sel].ravel(), minlength=t.n_links) * int(value)
         max_load[rnd - 1] = int(load.max())
         total_load[rnd - 1] = int(load.sum())
     return Metrics(schedule.n_rounds, t.n_compute, t.n_links, schedule.n_chunks, sum(sizes.tolist()), n_trans,
