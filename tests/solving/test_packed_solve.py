@@ -50,3 +50,13 @@ def test_a_disconnecting_failure_is_one_line(capsys):
                  "--fail-node", "12"]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "the cut" in err
+
+
+@pytest.mark.parametrize("collective", ["reduce-scatter", "allgather"])
+def test_the_packed_trees_have_both_halves(tmp_path, capsys, collective):
+    out = tmp_path / "h.json"
+    assert main(["solve", "--torus", "4x4", "--fail-link", "0-1", "--collective", collective, "--out", str(out),
+                 "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["collective"] == collective and summary["rounds"] == 4
+    assert main(["check", str(out)]) == 0
