@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.check.claims import certify
+from synth.errors import SynthError
 from synth.schedule.collective import collective_half
 from synth.schedule.data import ALLREDUCE, COPY, REDUCE, BaseSchedule
 from synth.models.packing.layered import LayeredSolution, layered_arcs, solve_layered
@@ -156,7 +157,16 @@ def pack(t, group=None, units: int = 1024, free_shares: bool = True, time_limit=
     if reference is None:
         sol = solve_layered(data, free_shares, time_limit=time_limit)
     else:
-        sol = solve_local(data, reference, radius, time_limit=time_limit, free_shares=free_shares)
+        try:
+            sol = solve_local(data, reference, radius, time_limit=time_limit, free_shares=free_shares)
+        except SynthError:
+            if not free_shares:
+                raise
+            # the free-share LP carries every load row: when HiGHS ends without a solution (seen once, 16x16
+            # with 8 failed links, status unknown), the equal-share LP, much smaller, still gives a schedule
+            progress("the local LP with free shares found no solution; equal shares instead")
+            free_shares = False
+            sol = solve_local(data, reference, radius, time_limit=time_limit)
     progress(f"layered LP {sol.status}: {100 * sol.fraction:.1f} % of the volume bound; rounding to "
              f"{units} units per owner")
     base = collective_half(round_schedule(sol, units), collective)
