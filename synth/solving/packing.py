@@ -84,10 +84,6 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
     data = layered_arcs(topology, group)
     reference = healthy_reference(topology) if data.n_arcs > FULL_LP_ARCS else None
     free = reference is None or data.n_arcs <= FREE_SHARES_ARCS
-    if reference is not None:
-        notes.append(f"{data.n_arcs:,} parent choices: the LP changes the healthy trees only within "
-                     f"{LOCAL_RADIUS} hops of a failure and where they were lost, with "
-                     f"{'free' if free else 'equal'} shares")
     try:
         res = pack(topology, group, DEFAULT_UNITS, free_shares=free, time_limit=time_limit, mode=mode,
                    progress=progress, elements=elements, collective=collective, reference=reference,
@@ -95,6 +91,10 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
     except SynthError as exc:
         raise SynthError(f"collective {collective}: {exc}" if collective != ALLREDUCE else str(exc)) from None
     sol, cert = res.solution, res.certificate
+    if reference is not None:   # the shares as solved (free ones fall back to equal when that LP fails)
+        notes.append(f"{data.n_arcs:,} parent choices: the LP changes the healthy trees only within "
+                     f"{LOCAL_RADIUS} hops of a failure and where they were lost, with "
+                     f"{'free' if cert.solver.get('free_shares') else 'equal'} shares")
     if sol.status != "optimal":
         notes.append(f"layered LP {sol.status} (time limit): its solution is feasible, not proven best")
     if collective == ALLREDUCE:
