@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from synth.check.bounds import khop_dual_bound
+from synth.check.bounds.bandwidth import BOUND_KEY, CUT_KEY, FRACTION_KEY, bandwidth_claims, best_cut
 from synth.check.certificate import Certificate, read_certificate
 from synth.check.execution import execute
 from synth.check.explicit import FORMAT as EXPLICIT_FORMAT, read_explicit
@@ -154,6 +155,8 @@ def certify(base, group, elements=None, *, mode="auto", solver=None, provenance=
         raise ScheduleError("refusing to certify an incorrect schedule: " + errors[0])
     bound, _ = round_lower_bound(base.topology, group, base.collective)
     claims = claims_of(metrics, bound)
+    if base.collective == ALLREDUCE:   # the bandwidth bound and the cut that proves it (docs/bounds.md)
+        claims.update(bandwidth_claims(base.topology, metrics, best_cut(base.topology)))
     too_big = [k for k, v in claims.items() if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= MAX_INT]
     if too_big:
         raise ScheduleError(f"{elements} elements per node make the claim {too_big[0]} = {claims[too_big[0]]}, "
@@ -169,6 +172,8 @@ def _same(claimed, measured) -> bool:
     fraction equal to it), a fraction only a string ``a`` or ``a/b`` of at most 60 digits each
     (or an int) with exactly that value.  Floats never match: claims are exact.
     """
+    if isinstance(measured, list):   # a list of integers (a bound's cut): exactly the same list
+        return isinstance(claimed, list) and all(_is_int(x) for x in claimed) and claimed == measured
     if isinstance(measured, bool) or isinstance(claimed, bool):
         return isinstance(measured, bool) and isinstance(claimed, bool) and claimed == measured
     if isinstance(measured, int):
@@ -183,6 +188,32 @@ def _same(claimed, measured) -> bool:
                 return False
         return False
     return False
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _bandwidth_measured(topology, metrics, claimed: dict, errors: list) -> dict:
+    """The bandwidth bound re-derived from the topology and the claimed cut (none claimed: nothing to compare).
+
+    The stored cut is only evaluated, never searched for: an edited bound, cut or failure list
+    (the topology is rebuilt from its spec) gives another value, and the claim fails.
+    """
+    if not isinstance(claimed, dict) or not any(k in claimed for k in (BOUND_KEY, CUT_KEY, FRACTION_KEY)):
+        return {}
+    if metrics.collective != ALLREDUCE:
+        errors.append("a bandwidth bound is certified for allreduce schedules only")
+        return {}
+    cut = claimed.get(CUT_KEY)
+    if cut is not None and not (isinstance(cut, list) and all(_is_int(v) for v in cut)):
+        errors.append(f"claim {CUT_KEY} must be a list of integer vertex ids")
+        return {}
+    try:
+        return bandwidth_claims(topology, metrics, cut)
+    except SynthError as exc:
+        errors.append(f"bandwidth bound: {exc}")
+        return {}
 
 
 def _compare(claimed: dict, measured: dict) -> dict:
@@ -225,7 +256,8 @@ def check_certificate(cert: Certificate, mode: str = "auto") -> Report:
     """Re-derive everything a certificate claims (and a k-hop bound whose dual it stores)."""
     mode, errors, metrics = _measure(cert.base, cert.group, cert.elements, mode)
     bound, witness = round_lower_bound(cert.topology, cert.group, cert.base.collective)
-    claims = _compare(cert.claims, claims_of(metrics, bound))
+    measured = {**claims_of(metrics, bound), **_bandwidth_measured(cert.topology, metrics, cert.claims, errors)}
+    claims = _compare(cert.claims, measured)
     if isinstance(cert.solver.get("dual_bound"), dict):
         claims.update(_dual_claims(cert, metrics, errors))
     return Report("certificate", mode, errors, metrics, bound, witness, claims, dict(cert.solver))
@@ -242,8 +274,9 @@ def check_explicit(path) -> Report:
         bound, witness = None, "not computed (no symmetry known and more than 4096 nodes)"
     else:
         bound, witness = round_lower_bound(t, group, schedule.collective)
-    claims = _compare(header.get("claims") or {}, claims_of(metrics, bound)) if isinstance(
-        header.get("claims"), dict) else {}
+    claimed = header.get("claims")
+    measured = {**claims_of(metrics, bound), **_bandwidth_measured(t, metrics, claimed, errors)}
+    claims = _compare(claimed, measured) if isinstance(claimed, dict) else {}
     return Report("explicit", "explicit", errors, metrics, bound, witness, claims)
 
 

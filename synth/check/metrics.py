@@ -172,10 +172,9 @@ def _round_load(blocks, sizes, distinct, n_links: int) -> np.ndarray:
             load += np.bincount(b.links.ravel(), minlength=n_links) * int(distinct[0])
             continue
         s = sizes[b.chunk]
-        for value in distinct:
+        for value in np.unique(s):      # the sizes present in this block only (a block often holds one chunk)
             sel = s == value
-            if sel.any():
-                load += np.bincount(b.links[sel].ravel(), minlength=n_links) * int(value)
+            load += np.bincount(b.links[sel].ravel(), minlength=n_links) * int(value)
     return load
 
 

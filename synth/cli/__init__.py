@@ -1,7 +1,7 @@
 """The ``synth`` command line: a thin layer over the library.
 
 Each command is one module (:mod:`synth.cli.solve`, ``check``, ``export``, ``run``, ``simulate``, ``bound``,
-``baseline``, ``compare``, ``sweep``, ``draw``, ``info``, ``campaign``) with ``add_parser(sub)`` and ``cmd_<name>(args)``,
+``baseline``, ``compare``, ``sweep``, ``draw``, ``info``, ``campaign``, ``repair``) with ``add_parser(sub)`` and ``cmd_<name>(args)``,
 which parses its arguments, calls the library, and prints; :mod:`synth.cli._common` holds what they
 share.  Command modules import the library lazily, inside the command, so that ``synth --help``
 stays fast.
@@ -27,7 +27,8 @@ import sys
 import threading
 
 from synth._version import __version__
-from synth.cli import baseline, bound, campaign, check, compare, draw, export, info, run, simulate, solve, sweep
+from synth.cli import (baseline, bound, campaign, check, compare, draw, export, info, repair, run, simulate, solve,
+                       sweep)
 from synth.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, Parser, with_flags
 from synth.errors import SynthError
 from synth.fileio import printable
@@ -35,7 +36,7 @@ from synth.fileio import printable
 __all__ = ["main"]
 
 #: the commands in the order ``synth --help`` lists them
-COMMANDS = (solve, check, export, run, simulate, bound, baseline, compare, sweep, draw, info, campaign)
+COMMANDS = (solve, repair, check, export, run, simulate, bound, baseline, compare, sweep, draw, info, campaign)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -17,6 +17,8 @@ from synth.errors import OptionError, SynthError
 from synth.fileio import printable
 from synth.symmetry.search import user_group
 from synth.symmetry.spec import default_group
+from synth.symmetry.residual import residual_group
+from synth.topology.failures import Damaged, damage, parse_failures
 from synth.topology.hyperx import parse_hyperx
 from synth.topology.spineleaf import parse_spine_leaf
 from synth.topology.lattice import parse_lattice, parse_wrap, twisted
@@ -142,15 +144,16 @@ def topology_argv(args) -> list:
     words = []
     for flag in TOPOLOGY_FLAGS:
         value = getattr(args, flag, None)
-        if value is not None:
-            words += ["--" + flag.replace("_", "-"), value]
+        for one in (value if isinstance(value, list) else [] if value is None else [value]):
+            words += ["--" + flag.replace("_", "-"), one]
     if not words:
         raise SynthError("with --cluster, name the topology by its flags (--torus, --twisted, --mesh, ...)")
     return words
 
 
 #: the flags that name a topology (each one word of value), as ``args`` attributes, for :func:`topology_argv`
-TOPOLOGY_FLAGS = ("torus", "hyperx", "spine_leaf", "twisted", "lattice", "mesh", "machine", "no_wrap")
+TOPOLOGY_FLAGS = ("torus", "hyperx", "spine_leaf", "twisted", "lattice", "mesh", "machine", "no_wrap", "fail_link",
+                  "fail_node")
 
 
 # ---------------------------------------------------------------- the topology flags
@@ -170,6 +173,11 @@ def add_topology_args(parser):
     parser.add_argument("--topology", metavar="FILE",
                         help="a synth-topology JSON file: vertices, links, optional compute and generators "
                              "(docs/formats.md, 'The --topology file')")
+    parser.add_argument("--fail-link", metavar="U-V", action="append", default=[],
+                        help="a failed link (both directions), by vertex ids or coordinates, e.g. 3-4 or 0.1-0.2; "
+                             "repeatable (docs/failures.md)")
+    parser.add_argument("--fail-node", metavar="V", action="append", default=[],
+                        help="a failed chip (it neither computes nor forwards), e.g. 9 or 1.1; repeatable")
 
 
 def topology_from_args(args):
@@ -185,12 +193,14 @@ def topology_from_args(args):
         raise SynthError("--no-wrap goes with --torus or --machine")
     if flag == "topology":
         topology, args.generators = read_topology(value)
-        return topology
-    if flag in ("twisted", "mesh", "machine") or flag == "torus" and no_wrap is not None:
-        return _lattice_kind(flag, value, no_wrap)
-    if flag == "lattice":
-        return parse_lattice(value)
-    return {"torus": parse_torus, "hyperx": parse_hyperx, "spine_leaf": parse_spine_leaf}[flag](value)
+    elif flag in ("twisted", "mesh", "machine") or flag == "torus" and no_wrap is not None:
+        topology = _lattice_kind(flag, value, no_wrap)
+    elif flag == "lattice":
+        topology = parse_lattice(value)
+    else:
+        topology = {"torus": parse_torus, "hyperx": parse_hyperx, "spine_leaf": parse_spine_leaf}[flag](value)
+    failures = parse_failures(topology, getattr(args, "fail_link", None) or (), getattr(args, "fail_node", None) or ())
+    return damage(topology, failures)
 
 
 def _lattice_kind(flag, value, no_wrap):
@@ -209,6 +219,9 @@ def _lattice_kind(flag, value, no_wrap):
 
 
 def group_for(topology, args):
+    if isinstance(topology, Damaged):
+        healthy = group_for(topology.healthy, args)
+        return None if healthy is None else residual_group(topology, healthy)
     if getattr(args, "topology", None):
         return user_group(topology, getattr(args, "generators", None))
     return default_group(topology)
@@ -229,6 +242,7 @@ PARAMETERS += ("round_",)  # issue 38: --round on draw
 FLAGS["round_"] = "--round"
 PARAMETERS += ("cluster",)  # issue 42: --cluster on campaign run, sweep, solve --size, compare
 PARAMETERS += ("no_wrap",)  # issue 40: --no-wrap with --torus or --machine
+PARAMETERS += ("fail_link", "fail_node")  # issue 41: failures on every topology, and synth repair
 
 _LEADING_NAME = re.compile(r"(\w+)(?=[\s:=,]|$)")
 _QUOTED_NAME = re.compile(r"`(\w+)`")

@@ -26,7 +26,7 @@ from synth.solving.summary import solve_summary
 from synth.analysis.sweep import cached_depths
 from synth.topology.torus import Torus
 
-__all__ = ["add_parser", "cmd_solve"]
+__all__ = ["add_parser", "cmd_solve", "print_result"]
 
 
 def cmd_solve(args) -> int:
@@ -86,6 +86,11 @@ def cmd_solve(args) -> int:
     extra = None
     if choice is not None:
         extra = size_summary(cert, choice)
+    return print_result(topology, result, report, args, extra)
+
+
+def print_result(topology, result, report, args, extra=None) -> int:
+    """The notes on stderr, then the summary (a table, or ``--json``); the exit code of the checker's verdict."""
     summary = solve_summary(topology, result, report, args.out, extra)
     for note in result.notes:
         print_note(note)

@@ -352,7 +352,7 @@ class BaseSchedule:
     def route_matrix(self, idx) -> np.ndarray:
         """Routes of transmissions ``idx`` (all of one length) as a dense ``len(idx) x L`` array."""
         idx = np.asarray(idx)
-        L = int(self.route_lengths[idx[0]])
+        L = int(self.route_ptr[idx[0] + 1] - self.route_ptr[idx[0]])   # not route_lengths: a diff of every route
         return self.route_links[self.route_ptr[idx][:, None] + np.arange(L)]
 
     def as_schedule(self) -> "Schedule":

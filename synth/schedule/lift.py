@@ -78,9 +78,10 @@ def lift(base: BaseSchedule, group: Group) -> Schedule:
     if G * base.route_links.size <= _TABLE_LIMIT:
         used, inverse = np.unique(base.route_links, return_inverse=True)
         table, column = group.link_images(used), inverse.ravel()
+    lengths = base.route_lengths   # once: the property is a diff over every route
     for part in parts:
         t = int(base.component[part[0]])
-        L = int(base.route_lengths[part[0]])
+        L = int(lengths[part[0]])
         routes = base.route_matrix(part)  # k x L
         if table is None:
             links = group.link_images(routes).reshape(G * part.size, L)  # G x (k*L): rows are chunks

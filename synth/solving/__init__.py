@@ -36,7 +36,7 @@ import numpy as np
 from synth.check.certificate import Certificate, read_certificate
 from synth.check.claims import certify, check_certificate
 from synth.check import measure_symmetric
-from synth.errors import OptionError, SynthError
+from synth.errors import GroupError, OptionError, SynthError
 from synth.schedule.collective import collective_half
 from synth.schedule.data import ALLREDUCE, COLLECTIVES
 from synth.schedule.exchange import exchange_allreduce
@@ -50,13 +50,16 @@ from synth.solving.khop import khop_tree, tree_base
 from synth.solving.lattice import solve_lattice
 from synth.symmetry.hyperx import hyperx_group
 from synth.symmetry.search import user_group
-from synth.symmetry.spec import TORUS_GROUPS, torus_group_builder
+from synth.symmetry.residual import residual_group, trivial_group
+from synth.symmetry.spec import TORUS_GROUPS, default_group, torus_group_builder
 from synth.symmetry.spineleaf import spine_leaf_group
 from synth.symmetry.torus import torus_gamma
 from synth.topology.hyperx import HyperX
 from synth.topology.lattice import LatticeTorus
 from synth.topology.spineleaf import SpineLeaf
+from synth.topology.failures import Damaged
 from synth.topology.torus import Torus
+from synth.solving.packing import solve_packed
 
 __all__ = ["SolveResult", "solve", "check_written", "TORUS_GROUPS"]
 
@@ -112,6 +115,9 @@ def solve(topology, depth=None, elements=None, mode="auto", exchange=False, prog
         raise OptionError(f"collective {collective}: the exchange schedules have no such half (their two roots swap "
                           "aggregates in the middle round, so neither half alone is a reduce-scatter or an "
                           "allgather); use a tree, without exchange")
+    if isinstance(topology, Damaged):
+        return _solve_damaged(topology, depth, elements, mode, exchange, progress, generators, time_limit,
+                              collective)
     if isinstance(topology, Torus):
         return _solve_torus(topology, depth, elements, mode, exchange, progress, group, time_limit, seed, solver,
                             start, collective)
@@ -336,15 +342,43 @@ def _solve_user(topology, generators, elements, mode, exchange, allow_unbalanced
     if exchange:
         raise OptionError("exchange is defined on tori only")
     progress("verifying the given group" if generators is not None else "searching the automorphisms")
-    group = user_group(topology, generators)
+    try:
+        group = user_group(topology, generators)
+    except GroupError as exc:
+        if generators is not None or allow_unbalanced:
+            raise
+        # no usable symmetry at all: the packing model needs none (the trivial group lifts nothing)
+        return SolveResult(*solve_packed(topology, trivial_group(topology), elements, mode, progress, collective,
+                                         f"{exc}".rstrip(".")))
     base = shortest_path_tree(topology)
     cert = certify(collective_half(base, collective), group, elements, mode=mode,
                    provenance={"algorithm": "shortest-path-tree", "seed": None})
     notes = [f"group of order {group.order} with {group.n_link_orbits} link orbit(s)"]
     if cert.claims["omega"] != "1":
         if not allow_unbalanced:
-            raise SynthError(f"no symmetry found that balances a shortest-path tree on {topology.name} "
-                             f"(best omega = {cert.claims['omega']} with a group of order {group.order}); "
-                             "pass `allow_unbalanced` to get that schedule anyway")
+            why = (f"a shortest-path tree lifted by the group of order {group.order} has omega = "
+                   f"{cert.claims['omega']} (`allow_unbalanced` keeps that schedule)")
+            try:
+                return SolveResult(*solve_packed(topology, group, elements, mode, progress, collective, why))
+            except SynthError as exc:
+                raise SynthError(f"no symmetry found that balances a shortest-path tree on {topology.name} "
+                                 f"(best omega = {cert.claims['omega']} with a group of order {group.order}), and "
+                                 f"{exc}; pass `allow_unbalanced` to get that schedule anyway") from None
         notes.append(f"unbalanced: omega = {cert.claims['omega']}")
     return SolveResult(cert, base.n_rounds // 2, notes)
+
+
+def _solve_damaged(topology, depth, elements, mode, exchange, progress, generators, time_limit,
+                   collective=ALLREDUCE) -> SolveResult:
+    """Failed links or chips: the packing model, lifted by the residual group (:mod:`synth.solving.packing`)."""
+    if exchange:
+        raise OptionError("exchange is defined on healthy tori; the packing model builds trees")
+    if generators is not None:
+        group = residual_group(topology, user_group(topology.healthy, generators))
+    else:
+        group = default_group(topology)
+        if group is None:   # a user graph without generators: search the healthy graph's group, then filter it
+            group = residual_group(topology, user_group(topology.healthy))
+    progress(f"residual group of order {group.order}")
+    return SolveResult(*solve_packed(topology, group, elements, mode, progress, collective,
+                                     topology.failures.describe(), time_limit, depth))

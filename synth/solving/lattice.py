@@ -35,6 +35,7 @@ from synth.schedule.forest import bfs_forest, exchange_schedule, tree_schedule
 from synth.schedule.user import shortest_path_tree
 from synth.solving.balanced import balanced_family
 from synth.symmetry.lattice import LATTICE_GROUPS, grid_group
+from synth.solving.packing import solve_packed
 
 __all__ = ["solve_lattice", "volume_fraction", "exchange_pair"]
 
@@ -119,36 +120,30 @@ def solve_lattice(t, depth=None, elements=None, mode="auto", exchange=False, pro
 
 
 def _solve_grid(t, elements, mode, exchange, progress, time_limit, seed, collective):
-    """Meshes and mixed wrap: the best of the centred shortest-path tree and balanced BFS trees, as measured."""
+    """Meshes and mixed wrap: the better (by fraction of the certified bandwidth bound) of the lifted
+    shortest-path tree and the packing model's trees (:func:`synth.solving.packing.solve_packed`)."""
     if exchange:
         raise OptionError(f"exchange needs a vertex-transitive graph; {t.name} has a side that does not wrap")
     progress("building the grid group (reflections and wrapped translations)")
     grp = grid_group(t)
-    base, algorithm, claims = shortest_path_tree(t), "shortest-path-tree", {}
+    base = shortest_path_tree(t)
     cert = certify(collective_half(base, collective), grp, elements, mode=mode,
-                   provenance={"algorithm": algorithm, "group": grp.spec["kind"], "seed": None})
-    if cert.claims["omega"] != "1" and grp.is_free:
-        from synth.models.balance import balance_bfs_trees   # loads the solvers: only when needed
-
-        ecc = t.eccentricity()
-        roots = tuple(int(v) for v in np.flatnonzero(ecc == ecc.min())[:8])
-        progress(f"balancing BFS trees from {len(roots)} centre vertices over {grp.n_link_orbits} link orbits")
+                   provenance={"algorithm": "shortest-path-tree", "group": grp.spec["kind"], "seed": None})
+    if cert.claims["omega"] != "1":
+        # issue 41's packing model: trees, owners and shares chosen by an LP where symmetry cannot balance
+        why = f"{t.name} is not vertex-transitive (a side does not wrap)"
         try:
-            res = balance_bfs_trees(t, grp, roots=roots, time_limit=time_limit, seed=seed)
-        except (SynthError, ValueError):
-            res = None
-        if res is not None and res.base is not None and res.omega is not None \
-                and res.omega < Fraction(cert.claims["omega"]):
-            claims = {"model": "synth.models.balance", "balance_status": res.status, "chunks": res.chunks,
-                      "seconds": round(res.seconds, 3), "seed": seed,
-                      "meaning": "weighted BFS trees from the centre vertices; omega re-derived by synth check"}
-            cert = certify(collective_half(res.base, collective), grp, elements, mode=mode, solver=claims,
-                           provenance={"algorithm": "balanced-bfs-trees", "group": grp.spec["kind"], "seed": seed})
+            packed = solve_packed(t, None, elements, mode, progress, collective, why, time_limit)
+        except SynthError as exc:
+            progress(f"packing model: {exc}")
+        else:
+            if Fraction(packed[0].claims["bandwidth_fraction"]) > Fraction(cert.claims["bandwidth_fraction"]):
+                return packed
     c = cert.claims
     frac = volume_fraction(c)
     notes = [f"{t.name} is not vertex-transitive (a side does not wrap): group {grp.spec['kind']} of order "
              f"{grp.order} with {grp.n_link_orbits} link orbits; best omega found = {c['omega']}, bandwidth term "
-             f"{c['bandwidth_term']} = {float(frac):.1%} of the volume bound 2N(p-1)/|E| (no schedule for such "
-             "graphs beyond symmetry yet: this is the best synth finds, not a proven optimum; the Ring baseline, "
-             "synth baseline ring, spreads the volume more evenly in 2(p-1) rounds)"]
-    return cert, base.n_rounds // 2 if not claims else cert.claims["rounds"] // 2, notes
+             f"{c['bandwidth_term']} = {float(frac):.1%} of the volume bound 2N(p-1)/|E| (the best synth finds, "
+             "not a proven optimum; the Ring baseline, synth baseline ring, spreads the volume more evenly in "
+             "2(p-1) rounds)"]
+    return cert, base.n_rounds // 2, notes

@@ -22,6 +22,9 @@ ROUND_BOUND_SCOPE = "one-hop schedules with 2p-2 transmissions per chunk"
 COLLECTIVE_BOUND_SCOPE = "every one-hop schedule"
 
 #: the solver fields of a certificate that the summary repeats (claims the checker does not re-derive)
+#: the bandwidth term against the certified bound on it (docs/bounds.md), when the certificate claims them
+BANDWIDTH_FIELDS = ("bandwidth_term", "bandwidth_lower_bound", "bandwidth_fraction")
+
 SOLVER_FIELDS = ("status", "lower_bound", "gap", "solver_lower_bound", "balance_status")
 
 
@@ -48,6 +51,7 @@ def _fields(topology, result, report, path, extra, scope) -> dict:
         "round_lower_bound_scope": scope,
         "round_optimal": c["round_optimal"], "psi": c["psi"], "theta": c["theta"], "omega": c["omega"],
         "weight": c["weight"], "depth": result.depth, "valid": report.valid, "certificate": path,
+        **{k: c[k] for k in BANDWIDTH_FIELDS if k in c},
         **{k: v for k, v in cert.solver.items() if k in SOLVER_FIELDS},
         **(extra or {}),
     }

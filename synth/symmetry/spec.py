@@ -31,9 +31,11 @@ from synth.symmetry.group import Group
 from synth.symmetry.hyperx import hyperx_group
 from synth.symmetry.lattice import (grid_group, grid_translations, lattice_gamma, lattice_group,
                                     lattice_translations, lattice_translations_negation)
+from synth.symmetry.residual import residual_group
 from synth.symmetry.spineleaf import spine_leaf_group
 from synth.symmetry.torus import torus_gamma, torus_translations, torus_translations_negation
 from synth.topology.base import Topology
+from synth.topology.failures import Damaged
 from synth.topology.hyperx import HyperX
 from synth.topology.lattice import LatticeTorus
 from synth.topology.spineleaf import SpineLeaf
@@ -128,7 +130,13 @@ def named_group(topology: Topology, spec: dict) -> Group:
 
 
 def default_group(topology: Topology):
-    """The largest built-in group for a topology (Γ on equal-sided tori), or ``None``."""
+    """The largest built-in group for a topology (Γ on equal-sided tori), or ``None``.
+
+    A damaged topology gets the residual group of its healthy topology's (:mod:`synth.symmetry.residual`).
+    """
+    if isinstance(topology, Damaged):
+        healthy = default_group(topology.healthy)
+        return None if healthy is None else residual_group(topology, healthy)
     if isinstance(topology, Torus):
         return torus_gamma(topology) if topology.is_equal_sided else torus_translations_negation(topology)
     if isinstance(topology, HyperX):

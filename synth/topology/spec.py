@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from synth.errors import TopologyError
 from synth.topology.base import Topology
+from synth.topology.failures import damage, failures_from_json, healthy_spec
 from synth.topology.hyperx import hyperx
 from synth.topology.lattice import grid, lattice_size, lattice_torus, twisted, twisted_basis
 from synth.topology.spineleaf import spine_leaf
@@ -117,6 +118,10 @@ def spec_size(spec) -> tuple:
     (11, 24, 6)
     """
     kind = spec.get("kind") if isinstance(spec, dict) else None
+    if kind in TOPOLOGIES and "failed" in spec:
+        # failures only remove: the healthy counts bound V and E; the compute count is left to the build
+        healthy = spec_size(healthy_spec(spec))
+        return None if healthy is None else (healthy[0], healthy[1], None)
     if kind in ("lattice", "grid", "twisted") or kind == "torus" and isinstance(spec.get("wrap"), list):
         return _lattice_size(spec, kind)
     if kind in ("torus", "hyperx"):
@@ -161,8 +166,10 @@ def _lattice_size(spec, kind):
 
 
 def build_topology(spec) -> Topology:
-    """The topology a JSON spec describes."""
+    """The topology a JSON spec describes (a ``failed`` list applied to it: :mod:`synth.topology.failures`)."""
     kind = spec.get("kind") if isinstance(spec, dict) else None
     if kind not in TOPOLOGIES:
         raise TopologyError(f"unknown topology kind {kind!r}; valid: {', '.join(sorted(TOPOLOGIES))}")
+    if "failed" in spec:
+        return damage(TOPOLOGIES[kind](healthy_spec(spec)), failures_from_json(spec["failed"]))
     return TOPOLOGIES[kind](spec)

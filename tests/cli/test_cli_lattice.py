@@ -45,4 +45,4 @@ def test_solve_check_twisted(tmp_path, capsys):
 def test_solve_mesh_reports_omega(capsys):
     assert main(["solve", "--mesh", "3x4", "--time-limit", "5"]) == 0
     err = capsys.readouterr().err
-    assert "of the volume bound" in err and "best omega found" in err
+    assert "not vertex-transitive" in err and "packing model" in err

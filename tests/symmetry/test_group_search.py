@@ -40,12 +40,16 @@ def test_given_generators_are_verified():
         user_group(t, [[1, 0, 2, 3, 4]])
 
 
-def test_asymmetric_graph_is_a_clear_error(tmp_path, capsys):
+def test_asymmetric_graph_goes_to_the_packing_model(tmp_path, capsys):
     g = nx.Graph([(0, 1), (1, 2), (2, 3), (1, 4), (4, 5)])  # no automorphism but the identity... almost
     g.add_edge(5, 6)
     path = tmp_path / "t.json"
     path.write_text(json.dumps(spec_of(g)))
-    assert main(["solve", "--topology", str(path)]) == 2
+    assert main(["solve", "--topology", str(path), "--json"]) == 0
+    err = capsys.readouterr().err
+    assert "the packing model" in err and "error" not in err
+    # asked for the unbalanced lift, the missing group is still a clear one-line error
+    assert main(["solve", "--topology", str(path), "--allow-unbalanced"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("synth: error:") and len(err.strip().splitlines()) == 1
 
@@ -53,7 +57,7 @@ def test_asymmetric_graph_is_a_clear_error(tmp_path, capsys):
 def test_unbalanced_fallback_on_request(tmp_path, capsys):
     path = tmp_path / "p.json"
     path.write_text(json.dumps(spec_of(nx.path_graph(5))))
-    assert main(["solve", "--topology", str(path)]) == 2
+    assert main(["solve", "--topology", str(path)]) == 0      # unbalanced: the packing model, said on stderr
     assert "--allow-unbalanced" in capsys.readouterr().err
     out = tmp_path / "c.json"
     assert main(["solve", "--topology", str(path), "--allow-unbalanced", "--out", str(out), "--json"]) == 0

@@ -1,0 +1,17 @@
+"""Schedules for graphs that symmetry cannot balance: trees packed by an LP, then made integer.
+
+* :mod:`~synth.models.packing.layered`: the layered LP (one chunk per owner, shortest-path trees
+  layered by distance, fractional parents and shares; the residual group shrinks it);
+* :mod:`~synth.models.packing.local`: the same LP near the failures only, a healthy schedule's trees
+  kept elsewhere (large networks, and repair);
+* :mod:`~synth.models.packing.rounding`: from the LP's fractions to an integer schedule (each
+  owner's chunk cut into units, units sharing a tree merged into one weighted component);
+* :func:`pack`: both, and what the caller reports (status, the LP's share of the volume bound).
+"""
+
+from .layered import LayeredArcs, LayeredSolution, build_layered, layered_arcs, root_reps, solve_layered
+from .local import Reference, reference_fractions, solve_local
+from .rounding import PackResult, pack, round_schedule
+
+__all__ = ["LayeredArcs", "LayeredSolution", "build_layered", "layered_arcs", "root_reps", "solve_layered",
+           "PackResult", "pack", "round_schedule", "Reference", "reference_fractions", "solve_local"]

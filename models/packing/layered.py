@@ -1,0 +1,175 @@
+"""The layered LP: shortest-path trees, one chunk per owner, chosen to minimize the bandwidth term.
+
+Every compute vertex ``r`` may own a chunk (its share ``w_r``, free, ``sum = 1`` per node's vector).
+The chunk is reduced to ``r`` and broadcast back along shortest paths, *layered by distance*: a vertex
+at distance ``d`` from ``r`` sends its partial sum in round ``H - d + 1`` and receives the result in
+round ``H + d`` (``H`` the largest eccentricity, ``2H`` rounds).  The fractional choice of a parent
+among the shortest-path parents is ``y[r, v, u] >= 0`` with ``sum_u y[r, v, u] = w_r``: the part of
+the chunk whose tree takes ``v -> u`` (and ``u -> v`` on the way back).  The load of link ``e`` in
+round ``s`` is the sum of the ``y`` that use it then, and the LP minimizes ``sum_s M_s`` with every
+load ``<= M_s``: the bandwidth term of the best layered schedule, per element of the vector
+(:mod:`synth.models.packing.rounding` turns a solution into an integer schedule).
+
+Symmetry shrinks it: with a group ``G`` (the residual group of a damaged torus), only owners that
+represent the vertex orbits get variables, and each of their trees is lifted by every element, as
+certificates lift base schedules, so the LP models exactly the lifted schedule.
+
+Examples
+--------
+>>> from synth.topology.torus import parse_torus
+>>> from synth.topology.failures import damage, parse_failures
+>>> from synth.symmetry.spec import default_group
+>>> t = parse_torus("4x4"); d = damage(t, parse_failures(t, links=["0-1"]))
+>>> data = layered_arcs(d, default_group(d))
+>>> data.H, data.n_roots, data.n_arcs > 0
+(4, 8, True)
+>>> sol = solve_layered(data)
+>>> sol.status, 0.75 < sol.fraction <= 1
+('optimal', True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from synth.errors import SynthError
+from synth.models._solve.linear import LinearModel
+
+__all__ = ["LayeredArcs", "LayeredSolution", "layered_arcs", "build_layered", "solve_layered", "root_reps",
+           "lifted_links"]
+
+
+@dataclass(frozen=True, eq=False)
+class LayeredArcs:
+    """The shortest-path parent choices of every owner: one entry per arc ``(root, child v, parent u)``."""
+
+    topology: object
+    group: object
+    H: int
+    roots: np.ndarray        # the owners that get variables (vertex-orbit representatives)
+    root: np.ndarray         # per arc: index into ``roots``
+    child: np.ndarray
+    parent: np.ndarray
+    depth: np.ndarray        # d_root(child)
+    up: np.ndarray           # link child -> parent (reduce, round H - depth + 1)
+    down: np.ndarray         # link parent -> child (copy, round H + depth)
+
+    @property
+    def n_roots(self) -> int:
+        return int(self.roots.size)
+
+    @property
+    def n_arcs(self) -> int:
+        return int(self.child.size)
+
+
+@dataclass(frozen=True, eq=False)
+class LayeredSolution:
+    """The LP's shares ``w`` (per root), parent fractions ``y`` (per arc) and bandwidth term per element."""
+
+    data: LayeredArcs
+    status: str
+    objective: float         # sum_s M_s for a vector of one element (N = 1)
+    volume_bound: float      # 2 (p - 1) d_min / |E| for N = 1
+    w: np.ndarray
+    y: np.ndarray
+    seconds: float
+
+    @property
+    def fraction(self) -> float:
+        """Volume bound / LP value: the share of the bound that the best layered schedule reaches."""
+        return self.volume_bound / self.objective
+
+
+def root_reps(t, group) -> np.ndarray:
+    """The smallest compute vertex of each vertex orbit of ``group`` (every compute vertex without one)."""
+    if group is None:
+        return t.compute.astype(np.int64)
+    orbit = group.vertex_orbit[t.compute]
+    _, first = np.unique(orbit, return_index=True)
+    return np.sort(t.compute[first]).astype(np.int64)
+
+
+def layered_arcs(t, group=None) -> LayeredArcs:
+    """The arcs of the layered LP on ``t`` (every vertex with a link computes; links come in pairs).
+
+    Raises
+    ------
+    SynthError
+        On a graph with switches or a link without its reverse (the layered trees need neither).
+    """
+    linked = np.zeros(t.n_vertices, dtype=bool)
+    linked[t.link_src] = True
+    if np.any(linked & ~t.is_compute):
+        raise SynthError(f"the packing model needs every linked vertex to compute; {t.name} has switches")
+    rev = t.link_ids(t.link_dst, t.link_src)
+    if np.any(rev < 0):
+        raise SynthError(f"the packing model needs every link's reverse; {t.name} has one-way links")
+    roots = root_reps(t, group)
+    parts, H = [], 0
+    for i, r in enumerate(roots.tolist()):
+        dist = t.bfs([r])
+        H = max(H, int(dist[t.compute].max()))
+        e = np.flatnonzero(dist[t.link_dst] == dist[t.link_src] - 1)
+        parts.append((np.full(e.size, i), t.link_src[e], t.link_dst[e], dist[t.link_src[e]], e))
+    root, child, parent, depth, up = (np.concatenate([p[k] for p in parts]).astype(np.int64) for k in range(5))
+    return LayeredArcs(t, group, H, roots, root, child, parent, depth, up, rev[up].astype(np.int64))
+
+
+def lifted_links(group, links) -> np.ndarray:
+    """``out[i, j]``: element ``i`` of ``group`` applied to link ``links[j]`` (one row when there is no group)."""
+    if group is None:
+        return np.asarray(links, dtype=np.int64)[None, :]
+    return group.link_images(links).astype(np.int64)
+
+
+def build_layered(data: LayeredArcs, free_shares: bool = True):
+    """The LP as a :class:`~synth.models._solve.linear.LinearModel`; returns ``(model, y, w, M)`` columns.
+
+    ``free_shares=False`` fixes every owner's share to the same value.
+    """
+    t, H, E = data.topology, data.H, data.topology.n_links
+    G = 1 if data.group is None else data.group.order
+    m = LinearModel(name="layered-packing")
+    y = m.add_vars(data.n_arcs, 0.0, np.inf, integer=False)
+    w = m.add_vars(data.n_roots, 0.0, np.inf, integer=False)
+    M = m.add_vars(2 * H, 0.0, np.inf, integer=False, cost=1.0)
+    # every lifted chunk's shares sum to one vector: G * sum_r w_r = 1
+    m.add_rows(np.zeros(data.n_roots), w, np.full(data.n_roots, float(G)), 1, 1.0, 1.0, "shares")
+    if not free_shares:
+        m.add_rows(np.arange(data.n_roots - 1).repeat(2), np.stack([w[:-1], w[1:]], 1).ravel(),
+                   np.tile([1.0, -1.0], data.n_roots - 1), data.n_roots - 1, 0.0, 0.0, "equal_shares")
+    # each non-root vertex passes its owner's whole share to its parents
+    key = data.root * t.n_vertices + data.child
+    uniq, pair = np.unique(key, return_inverse=True)
+    rows = np.concatenate([pair, np.arange(uniq.size)])
+    cols = np.concatenate([y, w[uniq // t.n_vertices]])
+    vals = np.concatenate([np.ones(data.n_arcs), -np.ones(uniq.size)])
+    m.add_rows(rows, cols, vals, uniq.size, 0.0, 0.0, "pass_share")
+    # load of link e in round s, over every lifted image, is at most M_s
+    rows, cols = [], []
+    for links, rnd in ((data.up, H - data.depth + 1), (data.down, H + data.depth)):
+        img = lifted_links(data.group, links)                 # (G, arcs)
+        rows.append(((rnd - 1)[None, :] * E + img).ravel())
+        cols.append(np.broadcast_to(y[None, :], img.shape).ravel())
+    rows.append(np.arange(2 * H * E))
+    cols.append(np.repeat(M, E))
+    vals = np.concatenate([np.ones(sum(r.size for r in rows[:-1])), -np.ones(2 * H * E)])
+    m.add_rows(np.concatenate(rows), np.concatenate(cols), vals, 2 * H * E, -np.inf, 0.0, "load")
+    return m, y, w, M
+
+
+def solve_layered(data: LayeredArcs, free_shares: bool = True, time_limit=None, threads: int = 1) -> LayeredSolution:
+    """Solve the layered LP with HiGHS; ``status`` is ``'optimal'`` when the LP was solved."""
+    from synth.check.bounds.bandwidth import min_compute_distance   # the checker's d_min: the same bound
+
+    model, y, w, _ = build_layered(data, free_shares)
+    sol = model.solve_highs(time_limit=time_limit, threads=threads, relax=True)
+    if sol.values is None:
+        raise SynthError(f"the layered LP found no solution on {data.topology.name} ({sol.status})")
+    t = data.topology
+    vol = 2 * (t.n_compute - 1) * min_compute_distance(t) / t.n_links
+    return LayeredSolution(data, str(sol.status), float(sol.objective), vol, np.maximum(sol.values[w], 0.0),
+                           np.maximum(sol.values[y], 0.0), sol.seconds)

@@ -1,0 +1,98 @@
+"""Repair: from a certified healthy schedule to a certified schedule of the damaged network.
+
+:func:`repair` reads the healthy schedule's trees (:func:`synth.models.packing.reference_fractions`),
+applies the failures to its topology and keeps every tree edge that still serves: first with the
+smallest free region (``radius`` 1 around the failures, the local layered LP of
+:mod:`synth.models.packing.local`, equal shares), which takes seconds and is certified at once; then,
+while ``time_limit`` lasts, with wider regions and finally the whole layered LP (shares free) when the
+network is small enough, keeping whichever certified schedule has the smallest bandwidth term.
+
+Examples
+--------
+>>> from synth.solving import solve
+>>> from synth.topology.torus import parse_torus
+>>> from synth.topology.failures import parse_failures
+>>> t = parse_torus("4x4")
+>>> r = repair(solve(t).certificate, parse_failures(t, links=["0-1"]), time_limit=30)
+>>> r.certificate.topology.name, r.certificate.provenance["algorithm"]
+('torus 4x4 with 1 failed link', 'repair')
+>>> r.notes[0].startswith("first valid schedule")
+True
+"""
+
+from __future__ import annotations
+
+import time
+from fractions import Fraction
+
+from synth.errors import SynthError
+from synth.schedule.data import ALLREDUCE
+from synth.solving import SolveResult
+from synth.solving.packing import FREE_SHARES_ARCS
+from synth.symmetry.residual import residual_group
+from synth.topology.failures import Damaged, damage
+
+__all__ = ["repair", "RADII"]
+
+#: the free regions tried, in order, while time remains (the first is always tried)
+RADII = (1, 3, 6)
+#: parent choices up to which the whole layered LP (shares free) is tried last
+FULL_LP_ARCS = 20_000
+
+
+def _quiet(_message):
+    pass
+
+
+def repair(cert, failures, time_limit=60.0, mode="auto", progress=_quiet):
+    """A certified schedule for ``cert``'s topology with ``failures`` (module docstring).
+
+    Returns a :class:`synth.solving.SolveResult`; its notes say how long the first valid schedule took and
+    what each later step reached.
+    """
+    # the models load on demand: they pull in the solvers, which the other constructions never need
+    from synth.models.packing import layered_arcs, pack, reference_fractions
+
+    t0 = time.monotonic()
+    healthy = cert.topology
+    if isinstance(healthy, Damaged):
+        raise SynthError("repair starts from a healthy network's certificate; this one already has failures")
+    if cert.base.collective != ALLREDUCE:
+        raise SynthError("repair starts from an allreduce certificate")
+    if not failures:
+        raise SynthError("name at least one failure: `fail_link` or `fail_node`")
+    damaged = damage(healthy, failures)
+    group = residual_group(damaged, cert.group)
+    reference = reference_fractions(cert.base, cert.group)
+    n_arcs = layered_arcs(damaged, group).n_arcs
+    best, notes = None, []
+    steps = [("local", r) for r in RADII] + ([("full", None)] if n_arcs <= FULL_LP_ARCS else [])
+    for i, (kind, radius) in enumerate(steps):
+        left = time_limit - (time.monotonic() - t0)
+        if i > 0 and left <= 0:
+            notes.append(f"time limit: stopped before the {kind} LP" + (f" (radius {radius})" if radius else ""))
+            break
+        progress(f"repair step {i + 1}: {kind} layered LP" + (f", radius {radius}" if radius else ""))
+        try:
+            res = pack(damaged, group, mode=mode, progress=progress, time_limit=max(left, 1.0) if i else None,
+                       reference=reference if kind == "local" else None, radius=radius or 0,
+                       free_shares=n_arcs <= FREE_SHARES_ARCS)
+        except SynthError as exc:
+            if i == 0:
+                raise
+            notes.append(f"step {i + 1} ({kind}) failed: {exc}")
+            continue
+        c = res.certificate
+        frac = Fraction(c.claims["bandwidth_fraction"])
+        what = f"{kind} LP" + (f", radius {radius}" if radius else "")
+        if i == 0:
+            notes.append(f"first valid schedule in {time.monotonic() - t0:.1f} s ({what}): "
+                         f"{100 * float(frac):.2f} % of the certified bound")
+        else:
+            notes.append(f"{what}: {100 * float(frac):.2f} % of the certified bound")
+        if best is None or frac > Fraction(best.claims["bandwidth_fraction"]):
+            best = c
+    best.provenance.update({"algorithm": "repair", "repaired_from": cert.provenance.get("algorithm"),
+                            "seconds": round(time.monotonic() - t0, 3)})
+    notes.append(f"kept {100 * float(Fraction(best.claims['bandwidth_fraction'])):.2f} % of the certified bound")
+    return SolveResult(best, int(best.base.n_rounds) // 2, notes)

@@ -1,0 +1,101 @@
+"""The symmetry that survives failures: the elements of the healthy group that fix the failure set.
+
+An automorphism of the healthy graph that maps the set of failed vertices onto itself and the set
+of failed connections onto itself maps the damaged graph onto itself, so these elements form a
+subgroup of automorphisms of the damaged topology (:mod:`synth.topology.failures`).  They are
+found by filtering the healthy group's elements (closed forms on tori, HyperX and spine-leaf; the
+given or searched group on user graphs), never by a search on the damaged graph; the subgroup is
+then verified on the damaged topology like any group (:meth:`synth.symmetry.group.Group.from_generators`)
+and stored in certificates as explicit generators.
+
+Examples
+--------
+>>> from synth.topology.torus import parse_torus
+>>> from synth.topology.failures import damage, parse_failures
+>>> from synth.symmetry.torus import torus_gamma
+>>> t = parse_torus("4x4")
+>>> g = residual_group(damage(t, parse_failures(t, links=["0-1"])), torus_gamma(t))
+>>> g.order, g.spec["kind"]
+(2, 'generators')
+>>> residual_group(damage(t, parse_failures(t, nodes=["5"])), torus_gamma(t)).order
+4
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from synth.symmetry.group import Group
+
+__all__ = ["residual_elements", "residual_group", "trivial_group"]
+
+
+def residual_elements(healthy_group: Group, failures) -> np.ndarray:
+    """Vertex permutations (rows) of the healthy group's elements that fix the failure set, identity first."""
+    V = healthy_group.topology.n_vertices
+    perms = healthy_group.vertex_images(np.arange(V)).astype(np.int64)
+    ok = np.ones(perms.shape[0], dtype=bool)
+    if failures.nodes:
+        nodes = np.asarray(failures.nodes, dtype=np.int64)
+        ok &= (np.sort(perms[:, nodes], axis=1) == nodes).all(axis=1)
+    if failures.links:
+        pairs = np.asarray(failures.links, dtype=np.int64)
+        keys = np.sort(pairs[:, 0] * V + pairs[:, 1])
+        a, b = perms[:, pairs[:, 0]], perms[:, pairs[:, 1]]
+        images = np.sort(np.minimum(a, b) * V + np.maximum(a, b), axis=1)
+        ok &= (images == keys).all(axis=1)
+    kept = perms[ok]
+    identity = np.flatnonzero((kept == np.arange(V)).all(axis=1))
+    order = np.concatenate([identity, np.setdiff1d(np.arange(kept.shape[0]), identity)])
+    return kept[order]
+
+
+def residual_group(damaged, healthy_group: Group) -> Group:
+    """The subgroup of ``healthy_group`` that fixes ``damaged.failures``, verified on ``damaged``.
+
+    Its generators are a few of its elements, picked greedily (each one not in the group the
+    previous ones generate), so certificates stay small.
+    """
+    elements = residual_elements(healthy_group, damaged.failures)
+    V = damaged.n_vertices
+    gens = np.zeros((0, V), dtype=np.int64)
+    reached = {tuple(range(V))}
+    for perm in elements[1:]:
+        if tuple(perm.tolist()) in reached:
+            continue
+        gens = np.vstack([gens, perm])
+        reached = _closure(gens)
+    if gens.shape[0] == 0:
+        return trivial_group(damaged, f"residual({healthy_group.name})")
+    spec = {"kind": "generators", "name": f"residual({healthy_group.name})", "generators": gens.tolist()}
+    return Group.from_generators(damaged, gens, spec["name"], spec)
+
+
+def trivial_group(t, name: str = "trivial") -> Group:
+    """The group of the identity alone, spelled by its identity permutation (it lifts nothing).
+
+    >>> from synth.topology.torus import parse_torus
+    >>> trivial_group(parse_torus("3")).order
+    1
+    """
+    identity = np.arange(t.n_vertices, dtype=np.int64)[None, :]
+    return Group.from_generators(t, identity, name, {"kind": "generators", "name": name,
+                                                     "generators": identity.tolist()})
+
+
+def _closure(gens: np.ndarray) -> set:
+    """Every element (as a tuple) the permutations ``gens`` generate; the residual groups are small."""
+    V = gens.shape[1]
+    seen = {tuple(range(V))}
+    frontier = [np.arange(V)]
+    while frontier:
+        nxt = []
+        for p in frontier:
+            for g in gens:
+                q = g[p]
+                key = tuple(q.tolist())
+                if key not in seen:
+                    seen.add(key)
+                    nxt.append(q)
+        frontier = nxt
+    return seen

@@ -1,0 +1,211 @@
+"""Failed links and chips: a transformation of any topology that keeps a record of what was removed.
+
+A failure set names physical connections (a failed link ``u-v`` removes both directed links
+``u->v`` and ``v->u``, or the one that exists on a directed graph) and vertices (a failed chip
+neither computes nor forwards: every link at it goes, and it leaves the compute set).  Vertex
+ids stay those of the healthy topology, so coordinates, certificates and group elements keep
+their meaning; a failed vertex stays as an isolated vertex with no link.
+
+In a topology spec (certificates, explicit files) the failures are the ``failed`` list beside the
+healthy topology's keys: a pair ``[u, v]`` is a failed link, an integer ``v`` a failed vertex,
+sorted, links first::
+
+    {"kind": "torus", "shape": [8, 8], "failed": [[0, 1], 9]}
+
+:func:`synth.topology.spec.build_topology` rebuilds the healthy topology from the other keys,
+then applies the list (:func:`damage`).  A failure set that leaves the compute vertices unable
+to reach each other is refused, with one line naming a cut.
+
+Examples
+--------
+>>> from synth.topology.torus import parse_torus
+>>> t = parse_torus("4x4")
+>>> f = parse_failures(t, links=["0.0-0.1"], nodes=["2.2"])
+>>> f.to_json()
+[[0, 1], 10]
+>>> d = damage(t, f)
+>>> d.n_links, d.n_compute, d.spec["failed"], d.diameter
+(54, 15, [[0, 1], 10], 4)
+>>> damage(parse_torus("3"), parse_failures(parse_torus("3"), links=["0-1", "1-2"]))
+Traceback (most recent call last):
+...
+synth.errors.TopologyError: torus 3 with 2 failed links: the failures disconnect the compute vertices: links cross from [1] to the rest only over failed links and vertices (the cut: 0-1, 1-2)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from synth.errors import TopologyError
+from synth.topology.base import Grid, Topology
+
+__all__ = ["Failures", "Damaged", "damage", "parse_failures", "failures_from_json", "parse_vertex", "healthy_spec"]
+
+_ID = re.compile(r"^\d{1,9}$")
+_COORD = re.compile(r"^\d{1,9}(\.\d{1,9})+$")
+MAX_FAILURES = 100_000  # a failure list longer than this is a typo or an attack, not a network
+
+
+@dataclass(frozen=True)
+class Failures:
+    """Failed connections (``links``: sorted pairs ``(u, v)``, ``u < v``) and failed vertices (sorted ids)."""
+
+    links: tuple = ()
+    nodes: tuple = ()
+
+    def __post_init__(self):
+        links = tuple(sorted({(min(int(u), int(v)), max(int(u), int(v))) for u, v in self.links}))
+        object.__setattr__(self, "links", links)
+        object.__setattr__(self, "nodes", tuple(sorted({int(v) for v in self.nodes})))
+
+    def __bool__(self) -> bool:
+        return bool(self.links or self.nodes)
+
+    def to_json(self) -> list:
+        """The ``failed`` list of a topology spec: pairs first, then vertex ids."""
+        return [[u, v] for u, v in self.links] + list(self.nodes)
+
+    def describe(self) -> str:
+        parts = []
+        if self.links:
+            parts.append(f"{len(self.links)} failed link{'s' * (len(self.links) > 1)}")
+        if self.nodes:
+            parts.append(f"{len(self.nodes)} failed node{'s' * (len(self.nodes) > 1)}")
+        return " and ".join(parts)
+
+
+@dataclass(frozen=True, eq=False)
+class Damaged(Topology):
+    """A topology with failures applied: the healthy topology and the failures are kept beside it."""
+
+    healthy: Topology = None
+    failures: Failures = None
+
+    @cached_property
+    def diameter(self) -> int:
+        """The largest hop distance between two compute vertices (one BFS per compute vertex)."""
+        return max(int(self.bfs([int(v)])[self.compute].max()) for v in self.compute)
+
+
+def healthy_spec(spec: dict) -> dict:
+    """The spec of the healthy topology: ``spec`` without its ``failed`` list."""
+    return {k: v for k, v in spec.items() if k != "failed"}
+
+
+def failures_from_json(data) -> Failures:
+    """Read a ``failed`` list (pairs are links, integers vertices), strictly typed."""
+    if not isinstance(data, list) or len(data) > MAX_FAILURES:
+        raise TopologyError(f"'failed' must be a list of at most {MAX_FAILURES} entries: [u, v] pairs (failed "
+                            "links) and vertex ids (failed nodes)")
+    links, nodes = [], []
+    for item in data:
+        if _is_int(item) and item >= 0:
+            nodes.append(item)
+        elif isinstance(item, list) and len(item) == 2 and all(_is_int(x) and x >= 0 for x in item):
+            links.append(tuple(item))
+        else:
+            raise TopologyError(f"'failed' entry {str(item)[:40]} is neither a vertex id nor a [u, v] pair of ids")
+    return Failures(tuple(links), tuple(nodes))
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def parse_vertex(t: Topology, text: str) -> int:
+    """A vertex from its id (``'17'``) or, on a grid topology (torus, HyperX), its coordinates (``'2.1'``)."""
+    text = str(text).strip()
+    if _ID.match(text):
+        v = int(text)
+    elif _COORD.match(text) and isinstance(t, Grid):
+        coords = [int(x) for x in text.split(".")]
+        if len(coords) != t.ndim or any(c >= s for c, s in zip(coords, t.shape)):
+            raise TopologyError(f"vertex {text[:40]!r}: {t.name} has coordinates below "
+                                f"{'.'.join(str(s) for s in t.shape)}")
+        v = int(t.vertex(coords))
+    else:
+        what = "an id or coordinates such as 0.1" if isinstance(t, Grid) else "a vertex id"
+        raise TopologyError(f"cannot read {text[:40]!r} as a vertex of {t.name} ({what})")
+    if v >= t.n_vertices:
+        raise TopologyError(f"vertex {v} is not a vertex of {t.name} (0..{t.n_vertices - 1})")
+    return v
+
+
+def parse_failures(t: Topology, links=(), nodes=()) -> Failures:
+    """Failures from the CLI's spellings: links ``'U-V'`` and nodes ``'V'`` (ids or coordinates)."""
+    pairs = []
+    for text in links:
+        parts = str(text).split("-")
+        if len(parts) != 2:
+            raise TopologyError(f"cannot read {str(text)[:40]!r} as a link U-V (e.g. 3-4 or 0.1-0.2)")
+        pairs.append((parse_vertex(t, parts[0]), parse_vertex(t, parts[1])))
+    return Failures(tuple(pairs), tuple(parse_vertex(t, v) for v in nodes))
+
+
+def damage(t: Topology, failures: Failures) -> Topology:
+    """``t`` with ``failures`` applied (module docstring); ``t`` itself when there are none.
+
+    Raises
+    ------
+    TopologyError
+        If a failed link is not a link of ``t``, a failed vertex not a vertex, fewer than two
+        compute vertices remain, or the compute vertices no longer reach each other (naming a cut).
+    """
+    if not failures:
+        return t
+    if len(failures.links) + len(failures.nodes) > MAX_FAILURES:
+        raise TopologyError(f"more than {MAX_FAILURES} failures")
+    if isinstance(t, Damaged):
+        raise TopologyError(f"{t.name} already has failures; name them all at once")
+    V = t.n_vertices
+    keep = np.ones(t.n_links, dtype=bool)
+    if failures.links:
+        pairs = np.asarray(failures.links, dtype=np.int64)
+        if pairs.max() >= V:
+            raise TopologyError(f"failed link {failures.links[int(np.argmax(pairs.max(axis=1) >= V))]} names a "
+                                f"vertex outside 0..{V - 1}")
+        fwd, bwd = t.link_ids(pairs[:, 0], pairs[:, 1]), t.link_ids(pairs[:, 1], pairs[:, 0])
+        missing = (fwd < 0) & (bwd < 0)
+        if missing.any():
+            u, v = failures.links[int(np.argmax(missing))]
+            raise TopologyError(f"failed link {u}-{v} is not a link of {t.name}")
+        keep[fwd[fwd >= 0]] = False
+        keep[bwd[bwd >= 0]] = False
+    nodes = np.asarray(failures.nodes, dtype=np.int64)
+    if nodes.size and nodes.max() >= V:
+        raise TopologyError(f"failed node {int(nodes.max())} is not a vertex of {t.name} (0..{V - 1})")
+    dead = np.zeros(V, dtype=bool)
+    dead[nodes] = True
+    keep &= ~dead[t.link_src] & ~dead[t.link_dst]
+    compute = t.compute[~dead[t.compute]]
+    name = f"{t.name} with {failures.describe()}"
+    if compute.size < 2:
+        raise TopologyError(f"{name}: fewer than two compute vertices remain")
+    spec = {**t.spec, "failed": failures.to_json()}
+    d = Damaged(name, spec, V, t.link_src[keep], t.link_dst[keep], compute, healthy=t, failures=failures)
+    _check_connected(d)
+    return d
+
+
+def _check_connected(d: Damaged) -> None:
+    """Refuse a damaged topology whose compute vertices cannot all reach each other, naming a cut."""
+    first = int(d.compute[0])
+    for reverse in (False, True):
+        reach = d.bfs([first], reverse=reverse) >= 0
+        if reach[d.compute].all():
+            continue
+        side = reach if not reverse else ~reach   # links leave `side` only through failures
+        h = d.healthy
+        cut = side[h.link_src] & ~side[h.link_dst]
+        pairs = sorted({(min(a, b), max(a, b)) for a, b in zip(h.link_src[cut].tolist(), h.link_dst[cut].tolist())})
+        small = np.flatnonzero(side if side[d.compute].sum() <= (~side)[d.compute].sum() else ~side)
+        small = small[d.is_compute[small]]
+        shown = small[:8].tolist() + (["..."] if small.size > 8 else [])
+        cut_text = ", ".join(f"{a}-{b}" for a, b in pairs[:8]) + (", ..." if len(pairs) > 8 else "")
+        raise TopologyError(f"{d.name}: the failures disconnect the compute vertices: links cross from "
+                            f"{shown} to the rest only over failed links and vertices (the cut: "
+                            f"{cut_text})".replace("'...'", "..."))

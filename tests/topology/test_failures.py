@@ -1,0 +1,91 @@
+"""Failures on every topology kind: what is removed, the spec round trip, the cut named, the residual group."""
+
+import numpy as np
+import pytest
+
+from synth.errors import TopologyError
+from synth.symmetry.residual import residual_elements, residual_group
+from synth.symmetry.spec import default_group
+from synth.symmetry.torus import torus_gamma
+from synth.topology.failures import Damaged, Failures, damage, parse_failures
+from synth.topology.spec import build_topology
+from synth.topology.torus import parse_torus
+from synth.topology.hyperx import parse_hyperx
+from synth.topology.spineleaf import parse_spine_leaf
+from synth.topology.user import topology_from_json
+
+
+def mesh_file(n):
+    """An n x n mesh as a synth-topology object (no wrap-around)."""
+    links = [[i * n + j, i * n + j + 1] for i in range(n) for j in range(n - 1)]
+    links += [[i * n + j, (i + 1) * n + j] for i in range(n - 1) for j in range(n)]
+    return {"format": "synth-topology", "version": 1, "name": f"mesh {n}x{n}", "vertices": n * n, "links": links}
+
+
+def first_redundant_link(t):
+    """The first link whose endpoints both have another link (on spine-leaf: a leaf-spine link)."""
+    deg = np.bincount(t.link_src, minlength=t.n_vertices)
+    e = int(np.flatnonzero((deg[t.link_src] > 1) & (deg[t.link_dst] > 1))[0])
+    return int(t.link_src[e]), int(t.link_dst[e])
+
+
+@pytest.mark.parametrize("t", [parse_torus("4x4"), parse_hyperx("3x3"), parse_spine_leaf("2,3,2"),
+                               topology_from_json(mesh_file(3))], ids=lambda t: t.name)
+def test_one_failed_link_removes_two_directed_links_on_every_kind(t):
+    u, v = first_redundant_link(t)
+    d = damage(t, Failures(((u, v),)))
+    assert isinstance(d, Damaged) and d.n_links == t.n_links - 2
+    assert d.link_ids([u, v], [v, u]).tolist() == [-1, -1]
+    rebuilt = build_topology(d.spec)          # the checker's path: spec + failed list
+    assert np.array_equal(rebuilt.link_src, d.link_src) and np.array_equal(rebuilt.link_dst, d.link_dst)
+    assert np.array_equal(rebuilt.compute, d.compute)
+
+
+def test_a_failed_node_neither_computes_nor_forwards():
+    t = parse_torus("4x4")
+    d = damage(t, parse_failures(t, nodes=["1.1"]))
+    assert 5 not in d.compute.tolist() and d.n_compute == 15
+    assert not np.any(d.link_src == 5) and not np.any(d.link_dst == 5)
+    assert d.n_links == t.n_links - 8
+    assert d.spec["failed"] == [5]
+
+
+def test_coordinates_and_ids_name_the_same_link():
+    t = parse_torus("8x8")
+    assert parse_failures(t, links=["0.1-0.2"]) == parse_failures(t, links=["2-1"])
+    with pytest.raises(TopologyError, match="not a link"):
+        damage(t, parse_failures(t, links=["0-9"]))
+    with pytest.raises(TopologyError, match="cannot read"):
+        parse_failures(t, links=["0.1"])
+
+
+def test_a_disconnecting_failure_set_names_a_cut():
+    t = parse_torus("4x4")
+    with pytest.raises(TopologyError, match=r"disconnect.*\[0\].*the cut: 0-1, 0-3, 0-4, 0-12"):
+        damage(t, parse_failures(t, links=["0-1", "0-3", "0-4", "0-12"]))
+    # three of the four cut off nothing
+    assert damage(t, parse_failures(t, links=["0-1", "0-3", "0-4"])).n_links == 58
+
+
+def test_residual_group_is_exactly_the_stabilizer_of_the_failure_set():
+    t = parse_torus("4x4")
+    g = torus_gamma(t)
+    f = parse_failures(t, links=["0-1"], nodes=["10"])
+    d = damage(t, f)
+    # brute force: every element of Γ, kept iff it maps the failed sets onto themselves
+    perms = g.vertex_images(np.arange(16))
+    want = [p for p in perms if sorted(p[[10]].tolist()) == [10]
+            and {tuple(sorted((int(p[0]), int(p[1]))))} == {(0, 1)}]
+    got = residual_elements(g, f)
+    assert sorted(map(tuple, got.tolist())) == sorted(map(tuple, np.asarray(want).tolist()))
+    r = residual_group(d, g)
+    assert r.order == len(want)
+    assert default_group(d).order == r.order
+
+
+def test_residual_group_on_hyperx_and_spine_leaf_is_verified():
+    for t in (parse_hyperx("4x4"), parse_spine_leaf("2,4,2")):
+        u, v = first_redundant_link(t)
+        d = damage(t, Failures(((u, v),)))
+        r = default_group(d)
+        assert r.order >= 1 and r.topology is d
