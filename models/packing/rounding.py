@@ -170,9 +170,10 @@ def pack(t, group=None, units: int = 1024, free_shares: bool = True, time_limit=
     progress(f"layered LP {sol.status}: {100 * sol.fraction:.1f} % of the volume bound; rounding to "
              f"{units} units per owner")
     base = collective_half(round_schedule(sol, units), collective)
-    solver = {"model": "synth.models.packing", "status": sol.status, "lp_objective": round(sol.objective, 9),
+    solver = {"model": "synth.models.packing", "lp_status": sol.status, "lp_objective": round(sol.objective, 9),
               "lp_fraction_of_volume_bound": round(sol.fraction, 6), "units_per_owner": units,
-              "free_shares": free_shares, "lp": "layered" if reference is None else f"layered, local (radius {radius})", "seconds": round(time.monotonic() - t0, 3),
+              "free_shares": free_shares, "lp": "layered" if reference is None else f"layered, local (radius {radius})",
+              "seconds": round(time.monotonic() - t0, 3),
               "meaning": "solver claims, not re-derived: the layered LP's value per element (the least bandwidth "
                          "term of a schedule of its class: shortest-path trees layered by distance, 2H rounds) "
                          "and its share of the volume bound; the schedule's own bandwidth term and bound are "

@@ -25,7 +25,7 @@ COLLECTIVE_BOUND_SCOPE = "every one-hop schedule"
 #: the bandwidth term against the certified bound on it (docs/bounds.md), when the certificate claims them
 BANDWIDTH_FIELDS = ("bandwidth_term", "bandwidth_lower_bound", "bandwidth_fraction")
 
-SOLVER_FIELDS = ("status", "lower_bound", "gap", "solver_lower_bound", "balance_status")
+SOLVER_FIELDS = ("status", "lower_bound", "gap", "solver_lower_bound", "balance_status", "lp_status")
 
 
 def solve_summary(topology, result, report, path=None, extra=None) -> dict:
