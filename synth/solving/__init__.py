@@ -44,7 +44,7 @@ from synth.schedule.forest import exchange_schedule
 from synth.schedule.hyperx import hyperx_tree
 from synth.schedule.sp import sp_allreduce
 from synth.schedule.spineleaf import spine_leaf_star
-from synth.schedule.user import shortest_path_tree
+from synth.schedule.user import round_incidences, shortest_path_tree
 from synth.solving.khop import khop_tree, tree_base
 from synth.symmetry.hyperx import hyperx_group
 from synth.symmetry.search import user_group
@@ -332,15 +332,17 @@ def _solve_user(topology, generators, elements, mode, exchange, allow_unbalanced
     if exchange:
         raise OptionError("exchange is defined on tori only")
     progress("verifying the given group" if generators is not None else "searching the automorphisms")
-    group = user_group(topology, generators)
     base = shortest_path_tree(topology)
+    group = user_group(topology, generators, rounds=round_incidences(collective_half(base, collective)))
     cert = certify(collective_half(base, collective), group, elements, mode=mode,
                    provenance={"algorithm": "shortest-path-tree", "seed": None})
     notes = [f"group of order {group.order} with {group.n_link_orbits} link orbit(s)"]
     if cert.claims["omega"] != "1":
         if not allow_unbalanced:
-            raise SynthError(f"no symmetry found that balances a shortest-path tree on {topology.name} "
+            found = "given" if generators is not None else "found within the limits"
+            raise SynthError(f"no symmetry {found} balances a shortest-path tree on {topology.name} "
                              f"(best omega = {cert.claims['omega']} with a group of order {group.order}); "
-                             "pass `allow_unbalanced` to get that schedule anyway")
+                             "pass `generators` of a group that does, or `allow_unbalanced` to get that schedule "
+                             "anyway")
         notes.append(f"unbalanced: omega = {cert.claims['omega']}")
     return SolveResult(cert, base.n_rounds // 2, notes)
