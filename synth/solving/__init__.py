@@ -36,8 +36,9 @@ import numpy as np
 from synth.check.certificate import Certificate, read_certificate
 from synth.check.claims import certify, check_certificate
 from synth.check import measure_symmetric
-from synth.errors import OptionError, SynthError
+from synth.errors import OptionError, SynthError, check_instance, check_int
 from synth.schedule.collective import collective_half
+from synth.topology.base import Topology
 from synth.schedule.data import ALLREDUCE, COLLECTIVES
 from synth.schedule.exchange import exchange_allreduce
 from synth.schedule.forest import exchange_schedule
@@ -103,6 +104,10 @@ def solve(topology, depth=None, elements=None, mode="auto", exchange=False, prog
     ``collective``: certify the reduce-scatter or allgather half of the construction instead
     (module docstring); a tree of depth ``h`` then takes ``h`` rounds.
     """
+    check_instance(topology, "topology", Topology, " (e.g. synth.parse_torus('4x4'))")
+    depth = check_int(depth, "depth", 1, optional=True)
+    elements = check_int(elements, "elements", 1, optional=True)
+    seed = check_int(seed, "seed")
     if collective not in COLLECTIVES:
         raise OptionError(f"collective must be one of {', '.join(COLLECTIVES)}, got {str(collective)[:40]!r}")
     if collective != ALLREDUCE and exchange:
