@@ -337,8 +337,14 @@ def _solve_user(topology, generators, elements, mode, exchange, allow_unbalanced
     if exchange:
         raise OptionError("exchange is defined on tori only")
     progress("verifying the given group" if generators is not None else "searching the automorphisms")
-    base = shortest_path_tree(topology)
-    group = user_group(topology, generators, rounds=round_incidences(collective_half(base, collective)))
+    base = None
+
+    def rounds():   # built once nauty has the group: a graph over the search's limits is refused first
+        nonlocal base
+        base = shortest_path_tree(topology)
+        return round_incidences(collective_half(base, collective))
+    group = user_group(topology, generators, rounds=rounds)
+    base = base or shortest_path_tree(topology)
     cert = certify(collective_half(base, collective), group, elements, mode=mode,
                    provenance={"algorithm": "shortest-path-tree", "seed": None})
     notes = [f"group of order {group.order} with {group.n_link_orbits} link orbit(s)"]

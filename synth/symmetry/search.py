@@ -55,10 +55,11 @@ def search_group(t: Topology, *, rounds=None, seconds=30.0, seed=0, restarts=24,
 
     Parameters
     ----------
-    rounds : sequence of (numpy.ndarray, numpy.ndarray), optional
+    rounds : sequence of (numpy.ndarray, numpy.ndarray), or a callable returning one, optional
         The base schedule to balance, as ``(links, weights)`` per round: every (transmission, route
         link) incidence and its component's weight.  Given, groups are ranked by the exact Ω of the
-        lift (SPEC section 6) and the search stops at Ω = 1; otherwise by link orbits alone.
+        lift (SPEC section 6) and the search stops at Ω = 1; otherwise by link orbits alone.  A callable
+        is called once nauty has the group, so a graph over the limits is refused before it is built.
     seconds : float
         Wall-clock limit of the whole search (nauty included).
     seed : int
@@ -82,7 +83,7 @@ def search_group(t: Topology, *, rounds=None, seconds=30.0, seed=0, restarts=24,
         raise GroupError(f"{t.name}: the graph has no automorphism but the identity (nauty), so no group can "
                          "number chunks")
     rng = np.random.default_rng(seed)
-    score = _Scorer(t, rounds)
+    score = _Scorer(t, rounds() if callable(rounds) else rounds)
     best, stale = None, 0
     try:
         draw = _sampler(t, aut, deadline, rng)
