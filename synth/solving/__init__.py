@@ -353,7 +353,7 @@ def _solve_user(topology, generators, elements, mode, exchange, allow_unbalanced
             found = "given" if generators is not None else "found within the limits"
             raise SynthError(f"no symmetry {found} balances a shortest-path tree on {topology.name} "
                              f"(best omega = {cert.claims['omega']} with a group of order {group.order}); "
-                             "pass `generators` of a group that does, or `allow_unbalanced` to get that schedule "
+                             "pass `generators` (of a group that does) or `allow_unbalanced` to get that schedule "
                              "anyway")
         notes.append(f"unbalanced: omega = {cert.claims['omega']}")
     return SolveResult(cert, base.n_rounds // 2, notes)
