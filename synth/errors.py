@@ -20,6 +20,10 @@ __all__ = [
     "SolverError",
     "XmlError",
     "CampaignError",
+    "ArgumentTypeError",
+    "check_instance",
+    "check_int",
+    "check_path",
 ]
 
 
@@ -71,3 +75,60 @@ class XmlError(SynthError, ValueError):
 
 class CampaignError(SynthError):
     """A campaign file, a cluster address or a results store that synth cannot use (:mod:`synth.campaign`)."""
+
+
+class ArgumentTypeError(OptionError, TypeError):
+    """A library call got an argument of the wrong type (``depth=2.5``, a string for a topology).
+
+    A :class:`TypeError` for library users and an :class:`OptionError` (so a :class:`SynthError`) for the CLI;
+    the message begins with the parameter's name.
+    """
+
+
+def check_instance(value, name: str, cls, example: str = ""):
+    """``value`` if it is a ``cls``, else :class:`ArgumentTypeError` naming ``name`` and what was expected.
+
+    >>> check_instance("4x4", "topology", int, " (e.g. 3)")
+    Traceback (most recent call last):
+    ...
+    synth.errors.ArgumentTypeError: topology: expected a int (e.g. 3), got str
+    """
+    if not isinstance(value, cls):
+        want = cls.__name__ if isinstance(cls, type) else " or ".join(c.__name__ for c in cls)
+        raise ArgumentTypeError(f"{name}: expected a {want}{example}, got {type(value).__name__}")
+    return value
+
+
+def check_int(value, name: str, minimum=None, optional: bool = False):
+    """``value`` as an ``int`` (numpy integers accepted; bool, float and the rest refused), at least ``minimum``.
+
+    >>> check_int(2, "depth"), check_int(None, "depth", optional=True)
+    (2, None)
+    >>> check_int(2.5, "depth")
+    Traceback (most recent call last):
+    ...
+    synth.errors.ArgumentTypeError: depth must be an int, got float 2.5
+    >>> check_int(0, "depth", minimum=1)
+    Traceback (most recent call last):
+    ...
+    synth.errors.OptionError: depth must be at least 1, got 0
+    """
+    import numbers   # here: errors is imported by everything, keep its import cost nil
+
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ArgumentTypeError(f"{name} must be an int, got {type(value).__name__} {str(value)[:40]}")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        raise OptionError(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def check_path(value, name: str = "path"):
+    """A file path (``str`` or :class:`os.PathLike`); integers (file descriptors) and the rest are refused."""
+    import os
+
+    if isinstance(value, bool) or not isinstance(value, (str, os.PathLike)):
+        raise ArgumentTypeError(f"{name} must be a file path (str or os.PathLike), got {type(value).__name__}")
+    return value

@@ -234,6 +234,65 @@ def probes(folder: Path, fx: dict) -> list:
     add("check a missing file", ["check", str(folder / "missing.json")], bad)
     add("--topology /dev/zero", ["info", "--topology", "/dev/zero"], bad)
     out.extend(trusta_probes(folder, fx))
+    out += _group_search_probes(folder)
+    return out
+
+
+# ------------------------------------------------------------------ issue 39, items 3, 4 and 10 (helper trustb)
+def _graph_file(folder: Path, name: str, n: int, edges, **extra) -> str:
+    return _write(folder, f"g-{name}.json", {"format": "synth-topology", "version": 1, "vertices": n,
+                                             "links": [list(e) for e in edges], **extra})
+
+
+def _group_search_probes(folder: Path) -> list:
+    """User graphs: the automorphism search keeps its 30 s limit and says 'found within the limits' when it
+    gives up; symmetric graphs solve balanced without generators; bad topology content is one clean line."""
+    import itertools
+    import random
+
+    g = lambda name, n, edges, **extra: _graph_file(folder, name, n, edges, **extra)  # noqa: E731
+    path = lambda n: [(i, i + 1) for i in range(n - 1)]  # noqa: E731
+    complete = lambda n: list(itertools.combinations(range(n), 2))  # noqa: E731
+    cube = [(v, v ^ (1 << i)) for v in range(64) for i in range(6) if v < v ^ (1 << i)]
+    rng = random.Random(1)
+    rigid = [(i, (i + 1) % 300) for i in range(300)] + [(i, rng.randrange(300)) for i in range(0, 300, 7)]
+    rigid = sorted({(min(a, b), max(a, b)) for a, b in rigid if a != b})
+    out = []
+    add = lambda name, argv, allowed: out.append((name, argv, allowed))  # noqa: E731
+    balanced = (0,)
+    for name, f in [("K12", g("k12", 12, complete(12))), ("K60", g("k60", 60, complete(60))),
+                    ("6-cube", g("q6", 64, cube)),
+                    ("star of 8 hosts", g("star8", 9, [(h, 8) for h in range(8)], compute=list(range(8)))),
+                    ("star of 12 hosts", g("star12", 13, [(h, 12) for h in range(12)], compute=list(range(12)))),
+                    ("C9", g("c9", 9, [(i, (i + 1) % 9) for i in range(9)]))]:
+        add(f"solve --topology {name} (balanced, no generators)", ["solve", "--topology", f], balanced)
+        add(f"info --topology {name}", ["info", "--topology", f], balanced)
+    limited = (2,)   # refused in one line within the limit: the search gives up honestly or proves Aut trivial
+    # a rigid graph small enough for the packing model (issue 41) gets its schedule; the rest are refused
+    add("solve --topology rigid 300", ["solve", "--topology", g("rigid300", 300, rigid)], (0, 2))
+    for name, f in [("path 2000", g("p2000", 2000, path(2000))), ("path 100000", g("p100k", 100_000, path(100_000))),
+                    ("path 12000", g("p12k", 12_000, path(12_000)))]:
+        add(f"solve --topology {name}", ["solve", "--topology", f], limited)
+        add(f"info --topology {name}", ["info", "--topology", f], (0, 2))  # facts with a group, or refused
+    add("solve --topology K6,6", ["solve", "--topology", g("k66", 12, [(a, 6 + b) for a in range(6)
+                                                                      for b in range(6)])], (0, 2))
+    add("solve --topology K40,40", ["solve", "--topology", g("k4040", 80, [(a, 40 + b) for a in range(40)
+                                                                          for b in range(40)])], (0, 2))
+    square = [(0, 1), (1, 2), (2, 3), (3, 0)]
+    for name, extra in [("compute []", {"compute": []}), ("compute repeated", {"compute": [0, 0, 1]}),
+                        ("compute out of range", {"compute": [9]}),
+                        ("generators short", {"generators": [[1, 2, 3]]}),
+                        ("generators ragged", {"generators": [[1, 2, 3, 0], [0, 1]]}),
+                        ("generators []", {"generators": []}), ("generators [[]]", {"generators": [[]]}),
+                        ("generators not a permutation", {"generators": [[1, 1, 2, 3]]}),
+                        ("generators not automorphisms", {"generators": [[1, 0, 2, 3]]}),
+                        ("generators of floats", {"generators": [[1.0, 2, 3, 0]]})]:
+        f = g(name.replace(" ", "_").replace("[", "").replace("]", ""), 4, square, **extra)
+        add(f"solve --topology {name}", ["solve", "--topology", f], bad := (2,))
+        add(f"info --topology {name}", ["info", "--topology", f], bad)
+    for n in (0, 1):
+        add(f"info --topology {n}-vertex graph", ["info", "--topology", g(f"v{n}", n, [])], (0, 2))
+        add(f"solve --topology {n}-vertex graph", ["solve", "--topology", g(f"v{n}", n, [])], (2,))
     return out
 
 

@@ -41,6 +41,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from synth.check.metrics import Metrics
+from synth.errors import check_instance
+from synth.topology.base import Topology
+
 __all__ = ["Network", "model_time", "round_times", "goodput", "goodput_bound", "PAPER_SIZES"]
 
 PAPER_SIZES = tuple(2**k for k in range(16, 29))  # 64 KiB ... 256 MiB, the paper's sweep
@@ -58,6 +62,8 @@ class Network:
 
 def _loads_and_hops(metrics, net: Network):
     """The busiest link's bytes and the longest route of every round, as float64 arrays."""
+    check_instance(metrics, "metrics", Metrics, " (e.g. synth.measure_symmetric(...))")
+    check_instance(net, "net", Network)
     loads = np.asarray(metrics.max_load, dtype=np.float64) * net.element_bytes
     hops = np.asarray(metrics.round_hops or [metrics.max_route] * metrics.rounds, dtype=np.float64)
     return loads, hops
@@ -78,6 +84,8 @@ def model_time(metrics, net: Network = Network()) -> float:
 
 def goodput(metrics, net: Network = Network()) -> float:
     """Bytes per second ``N (p-1) / (p T)``, ``N`` the input bytes per node."""
+    check_instance(metrics, "metrics", Metrics, " (e.g. synth.measure_symmetric(...))")
+    check_instance(net, "net", Network)
     n_bytes = metrics.elements * net.element_bytes
     p = metrics.compute_nodes
     return n_bytes * (p - 1) / (p * model_time(metrics, net))
@@ -85,5 +93,7 @@ def goodput(metrics, net: Network = Network()) -> float:
 
 def goodput_bound(topology, net: Network = Network(), collective: str = "allreduce") -> float:
     """``G_max = D B / 2``, ``D`` the fewest out-links of a compute node (``D B`` for reduce-scatter, allgather)."""
+    check_instance(topology, "topology", Topology, " (e.g. synth.parse_torus('4x4'))")
+    check_instance(net, "net", Network)
     degree = np.bincount(topology.link_src, minlength=topology.n_vertices)[topology.compute].min()
     return float(degree) * net.bandwidth / (2 if collective == "allreduce" else 1)

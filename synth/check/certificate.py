@@ -45,7 +45,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from synth._version import __version__
-from synth.errors import FileFormatError, ScheduleError, SynthError
+from synth.errors import FileFormatError, ScheduleError, SynthError, check_instance, check_path
 from synth.fileio import read_json, write_atomic
 from synth.symmetry.group import Group
 from synth.symmetry.spec import named_group
@@ -232,11 +232,14 @@ def dumps(obj: dict) -> str:
 
 def write_certificate(cert: Certificate, path) -> None:
     """Write ``cert`` atomically."""
+    check_instance(cert, "cert", Certificate)
+    check_path(path)
     write_atomic(path, dumps(certificate_to_json(cert)))
 
 
 def read_certificate(path_or_data) -> Certificate:
     """Read and structurally validate a certificate (claims are *not* checked here)."""
+    isinstance(path_or_data, dict) or check_path(path_or_data, "path_or_data")
     data = read_json(path_or_data) if not isinstance(path_or_data, dict) else path_or_data
     if data.get("format") != FORMAT:
         raise FileFormatError(f"not a synth certificate (format {str(data.get('format'))[:40]!r})")

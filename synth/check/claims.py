@@ -29,12 +29,14 @@ from synth.check.certificate import Certificate, read_certificate
 from synth.check.execution import execute
 from synth.check.explicit import FORMAT as EXPLICIT_FORMAT, read_explicit
 from synth.check.metrics import Metrics, measure_explicit, measure_symmetric, round_lower_bound
-from synth.errors import FileFormatError, OptionError, ScheduleError, SynthError
+from synth.errors import (FileFormatError, OptionError, ScheduleError, SynthError, check_instance, check_int,
+                          check_path)
 from synth.fileio import MAX_INT, open_regular, read_json, read_line
 from synth.schedule.lift import default_elements, lift, lifted_chunk_elements
 from synth.symmetry.spec import default_group
 from synth.schedule import ALLREDUCE
-from synth.schedule.data import phases, require_elements
+from synth.schedule.data import BaseSchedule, phases, require_elements
+from synth.symmetry.group import Group
 
 __all__ = ["Report", "certify", "check_certificate", "check_explicit", "check_file", "claims_of", "file_kind",
            "MODES", "EXPLICIT_LIMIT", "EXPLICIT_HARD_LIMIT"]
@@ -147,6 +149,9 @@ def certify(base, group, elements=None, *, mode="auto", solver=None, provenance=
         would be too large for a file to hold (``|x| >= 2**53``, :data:`synth.fileio.MAX_INT`):
         nothing false, and nothing that cannot be read back, is ever certified.
     """
+    check_instance(base, "base", BaseSchedule)
+    check_instance(group, "group", Group)
+    elements = check_int(elements, "elements", 1, optional=True)
     base = base.trimmed()
     if elements is None:
         elements = default_elements(base, group)
@@ -254,6 +259,7 @@ def _dual_claims(cert: Certificate, metrics: Metrics, errors: list) -> dict:
 
 def check_certificate(cert: Certificate, mode: str = "auto") -> Report:
     """Re-derive everything a certificate claims (and a k-hop bound whose dual it stores)."""
+    check_instance(cert, "cert", Certificate, " (e.g. synth.read_certificate(path))")
     mode, errors, metrics = _measure(cert.base, cert.group, cert.elements, mode)
     bound, witness = round_lower_bound(cert.topology, cert.group, cert.base.collective)
     measured = {**claims_of(metrics, bound), **_bandwidth_measured(cert.topology, metrics, cert.claims, errors)}
@@ -297,6 +303,7 @@ def file_kind(path) -> str:
 
 def check_file(path, mode: str = "auto") -> Report:
     """Check a certificate or an explicit file, whichever ``path`` holds."""
+    check_path(path)
     if mode not in MODES:
         raise SynthError(f"unknown check mode {mode!r}; valid: {', '.join(MODES)}")
     if file_kind(path) == "explicit":

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.errors import ScheduleError
+from synth.errors import ScheduleError, check_instance, check_int
 from synth.schedule import ALLGATHER, ALLREDUCE, COPY, REDUCE_SCATTER, Schedule
 
 __all__ = ["execute"]
@@ -62,6 +62,8 @@ def execute(schedule: Schedule, seed: int = 0, batch_entries: int = 1 << 21) -> 
     ScheduleError
         If the schedule is malformed (a route that is not a path, a bad chunk id, ...).
     """
+    check_instance(schedule, "schedule", Schedule)
+    seed, batch_entries = check_int(seed, "seed"), check_int(batch_entries, "batch_entries", 1)
     _validate(schedule)
     t = schedule.topology
     C, V = schedule.n_chunks, t.n_vertices

@@ -29,7 +29,7 @@ from array import array
 
 import numpy as np
 
-from synth.errors import FileFormatError, SynthError
+from synth.errors import FileFormatError, SynthError, check_instance, check_path
 from synth.fileio import MAX_JSON_BYTES, loads_strict, open_regular, read_line, write_atomic
 from synth.topology.spec import build_topology, spec_size
 from synth.schedule import ALLREDUCE, COLLECTIVES, OPS, Block, Schedule, positive_chunks
@@ -65,6 +65,8 @@ def explicit_lines(schedule: Schedule, chunk_elements, claims=None):
 
 def write_explicit(schedule: Schedule, chunk_elements, path, claims=None) -> None:
     """Write the explicit file atomically; refuse chunks of no element first (the reader refuses them)."""
+    check_instance(schedule, "schedule", Schedule)
+    check_path(path)
     positive_chunks(chunk_elements)
     write_atomic(path, explicit_lines(schedule, chunk_elements, claims))
 
@@ -147,6 +149,7 @@ def read_explicit(path):
     FileFormatError
         With the line number, for anything malformed.
     """
+    check_path(path)
     with open_regular(path) as f:
         if os.fstat(f.fileno()).st_size > MAX_EXPLICIT_BYTES:
             raise FileFormatError(f"{path}: larger than {MAX_EXPLICIT_BYTES >> 20} MiB, the limit for explicit files")

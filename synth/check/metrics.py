@@ -56,9 +56,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from synth.errors import ScheduleError
+from synth.errors import ScheduleError, check_instance
 from synth.schedule import ALLREDUCE, COLLECTIVES, BaseSchedule, Schedule, positive_chunks
 from synth.schedule.data import phases
+from synth.symmetry.group import Group
+from synth.topology.base import Topology
 
 __all__ = ["Metrics", "measure_explicit", "measure_symmetric", "link_loads_explicit", "link_loads_symmetric",
            "round_lower_bound"]
@@ -193,6 +195,7 @@ def _explicit_sizes(schedule: Schedule, chunk_sizes) -> np.ndarray:
 
 def measure_explicit(schedule: Schedule, chunk_sizes) -> Metrics:
     """Volumes and per-round link loads counted transmission by transmission."""
+    check_instance(schedule, "schedule", Schedule)
     t = schedule.topology
     sizes = _explicit_sizes(schedule, chunk_sizes)
     distinct = np.unique(sizes)
@@ -265,6 +268,8 @@ def measure_symmetric(base: BaseSchedule, group, chunk_sizes) -> Metrics:
     the same size every link of ``O`` carries ``size * |G|/|O| * (base incidences
     on O)`` in each round.  With unequal sizes the loads are lifted link by link.
     """
+    check_instance(base, "base", BaseSchedule)
+    check_instance(group, "group", Group)
     t = base.topology
     G = group.order
     sizes = _symmetric_sizes(base, group, chunk_sizes)
@@ -340,6 +345,8 @@ def round_lower_bound(topology, group=None, collective=ALLREDUCE):
     (int, str)
         The bound and what attains it.
     """
+    check_instance(topology, "topology", Topology, " (e.g. synth.parse_torus('4x4'))")
+    group is None or check_instance(group, "group", Group)
     comp = topology.compute
     is_c = topology.is_compute
     if group is not None:
@@ -353,9 +360,11 @@ def round_lower_bound(topology, group=None, collective=ALLREDUCE):
         raise ScheduleError(f"unknown collective {str(collective)[:40]!r}; valid: {', '.join(COLLECTIVES)}")
     if collective != ALLREDUCE:
         return _farthest(topology, vert)
+    to = _distances_to(topology, vert + [int(topology.link_src[e]) for e in link_reps]
+                       + [int(topology.link_dst[e]) for e in link_reps])
     best_v, arg_v = None, None
     for v in vert:
-        e = int(topology.bfs([v], reverse=True)[comp].max())
+        e = int(to(v).max())
         if best_v is None or e < best_v:
             best_v, arg_v = e, v
     best_p, arg_p = None, None
@@ -363,7 +372,8 @@ def round_lower_bound(topology, group=None, collective=ALLREDUCE):
         a, b = int(topology.link_src[e]), int(topology.link_dst[e])
         if not (is_c[a] and is_c[b]):
             continue
-        d = topology.bfs([a, b], reverse=True)[comp]
+        da, db = to(a), to(b)
+        d = np.where((da >= 0) & (db >= 0), np.minimum(da, db), np.maximum(da, db))
         ecc = int(d.max()) if (d >= 0).all() else None
         if ecc is not None and (best_p is None or ecc < best_p):
             best_p, arg_p = ecc, (a, b)
@@ -373,6 +383,26 @@ def round_lower_bound(topology, group=None, collective=ALLREDUCE):
     if best_p is not None:
         cands.append((2 * best_p + 1, f"adjacent pair ({arg_p[0]}, {arg_p[1]})"))
     return min(cands, key=lambda c: c[0])
+
+
+def _distances_to(topology, vertices, max_entries=1 << 24):
+    """``to(v)``: hop distances from every compute vertex to ``v`` (``-1``: unreachable), as ``topology.bfs``.
+
+    Up to ``max_entries`` distances are computed at once by scipy's BFS (in C); beyond that, one BFS per call.
+    """
+    from scipy.sparse import coo_matrix   # scipy.sparse only here: the checker's other paths do not need it
+    from scipy.sparse.csgraph import shortest_path
+
+    comp = topology.compute
+    wanted = np.unique(np.asarray(vertices, dtype=np.int64))
+    if wanted.size * max(topology.n_vertices, 1) > max_entries:
+        return lambda v: topology.bfs([v], reverse=True)[comp]
+    graph = coo_matrix((np.ones(topology.n_links), (topology.link_dst, topology.link_src)),
+                       shape=(topology.n_vertices,) * 2).tocsr()
+    dist = shortest_path(graph, unweighted=True, indices=wanted)[:, comp] if wanted.size else np.zeros((0, comp.size))
+    dist = np.where(np.isinf(dist), -1, dist).astype(np.int64)
+    row = {int(v): i for i, v in enumerate(wanted.tolist())}
+    return lambda v: dist[row[v]]
 
 
 def _farthest(topology, vertices):

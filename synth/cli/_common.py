@@ -229,7 +229,7 @@ def group_for(topology, args):
 
 # ---------------------------------------------------------------- library parameters -> flags
 #: the flag that sets each library parameter whose name is not the flag's (``time_limit`` -> ``--time-limit``)
-FLAGS = {"keep_dir": "--workdir"}
+FLAGS = {"keep_dir": "--workdir", "generators": "'generators' in the --topology file"}
 #: the library parameters the commands pass on from their flags (the flag is ``--`` + the name, ``_`` -> ``-``)
 PARAMETERS = ("allow_unbalanced", "alpha", "bandwidth", "depth", "depths", "dtype", "element_bytes", "elements",
               "exchange", "generators", "group", "hop_latency", "iters", "jobs", "keep_dir", "max_bytes",

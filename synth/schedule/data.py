@@ -69,7 +69,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from synth.errors import ScheduleError
+from synth.errors import ArgumentTypeError, ScheduleError, check_int
 from synth.topology.base import Topology
 
 __all__ = ["REDUCE", "COPY", "OPS", "ALLREDUCE", "REDUCE_SCATTER", "ALLGATHER", "COLLECTIVES", "BaseSchedule",
@@ -161,6 +161,14 @@ def chunk_offsets(owner, sizes, compute) -> np.ndarray:
     return offsets
 
 
+def _integer_weights(weights) -> np.ndarray:
+    """``weights`` as a 1-d integer array, or :class:`ArgumentTypeError` naming the parameter."""
+    arr = np.asarray(weights) if isinstance(weights, (list, tuple, np.ndarray)) else None
+    if arr is None or arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
+        raise ArgumentTypeError(f"weights must be a 1-d list or array of integers, got {type(weights).__name__}")
+    return arr
+
+
 def chunk_elements(weights, n_elements: int) -> np.ndarray:
     """Integer elements per chunk for ``n_elements`` split proportionally to ``weights``.
 
@@ -180,6 +188,8 @@ def chunk_elements(weights, n_elements: int) -> np.ndarray:
     >>> chunk_elements([1, 2**52], 2**52 + 1).tolist()
     [1, 4503599627370496]
     """
+    weights = _integer_weights(weights)
+    n_elements = check_int(n_elements, "n_elements")
     if isinstance(n_elements, bool) or not isinstance(n_elements, (int, np.integer)):
         raise ScheduleError(f"the number of elements must be an integer, got {n_elements!r}")
     n = int(n_elements)

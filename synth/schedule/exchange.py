@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.errors import TopologyError
+from synth.errors import TopologyError, check_instance
 from synth.schedule.data import BaseSchedule
 from synth.schedule.forest import bfs_forest, exchange_schedule
 from synth.topology.torus import Torus
@@ -42,6 +42,7 @@ def bfs_forest_parents(t: Torus, a: int, b: int) -> np.ndarray:
 
 def exchange_allreduce(t: Torus) -> BaseSchedule:
     """The ``2H - 1``-round forest-plus-exchange base schedule on a torus with an even side."""
+    check_instance(t, "t", Torus, " (e.g. synth.parse_torus('4x4'))")
     if not isinstance(t, Torus):
         raise TopologyError("the forest-plus-exchange construction is built on tori")
     a, b = exchange_roots(t)

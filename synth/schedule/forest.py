@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.errors import ScheduleError
+from synth.errors import ScheduleError, check_instance, check_int
 from synth.schedule.data import COPY, REDUCE, BaseSchedule
 from synth.topology.base import Topology
 
@@ -205,6 +205,8 @@ def tree_schedule(topology: Topology, parent, root: int, route=None, label: str 
     >>> b.n_rounds, b.round.tolist(), b.op.tolist()
     (2, [1, 1, 2, 2], [0, 0, 1, 1])
     """
+    check_instance(topology, "topology", Topology, " (e.g. synth.parse_torus('4x4'))")
+    root = check_int(root, "root")
     parent = np.asarray(parent, dtype=np.int64)
     route = route or topology.shortest_route
     depth = forest_depths(topology, parent, [root])
@@ -236,6 +238,8 @@ def exchange_schedule(topology: Topology, parent, a: int, b: int, route=None, la
     >>> s.n_rounds, s.round.tolist(), s.op.tolist()
     (3, [1, 1, 2, 2, 3, 3], [0, 0, 0, 0, 1, 1])
     """
+    check_instance(topology, "topology", Topology, " (e.g. synth.parse_torus('4x4'))")
+    a, b = check_int(a, "a"), check_int(b, "b")
     parent = np.asarray(parent, dtype=np.int64)
     route = route or topology.shortest_route
     if a == b:

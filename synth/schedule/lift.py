@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.errors import ScheduleError
+from synth.errors import ScheduleError, check_instance
 from synth.schedule.data import ALLREDUCE, BaseSchedule, Block, Schedule, block_chunk_elements, chunk_elements
 from synth.symmetry.group import Group
 
@@ -38,6 +38,8 @@ _TABLE_LIMIT = 1 << 22
 
 def lifted_weights(base: BaseSchedule, group: Group) -> np.ndarray:
     """Weight of every lifted chunk: component weights, each repeated ``|G|`` times."""
+    check_instance(base, "base", BaseSchedule)
+    check_instance(group, "group", Group)
     return np.repeat(base.weights, group.order)
 
 
@@ -68,6 +70,8 @@ def default_elements(base: BaseSchedule, group: Group) -> int:
 
 def lift(base: BaseSchedule, group: Group) -> Schedule:
     """The explicit schedule of ``base`` lifted through ``group``."""
+    check_instance(base, "base", BaseSchedule)
+    check_instance(group, "group", Group)
     if group.topology is not base.topology and group.topology.n_links != base.topology.n_links:
         raise ScheduleError("the group and the base schedule live on different topologies")
     G = group.order

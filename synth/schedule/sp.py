@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.errors import TopologyError
+from synth.errors import TopologyError, check_instance, check_int
 from synth.schedule.data import BaseSchedule
 from synth.schedule.forest import bfs_forest, tree_schedule
 from synth.topology.torus import Torus
@@ -32,6 +32,8 @@ def bfs_parents(t: Torus, root: int = 0) -> np.ndarray:
 
 def sp_allreduce(t: Torus, root: int = 0) -> BaseSchedule:
     """The SP-allreduce base schedule: the BFS tree, ``2H`` rounds, one-hop routes."""
+    check_instance(t, "t", Torus, " (e.g. synth.parse_torus('4x4'))")
+    root = check_int(root, "root")
     if not isinstance(t, Torus):
         raise TopologyError("SP-allreduce's BFS tree is built on tori")
     parent = bfs_parents(t, root)

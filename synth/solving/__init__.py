@@ -36,15 +36,16 @@ import numpy as np
 from synth.check.certificate import Certificate, read_certificate
 from synth.check.claims import certify, check_certificate
 from synth.check import measure_symmetric
-from synth.errors import GroupError, OptionError, SynthError
+from synth.errors import GroupError, OptionError, SynthError, check_instance, check_int
 from synth.schedule.collective import collective_half
+from synth.topology.base import Topology
 from synth.schedule.data import ALLREDUCE, COLLECTIVES
 from synth.schedule.exchange import exchange_allreduce
 from synth.schedule.forest import exchange_schedule
 from synth.schedule.hyperx import hyperx_tree
 from synth.schedule.sp import sp_allreduce
 from synth.schedule.spineleaf import spine_leaf_star
-from synth.schedule.user import shortest_path_tree
+from synth.schedule.user import round_incidences, shortest_path_tree
 from synth.solving.balanced import balanced_family
 from synth.solving.khop import khop_tree, tree_base
 from synth.solving.lattice import solve_lattice
@@ -61,7 +62,11 @@ from synth.topology.failures import Damaged
 from synth.topology.torus import Torus
 from synth.solving.packing import solve_packed
 
-__all__ = ["SolveResult", "solve", "check_written", "TORUS_GROUPS"]
+__all__ = ["SolveResult", "solve", "check_written", "TORUS_GROUPS", "PACKING_MAX_VERTICES"]
+
+#: user graphs up to this size that no symmetry balances go to the packing model (its layered LP has a
+#: variable per owner and parent choice, with no healthy schedule to start from); larger ones are refused
+PACKING_MAX_VERTICES = 1024
 
 
 @dataclass
@@ -109,6 +114,10 @@ def solve(topology, depth=None, elements=None, mode="auto", exchange=False, prog
     ``collective``: certify the reduce-scatter or allgather half of the construction instead
     (module docstring); a tree of depth ``h`` then takes ``h`` rounds.
     """
+    check_instance(topology, "topology", Topology, " (e.g. synth.parse_torus('4x4'))")
+    depth = check_int(depth, "depth", 1, optional=True)
+    elements = check_int(elements, "elements", 1, optional=True)
+    seed = check_int(seed, "seed")
     if collective not in COLLECTIVES:
         raise OptionError(f"collective must be one of {', '.join(COLLECTIVES)}, got {str(collective)[:40]!r}")
     if collective != ALLREDUCE and exchange:
@@ -342,28 +351,37 @@ def _solve_user(topology, generators, elements, mode, exchange, allow_unbalanced
     if exchange:
         raise OptionError("exchange is defined on tori only")
     progress("verifying the given group" if generators is not None else "searching the automorphisms")
+    base = None
+
+    def rounds():   # built once nauty has the group: a graph over the search's limits is refused first
+        nonlocal base
+        base = shortest_path_tree(topology)
+        return round_incidences(collective_half(base, collective))
     try:
-        group = user_group(topology, generators)
+        group = user_group(topology, generators, rounds=rounds)
     except GroupError as exc:
-        if generators is not None or allow_unbalanced:
+        if generators is not None or allow_unbalanced or topology.n_vertices > PACKING_MAX_VERTICES:
             raise
         # no usable symmetry at all: the packing model needs none (the trivial group lifts nothing)
         return SolveResult(*solve_packed(topology, trivial_group(topology), elements, mode, progress, collective,
                                          f"{exc}".rstrip(".")))
-    base = shortest_path_tree(topology)
+    base = base or shortest_path_tree(topology)
     cert = certify(collective_half(base, collective), group, elements, mode=mode,
                    provenance={"algorithm": "shortest-path-tree", "seed": None})
     notes = [f"group of order {group.order} with {group.n_link_orbits} link orbit(s)"]
     if cert.claims["omega"] != "1":
         if not allow_unbalanced:
-            why = (f"a shortest-path tree lifted by the group of order {group.order} has omega = "
-                   f"{cert.claims['omega']} (`allow_unbalanced` keeps that schedule)")
-            try:
-                return SolveResult(*solve_packed(topology, group, elements, mode, progress, collective, why))
-            except SynthError as exc:
-                raise SynthError(f"no symmetry found that balances a shortest-path tree on {topology.name} "
-                                 f"(best omega = {cert.claims['omega']} with a group of order {group.order}), and "
-                                 f"{exc}; pass `allow_unbalanced` to get that schedule anyway") from None
+            found = "given" if generators is not None else "found within the limits"
+            why = (f"no symmetry {found} balances a shortest-path tree on {topology.name} (best omega = "
+                   f"{cert.claims['omega']} with a group of order {group.order})")
+            if topology.n_vertices <= PACKING_MAX_VERTICES:
+                try:
+                    return SolveResult(*solve_packed(topology, group, elements, mode, progress, collective,
+                                                     f"{why}; `allow_unbalanced` keeps that schedule"))
+                except SynthError as exc:
+                    why = f"{why}, and {exc}"
+            raise SynthError(f"{why}; pass `generators` (of a group that does) or `allow_unbalanced` to get that "
+                             "schedule anyway")
         notes.append(f"unbalanced: omega = {cert.claims['omega']}")
     return SolveResult(cert, base.n_rounds // 2, notes)
 

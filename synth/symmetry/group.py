@@ -62,6 +62,21 @@ def _components(n, perms):
     return labels, count
 
 
+def _generator_array(generators, V) -> np.ndarray:
+    """``generators`` as a ``k x V`` integer array (``k >= 1``), or a :class:`GroupError` saying what is wrong."""
+    try:
+        arr = np.asarray(generators)
+    except (TypeError, ValueError):   # ragged lists
+        arr = None
+    if arr is None or arr.dtype == object or (arr.size and arr.dtype.kind not in "iu"):
+        raise GroupError(f"generators must be lists of {V} integer vertex images each")
+    if arr.size == 0:
+        raise GroupError("no generators given (give at least one vertex permutation)")
+    if arr.ndim not in (1, 2) or arr.shape[-1] != V:
+        raise GroupError(f"each generator must list the {V} vertex images, got shape {list(arr.shape)}")
+    return arr.astype(np.int64).reshape(-1, V)
+
+
 @dataclass(frozen=True, eq=False)
 class Group:
     """A verified group of automorphisms with a link of trivial stabilizer.
@@ -104,7 +119,7 @@ class Group:
             If a generator is not an automorphism or no link has a trivial stabilizer.
         """
         V, E = topology.n_vertices, topology.n_links
-        gens = np.asarray(generators, dtype=np.int64).reshape(-1, V)
+        gens = _generator_array(generators, V)
         gen_links = np.empty((gens.shape[0], E), dtype=np.int32)
         for i, g in enumerate(gens):
             if not np.array_equal(np.sort(g), np.arange(V)):

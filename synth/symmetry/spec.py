@@ -26,7 +26,7 @@ from typing import Callable
 
 import numpy as np
 
-from synth.errors import GroupError, OptionError
+from synth.errors import GroupError, OptionError, check_instance
 from synth.symmetry.group import Group
 from synth.symmetry.hyperx import hyperx_group
 from synth.symmetry.lattice import (grid_group, grid_translations, lattice_gamma, lattice_group,
@@ -107,6 +107,8 @@ def named_group(topology: Topology, spec: dict) -> Group:
     ``{"kind": "generators", "generators": [[...], ...]}`` gives explicit vertex
     permutations; other kinds name a builder in :data:`GROUPS`.
     """
+    check_instance(topology, "topology", Topology, " (e.g. synth.parse_torus('4x4'))")
+    check_instance(spec, "spec", dict, " (e.g. {'kind': 'torus-gamma'})")
     kind = spec.get("kind") if isinstance(spec, dict) else None
     if kind == "generators":
         gens = spec.get("generators")

@@ -210,6 +210,9 @@ class Topology:
         At each vertex the walk takes the lowest-numbered out-link that gets one
         hop closer to ``v``.
         """
+        direct = self.link_ids([u], [v])
+        if u != v and direct[0] >= 0:   # one hop: the only out-link one hop closer (no BFS, trees stay fast)
+            return direct.astype(np.int32)
         dist_to_v = self.bfs([v], reverse=True)
         if dist_to_v[u] < 0:
             raise TopologyError(f"vertex {v} cannot be reached from {u}")

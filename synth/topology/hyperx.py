@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.errors import TopologyError
+from synth.errors import TopologyError, check_instance
 from synth.topology.base import MAX_VERTICES, Grid, Topology, check_size
 from synth.topology.torus import shape_sides
 
@@ -33,6 +33,7 @@ __all__ = ["HyperX", "hyperx", "parse_hyperx"]
 
 def parse_hyperx(text: str) -> "HyperX":
     """Parse ``'32x32'`` (or ``'8x8x8'``) into a :class:`HyperX`."""
+    check_instance(text, "text", str, " (e.g. '8x8')")
     text = str(text).strip().lower()
     if not re.match(r"^\d+(x\d+)*$", text):
         raise TopologyError(f"hyperx shape {text[:40]!r} is not of the form NxN... (e.g. 32x32)")

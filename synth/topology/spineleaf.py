@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.errors import TopologyError
+from synth.errors import TopologyError, check_instance
 from synth.topology.base import Topology, check_size
 
 __all__ = ["SpineLeaf", "spine_leaf", "parse_spine_leaf"]
@@ -33,6 +33,7 @@ __all__ = ["SpineLeaf", "spine_leaf", "parse_spine_leaf"]
 
 def parse_spine_leaf(text: str) -> "SpineLeaf":
     """Parse ``'spines,leaves,hosts_per_leaf'``, e.g. ``'16,32,16'``."""
+    check_instance(text, "text", str, " (e.g. '4,8,4')")
     m = re.match(r"^\s*(\d{1,9})\s*,\s*(\d{1,9})\s*,\s*(\d{1,9})\s*$", str(text))
     if not m:
         raise TopologyError(f"spine-leaf {str(text)[:40]!r} is not of the form SPINES,LEAVES,HOSTS (e.g. 16,32,16), "

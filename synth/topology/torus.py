@@ -30,7 +30,7 @@ from functools import cached_property
 
 import numpy as np
 
-from synth.errors import TopologyError
+from synth.errors import TopologyError, check_instance, check_int
 from synth.topology.base import MAX_VERTICES, Grid, Topology, check_size
 
 __all__ = ["Torus", "torus", "parse_torus", "shape_sides"]
@@ -46,6 +46,7 @@ def parse_torus(text: str) -> "Torus":
     TopologyError
         On anything else, naming the problem.
     """
+    check_instance(text, "text", str, " (e.g. '4x4')")
     text = str(text).strip().lower()
     if not _SHAPE.match(text):
         raise TopologyError(f"torus shape {text[:40]!r} is not of the form NxNx... (e.g. 16x16) with positive "
@@ -67,6 +68,7 @@ def shape_sides(text: str, kind: str) -> tuple:
 
 def torus(shape) -> "Torus":
     """The torus with the given side lengths (each at least 3), within :data:`synth.topology.base.MAX_VERTICES`."""
+    shape = [check_int(s, "shape") for s in check_instance(shape, "shape", (list, tuple, np.ndarray), " of side lengths (e.g. [4, 4])")]
     if any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) for s in shape):
         raise TopologyError("torus sides must be integers")
     shape = tuple(int(s) for s in shape)

@@ -45,6 +45,9 @@ def topology_from_json(data: dict) -> Topology:
                               "integer vertex ids)")
     if not isinstance(compute, list) or not all(_is_int(c) for c in compute):
         raise FileFormatError("a topology's 'compute' must be a list of integer vertex ids")
+    if "compute" in data and (not compute or len(set(compute)) != len(compute)):
+        raise FileFormatError("a topology's 'compute' must list distinct vertex ids, at least one (omit it: every "
+                              "vertex computes)")
     if not isinstance(data.get("directed", False), bool):
         raise FileFormatError("a topology's 'directed' must be true or false")
     try:
@@ -63,6 +66,9 @@ def topology_from_json(data: dict) -> Topology:
         t = Topology.from_links(spec["name"], spec, n, pairs, spec.get("compute"))
     except TopologyError as exc:
         raise FileFormatError(f"topology: {exc}") from None
+    if t.n_compute < 2:
+        raise FileFormatError(f"{t.name}: an allreduce needs at least 2 compute vertices, this topology has "
+                              f"{t.n_compute}")
     for v in t.compute[:1]:
         if np.any(t.bfs([int(v)])[t.compute] < 0):
             raise TopologyError(f"{t.name}: some compute vertex cannot be reached from vertex {int(v)}")
@@ -80,8 +86,16 @@ def read_topology(path):
     against :func:`synth.topology.base.check_size` before any array of the graph's size is made.
     """
     data = read_json(path)
+    if not isinstance(data, dict):
+        raise FileFormatError(f"{path}: not a synth-topology version 1 object")
     gens = data.get("generators")
     if gens is not None and not (isinstance(gens, list) and all(
             isinstance(g, list) and all(_is_int(v) for v in g) for g in gens)):
         raise FileFormatError(f"{path}: 'generators' must be lists of integer vertex ids")
-    return topology_from_json(data), gens
+    t = topology_from_json(data)
+    if gens is not None and (not gens or any(len(g) != t.n_vertices for g in gens)):
+        bad = next((i for i, g in enumerate(gens) if len(g) != t.n_vertices), None)
+        raise FileFormatError(f"{path}: 'generators' must be a non-empty list of vertex permutations, each listing "
+                              f"the {t.n_vertices} vertex images" + ("" if bad is None else
+                                                                     f" (generator {bad} lists {len(gens[bad])})"))
+    return t, gens
