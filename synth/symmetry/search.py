@@ -58,7 +58,7 @@ def search_group(t: Topology, *, rounds=None, seconds=30.0, seed=0, restarts=24,
     rounds : sequence of (numpy.ndarray, numpy.ndarray), or a callable returning one, optional
         The base schedule to balance, as ``(links, weights)`` per round: every (transmission, route
         link) incidence and its component's weight.  Given, groups are ranked by the exact Ω of the
-        lift (SPEC section 6) and the search stops at Ω = 1; otherwise by link orbits alone.  A callable
+        lift (docs/spec.md §6) and the search stops at Ω = 1; otherwise by link orbits alone.  A callable
         is called once nauty has the group, so a graph over the limits is refused before it is built.
     seconds : float
         Wall-clock limit of the whole search (nauty included).
@@ -131,7 +131,7 @@ class _Scorer:
 
     def omega(self, group) -> Fraction:
         """Σ_s max_O u_O(s)/|O| times E over Σ_s u(s): the load on a link of orbit O in round s is
-        proportional to u_O(s)/|O| (SPEC section 6)."""
+        proportional to u_O(s)/|O| (docs/spec.md §6)."""
         if self.rounds is None:
             return Fraction(1)
         sizes = group.orbit_sizes

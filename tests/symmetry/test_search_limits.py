@@ -51,10 +51,19 @@ def test_large_complete_graph_is_balanced(graph, tmp_path, capsys):
 
 def test_rigid_graph_is_told_truthfully(tmp_path, capsys):
     graph = nx.random_regular_graph(3, 300, seed=1)   # nauty: |Aut| = 1
+    t0 = time.monotonic()
+    with pytest.raises(GroupError, match="no automorphism but the identity"):
+        search_group(topology_from_json(spec_of(graph)))
+    assert time.monotonic() - t0 < 30
+
+
+def test_rigid_graph_gets_the_packing_model_and_says_why(tmp_path, capsys):
+    """A small graph with no symmetry (Aut trivial: a path of six with a pentagon on it) is solved by the
+    packing model (issue 41), and the note says truthfully that no automorphism exists."""
+    graph = nx.Graph([(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (1, 6), (6, 7), (2, 7)])
     code, out, seconds = solve_file(tmp_path, capsys, spec_of(graph))
-    assert code == 2 and seconds < 30
-    assert out.err.startswith("synth: error:") and len(out.err.strip().splitlines()) == 1
-    assert "no automorphism but the identity" in out.err
+    assert code == 0 and json.loads(out.out)["valid"], out.err
+    assert "no automorphism but the identity" in out.err and "packing model" in out.err
 
 
 def test_long_paths_finish_within_the_limit(tmp_path, capsys):
