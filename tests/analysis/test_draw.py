@@ -11,6 +11,7 @@ from synth.analysis.cost import Network
 from synth.analysis.draw import draw, render, scene
 import synth.analysis.draw.contents as scene_module
 from synth.analysis.draw.panels import failed_parts
+from synth.analysis.draw.layout import layout
 from synth.check.certificate import read_certificate
 from synth.check.explicit import read_explicit
 from synth.cli import main
@@ -161,18 +162,25 @@ def test_same_bytes_twice(files, tmp_path):
     assert b"Software" not in (tmp_path / "a.png").read_bytes()
 
 
-def test_failed_parts_are_marked(files):
-    sc = scene(files["torus-4x4"])
-    fig, _ = render(sc)
-    plain = sum(len(ax.collections) for ax in fig.axes)
-    object.__setattr__(sc.topology, "failed", {"links": [[0, 1], [1, 0], [99, 0]], "vertices": [5, -1]})
+def test_failed_parts_are_marked(tmp_path):
+    """A damaged network's certificate (issue 41) is drawn on the healthy layout, its failures marked."""
+    cert = tmp_path / "damaged.json"
+    assert main(["solve", "--torus", "4x4", "--fail-link", "0-1", "--fail-node", "5", "--out", str(cert)]) == 0
+    sc = scene(cert)
     pairs, vertices = failed_parts(sc.topology)
-    assert pairs.tolist() == [[0, 1], [1, 0]] and vertices.tolist() == [5]  # ids outside the graph dropped
+    assert pairs.tolist() == [[0, 1]] and vertices.tolist() == [5]
+    healthy = scene(files_healthy(tmp_path)).topology
+    assert layout(sc.topology).pos.tolist() == layout(healthy).pos.tolist()  # the healthy picture's places
     fig, _ = render(sc)
     red = [c for ax in fig.axes for c in ax.collections if c.get_gid() == "failed"]
-    panels = 1 + 8  # the tree and every round
+    panels = len(sc.trees) + len(sc.rounds)  # every tree panel and every round drawn
     assert len(red) == 2 * panels  # a dashed line and a cross in each
-    assert sum(len(ax.collections) for ax in fig.axes) == plain + 2 * panels
+
+
+def files_healthy(tmp_path):
+    path = tmp_path / "healthy.json"
+    assert main(["solve", "--torus", "4x4", "--out", str(path)]) == 0
+    return path
 
 
 def test_refusals(files, tmp_path, monkeypatch):

@@ -27,6 +27,7 @@ from __future__ import annotations
 import io
 import math
 import os
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -105,7 +106,9 @@ def render(sc):
         ax = fig.add_subplot(top[0, i])
         tree_panel(ax, lay, t, tree, tree_w)
         more = f" (first {len(sc.trees)} of {sc.n_trees})" if i == 0 and sc.n_trees > len(sc.trees) else ""
-        ax.set_title(f"{tree.label}{more}: arrows point to the parent", fontsize=9)
+        # the title wraps to its panel's width (several trees share the row)
+        title = f"{tree.label}{more}: arrows point to the parent"
+        ax.set_title(textwrap.fill(title, max(30, int(tree_w / 5.5))), fontsize=9 if len(sc.trees) == 1 else 7)
     size_text = format_size(sc.size)
     timeline_panel(fig.add_subplot(top[0, -1]), sc.times, size_text, rounds if sc.picked else ())
     bar_w = 0.08 * heat_w * cols / (WIDTH - 1.2)  # the colour bar keeps its width beside a lone panel

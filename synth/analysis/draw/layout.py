@@ -173,13 +173,24 @@ def _graph(t) -> Layout:
     return _plain(t, pos / (scale if scale > 0 else 1.0), "graph")
 
 
+def _surviving(lay: Layout, healthy, t) -> Layout:
+    """``lay`` (of ``healthy``) restricted to the links of ``t``, which keeps the healthy vertex ids."""
+    index = {pair: i for i, pair in enumerate(zip(healthy.link_src.tolist(), healthy.link_dst.tolist()))}
+    keep = np.array([index[pair] for pair in zip(t.link_src.tolist(), t.link_dst.tolist())], dtype=np.int64)
+    return Layout(lay.pos, lay.paths[keep], lay.centred[keep], lay.wrap[keep], lay.step[keep], lay.kind)
+
+
 def _plain(t, pos, kind) -> Layout:
     a, b = pos[t.link_src], pos[t.link_dst]
     return Layout(pos, _straight(a, b), _straight(a, b, 0.0), np.zeros(t.n_links, dtype=bool), b - a, kind)
 
 
 def layout(topology) -> Layout:
-    """The :class:`Layout` of ``topology`` (see the module docstring for each kind)."""
+    """The :class:`Layout` of ``topology`` (see the module docstring for each kind); a damaged network
+    (:class:`~synth.topology.failures.Damaged`) is drawn as its healthy one, with the links that survive."""
+    healthy = getattr(topology, "healthy", None)
+    if healthy is not None:
+        return _surviving(layout(healthy), healthy, topology)
     if isinstance(topology, (Torus, HyperX)) and isinstance(topology, Grid):
         return _grid(topology)
     if isinstance(topology, SpineLeaf):

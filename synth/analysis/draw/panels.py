@@ -6,9 +6,8 @@
 * :func:`timeline_panel`: the modeled time of every round as stacked bars (``alpha``, hop latency,
   bandwidth).
 
-Failed links and vertices (a topology's ``failed`` record, when it has one: an object or a dict with
-``links``, pairs of vertex ids, and ``vertices``) are drawn on every topology panel, dashed red and
-crossed out.  Nothing here imports matplotlib at module level: the callers pass its objects in.
+Failed links and vertices (a damaged topology's ``failures``, :mod:`synth.topology.failures`) are drawn on
+every topology panel, dashed red and crossed out.  Nothing here imports matplotlib at module level: the callers pass its objects in.
 
 Examples
 --------
@@ -18,8 +17,8 @@ Examples
 >>> pairs, vertices = failed_parts(t)
 >>> pairs.shape, vertices.size
 ((0, 2), 0)
->>> object.__setattr__(t, "failed", {"links": [[0, 1]], "vertices": [5]})
->>> [a.tolist() for a in failed_parts(t)]
+>>> from synth.topology.failures import Failures, damage
+>>> [a.tolist() for a in failed_parts(damage(t, Failures(links=[(1, 0)], nodes=[5])))]
 [[[0, 1]], [5]]
 """
 
@@ -39,24 +38,13 @@ _TREE = "#1f3b73"
 _FAILED = "#d62728"
 
 
-def _ids(x, width=None) -> np.ndarray:
-    try:
-        arr = np.asarray(x if x is not None else [], dtype=np.int64)
-    except (TypeError, ValueError):
-        return np.zeros((0, width) if width else 0, dtype=np.int64)
-    return arr.reshape(-1, width) if width else arr.ravel()
-
-
 def failed_parts(topology) -> tuple:
-    """``(pairs, vertices)``: the failed links (``K x 2`` vertex ids) and vertices of ``topology``'s
-    ``failed`` record, if it has one (empty arrays otherwise); ids outside the vertex range are dropped."""
-    record = getattr(topology, "failed", None)
-    get = record.get if isinstance(record, dict) else (lambda key: getattr(record, key, None))
-    pairs = _ids(get("links") if record is not None else None, 2)
-    vertices = _ids(get("vertices") if record is not None else None)
-    n = topology.n_vertices
-    pairs = pairs[np.all((pairs >= 0) & (pairs < n), axis=1)] if pairs.size else pairs
-    return pairs, vertices[(vertices >= 0) & (vertices < n)]
+    """``(pairs, vertices)``: the failed connections (``K x 2`` vertex ids, ``u < v``) and failed vertices of a
+    damaged ``topology`` (empty arrays for a healthy one)."""
+    failures = getattr(topology, "failures", None)
+    links = failures.links if failures else ()
+    nodes = failures.nodes if failures else ()
+    return np.array(links, dtype=np.int64).reshape(-1, 2), np.array(nodes, dtype=np.int64)
 
 
 def scales(lay: Layout, width_points: float) -> tuple:
