@@ -233,6 +233,14 @@ def probes(folder: Path, fx: dict) -> list:
                                   "--out", str(ro_dir / "t.json")], bad)
     add("check a missing file", ["check", str(folder / "missing.json")], bad)
     add("--topology /dev/zero", ["info", "--topology", "/dev/zero"], bad)
+    # issue 39, items 6 and 7: exports that would write what the checker or a runtime refuses
+    for name in ('a"b', "a<b&c", "a'b", "tab\there", "x" * 300):
+        add(f"export msccl-xml --name {name[:12]!r} --check", ["export", cert, "--format", "msccl-xml", "--check",
+                                                               "--name", name, "--out", str(folder / "n.xml")],
+            (0, 2))
+    for value in ("1", "2", "-1", "0"):
+        add(f"export explicit --elements {value} (below the chunk count)",
+            ["export", cert, "--format", "explicit", "--elements", value, "--out", str(folder / "el.jsonl")], bad)
     out.extend(trusta_probes(folder, fx))
     out += _group_search_probes(folder)
     return out
