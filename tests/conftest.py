@@ -117,3 +117,14 @@ def brute():
         return cache[key]
 
     return get
+
+
+@pytest.fixture
+def python_sigint():
+    """SIGINT raises KeyboardInterrupt (Python's own handler) for the test: a pytest-xdist worker runs with
+    SIGINT at its default, which would end the worker (and hang the run) when a test interrupts itself."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)

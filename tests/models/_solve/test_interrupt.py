@@ -38,14 +38,11 @@ def _golomb(marks=12):
 
 
 @pytest.fixture
-def sigterm_raises():
-    """SIGTERM raises as under the CLI, and SIGINT raises KeyboardInterrupt (Python's own handler: a pytest-xdist
-    worker may run with SIGINT ignored or at its default, which would end the worker instead)."""
+def sigterm_raises(python_sigint):
+    """SIGTERM raises as under the CLI (and SIGINT as in Python: the ``python_sigint`` fixture)."""
     previous = signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(Stop()))
-    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     signal.signal(signal.SIGTERM, previous)
-    signal.signal(signal.SIGINT, previous_int)
 
 
 @pytest.mark.parametrize("sig, kind", [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Stop)])

@@ -254,7 +254,7 @@ def test_a_worker_failure_is_one_line_without_its_traceback(tmp_path):
     assert tail == "ValueError: bad plan"
 
 
-def test_an_interrupt_stops_the_mpi_job_too(tmp_path):
+def test_an_interrupt_stops_the_mpi_job_too(tmp_path, python_sigint):
     """The job runs in its own session (Ctrl-C at the terminal never reaches it): an interrupt kills it."""
     import signal
     import sys
