@@ -23,74 +23,22 @@ import argparse
 import copy
 import json
 import os
-import signal
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-WALL_LIMIT = 60.0
-MEMORY_LIMIT_MIB = 3 * 1024
-ADDRESS_SPACE_CAP = 8 << 30  # a runaway probe fails with MemoryError instead of taking the machine down
-
-
-def _cap_memory():
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_CAP, ADDRESS_SPACE_CAP))
-
-
-def _synth(*argv) -> list:
-    return [sys.executable, "-m", "synth", *argv]
-
-
-def _run(cmd, cwd, stdin=None, wall=WALL_LIMIT):
-    """Run ``cmd``; return (exit code or None on time-out, stdout, stderr, seconds, peak RSS in MiB)."""
-    t0 = time.monotonic()
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "SYNTH_CACHE_DIR": str(Path(cwd) / "cache")}
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err, stdin=stdin or subprocess.DEVNULL, env=env,
-                                start_new_session=True, preexec_fn=_cap_memory)
-        code = None
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                code = os.waitstatus_to_exitcode(status)
-                break
-            if time.monotonic() - t0 > wall:
-                os.killpg(proc.pid, 9)
-                _, status, usage = os.wait4(proc.pid, 0)
-                break
-            time.sleep(0.02)
-        proc.returncode = code if code is not None else -9
-        out.seek(0)
-        err.seek(0)
-        return (code, out.read().decode(errors="replace"), err.read().decode(errors="replace"),
-                time.monotonic() - t0, usage.ru_maxrss / 1024)
-
+from _probe_run import MEMORY_LIMIT_MIB, WALL_LIMIT, run, synth_argv, write
+from probe_signals import special_probes
 
 def _fixtures(folder: Path) -> dict:
     """A valid 4x4 SP certificate and a 4x4 ring explicit file to mutate."""
     cert, ring = folder / "sp44.json", folder / "ring44.jsonl"
-    for cmd in (_synth("solve", "--torus", "4x4", "--out", str(cert)),
-                _synth("baseline", "ring", "--torus", "4x4", "--out", str(ring))):
-        code, _, err, _, _ = _run(cmd, folder)
+    for cmd in (synth_argv("solve", "--torus", "4x4", "--out", str(cert)),
+                synth_argv("baseline", "ring", "--torus", "4x4", "--out", str(ring))):
+        code, _, err, _, _ = run(cmd, folder)
         if code != 0:
             raise SystemExit(f"probe_hostile: cannot build fixtures: {' '.join(cmd)}: {err.strip()}")
     return {"cert": json.loads(cert.read_text()), "ring": ring.read_text().splitlines(keepends=True)}
-
-
-def _write(folder: Path, name: str, data) -> str:
-    path = folder / name
-    if isinstance(data, (dict, list)) and not (isinstance(data, list) and data and isinstance(data[0], str)):
-        path.write_text(json.dumps(data))
-    elif isinstance(data, list):
-        path.write_text("".join(data))
-    else:
-        path.write_text(data)
-    return str(path)
 
 
 def _cert_variant(fx, edit):
@@ -106,7 +54,7 @@ def _forged_overflow(c):
 
 def _adopt_measured(folder: Path, path: str) -> str:
     """Edit the claims of the certificate at ``path`` to whatever ``synth check`` measures, if it measures."""
-    code, out, _, _, _ = _run(_synth("check", path, "--json"), folder)
+    code, out, _, _, _ = run(synth_argv("check", path, "--json"), folder)
     try:
         measured = {k: v["measured"] for k, v in json.loads(out)["claims"].items()}
     except (ValueError, KeyError, TypeError):
@@ -140,7 +88,7 @@ def _ring_edit(line, key, value):
 
 def probes(folder: Path, fx: dict) -> list:
     """(name, argv, allowed exit codes) for every probe."""
-    w = lambda name, data: _write(folder, name, data)  # noqa: E731
+    w = lambda name, data: write(folder, name, data)  # noqa: E731
     cv = lambda edit: _cert_variant(fx, edit)  # noqa: E731
     rv = lambda edit: _ring_variant(fx, edit)  # noqa: E731
     sparse = folder / "big.json"
@@ -241,14 +189,14 @@ def probes(folder: Path, fx: dict) -> list:
     for value in ("1", "2", "-1", "0"):
         add(f"export explicit --elements {value} (below the chunk count)",
             ["export", cert, "--format", "explicit", "--elements", value, "--out", str(folder / "el.jsonl")], bad)
-    out.extend(trusta_probes(folder, fx))
+    out.extend(reader_probes(folder, fx))
     out += _group_search_probes(folder)
     return out
 
 
-# ------------------------------------------------------------------ issue 39, items 3, 4 and 10 (helper trustb)
+# ------------------------------------------------------------------ issue 39, items 3, 4 and 10: user graphs
 def _graph_file(folder: Path, name: str, n: int, edges, **extra) -> str:
-    return _write(folder, f"g-{name}.json", {"format": "synth-topology", "version": 1, "vertices": n,
+    return write(folder, f"g-{name}.json", {"format": "synth-topology", "version": 1, "vertices": n,
                                              "links": [list(e) for e in edges], **extra})
 
 
@@ -304,16 +252,16 @@ def _group_search_probes(folder: Path) -> list:
     return out
 
 
-# ================================================================ issue 39, items 1, 2, 5, 8, 9, 12 (helper trusta)
+# ------------------------------------------------------------------ issue 39, items 2, 5, 8, 9, 12
 # Readers that must never block (FIFOs, devices, cache entries), MPI sizes beyond memory, simulate on
-# schedules that are not allreduces, 1 PiB, names with control characters; then, apart (they need a
-# signal or their own environment), interrupts and the cache and temp-folder cases (:func:`trusta_special`).
+# schedules that are not allreduces, 1 PiB, names with control characters (interrupts and the cases that
+# need their own environment: probe_signals.py).
 
 def _solved_entry(folder: Path, seed: int) -> Path:
     """Solve 4x4, k = 2 once into the probes' cache; the path of its entry (to replace with something hostile)."""
     cache = folder / "cache"
     before = set(cache.glob("*.json")) if cache.exists() else set()
-    code, _, err, _, _ = _run(_synth("solve", "--torus", "4x4", "--depth", "2", "--seed", str(seed),
+    code, _, err, _, _ = run(synth_argv("solve", "--torus", "4x4", "--depth", "2", "--seed", str(seed),
                                      "--time-limit", "20"), folder)
     new = sorted(set(cache.glob("*.json")) - before)
     if code != 0 or len(new) != 1:
@@ -321,14 +269,14 @@ def _solved_entry(folder: Path, seed: int) -> Path:
     return new[0]
 
 
-def trusta_probes(folder: Path, fx: dict) -> list:
+def reader_probes(folder: Path, fx: dict) -> list:
     """(name, argv, allowed exit codes) of issue 39's reader, memory, simulate and size cases."""
     bad, invalid = (2,), (1,)
     fifo = folder / "fifo.json"
     os.mkfifo(fifo)
     zero = folder / "zero.json"
     zero.symlink_to("/dev/zero")
-    cert = _write(folder, "ok39.json", fx["cert"])
+    cert = write(folder, "ok39.json", fx["cert"])
     out = []
     for label, path in (("FIFO", fifo), ("symlink to /dev/zero", zero)):
         for reader, argv in (("check", ["check", path]), ("run", ["run", path, "--size", "4KiB"]),
@@ -354,123 +302,33 @@ def trusta_probes(folder: Path, fx: dict) -> list:
     for label, lines in (("a dropped transmission", ring[:1] + ring[2:]), ("a duplicated transmission",
                                                                              ring + ring[1:2]),
                          ("a forged transmission", ring[:1] + [json.dumps(forged) + "\n"] + ring[2:])):
-        path = _write(folder, f"sim39-{len(out)}.jsonl", lines)
+        path = write(folder, f"sim39-{len(out)}.jsonl", lines)
         out.append((f"simulate {label}", ["simulate", path, "--size", "64KiB"], invalid))
     forged_cert = _cert_variant(fx, lambda c: c["base_schedule"]["components"][0]["transmissions"].pop())
-    out.append(("simulate a certificate missing a transmission", ["simulate", _write(folder, "sim39.json", forged_cert),
+    out.append(("simulate a certificate missing a transmission", ["simulate", write(folder, "sim39.json", forged_cert),
                                                                   "--size", "64KiB"], (1, 2)))
     out.append(("compare --sizes 1PiB (the documented maximum)", ["compare", "--torus", "4x4", "--sizes", "1PiB"],
                 (0,)))
     out.append(("solve --size 1PiB", ["solve", "--torus", "4x4", "--size", "1PiB", "--time-limit", "5"], (0,)))
     out.append(("compare --sizes 2PiB", ["compare", "--torus", "4x4", "--sizes", "2PiB"], bad))
     for cmd in ("info", "solve", "bound"):
-        path = _write(folder, f"name39-{cmd}.json", {"format": "synth-topology", "version": 1,
+        path = write(folder, f"name39-{cmd}.json", {"format": "synth-topology", "version": 1,
                                                     "name": "ring\n\x1b[31mred\r\x07", "vertices": 4,
                                                     "links": [[0, 1], [1, 2], [2, 3], [3, 0]]})
         out.append((f"{cmd}: a topology name with control characters", [cmd, "--topology", path], (0,)))
-    path = _write(folder, "name39-bad.json", {"format": "synth-topology", "version": 1, "name": "x\x1b[2J\n",
+    path = write(folder, "name39-bad.json", {"format": "synth-topology", "version": 1, "name": "x\x1b[2J\n",
                                                "vertices": 4, "links": [[0, 1]]})
     out.append(("info: a bad topology named with control characters", ["info", "--topology", path], bad))
     return out
 
 
-def trusta_verdict(name: str, out: str, err: str) -> str:
+def name_verdict(name: str, out: str, err: str) -> str:
     """Issue 39, item 12: no control character of a user-supplied name reaches the terminal."""
     if "control characters" in name and any(c in out + err for c in "\x1b\r\x07"):
         return "a control character printed raw"
     return ""
 
 
-#: (name, argv, signal, seconds into the solve, allowed exit code); the command must stop within STOP_LIMIT
-#: seconds of the signal, leave the older --out intact, and never run the next depth
-INTERRUPTS = (
-    ("SIGTERM during a k-hop solve", ["solve", "--depth", "3", "--torus", "16x16", "--seed", "5", "--time-limit",
-                                      "60", "--out", "{out}"], "SIGTERM", 6.0, 143),
-    ("SIGINT during a k-hop solve", ["solve", "--depth", "3", "--torus", "16x16", "--seed", "5", "--time-limit",
-                                     "60", "--out", "{out}"], "SIGINT", 6.0, 130),
-    ("SIGTERM late in a k-hop solve (LP, MIP)", ["solve", "--depth", "3", "--torus", "12x12", "--time-limit", "60",
-                                                 "--solver", "cpsat", "--out", "{out}"], "SIGTERM", 15.0, 143),
-    ("SIGTERM during an exchange-forest solve", ["solve", "--depth", "3", "--exchange", "--torus", "12x12",
-                                                 "--time-limit", "60", "--out", "{out}"], "SIGTERM", 4.0, 143),
-    ("SIGINT during a k-hop family solve", ["solve", "--depth", "3", "--torus", "12x12", "--group",
-                                            "translations-negation", "--time-limit", "60", "--out", "{out}"],
-     "SIGINT", 3.0, 130),
-    ("SIGTERM during a sweep", ["sweep", "--torus", "12x12", "--time-limit", "60", "--out", "{out}"], "SIGTERM",
-     4.0, 143),
-    ("SIGINT during a sweep --jobs 2", ["sweep", "--torus", "12x12", "--time-limit", "60", "--jobs", "2",
-                                        "--out", "{out}"], "SIGINT", 4.0, 130),
-    ("SIGTERM during solve --size", ["solve", "--torus", "12x12", "--size", "1MiB", "--time-limit", "60",
-                                     "--out", "{out}"], "SIGTERM", 4.0, 143),
-)
-STOP_LIMIT = 10.0
-
-
-def _interrupted(folder: Path, argv, sig: str, after: float, wall=WALL_LIMIT):
-    """Run ``synth argv``; ``after`` seconds after it says it is solving, send ``sig``.
-
-    Returns (exit code or None, stderr, seconds from the signal to the exit).
-    """
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "SYNTH_CACHE_DIR": str(folder / "cache"), "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(_synth(*argv), cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL, env=env, start_new_session=True, preexec_fn=_cap_memory,
-                            text=True, errors="replace")
-    seen = []
-    for line in proc.stderr:            # the command is past start-up and solving (a note says so)
-        seen.append(line)
-        if "solving" in line:
-            break
-    time.sleep(after)
-    t0 = time.monotonic()
-    if proc.poll() is None:
-        proc.send_signal(getattr(signal, sig))
-    try:
-        _, err = proc.communicate(timeout=wall)
-        code = proc.returncode
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, 9)
-        _, err = proc.communicate()
-        code = None
-    return code, "".join(seen) + err, time.monotonic() - t0
-
-
-def trusta_special(folder: Path, only=None) -> list:
-    """(name, problem or '', seconds, stderr) of the interrupt, unwritable-cache and stale-temp-folder probes
-    (those whose name contains ``only``, when given)."""
-    results = []
-    wanted = lambda name: not only or only in name  # noqa: E731
-    for i, (name, argv, sig, after, want) in enumerate(INTERRUPTS):
-        if not wanted(name):
-            continue
-        out = folder / f"int39-{i}.json"
-        out.write_text("OLD")
-        code, err, seconds = _interrupted(folder, [a.format(out=out) for a in argv], sig, after)
-        problem = ("did not stop" if code is None else f"exit {code}, expected {want}" if code != want else
-                   f"stopped {seconds:.1f} s after {sig}" if seconds > STOP_LIMIT else
-                   "--out was replaced" if out.read_text() != "OLD" else
-                   "traceback" if "Traceback" in err else
-                   "went on to the next depth" if "k=5" in err else "")
-        results.append((name, problem, seconds, err))
-    name = "an unwritable cache is said, no rerun promised"
-    if wanted(name):
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "SYNTH_CACHE_DIR": "/proc/self/synth-cache"}
-        done = subprocess.run(_synth("solve", "--torus", "4x4", "--depth", "2", "--time-limit", "10"), cwd=folder,
-                              capture_output=True, text=True, env=env, timeout=WALL_LIMIT)
-        ok = done.returncode == 0 and "cannot be written" in done.stderr and "instant" not in done.stderr
-        results.append((name, "" if ok else f"exit {done.returncode}; stderr does not say the cache cannot be "
-                        "written", 0.0, done.stderr))
-    name = "a SIGKILLed write's temp folder is removed"
-    if wanted(name):
-        dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                              text=True).stdout.strip()
-        stale = folder / f".t39.json.tmp-{dead}-abcdefgh"
-        stale.mkdir()
-        (stale / "t39.json").write_text("half a certificate")
-        os.utime(stale, (time.time() - 120, time.time() - 120))
-        code, _, err, seconds, _ = _run(_synth("solve", "--torus", "4x4", "--out", str(folder / "t39.json")), folder)
-        results.append((name, "" if code == 0 and not stale.exists() else "the stale temp folder is still there",
-                        seconds, err))
-    return results
-# ================================================================ end of issue 39 (trusta)
 
 
 def judge(code, err, seconds, mib, allowed) -> str:
@@ -503,8 +361,8 @@ def main(argv=None) -> int:
         for name, cmd, allowed in probes(folder, fx):
             if args.only and args.only not in name:
                 continue
-            code, out, err, seconds, mib = _run(_synth(*cmd), folder)
-            verdict = judge(code, err, seconds, mib, allowed) or trusta_verdict(name, out, err)
+            code, out, err, seconds, mib = run(synth_argv(*cmd), folder)
+            verdict = judge(code, err, seconds, mib, allowed) or name_verdict(name, out, err)
             failed += bool(verdict)
             if args.json:
                 print(json.dumps({"probe": name, "exit": code, "seconds": round(seconds, 2),
@@ -514,7 +372,7 @@ def main(argv=None) -> int:
                 first = err.strip().splitlines()[0][:90] if err.strip() else ""
                 print(f"{'ok  ' if not verdict else 'FAIL'} {name:<42} exit {code}  {seconds:5.1f} s "
                       f"{mib:6.0f} MiB  {verdict or first}", flush=True)
-        for name, verdict, seconds, err in trusta_special(folder, args.only):
+        for name, verdict, seconds, err in special_probes(folder, args.only):
             failed += bool(verdict)
             if args.json:
                 print(json.dumps({"probe": name, "seconds": round(seconds, 2), "ok": not verdict, "problem": verdict,
