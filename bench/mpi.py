@@ -14,7 +14,6 @@ MPI_Allreduce on the same machine only.
 
 import os
 
-import numpy as np
 
 from _harness import Col, Ratio, Table, parse_args, parser, timed
 

@@ -5,7 +5,6 @@ IndexError from deep inside, and nothing is solved, cached or written first.
 """
 
 import inspect
-import io
 import json
 import os
 

@@ -6,7 +6,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 SOLVERS = ("synth.models", "ortools", "highspy", "pyscipopt")
 SYNTH = Path(__file__).resolve().parents[1] / "synth"

@@ -304,7 +304,7 @@ def _run_job(source, elements, launcher, opts):
         problems = sorted(f for f in os.listdir(directory) if f.startswith("error-"))
         if problems:
             raise SynthError(f"MPI run failed: {_first_line(os.path.join(directory, problems[0]))}"
-                             + ("" if keep_dir is not None else " (`keep_dir` keeps the ranks' tracebacks)"))
+                             + ("" if opts.keep_dir is not None else " (`keep_dir` keeps the ranks' tracebacks)"))
         path = os.path.join(directory, "result.json")
         if not os.path.exists(path):
             tail = _last_line(err or out)

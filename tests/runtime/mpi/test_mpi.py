@@ -272,3 +272,24 @@ def test_an_interrupt_stops_the_mpi_job_too(tmp_path, python_sigint):
     assert time.monotonic() - t0 < 15
     with pytest.raises(ProcessLookupError):
         os.kill(int(pid_file.read_text()), 0)
+
+
+def test_a_rank_failure_reaches_the_caller_as_one_line(tmp_path, monkeypatch):
+    """A rank's error file becomes the run's one-line error (no MPI needed: the launch is stood in for)."""
+    from synth.check.certificate import write_certificate
+    from synth.solving import solve
+
+    cert = tmp_path / "c.json"
+    write_certificate(solve(parse_torus("4x4")).certificate, cert)
+
+    def failing_launch(cmd, env, timeout):
+        with open(os.path.join(cmd[-1], "error-3"), "w") as f:   # what _worker.py writes for a failing rank
+            f.write("rank 3: ValueError: bad plan\nTraceback (most recent call last):\n")
+        return 1, "", ""
+
+    monkeypatch.setattr(rmpi, "find_mpiexec", lambda m=None: ["mpiexec"])
+    monkeypatch.setattr(rmpi, "_launch", failing_launch)
+    with pytest.raises(SynthError, match=r"^MPI run failed: rank 3: ValueError: bad plan \(`keep_dir` keeps"):
+        run_schedule(str(cert), size="1KiB")
+    with pytest.raises(SynthError, match=r"bad plan$"):
+        run_schedule(str(cert), size="1KiB", keep_dir=str(tmp_path / "kept"))
