@@ -56,7 +56,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.models._solve.backends import new_highs  # noqa: F401  (re-exported)
 from synth.models._solve.linear import LinearModel  # noqa: F401  (re-exported)
 from synth.models._solve.result import MipSolution  # noqa: F401  (re-exported)
 from synth.models.xhop.instance import forest_depths, hop_arcs
@@ -79,7 +78,6 @@ __all__ = [
     "decode_forest",
     "encode_forest",
     "model_data",
-    "new_highs",
 ]
 
 
