@@ -89,6 +89,12 @@ def build_baseline(name: str, topology) -> Baseline:
         Trivance on the ring of its hosts) or, for the doubling families, any
         topology with compute nodes.
 
+    Returns
+    -------
+    Baseline
+        The explicit schedule and its chunk weights; each builder's docstring
+        (:mod:`synth.baselines.bucket`, ...) says how its chunks are numbered.
+
     Raises
     ------
     TopologyError

@@ -3,6 +3,14 @@
 Every algorithm module of :mod:`synth.baselines` builds one; the registry
 (:data:`synth.baselines.BASELINES`) imports those modules, and they import this one,
 so the package has no import cycle.
+
+Every builder has the same contract, written here once: it takes the
+topology (a :class:`~synth.topology.torus.Torus` for the torus algorithms,
+which :func:`require_torus` checks; any topology with compute nodes for the
+doubling families) and returns a :class:`Baseline`; a builder's docstring
+says how many chunks it cuts and how they are numbered.
+:func:`synth.baselines.build_baseline` is the entry point that also routes
+HyperX and spine-leaf through the torus builders.
 """
 
 from __future__ import annotations
@@ -12,11 +20,32 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from synth.check import measure_explicit
-from synth.errors import ScheduleError
+from synth.errors import ScheduleError, TopologyError
 from synth.check.explicit import write_explicit
 from synth.schedule import Schedule, chunk_elements
+from synth.topology.torus import Torus
 
-__all__ = ["Baseline"]
+__all__ = ["Baseline", "require_torus"]
+
+
+def require_torus(t, name: str) -> None:
+    """Raise :class:`~synth.errors.TopologyError` unless ``t`` is a torus: the torus builders' precondition.
+
+    HyperX and spine-leaf reach these builders as a torus (the registry's
+    wrappers), so the message names them too.
+
+    Examples
+    --------
+    >>> from synth.topology.torus import parse_torus
+    >>> require_torus(parse_torus("4x4"), "bucket")
+    >>> require_torus("ring of 4", "bucket")
+    Traceback (most recent call last):
+    ...
+    synth.errors.TopologyError: bucket is defined on tori (any shape), HyperX and spine-leaf, not on 'ring of 4'
+    """
+    if not isinstance(t, Torus):
+        raise TopologyError(f"{name} is defined on tori (any shape), HyperX and spine-leaf, "
+                            f"not on {getattr(t, 'name', t)!r}")
 
 
 @dataclass(frozen=True, eq=False)

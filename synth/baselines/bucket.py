@@ -44,8 +44,7 @@ from __future__ import annotations
 import numpy as np
 
 from synth.baselines._engine import Rounds, add_allreduce, allgather_plan, offset_map
-from synth.baselines.base import Baseline
-from synth.errors import TopologyError
+from synth.baselines.base import Baseline, require_torus
 from synth.topology.torus import Torus
 
 __all__ = ["bucket", "SUPPORTED"]
@@ -56,14 +55,7 @@ SUPPORTED = "tori of any shape; HyperX as the torus of the same shape; spine-lea
 def bucket(t: Torus):
     """The balanced multiport Bucket schedule in the reference's stages: ``2d max_i (n_i - 1)`` rounds.
 
-    Parameters
-    ----------
-    t : Torus
-
-    Returns
-    -------
-    Baseline
-        ``2d * p`` chunks of equal weight (family ``f``, block ``b`` is chunk ``f*p + b``).
+    ``2d * p`` chunks of equal weight: family ``f``, block ``b`` is chunk ``f*p + b``.
 
     Examples
     --------
@@ -74,9 +66,7 @@ def bucket(t: Torus):
     >>> bucket(parse_torus("3x6")).measure().rounds   # 4 stages of 5 rounds
     20
     """
-    if not isinstance(t, Torus):
-        raise TopologyError(f"bucket is defined on tori (any shape), HyperX and spine-leaf, "
-                            f"not on {getattr(t, 'name', t)!r}")
+    require_torus(t, "bucket")
     d = t.ndim
     V = t.n_vertices
     M = max(t.shape) - 1  # rounds per stage

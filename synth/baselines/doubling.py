@@ -68,15 +68,8 @@ def _setup(t):
 def recursive_doubling(t: Topology):
     """Recursive doubling: ``log2 p'`` rounds (+2 when ``p`` is not a power of two).
 
-    Parameters
-    ----------
-    t : Topology
-        A torus or any topology; ranks are its compute nodes in id order.
-
-    Returns
-    -------
-    Baseline
-        One chunk.
+    On any topology with compute nodes (ranks in id order); the whole vector
+    is one chunk.
 
     Examples
     --------
@@ -102,15 +95,8 @@ def recursive_doubling(t: Topology):
 def halving_doubling(t: Topology):
     """Rabenseifner's halving-doubling: ``2 log2 p'`` rounds (+2 when ``p`` is not a power of two).
 
-    Parameters
-    ----------
-    t : Topology
-        A torus or any topology; ranks are its compute nodes in id order.
-
-    Returns
-    -------
-    Baseline
-        ``p'`` chunks of equal weight, block ``b`` owned by new rank ``b``.
+    Ranks are the compute nodes in id order, on any topology; ``p'`` chunks
+    of equal weight, block ``b`` owned by new rank ``b``.
 
     Examples
     --------

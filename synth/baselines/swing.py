@@ -54,8 +54,7 @@ from synth.baselines._engine import (
     Rounds, add_allreduce, add_enlarge, add_shrink, allgather_plan, ceil_log, dimension_order, floor_power,
     is_power, offset_map, shrink_plan,
 )
-from synth.baselines.base import Baseline
-from synth.errors import TopologyError
+from synth.baselines.base import Baseline, require_torus
 from synth.schedule import REDUCE
 from synth.topology.torus import Torus
 
@@ -76,12 +75,6 @@ def rho(k: int) -> int:
     return (1 - (-2) ** (k + 1)) // 3
 
 
-def _check(t, name):
-    if not isinstance(t, Torus):
-        raise TopologyError(f"{name} is defined on tori (any shape), HyperX and spine-leaf, "
-                            f"not on {getattr(t, 'name', t)!r}")
-
-
 def _port_maps(t, active, virtual, port):
     """The map of every step of port ``port`` on the virtual torus."""
     d = t.ndim
@@ -98,16 +91,9 @@ def _port_maps(t, active, virtual, port):
 def swing_l(t: Torus, ports: int | None = None, name: str = "swing-l"):
     """SwingL: ``log2 p`` rounds on power-of-two sides (else ``log2`` of the virtual size, +2 per shrunk side).
 
-    Parameters
-    ----------
-    t : Torus
-    ports : int, optional
-        How many ports (``2d`` by default; 1 is :func:`swing_l_1port`).
-
-    Returns
-    -------
-    Baseline
-        ``ports`` chunks of equal weight, one per port.
+    One chunk of equal weight per port: ``ports`` of them, ``2d`` by default
+    (``ports=1``, under the registry ``name`` ``swing-l-1port``, is
+    :func:`swing_l_1port`).
 
     Examples
     --------
@@ -118,7 +104,7 @@ def swing_l(t: Torus, ports: int | None = None, name: str = "swing-l"):
     >>> swing_l(parse_torus("6x6")).notes
     '4 ports (2 plain, 2 mirrored), 4 exchange steps; shrunk to virtual 4x4 torus (+4 rounds)'
     """
-    _check(t, name)
+    require_torus(t, name)
     d = t.ndim
     C = 2 * d if ports is None else ports
     virtual = [floor_power(n, 2) for n in t.shape]
@@ -165,15 +151,8 @@ def swing_l_1port(t: Torus):
 def swing_b(t: Torus):
     """SwingB: reduce-scatter and allgather, ``2 log2 p`` rounds on power-of-two sides.
 
-    Parameters
-    ----------
-    t : Torus
-
-    Returns
-    -------
-    Baseline
-        ``2d * p'`` chunks of equal weight (port ``j``, block ``b`` is chunk
-        ``j*p' + b``; ``p'`` the number of nodes left after shrinking odd sides).
+    ``2d * p'`` chunks of equal weight, ``p'`` being the number of nodes left
+    after shrinking odd sides; port ``j``'s block ``b`` is chunk ``j*p' + b``.
 
     Examples
     --------
@@ -184,7 +163,7 @@ def swing_b(t: Torus):
     >>> swing_b(parse_torus("6x6")).schedule.n_rounds   # 2 * (3 + 3): ceil(log2 6) steps per side
     12
     """
-    _check(t, "swing-b")
+    require_torus(t, "swing-b")
     d = t.ndim
     virtual = [n if n % 2 == 0 else floor_power(n, 2) for n in t.shape]
     shrink, active = shrink_plan(t, virtual)

@@ -71,8 +71,7 @@ import numpy as np
 from synth.baselines._engine import (
     Rounds, add_allreduce, add_enlarge, add_shrink, ceil_log, floor_power, is_power, offset_map, ring_disp, shrink_plan,
 )
-from synth.baselines.base import Baseline
-from synth.errors import TopologyError
+from synth.baselines.base import Baseline, require_torus
 from synth.schedule import REDUCE
 from synth.topology.torus import Torus
 
@@ -80,12 +79,6 @@ __all__ = ["trivance_l", "trivance_b", "reference_order", "reference_steps", "bl
 
 SUPPORTED = ("tori of any shape (B: the reference's distances on every side; L: sides that are not powers of "
              "three shrunk); HyperX as the torus of the same shape; spine-leaf on the ring of the hosts")
-
-
-def _check(t, name):
-    if not isinstance(t, Torus):
-        raise TopologyError(f"{name} is defined on tori (any shape), HyperX and spine-leaf, "
-                            f"not on {getattr(t, 'name', t)!r}")
 
 
 def reference_order(start: int, steps_per_dim) -> list:
@@ -251,14 +244,7 @@ def _repair(shape, steps, cand, coords, step, sign):
 def trivance_l(t: Torus):
     """TrivanceL: ``log3 p`` rounds on power-of-three sides (else ``log3`` of the virtual size, +2 per shrunk side).
 
-    Parameters
-    ----------
-    t : Torus
-
-    Returns
-    -------
-    Baseline
-        ``d`` chunks of equal weight, one per part.
+    One chunk per part, ``d`` of equal weight.
 
     Examples
     --------
@@ -269,7 +255,7 @@ def trivance_l(t: Torus):
     >>> trivance_l(parse_torus("4x4")).schedule.n_rounds     # virtual 3x3: 2 steps + 2 + 2
     6
     """
-    _check(t, "trivance-l")
+    require_torus(t, "trivance-l")
     d = t.ndim
     virtual = [floor_power(n, 3) for n in t.shape]
     shrink, active = shrink_plan(t, virtual)
@@ -295,14 +281,7 @@ def trivance_l(t: Torus):
 def trivance_b(t: Torus):
     """TrivanceB: reduce-scatter and allgather, ``2 sum_i ceil(log3 n_i)`` rounds.
 
-    Parameters
-    ----------
-    t : Torus
-
-    Returns
-    -------
-    Baseline
-        ``d * p`` chunks of equal weight (part ``j``, block ``b`` is chunk ``j*p + b``).
+    ``d * p`` chunks of equal weight, block ``b`` of part ``j`` being chunk ``j*p + b``.
 
     Examples
     --------
@@ -314,7 +293,7 @@ def trivance_b(t: Torus):
     ['distances 1, 1 / 1, 3 (the last step of a side goes ceil((n - 3^k)/2))',
      '88 of 1984 block choices raised to keep the reduce-scatter correct']
     """
-    _check(t, "trivance-b")
+    require_torus(t, "trivance-b")
     d = t.ndim
     P = t.n_vertices
     coords = t.coords(np.arange(P)).astype(np.int64)
