@@ -28,26 +28,6 @@ from synth.topology.torus import Torus
 __all__ = ["Baseline", "require_torus"]
 
 
-def require_torus(t, name: str) -> None:
-    """Raise :class:`~synth.errors.TopologyError` unless ``t`` is a torus: the torus builders' precondition.
-
-    HyperX and spine-leaf reach these builders as a torus (the registry's
-    wrappers), so the message names them too.
-
-    Examples
-    --------
-    >>> from synth.topology.torus import parse_torus
-    >>> require_torus(parse_torus("4x4"), "bucket")
-    >>> require_torus("ring of 4", "bucket")
-    Traceback (most recent call last):
-    ...
-    synth.errors.TopologyError: bucket is defined on tori (any shape), HyperX and spine-leaf, not on 'ring of 4'
-    """
-    if not isinstance(t, Torus):
-        raise TopologyError(f"{name} is defined on tori (any shape), HyperX and spine-leaf, "
-                            f"not on {getattr(t, 'name', t)!r}")
-
-
 @dataclass(frozen=True, eq=False)
 class Baseline:
     """A baseline's explicit schedule and how to size its chunks.
@@ -139,3 +119,23 @@ class Baseline:
         """
         made = self.measure(elements).to_json() if claims else None
         write_explicit(self.schedule, self.chunk_sizes(elements), path, claims=made)
+
+
+def require_torus(t, name: str) -> None:
+    """Raise :class:`~synth.errors.TopologyError` unless ``t`` is a torus: the torus builders' precondition.
+
+    HyperX and spine-leaf reach these builders as a torus (the registry's
+    wrappers), so the message names them too.
+
+    Examples
+    --------
+    >>> from synth.topology.torus import parse_torus
+    >>> require_torus(parse_torus("4x4"), "bucket")
+    >>> require_torus("ring of 4", "bucket")
+    Traceback (most recent call last):
+    ...
+    synth.errors.TopologyError: bucket is defined on tori (any shape), HyperX and spine-leaf, not on 'ring of 4'
+    """
+    if not isinstance(t, Torus):
+        raise TopologyError(f"{name} is defined on tori (any shape), HyperX and spine-leaf, "
+                            f"not on {getattr(t, 'name', t)!r}")

@@ -43,6 +43,7 @@ from synth.errors import ScheduleError
 from synth.fileio import read_json
 from synth.schedule.lift import lift, lifted_weights
 from synth.schedule import COPY, REDUCE, Schedule, block_chunk_elements, chunk_elements
+from synth.topology.base import count_of
 
 __all__ = ["Plan", "build_plan", "flatten", "transmission_links", "greedy_layout", "message_runs", "load_schedule",
            "LAYOUTS", "owner_layout", "run_chunk_sizes"]
@@ -342,13 +343,8 @@ class Plan:
     order: np.ndarray
     layout: str
 
-    @property
-    def n_messages(self) -> int:
-        return int(self.m_round.size)
-
-    @property
-    def n_transmissions(self) -> int:
-        return int(self.t_round.size)
+    n_messages = count_of("m_round", "Number of messages.")
+    n_transmissions = count_of("t_round", "Number of transmissions (chunk moves) packed into the messages.")
 
     @cached_property
     def position(self) -> np.ndarray:

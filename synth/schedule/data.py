@@ -70,7 +70,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from synth.errors import ArgumentTypeError, ScheduleError, check_int
-from synth.topology.base import Topology
+from synth.topology.base import Topology, count_of
 
 __all__ = ["REDUCE", "COPY", "OPS", "ALLREDUCE", "REDUCE_SCATTER", "ALLGATHER", "COLLECTIVES", "BaseSchedule",
            "Block", "Schedule", "chunk_elements", "require_elements", "positive_chunks", "block_chunk_elements", "chunk_offsets",
@@ -344,13 +344,8 @@ class BaseSchedule:
         return cls(topology, int(n_rounds), cols[:, 0], cols[:, 1], cols[:, 2], cols[:, 3], cols[:, 4],
                    ptr, links, np.asarray(weights), tuple(labels), collective, owner)
 
-    @property
-    def n_components(self) -> int:
-        return int(self.weights.size)
-
-    @property
-    def n_transmissions(self) -> int:
-        return int(self.src.size)
+    n_components = count_of("weights", "Number of components (chunks per group element).")
+    n_transmissions = count_of("src", "Number of transmissions.")
 
     @property
     def route_lengths(self) -> np.ndarray:

@@ -28,10 +28,32 @@ import numpy as np
 from synth.fileio import printable
 from synth.errors import TopologyError
 
-__all__ = ["Topology", "Grid", "MAX_VERTICES", "MAX_LINKS", "check_size"]
+__all__ = ["Topology", "Grid", "MAX_VERTICES", "MAX_LINKS", "check_size", "count_of"]
 
 MAX_VERTICES = 1 << 22  # 4,194,304 vertices: 256x the largest network we solve (64x64 torus, 32x32 HyperX)
 MAX_LINKS = 1 << 24     # 16,777,216 directed links: building them peaks near 1 GB (int32 ids, int64 keys)
+
+
+def count_of(array: str, doc: str) -> property:
+    """A read-only ``int`` property: the length of the 1-D array attribute ``array``.
+
+    The array dataclasses (topologies, schedules, runtime plans) count their
+    rows this way, so ``t.n_links`` is ``len(t.link_src)`` as a plain ``int``.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Rows:
+    ...     src: np.ndarray
+    ...     n_rows = count_of("src", "Number of rows.")
+    >>> Rows(np.arange(5)).n_rows, Rows.n_rows.__doc__
+    (5, 'Number of rows.')
+    """
+    def count(self) -> int:
+        return int(getattr(self, array).size)
+    count.__doc__ = doc
+    return property(count)
 
 
 def check_size(name: str, n_vertices: int, n_links: int) -> None:
@@ -131,15 +153,8 @@ class Topology:
         return cls(name, spec, n_vertices, arr[:, 0], arr[:, 1], compute)
 
     # ------------------------------------------------------------------ basics
-    @property
-    def n_links(self) -> int:
-        """Number of directed links ``E``."""
-        return int(self.link_src.size)
-
-    @property
-    def n_compute(self) -> int:
-        """Number of compute vertices ``p``."""
-        return int(self.compute.size)
+    n_links = count_of("link_src", "Number of directed links ``E``.")
+    n_compute = count_of("compute", "Number of compute vertices ``p``.")
 
     @cached_property
     def is_compute(self) -> np.ndarray:
