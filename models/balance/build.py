@@ -124,9 +124,9 @@ def build_base(topology, data, comps) -> BaseSchedule:
             ptr = np.arange(links.size + 1)
             label = opt.label()
         else:
-            cand = data.candidates[idx]
-            rnd, src, dst, op, ptr, links = cand.round, cand.src, cand.dst, cand.op, cand.route_ptr, cand.route_links
-            label = cand.label
+            one = data.candidates[idx].schedule
+            rnd, src, dst, op, ptr, links = one.round, one.src, one.dst, one.op, one.route_ptr, one.route_links
+            label = one.labels[0]
         order = np.lexsort((dst, src, rnd))
         lengths = np.diff(ptr)[order]
         starts = ptr[:-1][order]

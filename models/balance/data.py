@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.errors import ScheduleError, TopologyError
+from synth.schedule import BaseSchedule
 
 __all__ = ["Option", "Candidate", "BalanceData", "orbit_reversal", "tree_options", "forest_options",
            "exchange_pairs", "candidate_columns", "balance_data", "unit_incidences", "chunk_lower_bound"]
@@ -109,20 +110,14 @@ class Option:
 
 @dataclass(frozen=True, eq=False)
 class Candidate:
-    """A fixed component (the hook for other families, e.g. k-hop trees): its rows and incidences.
+    """A fixed component (the hook for other families, e.g. k-hop trees): its schedule and incidences.
 
+    ``schedule`` is the component alone (:meth:`~synth.schedule.data.BaseSchedule.component_alone`);
     ``inc[s-1, O]`` counts the (transmission, route link) incidences of round ``s`` on orbit ``O``.
     """
 
-    label: str
-    n_rounds: int
+    schedule: BaseSchedule
     inc: np.ndarray
-    round: np.ndarray
-    src: np.ndarray
-    dst: np.ndarray
-    op: np.ndarray
-    route_ptr: np.ndarray
-    route_links: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
@@ -262,21 +257,17 @@ def candidate_columns(group, schedules) -> tuple:
     out = []
     m = group.n_link_orbits
     for base in schedules:
-        L = base.route_lengths
         for c in range(base.n_components):
-            sel = np.flatnonzero(base.component == c)
-            links = np.concatenate([base.route(i) for i in sel]) if sel.size else np.zeros(0, np.int64)
+            one = base.component_alone(c)
             inc = np.zeros((base.n_rounds, m), dtype=np.int64)
-            np.add.at(inc, (np.repeat(base.round[sel], L[sel]) - 1, group.link_orbit[links]), 1)
-            ptr = np.concatenate([[0], np.cumsum(L[sel])])
-            out.append(Candidate(base.labels[c], base.n_rounds, inc, base.round[sel], base.src[sel], base.dst[sel],
-                                 base.op[sel], ptr, links))
+            np.add.at(inc, (np.repeat(one.round, one.route_lengths) - 1, group.link_orbit[one.route_links]), 1)
+            out.append(Candidate(one, inc))
     return tuple(out)
 
 
 def balance_data(topology, group, options=(), candidates=(), max_weight=16) -> BalanceData:
     """Bundle options and candidates (all with the same number of rounds) for the model."""
-    rounds = {o.n_rounds for o in options} | {c.n_rounds for c in candidates}
+    rounds = {o.n_rounds for o in options} | {c.schedule.n_rounds for c in candidates}
     if len(rounds) != 1:
         raise ScheduleError(f"all components must have the same number of rounds, got {sorted(rounds)}")
     if max_weight < 1:

@@ -131,7 +131,7 @@ def _measure(topology, group, data, values):
     comps = components_from_values(data, values)
     base = build_base(topology, data, comps)
     metrics = measure_symmetric(base, group, np.repeat(base.weights, group.order))
-    roots = tuple(data.options[c[1]].roots if c[0] == "option" else data.candidates[c[1]].label
+    roots = tuple(data.options[c[1]].roots if c[0] == "option" else data.candidates[c[1]].schedule.labels[0]
                   for c, _, _ in comps)
     return base, metrics, roots
 

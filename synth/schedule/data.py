@@ -354,6 +354,27 @@ class BaseSchedule:
     def route(self, i: int) -> np.ndarray:
         return self.route_links[self.route_ptr[i]:self.route_ptr[i + 1]]
 
+    def component_alone(self, c: int) -> "BaseSchedule":
+        """Component ``c`` as a base schedule of its own: its transmissions, weight 1, its label.
+
+        >>> from synth.topology.torus import parse_torus
+        >>> t = parse_torus("3")
+        >>> e01, e02, e12 = t.link_ids([0, 0, 1], [1, 2, 2]).tolist()
+        >>> two = BaseSchedule.from_rows(t, 2, [(0, 1, 0, 1, 0, [e01]), (1, 1, 0, 2, 0, [e02]),
+        ...                                      (0, 2, 1, 2, 1, [e12])], weights=(2, 3), labels=("a", "b"))
+        >>> one = two.component_alone(0)
+        >>> one.n_components, one.labels, one.src.tolist(), one.route_links.tolist() == [e01, e12]
+        (1, ('a',), [0, 1], True)
+        """
+        sel = np.flatnonzero(self.component == c)
+        lengths = self.route_lengths[sel]
+        starts = np.repeat(self.route_ptr[sel] - (np.cumsum(lengths) - lengths), lengths)
+        links = self.route_links[starts + np.arange(int(lengths.sum()))]
+        owner = None if self.owner is None else self.owner[c:c + 1]
+        return BaseSchedule(self.topology, self.n_rounds, np.zeros(sel.size, dtype=np.int32), self.round[sel],
+                            self.src[sel], self.dst[sel], self.op[sel], np.concatenate([[0], np.cumsum(lengths)]),
+                            links, np.ones(1, dtype=np.int64), (self.labels[c],), self.collective, owner)
+
     def route_matrix(self, idx) -> np.ndarray:
         """Routes of transmissions ``idx`` (all of one length) as a dense ``len(idx) x L`` array."""
         idx = np.asarray(idx)
