@@ -25,10 +25,11 @@ Examples
 >>> m = lattice_ring(twisted((2, 4))).measure()
 >>> m.rounds, str(m.psi), str(m.theta), str(m.omega)
 (14, '1', '1', '2')
->>> box_cycle(grid((3, 3), (False, False)))
+>>> box_cycle(grid((3, 3), (False, False)))  # doctest: +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
 ...
-synth.errors.TopologyError: ring: mesh 3x3 has 9 nodes, an odd number: its box of representatives has no Hamiltonian cycle (synth builds none through the wrap links)
+synth.errors.TopologyError: ring: mesh 3x3 has 9 nodes, an odd number: its box of representatives has no
+Hamiltonian cycle (synth builds none through the wrap links)
 """
 
 from __future__ import annotations

@@ -17,10 +17,11 @@ Examples
 >>> c = task_from_json({"call": "synth.campaign.calls:khop_entry", "kwargs": {"shape": [4, 4], "k": 2}})
 >>> c.call, c.arguments()
 ('synth.campaign.calls:khop_entry', {'k': 2, 'shape': [4, 4]})
->>> task_from_json(["solve", "--torus", "4x4", "--out", "x.json"])
+>>> task_from_json(["solve", "--torus", "4x4", "--out", "x.json"])  # doctest: +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
 ...
-synth.errors.CampaignError: task ["solve", "--torus", "4x4", "--out", "x.json"]: --out would leave its file on the worker; results come back through the store
+synth.errors.CampaignError: task ["solve", "--torus", "4x4", "--out", "x.json"]: --out would leave its file on
+the worker; results come back through the store
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """The ``synth`` command line: a thin layer over the library.
 
 Each command is one module (:mod:`synth.cli.solve`, ``check``, ``export``, ``run``, ``simulate``, ``bound``,
-``baseline``, ``compare``, ``sweep``, ``draw``, ``info``, ``campaign``, ``repair``) with ``add_parser(sub)`` and ``cmd_<name>(args)``,
-which parses its arguments, calls the library, and prints; :mod:`synth.cli._common` holds what they
-share.  Command modules import the library lazily, inside the command, so that ``synth --help``
-stays fast.
+``baseline``, ``compare``, ``sweep``, ``draw``, ``info``, ``campaign``, ``repair``) with ``add_parser(sub)``
+and ``cmd_<name>(args)``, which parses its arguments, calls the library, and prints;
+:mod:`synth.cli._common` holds what they share.  Command modules import the library lazily, inside the
+command, so that ``synth --help`` stays fast.
 
 :func:`main` turns every expected failure (a :class:`~synth.errors.SynthError`, and as a safety net
 any ``OSError``, ``ValueError``, ``OverflowError``, ``RecursionError`` or ``MemoryError``) into one

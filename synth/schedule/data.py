@@ -73,8 +73,8 @@ from synth.errors import ArgumentTypeError, ScheduleError, check_int
 from synth.topology.base import Topology, count_of
 
 __all__ = ["REDUCE", "COPY", "OPS", "ALLREDUCE", "REDUCE_SCATTER", "ALLGATHER", "COLLECTIVES", "BaseSchedule",
-           "Block", "Schedule", "chunk_elements", "require_elements", "positive_chunks", "block_chunk_elements", "chunk_offsets",
-           "check_owners", "phases"]
+           "Block", "Schedule", "chunk_elements", "require_elements", "positive_chunks", "block_chunk_elements",
+           "chunk_offsets", "check_owners", "phases"]
 
 REDUCE, COPY = 0, 1
 OPS = ("reduce", "copy")

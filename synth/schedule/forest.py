@@ -6,8 +6,8 @@ to, ``-1`` at the roots and off the forest.  A k-hop tree is the forest on the r
 is the one home of what every construction and model needs of such an array: its depths
 (:func:`forest_depths`, which also checks it; :func:`parent_depths` from the array alone),
 its weight (:func:`forest_weight`), both at once against a depth bound (:func:`check_forest`),
-the BFS forest of a torus (:func:`bfs_forest`), a two-level tree of hubs (:func:`hub_parents`), and its reduce-then-broadcast schedules
-(:func:`tree_schedule`, :func:`exchange_schedule`).
+the BFS forest of a torus (:func:`bfs_forest`), a two-level tree of hubs (:func:`hub_parents`), and its
+reduce-then-broadcast schedules (:func:`tree_schedule`, :func:`exchange_schedule`).
 
 Examples
 --------

@@ -27,9 +27,11 @@ Examples
 >>> d.n_links, d.n_compute, d.spec["failed"], d.diameter
 (54, 15, [[0, 1], 10], 4)
 >>> damage(parse_torus("3"), parse_failures(parse_torus("3"), links=["0-1", "1-2"]))
+... # doctest: +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
 ...
-synth.errors.TopologyError: torus 3 with 2 failed links: the failures disconnect the compute vertices: links cross from [1] to the rest only over failed links and vertices (the cut: 0-1, 1-2)
+synth.errors.TopologyError: torus 3 with 2 failed links: the failures disconnect the compute vertices: links
+cross from [1] to the rest only over failed links and vertices (the cut: 0-1, 1-2)
 """
 
 from __future__ import annotations

@@ -68,7 +68,8 @@ def shape_sides(text: str, kind: str) -> tuple:
 
 def torus(shape) -> "Torus":
     """The torus with the given side lengths (each at least 3), within :data:`synth.topology.base.MAX_VERTICES`."""
-    shape = [check_int(s, "shape") for s in check_instance(shape, "shape", (list, tuple, np.ndarray), " of side lengths (e.g. [4, 4])")]
+    sides = check_instance(shape, "shape", (list, tuple, np.ndarray), " of side lengths (e.g. [4, 4])")
+    shape = [check_int(s, "shape") for s in sides]
     if any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) for s in shape):
         raise TopologyError("torus sides must be integers")
     shape = tuple(int(s) for s in shape)

@@ -7,7 +7,8 @@
   bandwidth).
 
 Failed links and vertices (a damaged topology's ``failures``, :mod:`synth.topology.failures`) are drawn on
-every topology panel, dashed red and crossed out.  Nothing here imports matplotlib at module level: the callers pass its objects in.
+every topology panel, dashed red and crossed out.  Nothing here imports matplotlib at module level: the
+callers pass its objects in.
 
 Examples
 --------

@@ -57,8 +57,8 @@ from synth.runtime.plan import load_schedule
 from synth.schedule.data import chunk_elements
 from synth.units import format_size
 
-__all__ = ["SimResult", "SimOptions", "simulate", "simulate_schedule", "verify_file", "simulated_seconds", "pack", "Flows",
-           "MODES",
+__all__ = ["SimResult", "SimOptions", "simulate", "simulate_schedule", "verify_file", "simulated_seconds", "pack",
+           "Flows", "MODES",
            "SimGridUnavailable", "INSTALL_HINT", "simgrid_python", "simgrid_available", "ENGINES", "LATENCY_AT"]
 
 #: how ``--engine`` times a schedule: the cost model, or a SimGrid replay in rounds mode

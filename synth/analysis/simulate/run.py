@@ -127,9 +127,10 @@ def write_inputs(directory, flows, bandwidth: float, delays: Delays, driver: str
                  max_workers: int | None = None) -> None:
     """Write the platform and the event graph of ``flows`` for the driver (``meta.json`` and arrays).
 
-    ``delays`` says how messages pay their latency (:class:`Delays`); ``driver`` is one of :data:`DRIVERS`; ``wait_list`` (default :func:`wait_list_for`) bounds a
-    worker's list while there are at most ``max_workers`` (:data:`MAX_WORKERS`),
-    ``controllers`` (default :data:`CONTROLLERS`) counts the ``lists`` driver's actors.
+    ``delays`` says how messages pay their latency (:class:`Delays`); ``driver`` is one of :data:`DRIVERS`;
+    ``wait_list`` (default :func:`wait_list_for`) bounds a worker's list while there are at most
+    ``max_workers`` (:data:`MAX_WORKERS`), ``controllers`` (default :data:`CONTROLLERS`) counts the ``lists``
+    driver's actors.
     """
     if driver not in DRIVERS:
         raise OptionError(f"driver must be one of {', '.join(DRIVERS)}, not {driver!r}")

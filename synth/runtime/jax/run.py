@@ -322,8 +322,9 @@ def run_jax(source, size="1MiB", iters: int = 5, dtype: str = "float32", *, warm
         res = execute_tables(tables, devices, elements, dtype, iters, warmup, seed)
     else:
         order = res.pop("order")
-    return JaxRunReport(label=label, devices=tables.n_devices, platform=res["platform"], elements=elements, dtype=dtype, iters=iters,
-                        warmup=warmup, rounds=tables.n_rounds, chunks=tables.n_chunks, messages=tables.n_messages,
+    return JaxRunReport(label=label, devices=tables.n_devices, platform=res["platform"], elements=elements,
+                        dtype=dtype, iters=iters, warmup=warmup, rounds=tables.n_rounds, chunks=tables.n_chunks,
+                        messages=tables.n_messages,
                         permutations=tables.n_permutations, padding=tables.padding, schedule_s=res["schedule_s"],
                         psum_s=res["psum_s"], errors=res["errors"], lower_s=res["lower_s"],
                         compile_s=res["compile_s"], psum_compile_s=res["psum_compile_s"], tables_s=tables_s,

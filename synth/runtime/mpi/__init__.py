@@ -13,5 +13,5 @@ from synth.runtime.mpi.launch import INSTALL_HINT, MODES, WORKER, MpiRunOptions,
 from synth.runtime.mpi.ranks import DTYPES, rank_plans
 from synth.runtime.mpi.simulate import simulate_run
 
-__all__ = ["RunReport", "Prepared", "MpiRunOptions", "run_schedule", "prepare_run", "rank_plans", "simulate_run", "parse_size",
-           "find_mpiexec", "DTYPES", "MODES", "INSTALL_HINT", "WORKER"]
+__all__ = ["RunReport", "Prepared", "MpiRunOptions", "run_schedule", "prepare_run", "rank_plans", "simulate_run",
+           "parse_size", "find_mpiexec", "DTYPES", "MODES", "INSTALL_HINT", "WORKER"]

@@ -47,8 +47,8 @@ from synth.runtime.mpi.ranks import check_dtype, rank_plans
 from synth.runtime.plan import build_plan, load_schedule, run_chunk_sizes
 from synth.runtime.report import RunReportBase, median_ms, median_s
 
-__all__ = ["RunReport", "Prepared", "MpiRunOptions", "run_schedule", "prepare_run", "find_mpiexec", "parse_size", "MODES",
-           "INSTALL_HINT", "WORKER"]
+__all__ = ["RunReport", "Prepared", "MpiRunOptions", "run_schedule", "prepare_run", "find_mpiexec", "parse_size",
+           "MODES", "INSTALL_HINT", "WORKER"]
 
 MODES = ("rounds", "deps")
 INSTALL_HINT = "pip install -e '.[mpi]'  (mpi4py and the MPICH wheel)"

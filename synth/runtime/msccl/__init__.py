@@ -2,7 +2,8 @@
 
 * :mod:`~synth.runtime.msccl.limits`: the runtimes' limits, one definition both sides read;
 * :mod:`~synth.runtime.msccl.export`: :func:`export_msccl` over :mod:`~synth.runtime.msccl.layout`
-  (places), :mod:`~synth.runtime.msccl.operations` (runs, operations, dependencies) and :mod:`~synth.runtime.msccl.threadblocks` (threadblocks, the XML);
+  (places), :mod:`~synth.runtime.msccl.operations` (runs, operations, dependencies) and
+  :mod:`~synth.runtime.msccl.threadblocks` (threadblocks, the XML);
 * :mod:`~synth.runtime.msccl.check`: parse, validate, interpret and race-check XML, never
   importing the exporter.
 
@@ -13,8 +14,8 @@ validator, which loads this package first, still loads no exporter (``tests/test
 
 from synth.runtime.msccl.limits import PROTOCOLS, SCRATCH_CAP, MscclLimits, MscclOptions
 
-__all__ = ["MscclLimits", "MscclOptions", "MscclExport", "export_msccl", "export_summary_json", "scratch_bytes", "xml_name",
-           "PROTOCOLS", "DEFAULT_MAX_BYTES", "NO_SCRATCH_MAX_BYTES", "SCRATCH_CAP"]
+__all__ = ["MscclLimits", "MscclOptions", "MscclExport", "export_msccl", "export_summary_json", "scratch_bytes",
+           "xml_name", "PROTOCOLS", "DEFAULT_MAX_BYTES", "NO_SCRATCH_MAX_BYTES", "SCRATCH_CAP"]
 
 _EXPORTER = ("MscclExport", "export_msccl", "export_summary_json", "scratch_bytes", "xml_name", "DEFAULT_MAX_BYTES",
              "NO_SCRATCH_MAX_BYTES")

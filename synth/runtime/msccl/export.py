@@ -110,8 +110,8 @@ from synth.runtime.msccl.operations import plan_operations
 from synth.runtime.msccl.threadblocks import emit_xml, fit_threadblocks
 from synth.runtime.plan import flatten, greedy_layout, load_schedule, owner_layout
 
-__all__ = ["MscclLimits", "MscclOptions", "MscclExport", "export_msccl", "export_summary_json", "scratch_bytes", "xml_name",
-           "PROTOCOLS", "DEFAULT_MAX_BYTES", "NO_SCRATCH_MAX_BYTES", "SCRATCH_CAP"]
+__all__ = ["MscclLimits", "MscclOptions", "MscclExport", "export_msccl", "export_summary_json", "scratch_bytes",
+           "xml_name", "PROTOCOLS", "DEFAULT_MAX_BYTES", "NO_SCRATCH_MAX_BYTES", "SCRATCH_CAP"]
 
 COLLS = {"allreduce": "allreduce", "reduce-scatter": "reducescatter", "allgather": "allgather"}  # synth -> XML
 NO_SCRATCH_MAX_BYTES = 1 << 40  # 1 TiB; nonzero because the original MSCCL selects only below maxBytes
