@@ -115,15 +115,9 @@ def layered_dual_bound(t, k: int, dual: dict) -> DualBound:
     dual : dict
         The stored dual, of kind ``"khop-layered-lagrangian"``.
 
-    Returns
-    -------
-    DualBound
-
-    Raises
-    ------
-    SynthError
-        If the dual is malformed: ids out of range, a cut that is not a valid ``S``, or a dual of
-        the wrong sign, or too large to re-derive.
+    The :class:`DualBound` it returns and the :class:`~synth.errors.SynthError` it raises on a
+    malformed dual are those of :func:`~synth.check.bounds.khop_dual_bound`, which dispatches here;
+    a dual too large to re-derive raises too.
     """
     V = t.n_vertices
     if k < 1 or V < 2:

@@ -200,11 +200,8 @@ def terminal_bound(t, k: int, terminals) -> DualBound:
 
     Parameters
     ----------
-    t : Torus
-    k : int
-        Depth bound, ``k >= 1``.
-    terminals : sequence of int
-        Distinct non-root vertex ids (at most ``MAX_TERMINALS``).
+    t, k, terminals
+        The torus, the depth bound and the terminals, as for :func:`excess_tables`.
 
     Returns
     -------
