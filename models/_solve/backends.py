@@ -124,7 +124,8 @@ def solve_highs(model, time_limit=None, threads=1, seed=0, start=None, progress=
         status = Status.FEASIBLE if has_sol else Status.UNKNOWN
     if not np.isfinite(bound) and status != Status.INFEASIBLE:
         bound = -np.inf
-    return _ended(MipSolution(status, obj, bound, values, time.monotonic() - t0, caught is not None), caught)
+    duals = np.asarray(h.getSolution().row_dual) if not is_mip and info.dual_solution_status == 2 else None
+    return _ended(MipSolution(status, obj, bound, values, time.monotonic() - t0, caught is not None, duals), caught)
 
 
 def to_cpsat(model, deadline=None):

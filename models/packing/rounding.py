@@ -34,6 +34,7 @@ from synth.schedule.collective import collective_half
 from synth.schedule.data import ALLREDUCE, COPY, REDUCE, BaseSchedule
 from synth.models.packing.layered import LayeredSolution, layered_arcs, solve_layered
 from synth.models.packing.local import solve_local
+from synth.models.packing.classdual import with_class_bound
 
 __all__ = ["PackResult", "pack", "round_schedule", "largest_remainder"]
 
@@ -183,4 +184,5 @@ def pack(t, group=None, units: int = 1024, free_shares: bool = True, time_limit=
     cert = certify(base, group, elements, mode=mode, solver=solver,
                    provenance={"algorithm": "layered-packing", "group": None if group is None else group.name,
                                "seed": None})
+    cert = with_class_bound(cert, sol)   # the whole LP's dual: the bound of the layered class (docs/bounds.md)
     return PackResult(cert, sol, units, time.monotonic() - t0)
