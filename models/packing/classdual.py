@@ -44,7 +44,7 @@ def class_dual(sol) -> np.ndarray | None:
         img = g.link_images(np.arange(pi.shape[1])).astype(np.int64)     # (G, E)
         pi = pi[:, img].mean(axis=1)
     sums = pi.sum(axis=1, keepdims=True)
-    return pi / np.maximum(sums, 1.0)
+    return np.ascontiguousarray(pi / np.maximum(sums, 1.0))
 
 
 def with_class_bound(cert, sol):

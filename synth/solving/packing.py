@@ -28,7 +28,7 @@ from synth.schedule.user import shortest_path_tree
 from synth.symmetry.spec import default_group
 from synth.topology.torus import Torus
 
-__all__ = ["solve_packed", "healthy_reference", "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS",
+__all__ = ["solve_packed", "class_bound_note", "healthy_reference", "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS",
            "FREE_SHARES_ARCS"]
 
 #: units per owner in the rounding: 1,024 keeps the certified term within about 0.1 % of the LP's
@@ -102,4 +102,16 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
         notes.append(f"bandwidth term {cert.claims['bandwidth_term']} for {cert.elements} elements: "
                      f"{100 * int(num) / int(den or 1):.2f} % of the certified bound (the layered LP reaches "
                      f"{100 * sol.fraction:.2f} % of the volume bound: the best of its class)")
+        notes.append(class_bound_note(cert))
     return cert, H, notes
+
+
+def class_bound_note(cert) -> str:
+    """What the certificate says about the layered class's bound (docs/bounds.md section 5), or why it has none."""
+    claim = cert.claims.get("class_bound")
+    if claim is None:
+        return ("no class bound: the local LP keeps most healthy trees fixed, so its dual bounds only the "
+                "schedules that keep them, not the layered class")
+    return (f"bound of the layered class (from the LP's dual, re-derived by synth check): {claim['value']:.6g} "
+            f"elements; this schedule reaches {100 * claim['fraction']:.2f} % of it (it bounds layered "
+            "schedules only)")

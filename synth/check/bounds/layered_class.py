@@ -102,7 +102,7 @@ def owner_costs(t, pi, D: LayeredDistances) -> np.ndarray:
 
 def class_value(t, pi, D: LayeredDistances) -> float:
     """``min_r c_r(pi) / max(1, largest round sum)``: a lower bound per element on every layered schedule."""
-    pi = np.asarray(pi, dtype=np.float64)
+    pi = np.ascontiguousarray(pi, dtype=np.float64)   # one memory order: the same sums wherever pi came from
     return float(owner_costs(t, pi, D).min()) / max(1.0, float(pi.sum(axis=1).max()))
 
 
