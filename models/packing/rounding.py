@@ -184,5 +184,5 @@ def pack(t, group=None, units: int = 1024, free_shares: bool = True, time_limit=
     cert = certify(base, group, elements, mode=mode, solver=solver,
                    provenance={"algorithm": "layered-packing", "group": None if group is None else group.name,
                                "seed": None})
-    cert = with_class_bound(cert, sol)   # the whole LP's dual: the bound of the layered class (docs/bounds.md)
+    cert = with_class_bound(cert, sol, progress, time_limit)   # the bound of the layered class (docs/bounds.md)
     return PackResult(cert, sol, units, time.monotonic() - t0)

@@ -111,7 +111,7 @@ def class_bound_note(cert) -> str:
     claim = cert.claims.get("class_bound")
     if claim is None:
         return ("no class bound: the local LP keeps most healthy trees fixed, so its dual bounds only the "
-                "schedules that keep them, not the layered class")
-    return (f"bound of the layered class (from the LP's dual, re-derived by synth check): {claim['value']:.6g} "
-            f"elements; this schedule reaches {100 * claim['fraction']:.2f} % of it (it bounds layered "
-            "schedules only)")
+                "schedules that keep them, and the whole layered LP is too large to solve for its dual")
+    return (f"bound of the layered class (from {cert.solver.get('class_dual', 'a dual')}, re-derived by synth "
+            f"check): {claim['value']:.6g} elements; this schedule reaches {100 * claim['fraction']:.2f} % of it "
+            "(it bounds layered schedules only)")

@@ -39,7 +39,7 @@ from synth.errors import ScheduleError
 from synth.schedule.data import COPY, REDUCE
 
 __all__ = ["CLASS_KEY", "CLASS_NAME", "ROUND_TOL", "VALUE_TOL", "LayeredDistances", "layered_distances",
-           "owner_costs", "class_value", "dual_to_json", "dual_from_json", "layered_violation", "class_claim",
+           "owner_costs", "cheapest_trees", "class_value", "dual_to_json", "dual_from_json", "layered_violation", "class_claim",
            "check_class_claim", "base_transmissions", "explicit_transmissions"]
 
 CLASS_KEY = "class_bound"
@@ -75,29 +75,53 @@ def layered_distances(t) -> LayeredDistances:
     return LayeredDistances(comp, dist, int(dist[:, comp].max()), rev.astype(np.int64))
 
 
-def owner_costs(t, pi, D: LayeredDistances) -> np.ndarray:
-    """``c_r(pi)`` for every compute vertex ``r`` (in ``D.compute`` order): its cheapest layered tree."""
-    src, dst, E, H = t.link_src.astype(np.int64), t.link_dst.astype(np.int64), t.n_links, D.H
+def _out_slots(t) -> np.ndarray:
+    """``slot[v, k]``: the ``k``-th out-link of vertex ``v`` (-1 past its degree)."""
+    src = t.link_src.astype(np.int64)
     order = np.argsort(src, kind="stable")
-    s_src = src[order]
-    starts = np.flatnonzero(np.r_[True, s_src[1:] != s_src[:-1]])
-    child = s_src[starts]                                     # the vertices with out-links
-    flat = np.asarray(pi, dtype=np.float64).ravel()
-    out = np.empty(D.compute.size)
-    step = max(1, _BLOCK // max(E, 1))
-    for lo in range(0, D.compute.size, step):
-        dv = D.dist[lo:lo + step][:, s_src]                    # d_r(v) for the link v -> u
-        du = D.dist[lo:lo + step][:, dst[order]]
-        arc = (du >= 0) & (du == dv - 1)
-        up = np.clip(H - dv, 0, 2 * H - 1) * E + order          # round H - d + 1 (0-based H - d), link v -> u
-        down = np.clip(H + dv - 1, 0, 2 * H - 1) * E + D.rev[order]
-        cost = np.where(arc, flat[up] + flat[down], np.inf)
-        best = np.minimum.reduceat(cost, starts, axis=1)        # (owners, vertices with out-links)
-        keep = t.is_compute[child][None, :] & (D.dist[lo:lo + step][:, child] > 0)
+    deg = np.bincount(src, minlength=t.n_vertices)
+    slot = np.full((t.n_vertices, max(int(deg.max(initial=0)), 1)), -1, dtype=np.int64)
+    first = np.r_[0, np.cumsum(deg)[:-1]]
+    slot[src[order], np.arange(order.size) - first[src[order]]] = order
+    return slot
+
+
+def cheapest_trees(t, pi, D: LayeredDistances, owners=None) -> tuple:
+    """``(c_r(pi), up[r, v])`` for the compute vertices ``owners`` (indices into ``D.compute``; all by default).
+
+    ``up[i, v]`` is the link ``v -> u`` to the cheapest parent of ``v`` in owner ``i``'s tree under ``pi``
+    (-1 at the owner and at vertices that do not compute): the owner's cheapest layered tree.
+    """
+    E, H = t.n_links, D.H
+    owners = np.arange(D.compute.size) if owners is None else np.asarray(owners, dtype=np.int64)
+    slot = _out_slots(t)
+    has = slot >= 0
+    links = np.where(has, slot, 0)
+    ends = t.link_dst[links]
+    flat = np.ascontiguousarray(pi, dtype=np.float64).ravel()
+    costs = np.empty(owners.size)
+    up = np.full((owners.size, t.n_vertices), -1, dtype=np.int64)
+    step = max(1, _BLOCK // max(slot.size, 1))
+    for lo in range(0, owners.size, step):
+        dist = D.dist[owners[lo:lo + step]]                      # (owners, V)
+        dv = dist[:, :, None]
+        arc = has[None] & (dist[:, ends] >= 0) & (dist[:, ends] == dv - 1)
+        upi = np.clip(H - dv, 0, 2 * H - 1) * E + links[None]     # round H - d + 1 (0-based H - d), link v -> u
+        downi = np.clip(H + dv - 1, 0, 2 * H - 1) * E + D.rev[links][None]
+        cost = np.where(arc, flat[upi] + flat[downi], np.inf)
+        k = np.argmin(cost, axis=2)                               # the first cheapest parent
+        best = np.take_along_axis(cost, k[:, :, None], axis=2)[:, :, 0]
+        keep = t.is_compute[None, :] & (dist > 0)
         if np.any(keep & ~np.isfinite(best)):
             raise ScheduleError("a compute vertex has no shortest-path parent")
-        out[lo:lo + step] = np.where(keep, best, 0.0).sum(axis=1)
-    return out
+        costs[lo:lo + step] = np.where(keep, best, 0.0).sum(axis=1)
+        up[lo:lo + step] = np.where(keep, links[np.arange(t.n_vertices)[None, :], k], -1)
+    return costs, up
+
+
+def owner_costs(t, pi, D: LayeredDistances) -> np.ndarray:
+    """``c_r(pi)`` for every compute vertex ``r`` (in ``D.compute`` order): its cheapest layered tree."""
+    return cheapest_trees(t, pi, D)[0]
 
 
 def class_value(t, pi, D: LayeredDistances) -> float:

@@ -249,3 +249,23 @@ def test_an_explicit_file_keeps_and_checks_the_claim(packed, tmp_path):
     write_explicit(lift(packed.base, packed.group), sizes, path,
                    edited(packed, value=packed.claims[CLASS_KEY]["value"] + 1).claims)
     assert not check_explicit(path).valid
+
+
+def test_a_local_lp_schedule_gets_the_whole_lps_dual_by_interior_point_or_no_claim(monkeypatch):
+    from synth.models.packing import classdual, reference_fractions
+
+    t = parse_torus("6x6")
+    d = damage(t, parse_failures(t, links=["0-1"]))
+    g = default_group(d)
+    ref = reference_fractions(sp_allreduce(t), torus_gamma(t))
+    cert = pack(d, g, units=4, reference=ref, radius=1).certificate
+    claim = cert.claims[CLASS_KEY]
+    assert "interior point" in cert.solver["class_dual"]
+    best = solve_layered(layered_arcs(d, g)).objective * cert.elements       # simplex: the class optimum
+    assert best * (1 - 1e-4) <= claim["value"] <= best * (1 + 1e-9)
+    assert check_certificate(cert).valid
+    monkeypatch.setattr(classdual, "CLASS_LP_ARCS", 0)
+    cert = pack(d, g, units=4, reference=ref, radius=1).certificate
+    assert CLASS_KEY not in cert.claims
+    from synth.solving.packing import class_bound_note
+    assert class_bound_note(cert).startswith("no class bound")
