@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from synth.check.bounds.layered_class import reverse_links
 from synth.errors import SynthError
 from synth.models._solve.linear import LinearModel
 
@@ -101,13 +102,7 @@ def layered_arcs(t, group=None) -> LayeredArcs:
     SynthError
         On a graph with switches or a link without its reverse (the layered trees need neither).
     """
-    linked = np.zeros(t.n_vertices, dtype=bool)
-    linked[t.link_src] = True
-    if np.any(linked & ~t.is_compute):
-        raise SynthError(f"the packing model needs every linked vertex to compute; {t.name} has switches")
-    rev = t.link_ids(t.link_dst, t.link_src)
-    if np.any(rev < 0):
-        raise SynthError(f"the packing model needs every link's reverse; {t.name} has one-way links")
+    rev = reverse_links(t, "the packing model")
     roots = root_reps(t, group)
     parts, H = [], 0
     for i, r in enumerate(roots.tolist()):

@@ -63,4 +63,5 @@ def _class_fields(claims) -> dict:
     claim = claims.get("class_bound")
     if not isinstance(claim, dict):
         return {}
-    return {"class_bound": claim.get("value"), "class_fraction": claim.get("fraction"), "class_bound_scope": claim.get("class")}
+    return {"class_bound": claim.get("value"), "class_fraction": claim.get("fraction"),
+            "class_bound_scope": claim.get("class")}

@@ -1,4 +1,4 @@
-"""The bound of the layered class, re-derived from a stored dual: how far a packed schedule is from the best of its kind.
+"""The bound of the layered class, re-derived from a stored dual: how far a schedule is from the best of its kind.
 
 The *layered class* (docs/bounds.md section 5) holds every allreduce whose chunks are reduced to an
 owner ``r`` and broadcast back along one shortest-path tree, layered by distance: a compute vertex at
@@ -39,8 +39,8 @@ from synth.errors import ScheduleError
 from synth.schedule.data import COPY, REDUCE
 
 __all__ = ["CLASS_KEY", "CLASS_NAME", "ROUND_TOL", "VALUE_TOL", "LayeredDistances", "layered_distances",
-           "owner_costs", "cheapest_trees", "class_value", "dual_to_json", "dual_from_json", "layered_violation", "class_claim",
-           "check_class_claim", "base_transmissions", "explicit_transmissions"]
+           "reverse_links", "owner_costs", "cheapest_trees", "class_value", "dual_to_json", "dual_from_json",
+           "layered_violation", "class_claim", "check_class_claim", "base_transmissions", "explicit_transmissions"]
 
 CLASS_KEY = "class_bound"
 CLASS_NAME = "layered shortest-path trees, 2H rounds"
@@ -59,15 +59,21 @@ class LayeredDistances:
     rev: np.ndarray       # the reverse of each link
 
 
-def layered_distances(t) -> LayeredDistances:
-    """One BFS per compute vertex; refuses graphs outside the class (switches, one-way links)."""
+def reverse_links(t, who: str = "the layered class") -> np.ndarray:
+    """The reverse of every link, refusing a graph outside the class (switches, one-way links) for ``who``."""
     linked = np.zeros(t.n_vertices, dtype=bool)
     linked[t.link_src] = True
     if np.any(linked & ~t.is_compute):
-        raise ScheduleError(f"the layered class needs every linked vertex to compute; {t.name} has switches")
+        raise ScheduleError(f"{who} needs every linked vertex to compute; {t.name} has switches")
     rev = t.link_ids(t.link_dst, t.link_src)
     if np.any(rev < 0):
-        raise ScheduleError(f"the layered class needs every link's reverse; {t.name} has one-way links")
+        raise ScheduleError(f"{who} needs every link's reverse; {t.name} has one-way links")
+    return rev
+
+
+def layered_distances(t) -> LayeredDistances:
+    """One BFS per compute vertex; refuses graphs outside the class (:func:`reverse_links`)."""
+    rev = reverse_links(t)
     comp = t.compute.astype(np.int64)
     dist = np.stack([t.bfs([int(r)]) for r in comp.tolist()]).astype(np.int64)
     if np.any(dist[:, comp] < 0):
