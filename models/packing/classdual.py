@@ -29,7 +29,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from synth.check.bounds.layered_class import CLASS_KEY, class_claim, layered_distances
+from synth.check.bounds.layered_class import (CLASS_KEY, base_transmissions, class_claim, layered_distances,
+                                              layered_violation)
 from synth.models._solve.backends import solve_highs
 from synth.models.packing.layered import build_layered
 from synth.schedule.data import ALLREDUCE
@@ -76,13 +77,17 @@ def whole_lp_dual(data, time_limit=None) -> tuple:
 
 
 def with_class_bound(cert, sol, progress=lambda _m: None, time_limit=None):
-    """``cert`` with the claim ``class_bound`` (an allreduce whose LP was layered); else ``cert`` unchanged.
+    """``cert`` with the claim ``class_bound`` (a layered allreduce); else ``cert`` unchanged.
 
     The whole LP's own dual when ``sol`` has one; for the local LP, the whole LP is solved again for its
     dual (up to :data:`CLASS_LP_ARCS` parent choices); beyond, no claim.
     """
     if cert.base.collective != ALLREDUCE or not hasattr(sol, "data"):
         return cert
+    t = cert.topology
+    D = layered_distances(t)
+    if layered_violation(t, D, base_transmissions(cert.base), cert.base.n_components) is not None:
+        return cert   # another class's schedule (e.g. more rounds): the bound says nothing about it
     pi, how = class_dual(sol), "the whole layered LP's dual (simplex)"
     if pi is None and sol.data.n_arcs <= CLASS_LP_ARCS:
         progress(f"the whole layered LP ({sol.data.n_arcs:,} parent choices) for its dual: the bound of the class")
@@ -91,6 +96,5 @@ def with_class_bound(cert, sol, progress=lambda _m: None, time_limit=None):
         progress(f"the whole layered LP: {'no dual' if pi is None else 'a dual'} in {seconds:.1f} s")
     if pi is None:
         return cert
-    t = cert.topology
-    claim = class_claim(t, pi, layered_distances(t), cert.elements, int(cert.claims["bandwidth_term"]))
+    claim = class_claim(t, pi, D, cert.elements, int(cert.claims["bandwidth_term"]))
     return replace(cert, claims={**cert.claims, CLASS_KEY: claim}, solver={**cert.solver, "class_dual": how})

@@ -100,8 +100,10 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
     if collective == ALLREDUCE:
         num, _, den = cert.claims["bandwidth_fraction"].partition("/")
         notes.append(f"bandwidth term {cert.claims['bandwidth_term']} for {cert.elements} elements: "
-                     f"{100 * int(num) / int(den or 1):.2f} % of the certified bound (the layered LP reaches "
-                     f"{100 * sol.fraction:.2f} % of the volume bound: the best of its class)")
+                     f"{100 * int(num) / int(den or 1):.2f} % of the certified bound (the "
+                     + ("layered LP reaches " if reference is None else "local LP, some trees fixed, reaches ")
+                     + f"{100 * sol.fraction:.2f} % of the volume bound"
+                     + (": the best of its class)" if reference is None else ")"))
         notes.append(class_bound_note(cert))
     return cert, H, notes
 

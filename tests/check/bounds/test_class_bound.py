@@ -269,3 +269,17 @@ def test_a_local_lp_schedule_gets_the_whole_lps_dual_by_interior_point_or_no_cla
     assert CLASS_KEY not in cert.claims
     from synth.solving.packing import class_bound_note
     assert class_bound_note(cert).startswith("no class bound")
+
+
+def test_the_producer_claims_nothing_for_a_schedule_that_is_not_layered(packed):
+    from synth.models.packing import with_class_bound
+
+    b = packed.base
+    later = BaseSchedule(b.topology, b.n_rounds + 1, b.component, b.round + (b.op == COPY), b.src, b.dst, b.op,
+                         b.route_ptr, b.route_links, b.weights, b.labels)
+    t = packed.topology
+    sol = solve_layered(layered_arcs(t, packed.group))
+    shifted = certify(later, packed.group, packed.elements)
+    assert CLASS_KEY not in with_class_bound(shifted, sol).claims
+    assert CLASS_KEY in with_class_bound(replace(packed, claims={k: v for k, v in packed.claims.items()
+                                                                 if k != CLASS_KEY}), sol).claims
