@@ -283,3 +283,27 @@ def test_the_producer_claims_nothing_for_a_schedule_that_is_not_layered(packed):
     assert CLASS_KEY not in with_class_bound(shifted, sol).claims
     assert CLASS_KEY in with_class_bound(replace(packed, claims={k: v for k, v in packed.claims.items()
                                                                  if k != CLASS_KEY}), sol).claims
+
+
+def test_solve_and_check_print_both_fractions_and_an_edited_file_fails(tmp_path, capsys):
+    import json
+
+    from synth.cli import main
+
+    cert = tmp_path / "c.json"
+    assert main(["solve", "--torus", "4x4", "--fail-link", "0-1", "--out", str(cert), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert 0 < float(summary["class_fraction"]) <= 1 and "/" in summary["bandwidth_fraction"]
+    assert summary["class_bound_scope"].startswith("layered")
+    assert main(["check", str(cert)]) == 0
+    out = capsys.readouterr().out
+    assert "ok   class_bound (layered" in out and "ok   bandwidth_fraction" in out
+    data = json.loads(cert.read_text())
+    data["claims"][CLASS_KEY]["value"] *= 1.001
+    cert.write_text(json.dumps(data))
+    assert main(["check", str(cert)]) == 1
+    assert "FAIL class_bound" in capsys.readouterr().out
+    data["claims"][CLASS_KEY]["value"] /= 1.001
+    data["topology"]["failed"] = [[0, 4]]
+    cert.write_text(json.dumps(data))
+    assert main(["check", str(cert)]) != 0
