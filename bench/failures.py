@@ -7,7 +7,9 @@ would be); ``FAILURES`` is ``none`` or failures joined by ``+``: ``l0.0-0.1`` a 
 failed chip.  Each row solves as ``synth solve`` does (:func:`synth.solving.solve`: the packing path),
 certifies, and prints the rounds against the one-hop round bound, the LP's share of the volume bound
 (the best of the layered class), the certified schedule's share of the certified bound
-(``bandwidth_fraction``, re-derived by ``synth check``), chunks and seconds; the healthy torus beside it.
+(``bandwidth_fraction``, re-derived by ``synth check``), its share of the layered class's certified bound
+(``class %``: the LP's dual, docs/bounds.md section 5; blank where the local LP gives none), chunks and
+seconds; the healthy torus beside it.
 The ``scale`` set (16x16 with one and eight failed links, 32x32 with one) takes minutes each.
 """
 
@@ -30,7 +32,7 @@ SETS = {
 }
 COLUMNS = [Col("network", fmt="<10"), Col("failures", fmt="<24"), Col("algorithm", fmt="<16"),
            Col("rounds", fmt=">6"), Col("bound", "round_bound", ">5"), Col("LP %", "lp", ">6.2f"),
-           Col("cert %", "cert", ">7.2f"), Col("chunks", fmt=">7"), Col("seconds", fmt=">8.1f")]
+           Col("cert %", "cert", ">7.2f"), Col("class %", "klass", ">7.2f"), Col("chunks", fmt=">7"), Col("seconds", fmt=">8.1f")]
 
 
 def mesh(shape):
@@ -60,9 +62,11 @@ def main(argv=None):
         c = result.certificate
         num, _, den = c.claims["bandwidth_fraction"].partition("/")
         lp = c.solver.get("lp_fraction_of_volume_bound")
+        klass = c.claims.get("class_bound")
         table.add({"network": name, "failures": failures, "algorithm": c.provenance.get("algorithm"),
                    "rounds": c.claims["rounds"], "round_bound": c.claims["round_lower_bound"],
                    "lp": None if lp is None else 100 * lp, "cert": 100 * int(num) / int(den or 1),
+                   "klass": None if klass is None else 100 * klass["fraction"],
                    "chunks": c.claims["chunks"], "seconds": seconds})
 
 

@@ -63,7 +63,7 @@ def to_highs(model, time_limit=None, threads=1, seed=0, relax=False):
     return h
 
 def solve_highs(model, time_limit=None, threads=1, seed=0, start=None, progress=None, stop_below=None,
-                relax=False, guard_presolve=True) -> MipSolution:
+                relax=False, guard_presolve=True, options=None) -> MipSolution:
     """Solve with HiGHS; Ctrl-C or SIGTERM cancels the search and propagates, carrying what it has
     as ``partial`` (:func:`_ended`).
 
@@ -73,11 +73,14 @@ def solve_highs(model, time_limit=None, threads=1, seed=0, start=None, progress=
     skipped on a big MIP with little time (HiGHS's presolve does not watch the clock:
     on a big model it overran a 5 s limit by 4 s and a 10 s one by 11 s, 60k columns);
     without it the limit is HiGHS's own (the exchange pipeline's slices rely on that).
+    ``options``: more HiGHS options by name (e.g. ``{"solver": "ipm", "run_crossover": "off"}``).
     """
     import highspy  # optional solver: imported when used
 
     t0 = time.monotonic()
     h = to_highs(model, time_limit, threads, seed, relax)
+    for key, value in (options or {}).items():
+        h.setOptionValue(key, value)
     is_mip = bool(model.integer.any()) and not relax
     if time_limit is not None and guard_presolve:
         h.setOptionValue("time_limit", float(max(time_limit - (time.monotonic() - t0), 0.01)))
@@ -124,7 +127,10 @@ def solve_highs(model, time_limit=None, threads=1, seed=0, start=None, progress=
         status = Status.FEASIBLE if has_sol else Status.UNKNOWN
     if not np.isfinite(bound) and status != Status.INFEASIBLE:
         bound = -np.inf
-    return _ended(MipSolution(status, obj, bound, values, time.monotonic() - t0, caught is not None), caught)
+    # an LP's duals whenever HiGHS has any (an interior point stopped early gives approximate ones: whoever
+    # uses them must not trust them, as the layered class bound's checker does not)
+    duals = np.asarray(h.getSolution().row_dual) if not is_mip and info.dual_solution_status != 0 else None
+    return _ended(MipSolution(status, obj, bound, values, time.monotonic() - t0, caught is not None, duals), caught)
 
 
 def to_cpsat(model, deadline=None):

@@ -58,6 +58,7 @@ class MipSolution:
     values: np.ndarray | None   # column values of the incumbent
     seconds: float
     interrupted: bool = False   # stopped by Ctrl-C (or a callback that raised it), not by a limit or a proof
+    row_dual: np.ndarray | None = None   # an LP's row duals (HiGHS's sign convention), when the solver has them
 
 
 @dataclass(frozen=True, eq=False)

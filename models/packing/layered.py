@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from synth.check.bounds.layered_class import reverse_links
 from synth.errors import SynthError
 from synth.models._solve.linear import LinearModel
 
@@ -76,6 +77,7 @@ class LayeredSolution:
     w: np.ndarray
     y: np.ndarray
     seconds: float
+    load_dual: np.ndarray | None = None   # (2H, |E|): minus the duals of the load rows (whole LP only)
 
     @property
     def fraction(self) -> float:
@@ -100,13 +102,7 @@ def layered_arcs(t, group=None) -> LayeredArcs:
     SynthError
         On a graph with switches or a link without its reverse (the layered trees need neither).
     """
-    linked = np.zeros(t.n_vertices, dtype=bool)
-    linked[t.link_src] = True
-    if np.any(linked & ~t.is_compute):
-        raise SynthError(f"the packing model needs every linked vertex to compute; {t.name} has switches")
-    rev = t.link_ids(t.link_dst, t.link_src)
-    if np.any(rev < 0):
-        raise SynthError(f"the packing model needs every link's reverse; {t.name} has one-way links")
+    rev = reverse_links(t, "the packing model")
     roots = root_reps(t, group)
     parts, H = [], 0
     for i, r in enumerate(roots.tolist()):
@@ -165,11 +161,13 @@ def solve_layered(data: LayeredArcs, free_shares: bool = True, time_limit=None, 
     """Solve the layered LP with HiGHS; ``status`` is ``'optimal'`` when the LP was solved."""
     from synth.check.bounds.bandwidth import min_compute_distance   # the checker's d_min: the same bound
 
-    model, y, w, _ = build_layered(data, free_shares)
+    model, y, w, M = build_layered(data, free_shares)
     sol = model.solve_highs(time_limit=time_limit, threads=threads, relax=True)
+    n_load = M.size * data.topology.n_links          # the load rows come last, row (s - 1) |E| + e
+    dual = None if sol.row_dual is None else -sol.row_dual[-n_load:].reshape(M.size, -1)
     if sol.values is None:
         raise SynthError(f"the layered LP found no solution on {data.topology.name} ({sol.status})")
     t = data.topology
     vol = 2 * (t.n_compute - 1) * min_compute_distance(t) / t.n_links
     return LayeredSolution(data, str(sol.status), float(sol.objective), vol, np.maximum(sol.values[w], 0.0),
-                           np.maximum(sol.values[y], 0.0), sol.seconds)
+                           np.maximum(sol.values[y], 0.0), sol.seconds, dual)

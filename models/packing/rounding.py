@@ -34,6 +34,7 @@ from synth.schedule.collective import collective_half
 from synth.schedule.data import ALLREDUCE, COPY, REDUCE, BaseSchedule
 from synth.models.packing.layered import LayeredSolution, layered_arcs, solve_layered
 from synth.models.packing.local import solve_local
+from synth.models.packing.classdual import with_class_bound
 
 __all__ = ["PackResult", "pack", "round_schedule", "largest_remainder"]
 
@@ -141,14 +142,17 @@ def round_schedule(sol: LayeredSolution, units: int = 1024) -> BaseSchedule:
 
 
 def pack(t, group=None, units: int = 1024, free_shares: bool = True, time_limit=None, mode="auto",
-         progress=lambda _m: None, elements=None, collective=ALLREDUCE, reference=None, radius=3) -> PackResult:
+         progress=lambda _m: None, elements=None, collective=ALLREDUCE, reference=None, radius=3,
+         class_bound=True) -> PackResult:
     """Solve the layered LP on ``t`` (lifted by ``group``), round it and certify the schedule.
 
     ``collective``: certify the reduce-scatter or allgather half instead (the trees reduce to their
     owners in rounds ``1..H`` and copy back after).  ``reference``: the parent fractions of a healthy
     schedule (:func:`synth.models.packing.local.reference_fractions`); the LP then changes only the
     pairs within ``radius`` of a failure or no longer served by it
-    (:func:`synth.models.packing.local.solve_local`; ``free_shares`` there too).
+    (:func:`synth.models.packing.local.solve_local`; ``free_shares`` there too).  ``class_bound``: claim
+    the bound of the layered class (:func:`synth.models.packing.classdual.with_class_bound`; for the local
+    LP it solves the whole LP again).
     """
     t0 = time.monotonic()
     data = layered_arcs(t, group)
@@ -183,4 +187,6 @@ def pack(t, group=None, units: int = 1024, free_shares: bool = True, time_limit=
     cert = certify(base, group, elements, mode=mode, solver=solver,
                    provenance={"algorithm": "layered-packing", "group": None if group is None else group.name,
                                "seed": None})
+    if class_bound:   # the bound of the layered class (docs/bounds.md section 5)
+        cert = with_class_bound(cert, sol, progress, time_limit)
     return PackResult(cert, sol, units, time.monotonic() - t0)

@@ -25,6 +25,8 @@ from fractions import Fraction
 
 from synth.check.bounds import khop_dual_bound
 from synth.check.bounds.bandwidth import BOUND_KEY, CUT_KEY, FRACTION_KEY, bandwidth_claims, best_cut
+from synth.check.bounds.layered_class import (CLASS_KEY, base_transmissions, check_class_claim,
+                                              explicit_transmissions)
 from synth.check.certificate import Certificate, read_certificate
 from synth.check.execution import execute
 from synth.check.explicit import FORMAT as EXPLICIT_FORMAT, read_explicit
@@ -221,9 +223,24 @@ def _bandwidth_measured(topology, metrics, claimed: dict, errors: list) -> dict:
         return {}
 
 
+def _class_claim(topology, claimed: dict, metrics, tx, n_chunks: int, errors: list) -> dict:
+    """The layered class bound (:mod:`synth.check.bounds.layered_class`), when claimed: re-derived from its dual."""
+    if not isinstance(claimed, dict) or CLASS_KEY not in claimed:
+        return {}
+    if metrics.collective != ALLREDUCE:
+        errors.append("a class bound is certified for allreduce schedules only")
+        return {CLASS_KEY: (None, None, False)}
+    shown, measured, ok, error = check_class_claim(topology, claimed[CLASS_KEY], metrics, tx, n_chunks)
+    if error:
+        errors.append(error)
+    return {CLASS_KEY: (shown, measured, ok)}
+
+
 def _compare(claimed: dict, measured: dict) -> dict:
     out = {}
     for key, value in claimed.items():
+        if key == CLASS_KEY:   # compared by _class_claim
+            continue
         if key not in measured:
             out[key] = (value, None, False)
             continue
@@ -264,6 +281,8 @@ def check_certificate(cert: Certificate, mode: str = "auto") -> Report:
     bound, witness = round_lower_bound(cert.topology, cert.group, cert.base.collective)
     measured = {**claims_of(metrics, bound), **_bandwidth_measured(cert.topology, metrics, cert.claims, errors)}
     claims = _compare(cert.claims, measured)
+    claims.update(_class_claim(cert.topology, cert.claims, metrics, base_transmissions(cert.base),
+                               cert.base.n_components, errors))
     if isinstance(cert.solver.get("dual_bound"), dict):
         claims.update(_dual_claims(cert, metrics, errors))
     return Report("certificate", mode, errors, metrics, bound, witness, claims, dict(cert.solver))
@@ -283,6 +302,7 @@ def check_explicit(path) -> Report:
     claimed = header.get("claims")
     measured = {**claims_of(metrics, bound), **_bandwidth_measured(t, metrics, claimed, errors)}
     claims = _compare(claimed, measured) if isinstance(claimed, dict) else {}
+    claims.update(_class_claim(t, claimed, metrics, explicit_transmissions(schedule), schedule.n_chunks, errors))
     return Report("explicit", "explicit", errors, metrics, bound, witness, claims)
 
 

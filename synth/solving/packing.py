@@ -28,7 +28,7 @@ from synth.schedule.user import shortest_path_tree
 from synth.symmetry.spec import default_group
 from synth.topology.torus import Torus
 
-__all__ = ["solve_packed", "healthy_reference", "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS",
+__all__ = ["solve_packed", "class_bound_note", "healthy_reference", "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS",
            "FREE_SHARES_ARCS"]
 
 #: units per owner in the rounding: 1,024 keeps the certified term within about 0.1 % of the LP's
@@ -100,6 +100,20 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
     if collective == ALLREDUCE:
         num, _, den = cert.claims["bandwidth_fraction"].partition("/")
         notes.append(f"bandwidth term {cert.claims['bandwidth_term']} for {cert.elements} elements: "
-                     f"{100 * int(num) / int(den or 1):.2f} % of the certified bound (the layered LP reaches "
-                     f"{100 * sol.fraction:.2f} % of the volume bound: the best of its class)")
+                     f"{100 * int(num) / int(den or 1):.2f} % of the certified bound (the "
+                     + ("layered LP reaches " if reference is None else "local LP, some trees fixed, reaches ")
+                     + f"{100 * sol.fraction:.2f} % of the volume bound"
+                     + (": the best of its class)" if reference is None else ")"))
+        notes.append(class_bound_note(cert))
     return cert, H, notes
+
+
+def class_bound_note(cert) -> str:
+    """What the certificate says about the layered class's bound (docs/bounds.md section 5), or why it has none."""
+    claim = cert.claims.get("class_bound")
+    if claim is None:
+        return ("no class bound: the local LP keeps most healthy trees fixed, so its dual bounds only the "
+                "schedules that keep them, and the whole layered LP is too large to solve for its dual")
+    return (f"bound of the layered class (from {cert.solver.get('class_dual', 'a dual')}, re-derived by synth "
+            f"check): {claim['value']:.6g} elements; this schedule reaches {100 * claim['fraction']:.2f} % of it "
+            "(it bounds layered schedules only)")

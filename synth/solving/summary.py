@@ -52,6 +52,16 @@ def _fields(topology, result, report, path, extra, scope) -> dict:
         "round_optimal": c["round_optimal"], "psi": c["psi"], "theta": c["theta"], "omega": c["omega"],
         "weight": c["weight"], "depth": result.depth, "valid": report.valid, "certificate": path,
         **{k: c[k] for k in BANDWIDTH_FIELDS if k in c},
+        **_class_fields(c),
         **{k: v for k, v in cert.solver.items() if k in SOLVER_FIELDS},
         **(extra or {}),
     }
+
+
+def _class_fields(claims) -> dict:
+    """The layered class's bound and this schedule's share of it, when the certificate claims them."""
+    claim = claims.get("class_bound")
+    if not isinstance(claim, dict):
+        return {}
+    return {"class_bound": claim.get("value"), "class_fraction": claim.get("fraction"),
+            "class_bound_scope": claim.get("class")}
