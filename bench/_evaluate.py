@@ -1,0 +1,139 @@
+"""What the evaluation scripts (``bench/machines.py``, ``bench/failures.py``) measure of one schedule.
+
+A *candidate* is an explicit schedule and its chunk weights on a topology: SP-allreduce or the
+packing model's schedule (:func:`synth.solving.solve`, lifted), the exchange, a baseline
+(:func:`synth.baselines.build_baseline`), or a Ring on a Hamiltonian cycle the script found.
+:func:`evaluate` measures it at every message size with the checker
+(:func:`synth.check.measure_explicit` at the integer chunk sizes of that size), reports
+
+* ``rounds``, ``Q/N`` (the bandwidth term over the elements per node) and ``bw %``: the
+  certified lower bound of docs/bounds.md (volume and least cut, :mod:`synth.check.bounds.bandwidth`)
+  as a percentage of the bandwidth term;
+* per size: the cost model's time and goodput (:mod:`synth.analysis.cost`: 400 Gb/s links,
+  400 ns per hop, alpha 1 us) and, when SimGrid is installed and the schedule has at most
+  ``sim_limit`` messages, a SimGrid replay's (:func:`synth.analysis.simulate.simulate_schedule`,
+  rounds mode).  A replay that is skipped says why in ``sim_note``.
+
+A candidate that cannot be built (a baseline refused on the shape, a solve that fails) is a row
+with its reason in ``note`` and no figures: the scripts never stop on one refusal.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from synth.analysis.cost import Network, goodput, model_time
+from synth.analysis.simulate import SimOptions, pack, simgrid_available, simulate_schedule
+from synth.baselines import build_baseline
+from synth.check import execute, measure_explicit
+from synth.check.bounds.bandwidth import bandwidth_bound, best_cut
+from synth.errors import SynthError
+from synth.schedule import chunk_elements
+from synth.schedule.lift import lift, lifted_weights
+from synth.solving import solve
+from synth.units import format_size
+
+__all__ = ["Candidate", "solved", "baseline", "evaluate", "size_keys", "bound_of", "best_by", "GBPS"]
+
+GBPS = 8 / 1e9  # bytes per second -> Gb/s
+NET = Network()
+
+
+class Candidate:
+    """A schedule to evaluate: ``name``, ``schedule`` and ``weights`` (or ``note``, why there is none)."""
+
+    def __init__(self, name, schedule=None, weights=None, note=None, info=None):
+        self.name, self.schedule, self.weights, self.note = name, schedule, weights, note
+        self.info = dict(info or {})
+
+
+def solved(name, topology, **kwargs):
+    """The certified schedule of ``solve(topology, **kwargs)``, lifted; its claims in ``info``."""
+    try:
+        cert = solve(topology, **kwargs).certificate
+    except SynthError as exc:
+        return Candidate(name, note=f"refused: {exc}")
+    c = cert.claims
+    info = {"method": cert.provenance.get("algorithm"), "round_bound": c.get("round_lower_bound"),
+            "certified": c.get("bandwidth_fraction"), "lp": cert.solver.get("lp_fraction_of_volume_bound")}
+    return Candidate(name, lift(cert.base, cert.group), lifted_weights(cert.base, cert.group), info=info)
+
+
+def baseline(name, topology, label=None):
+    """The baseline ``name`` on ``topology`` (executed once by the checker), or its refusal."""
+    try:
+        b = build_baseline(name, topology)
+    except SynthError as exc:
+        return Candidate(label or name, note=" ".join(str(exc).split()))
+    errors = execute(b.schedule)
+    if errors:
+        return Candidate(label or name, note=f"INVALID: {errors[0]}")
+    return Candidate(label or name, b.schedule, b.weights)
+
+
+def size_keys(sizes):
+    """``(label, model key, sim key)`` per size in bytes."""
+    return [(format_size(s), f"model {format_size(s)}", f"sim {format_size(s)}") for s in sizes]
+
+
+_BOUND_CUTS = {}
+
+
+def bound_of(topology, elements):
+    """The certified lower bound on the bandwidth term (elements) for ``elements`` per node."""
+    key = id(topology)
+    if key not in _BOUND_CUTS:
+        _BOUND_CUTS[key] = (topology, best_cut(topology))  # keep the topology alive with its cut
+    return bandwidth_bound(topology, elements, _BOUND_CUTS[key][1]).value
+
+
+def evaluate(topology, cand, sizes, *, sim=True, sim_limit=60_000, net=NET):
+    """One row: the candidate's rounds, ``Q/N``, share of the bound, and goodput by model and SimGrid per size."""
+    row = {"algorithm": cand.name, **cand.info}
+    if cand.schedule is None:
+        row["note"] = cand.note
+        return row
+    p = topology.n_compute
+    ok, skipped = [], []
+    for (label, mkey, _), size in zip(size_keys(sizes), sizes):
+        n = size // net.element_bytes
+        try:
+            m = measure_explicit(cand.schedule, chunk_elements(cand.weights, n))
+        except SynthError as exc:   # too few elements for the schedule's chunks
+            skipped.append(f"{label}: {' '.join(str(exc).split())}")
+            continue
+        ok.append(size)
+        row[mkey] = goodput(m, net) * GBPS
+        row[f"model_us {label}"] = model_time(m, net) * 1e6
+    if skipped:
+        row["note"] = "; ".join(skipped)
+    if not ok:
+        return row
+    # the bandwidth term and its share of the bound at the largest size (least rounding)
+    n = max(ok) // net.element_bytes
+    m = measure_explicit(cand.schedule, chunk_elements(cand.weights, n))
+    row.update(rounds=m.rounds, p=p, omega=str(m.omega), q_per_n=m.bandwidth_term / n,
+               bw=100 * float(bound_of(topology, n) / m.bandwidth_term))
+    if not sim:
+        row["sim_note"] = "not simulated (--no-sim)"
+        return row
+    if not simgrid_available():
+        row["sim_note"] = "SimGrid not installed"
+        return row
+    messages = pack(cand.schedule, "rounds").n_messages
+    row["messages"] = messages
+    if messages > sim_limit:
+        row["sim_note"] = f"not simulated: {messages:,} messages > --sim-limit {sim_limit:,}"
+        return row
+    results = simulate_schedule(cand.schedule, cand.weights, ok, net, label=cand.name,
+                                options=SimOptions(model=False))
+    for (label, _, skey), r in zip(size_keys(ok), results):
+        row[skey] = r.goodput * GBPS
+        row[f"sim_us {label}"] = r.seconds * 1e6
+    return row
+
+
+def best_by(rows, key):
+    """The row with the largest value at ``key`` (None when no row has one)."""
+    have = [r for r in rows if r.get(key) is not None and np.isfinite(r[key])]
+    return max(have, key=lambda r: r[key]) if have else None
