@@ -12,7 +12,8 @@ packing model's schedule (:func:`synth.solving.solve`, lifted), the exchange, a 
 * per size: the cost model's time and goodput (:mod:`synth.analysis.cost`: 400 Gb/s links,
   400 ns per hop, alpha 1 us) and, when SimGrid is installed and the schedule has at most
   ``sim_limit`` messages, a SimGrid replay's (:func:`synth.analysis.simulate.simulate_schedule`,
-  rounds mode).  A replay that is skipped says why in ``sim_note``.
+  rounds mode).  A replay that is skipped says why in ``sim_note``.  A size with fewer elements than
+  the schedule has chunks is padded to one element per chunk (``note``); goodput counts the real ones.
 
 A candidate that cannot be built (a baseline refused on the shape, a solve that fails) is a row
 with its reason in ``note`` and no figures: the scripts never stop on one refusal.
@@ -87,6 +88,19 @@ def bound_of(topology, elements):
     return bandwidth_bound(topology, elements, _BOUND_CUTS[key][1]).value
 
 
+def _chunks(weights, n):
+    """Chunk sizes for ``n`` elements and the elements moved: ``n``, or more when a chunk would be empty.
+
+    A message smaller than the schedule's chunk count is padded as a runtime would: every chunk gets
+    ``max(1, floor(w n / sum w))`` elements (the goodput still counts only the ``n`` real ones).
+    """
+    sizes = np.asarray(chunk_elements(weights, n), dtype=np.int64)
+    if sizes.min() < 1:
+        w = np.asarray(weights, dtype=np.int64)
+        sizes = np.maximum(1, (w * n) // int(w.sum()))
+    return sizes, int(sizes.sum())
+
+
 def evaluate(topology, cand, sizes, *, sim=True, sim_limit=60_000, net=NET):
     """One row: the candidate's rounds, ``Q/N``, share of the bound, and goodput by model and SimGrid per size."""
     row = {"algorithm": cand.name, **cand.info}
@@ -94,26 +108,23 @@ def evaluate(topology, cand, sizes, *, sim=True, sim_limit=60_000, net=NET):
         row["note"] = cand.note
         return row
     p = topology.n_compute
-    ok, skipped = [], []
+    real = lambda n, seconds: n * net.element_bytes * (p - 1) / (p * seconds) * GBPS  # noqa: E731
+    chunks, padded = {}, []
     for (label, mkey, _), size in zip(size_keys(sizes), sizes):
         n = size // net.element_bytes
-        try:
-            m = measure_explicit(cand.schedule, chunk_elements(cand.weights, n))
-        except SynthError as exc:   # too few elements for the schedule's chunks
-            skipped.append(f"{label}: {' '.join(str(exc).split())}")
-            continue
-        ok.append(size)
-        row[mkey] = goodput(m, net) * GBPS
+        chunks[size] = _chunks(cand.weights, n)
+        if chunks[size][1] != n:
+            padded.append(f"{label} padded to {chunks[size][1]} elements (one per chunk)")
+        m = measure_explicit(cand.schedule, chunks[size][0])
+        row[mkey] = real(n, model_time(m, net))
         row[f"model_us {label}"] = model_time(m, net) * 1e6
-    if skipped:
-        row["note"] = "; ".join(skipped)
-    if not ok:
-        return row
+    if padded:
+        row["note"] = "; ".join(padded)
     # the bandwidth term and its share of the bound at the largest size (least rounding)
-    n = max(ok) // net.element_bytes
-    m = measure_explicit(cand.schedule, chunk_elements(cand.weights, n))
-    row.update(rounds=m.rounds, p=p, omega=str(m.omega), q_per_n=m.bandwidth_term / n,
-               bw=100 * float(bound_of(topology, n) / m.bandwidth_term))
+    sizes_, n_ = chunks[max(sizes)]
+    m = measure_explicit(cand.schedule, sizes_)
+    row.update(rounds=m.rounds, p=p, omega=str(m.omega), q_per_n=m.bandwidth_term / n_,
+               bw=100 * float(bound_of(topology, n_) / m.bandwidth_term))
     if not sim:
         row["sim_note"] = "not simulated (--no-sim)"
         return row
@@ -125,10 +136,12 @@ def evaluate(topology, cand, sizes, *, sim=True, sim_limit=60_000, net=NET):
     if messages > sim_limit:
         row["sim_note"] = f"not simulated: {messages:,} messages > --sim-limit {sim_limit:,}"
         return row
-    results = simulate_schedule(cand.schedule, cand.weights, ok, net, label=cand.name,
-                                options=SimOptions(model=False))
-    for (label, _, skey), r in zip(size_keys(ok), results):
-        row[skey] = r.goodput * GBPS
+    for (label, _, skey), size in zip(size_keys(sizes), sizes):
+        # the chunk sizes as weights: the replay moves exactly the elements the model measured
+        part, total = chunks[size]
+        r = simulate_schedule(cand.schedule, part, [total * net.element_bytes], net, label=cand.name,
+                              options=SimOptions(model=False))[0]
+        row[skey] = real(size // net.element_bytes, r.seconds)
         row[f"sim_us {label}"] = r.seconds * 1e6
     return row
 

@@ -14,7 +14,9 @@ per size is then listed by the model and by SimGrid.
 Every row: rounds, ``Q/N`` (bandwidth term over the elements per node), ``bw %`` (the certified lower
 bound of docs/bounds.md over the bandwidth term), and the goodput (Gb/s) by the cost model (400 Gb/s
 links, 400 ns per hop, alpha 1 us) and by a SimGrid replay (rounds mode) at each size; a replay with more
-than ``--sim-limit`` messages (the Rings on 128 nodes and more) is skipped and says so.  The ratios
+than ``--sim-limit`` messages (the Rings on 128 nodes and more) is skipped and says so.  A size
+smaller than a schedule's chunk count (1 KiB on 128 nodes) is padded to one element per chunk, as a
+runtime would; the goodput counts the real elements only, and the row says so.  The ratios
 printed under each pair: the best twisted schedule's goodput over the best plain one's, and SP-allreduce's
 over the best baseline's, by model and by SimGrid.
 
@@ -33,13 +35,13 @@ from synth.topology.spec import build_topology
 from synth.topology.torus import Torus, torus
 from synth.units import parse_size
 
-PRESETS_QUICK = [("preset", "tpu-v4", "4x4x8"), ("preset", "tpu-v5p", "2x2x4"), ("preset", "tpu-v5e", "4x8"),
+PRESETS_QUICK = [("preset", "tpu-v4", "2x4x4"), ("preset", "tpu-v5p", "2x2x4"), ("preset", "tpu-v5e", "4x8"),
                  ("preset", "tpu-v6e", "8x16"), ("preset", "tpu7x", "4x4x4"), ("preset", "trn2", "4x4"),
                  ("preset", "tofu-d", "2x2x2"), ("preset", "ipu-pod", "4x4")]
 SETS = {
     "quick": [("pair", "4x8", None), ("pair", "4x4x8", None)] + PRESETS_QUICK,
     "full": [("pair", "4x8", None), ("pair", "4x4x8", None), ("pair", "4x8x8", None)] + PRESETS_QUICK
-    + [("preset", "tpu-v4", "4x8x8"), ("preset", "tpu-v5e", "16x16"), ("preset", "trn2", "4x4x4"),
+    + [("preset", "tpu-v4", "4x4x8"), ("preset", "tpu-v5p", "4x8x8"), ("preset", "tpu-v5e", "16x16"), ("preset", "trn2", "4x4x4"),
        ("preset", "tofu-d", "3x2x2"), ("preset", "ipu-pod", "4x16")],
 }
 BASELINES = ("ring", "bucket", "swing-l", "swing-b", "trivance-l", "trivance-b")
