@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.analysis.cost import Network, goodput, model_time
+from synth.analysis.cost import Network, model_time
 from synth.analysis.simulate import SimOptions, pack, simgrid_available, simulate_schedule
 from synth.baselines import build_baseline
 from synth.check import execute, measure_explicit

@@ -188,8 +188,8 @@ def goodput_rows(name, failures, t, result, sizes, args):
 
 def goodput_table(sizes, json):
     cols = [Col("network", fmt="<18"), Col("failures", text=lambda r: _short(r["failures"]), fmt="<24"),
-            Col("algorithm", text=lambda r: r["algorithm"][:40], fmt="<18"), Col("rounds", fmt=">6"), Col("Q/N", "q_per_n", ">6.3f"),
-            Col("bw %", "bw", ">6.1f")]
+            Col("algorithm", text=lambda r: r["algorithm"][:40], fmt="<18"), Col("rounds", fmt=">6"),
+            Col("Q/N", "q_per_n", ">6.3f"), Col("bw %", "bw", ">6.1f")]
     for label, mkey, skey in size_keys(sizes):
         cols += [Col(f"{label} model", mkey, ">11.1f"), Col(f"{label} sim", skey, ">9.1f"),
                  Ratio(f"sim/ref {label}", skey, key=f"sim_over_healthy {label}", fmt=">11.3f")]

@@ -41,8 +41,8 @@ PRESETS_QUICK = [("preset", "tpu-v4", "2x4x4"), ("preset", "tpu-v5p", "2x2x4"), 
 SETS = {
     "quick": [("pair", "4x8", None), ("pair", "4x4x8", None)] + PRESETS_QUICK,
     "full": [("pair", "4x8", None), ("pair", "4x4x8", None), ("pair", "4x8x8", None)] + PRESETS_QUICK
-    + [("preset", "tpu-v4", "4x4x8"), ("preset", "tpu-v5p", "4x8x8"), ("preset", "tpu-v5e", "16x16"), ("preset", "trn2", "4x4x4"),
-       ("preset", "tofu-d", "3x2x2"), ("preset", "ipu-pod", "4x16")],
+    + [("preset", "tpu-v4", "4x4x8"), ("preset", "tpu-v5p", "4x8x8"), ("preset", "tpu-v5e", "16x16"),
+       ("preset", "trn2", "4x4x4"), ("preset", "tofu-d", "3x2x2"), ("preset", "ipu-pod", "4x16")],
 }
 BASELINES = ("ring", "bucket", "swing-l", "swing-b", "trivance-l", "trivance-b")
 
@@ -101,8 +101,9 @@ def pair(table, shape, sizes, args):
         for how, key in (("model", mkey), ("sim", skey)):
             base = [r for r in tw + pl if r["algorithm"] in BASELINES]
             sp = next((r for r in tw if r["algorithm"] == "sp"), None)
-            table.note(f"  {shape} {label} {how}: best twisted / best plain {ratio(best_by(tw, key), best_by(pl, key), key)}"
-                       f"; twisted SP / best baseline {ratio(sp, best_by(base, key), key)}")
+            vs_plain, vs_base = ratio(best_by(tw, key), best_by(pl, key), key), ratio(sp, best_by(base, key), key)
+            table.note(f"  {shape} {label} {how}: best twisted / best plain {vs_plain}; "
+                       f"twisted SP / best baseline {vs_base}")
 
 
 def preset(table, name, shape, sizes, args):
