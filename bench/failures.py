@@ -15,8 +15,9 @@ the certified bound (``bandwidth_fraction``, re-derived by ``synth check``), chu
 
 The second table (``--no-goodput`` leaves it out) puts the same certified schedule beside a Ring on a
 Hamiltonian cycle of the damaged network (:func:`ring_on_cycle`: a cycle through the surviving chips
-that avoids every failed link; around a failed chip it takes one 2-hop step, since a torus of even
-sides is bipartite and has no Hamiltonian cycle through an odd number of chips) and the paper's
+that avoids the failed links when one of the candidates does; a step over a failed link or past a
+failed chip takes a shortest detour, since a torus of even sides is bipartite and has no Hamiltonian
+cycle through an odd number of chips) and the paper's
 baselines (Bucket, Swing, Trivance, and the balanced multiport Ring of plain tori) wherever they still
 run, each with its refusal otherwise: rounds, ``Q/N``, ``bw %`` (the certified bound over the bandwidth
 term) and the goodput (Gb/s) by the cost model and by a SimGrid replay at each size.  Ratios: each row's
@@ -110,7 +111,7 @@ def reference(name):
 
 # ------------------------------------------------------------------ the Ring on a Hamiltonian cycle
 def _cycles(t):
-    """Candidate cycles of the healthy grid ``t``: the snake of its box, under axis orders and translations."""
+    """Candidate cycles of the healthy grid ``t``: its box's snake under axis orders, reflections, translations."""
     shape = tuple(int(s) for s in t.shape)
     wrap = tuple(getattr(t, "wrap", (True,) * len(shape)))
     for perm in itertools.islice(itertools.permutations(range(len(shape))), 24):
@@ -118,20 +119,22 @@ def _cycles(t):
             order = box_cycle(grid(tuple(shape[i] for i in perm), (False,) * len(shape)))
         except SynthError:
             continue
-        sides = tuple(shape[i] for i in perm)
-        coords = np.zeros((order.size, len(shape)), dtype=np.int64)
-        coords[:, list(perm)] = np.stack(np.unravel_index(order, sides), axis=-1)
-        shifts = itertools.product(*[range(s) if w else [0] for s, w in zip(shape, wrap)])
-        for shift in itertools.islice(shifts, 4096):
-            yield np.ravel_multi_index(tuple(((coords + shift) % shape).T), shape)
+        base = np.zeros((order.size, len(shape)), dtype=np.int64)
+        base[:, list(perm)] = np.stack(np.unravel_index(order, tuple(shape[i] for i in perm)), axis=-1)
+        for flip in itertools.islice(itertools.product((False, True), repeat=len(shape)), 16):
+            coords = np.where(flip, np.asarray(shape) - 1 - base, base)
+            shifts = itertools.product(*[range(s) if w else [0] for s, w in zip(shape, wrap)])
+            for shift in itertools.islice(shifts, 1024):
+                yield np.ravel_multi_index(tuple(((coords + shift) % shape).T), shape)
 
 
 def ring_on_cycle(t):
-    """A Ring (both directions) on a Hamiltonian cycle of the damaged grid ``t`` avoiding its failures.
+    """A Ring (both directions) on a Hamiltonian cycle of the damaged grid ``t``, routed around its failures.
 
-    The cycle is the box snake of the healthy grid moved until no step uses a failed link; a failed chip
-    is skipped, its two neighbours on the cycle joined by a shortest route (2 hops when the cycle turns
-    at the chip).  Refused (a :class:`Candidate` with its note) when no candidate cycle fits.
+    The cycle is the box snake of the healthy grid, reflected and moved to use as few failed links as
+    possible (none when one fits); a failed chip is skipped.  A step whose link failed, or that skips a
+    chip, takes a shortest route of the damaged network (2 hops when the cycle turns at a failed chip, 3
+    around a failed link); the row says how many and how long.
     """
     base = getattr(t, "healthy", t)
     chips = len(t.failures.nodes) if hasattr(t, "failures") else 0
@@ -141,18 +144,19 @@ def ring_on_cycle(t):
     for order in _cycles(base):
         order = order[alive[order]]
         gaps = np.flatnonzero(t.link_ids(order, np.roll(order, -1)) < 0)
-        if gaps.size > chips:   # a step over a failed link
+        if best is not None and gaps.size > len(best[1]):
             continue
         hops = [int(t.bfs([int(order[i])])[int(order[(i + 1) % order.size])]) for i in gaps]
-        if best is None or sum(hops) < sum(best[1]):
+        if best is None or (len(hops), sum(hops)) < (len(best[1]), sum(best[1])):
             best = (order, hops)
-        if sum(hops) == 2 * chips:
+        if len(hops) == chips and sum(hops) == 2 * chips:
             break
     if best is None:
-        return Candidate("ring (cycle)", note=f"refused: no cycle of {base.name} avoids the failures")
+        return Candidate("ring (cycle)", note=f"refused: no cycle of {base.name} found")
     order, hops = best
     b = run_rings(t, [order], f"one cycle of {t.name} x 2 directions")
-    info = {"detour": f"{len(hops)} step(s) of {', '.join(map(str, hops))} hops around failed chips"} if hops else {}
+    info = {"detour": f"{len(hops)} step(s) rerouted around failures ({', '.join(map(str, hops))} hops)"} \
+        if hops else {}
     return Candidate("ring (cycle)", b.schedule, b.weights, info=info)
 
 
