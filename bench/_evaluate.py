@@ -49,11 +49,16 @@ class Candidate:
 
 
 def solved(name, topology, **kwargs):
-    """The certified schedule of ``solve(topology, **kwargs)``, lifted; its claims in ``info``."""
+    """The certified schedule of ``solve(topology, **kwargs)``, lifted; its claims in ``info``.
+
+    ``name`` None: the certificate's algorithm (``sp-allreduce``, ``forest-exchange``, ``layered-packing``, ...).
+    """
     try:
         cert = solve(topology, **kwargs).certificate
     except SynthError as exc:
-        return Candidate(name, note=f"refused: {exc}")
+        return Candidate(name or ("exchange" if kwargs.get("exchange") else "synth"),
+                         note=f"refused: {' '.join(str(exc).split())}")
+    name = name or cert.provenance.get("algorithm") or "synth"
     c = cert.claims
     info = {"method": cert.provenance.get("algorithm"), "round_bound": c.get("round_lower_bound"),
             "certified": c.get("bandwidth_fraction"), "lp": cert.solver.get("lp_fraction_of_volume_bound")}

@@ -62,7 +62,9 @@ def note(row):
 
 def candidates(t, sizes, with_khop=False):
     """Every schedule evaluated on ``t``: SP, the exchange, the k-hop trees chosen by size, the baselines."""
-    out = [solved("sp", t), solved("exchange", t, exchange=True)]
+    out = [solved(None, t), solved(None, t, exchange=True)]
+    if out[1].name == out[0].name:   # no exchange here (all sides odd): solve gave SP-allreduce again
+        out.pop()
     if with_khop and isinstance(t, Torus) and t.is_equal_sided:
         depths = set()
         for size in sizes:
@@ -100,7 +102,7 @@ def pair(table, shape, sizes, args):
     for label, mkey, skey in size_keys(sizes):
         for how, key in (("model", mkey), ("sim", skey)):
             base = [r for r in tw + pl if r["algorithm"] in BASELINES]
-            sp = next((r for r in tw if r["algorithm"] == "sp"), None)
+            sp = next((r for r in tw if r["algorithm"] == "sp-allreduce"), None)
             vs_plain, vs_base = ratio(best_by(tw, key), best_by(pl, key), key), ratio(sp, best_by(base, key), key)
             table.note(f"  {shape} {label} {how}: best twisted / best plain {vs_plain}; "
                        f"twisted SP / best baseline {vs_base}")
