@@ -34,7 +34,7 @@ from synth.schedule.lift import lift, lifted_weights
 from synth.solving import solve
 from synth.units import format_size
 
-__all__ = ["Candidate", "solved", "baseline", "evaluate", "size_keys", "bound_of", "best_by", "GBPS"]
+__all__ = ["Candidate", "solved", "baseline", "evaluate", "size_keys", "bound_of", "best_by", "merge_refused", "GBPS"]
 
 GBPS = 8 / 1e9  # bytes per second -> Gb/s
 NET = Network()
@@ -75,6 +75,15 @@ def baseline(name, topology, label=None):
     if errors:
         return Candidate(label or name, note=f"INVALID: {errors[0]}")
     return Candidate(label or name, b.schedule, b.weights)
+
+
+def merge_refused(cands):
+    """``cands`` with the refused ones merged into one last candidate (their names, the first one's reason)."""
+    refused = [c for c in cands if c.schedule is None]
+    if len(refused) < 2:
+        return list(cands)
+    kept = [c for c in cands if c.schedule is not None]
+    return kept + [Candidate(", ".join(c.name for c in refused), note=refused[0].note)]
 
 
 def size_keys(sizes):

@@ -33,7 +33,7 @@ packing only with ``--no-goodput``).
 import itertools
 
 import numpy as np
-from _evaluate import Candidate, baseline, evaluate, size_keys
+from _evaluate import Candidate, baseline, evaluate, merge_refused, size_keys
 from _harness import Col, Ratio, Table, log, parse_args, parser, timed
 
 from synth.baselines.lattice import box_cycle
@@ -176,12 +176,8 @@ def goodput_rows(name, failures, t, result, sizes, args):
     cands = [Candidate(cert.provenance.get("algorithm") or "sp", lift(cert.base, cert.group),
                        lifted_weights(cert.base, cert.group)), ring_on_cycle(t)]
     cands += [baseline(b, t) for b in PAPER]
-    refused = [c for c in cands if c.schedule is None]
-    if refused:   # one row for the baselines that do not run here, with the first one's reason
-        cands = [c for c in cands if c.schedule is not None]
-        cands.append(Candidate(", ".join(c.name for c in refused), note=refused[0].note))
     rows = []
-    for cand in cands:
+    for cand in merge_refused(cands):   # one row for the baselines that do not run here
         log(f"  {t.name}: {cand.name}")
         row = evaluate(t, cand, sizes, sim=not args.no_sim, sim_limit=args.sim_limit)
         is_ref = cand is cands[0] and failures == "none" and reference(name) == name

@@ -24,7 +24,7 @@ The ``quick`` set (about 3 CPU minutes with SimGrid) is what bench/RESULTS.md re
 4x8x8 and larger presets.
 """
 
-from _evaluate import GBPS, baseline, best_by, evaluate, size_keys, solved  # noqa: F401  (GBPS for --json users)
+from _evaluate import baseline, best_by, evaluate, merge_refused, size_keys, solved
 from _harness import Col, Table, log, parse_args, parser
 
 from synth.analysis.by_size import choose_by_size
@@ -48,8 +48,8 @@ BASELINES = ("ring", "bucket", "swing-l", "swing-b", "trivance-l", "trivance-b")
 
 
 def columns(sizes, first):
-    cols = [first, Col("algorithm", fmt="<12"), Col("p", fmt=">4"), Col("rounds", fmt=">6"),
-            Col("Q/N", "q_per_n", ">6.3f"), Col("bw %", "bw", ">6.1f")]
+    cols = [first, Col("algorithm", text=lambda r: r["algorithm"][:24], fmt="<24"), Col("p", fmt=">4"),
+            Col("rounds", fmt=">6"), Col("Q/N", "q_per_n", ">6.3f"), Col("bw %", "bw", ">6.1f")]
     for label, mkey, skey in size_keys(sizes):
         cols += [Col(f"{label} model", mkey, ">12.1f"), Col(f"{label} sim", skey, ">10.1f")]
     return cols + [Col("note", text=note, fmt="<")]
@@ -81,7 +81,7 @@ def candidates(t, sizes, with_khop=False):
 
 def rows_for(table, t, tag, sizes, args, with_khop=False):
     rows = []
-    for cand in candidates(t, sizes, with_khop):
+    for cand in merge_refused(candidates(t, sizes, with_khop)):
         log(f"  {t.name}: {cand.name}")
         row = evaluate(t, cand, sizes, sim=not args.no_sim, sim_limit=args.sim_limit)
         rows.append(table.add({**row, **tag, "H": t.diameter}))
