@@ -30,11 +30,12 @@ from synth.check import execute, measure_explicit
 from synth.check.bounds.bandwidth import bandwidth_bound, best_cut
 from synth.errors import SynthError
 from synth.schedule import chunk_elements
-from synth.schedule.lift import lift, lifted_weights
+from synth.runtime.plan import load_schedule
 from synth.solving import solve
 from synth.units import format_size
 
-__all__ = ["Candidate", "solved", "baseline", "evaluate", "size_keys", "bound_of", "best_by", "merge_refused", "GBPS"]
+__all__ = ["Candidate", "solved", "certified", "baseline", "evaluate", "size_keys", "bound_of", "best_by",
+           "merge_refused", "GBPS"]
 
 GBPS = 8 / 1e9  # bytes per second -> Gb/s
 NET = Network()
@@ -58,11 +59,20 @@ def solved(name, topology, **kwargs):
     except SynthError as exc:
         return Candidate(name or ("exchange" if kwargs.get("exchange") else "synth"),
                          note=f"refused: {' '.join(str(exc).split())}")
+    return certified(name, cert)
+
+
+def certified(name, cert):
+    """A certificate as a candidate (``name`` None: its algorithm), through the runtime's schedule loader."""
     name = name or cert.provenance.get("algorithm") or "synth"
     c = cert.claims
     info = {"method": cert.provenance.get("algorithm"), "round_bound": c.get("round_lower_bound"),
-            "certified": c.get("bandwidth_fraction"), "lp": cert.solver.get("lp_fraction_of_volume_bound")}
-    return Candidate(name, lift(cert.base, cert.group), lifted_weights(cert.base, cert.group), info=info)
+            "certified": c.get("bandwidth_fraction"), "lp": (cert.solver or {}).get("lp_fraction_of_volume_bound")}
+    try:
+        schedule, weights, _ = load_schedule(cert)
+    except SynthError as exc:
+        return Candidate(name, note=f"cannot replay: {' '.join(str(exc).split())}", info=info)
+    return Candidate(name, schedule, weights, info=info)
 
 
 def baseline(name, topology, label=None):
@@ -116,8 +126,19 @@ def _chunks(weights, n):
 
 
 def evaluate(topology, cand, sizes, *, sim=True, sim_limit=60_000, net=NET):
-    """One row: the candidate's rounds, ``Q/N``, share of the bound, and goodput by model and SimGrid per size."""
+    """One row: the candidate's rounds, ``Q/N``, share of the bound, and goodput by model and SimGrid per size.
+
+    A measurement or replay that fails leaves the figures made so far and says why in ``note``.
+    """
     row = {"algorithm": cand.name, **cand.info}
+    try:
+        return _evaluate(topology, cand, sizes, row, sim, sim_limit, net)
+    except SynthError as exc:
+        row["note"] = "; ".join(x for x in (row.get("note"), f"failed: {' '.join(str(exc).split())}") if x)
+        return row
+
+
+def _evaluate(topology, cand, sizes, row, sim, sim_limit, net):
     if cand.schedule is None:
         row["note"] = cand.note
         return row

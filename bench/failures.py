@@ -31,15 +31,15 @@ packing only with ``--no-goodput``).
 """
 
 import itertools
+from fractions import Fraction
 
 import numpy as np
-from _evaluate import Candidate, baseline, evaluate, merge_refused, size_keys
+from _evaluate import Candidate, baseline, certified, evaluate, merge_refused, size_keys
 from _harness import Col, Ratio, Table, log, parse_args, parser, timed
 
 from synth.baselines.lattice import box_cycle
 from synth.baselines.ring import run_rings
 from synth.errors import SynthError
-from synth.schedule.lift import lift, lifted_weights
 from synth.solving import solve
 from synth.topology.failures import damage, parse_failures
 from synth.topology.lattice import grid
@@ -163,18 +163,18 @@ def ring_on_cycle(t):
 # ------------------------------------------------------------------ the two tables
 def packing_row(name, failures, result, seconds):
     c = result.certificate
-    num, _, den = c.claims["bandwidth_fraction"].partition("/")
-    lp = c.solver.get("lp_fraction_of_volume_bound")
+    fraction = c.claims.get("bandwidth_fraction")
+    lp = (c.solver or {}).get("lp_fraction_of_volume_bound")
     return {"table": "packing", "network": name, "failures": failures, "algorithm": c.provenance.get("algorithm"),
-            "rounds": c.claims["rounds"], "round_bound": c.claims["round_lower_bound"],
-            "lp": None if lp is None else 100 * lp, "cert": 100 * int(num) / int(den or 1),
-            "chunks": c.claims["chunks"], "seconds": seconds}
+            "rounds": c.claims.get("rounds"), "round_bound": c.claims.get("round_lower_bound"),
+            "lp": None if lp is None else 100 * lp,
+            "cert": None if fraction is None else 100 * float(Fraction(fraction)), "chunks": c.claims.get("chunks"),
+            "seconds": seconds}
 
 
 def goodput_rows(name, failures, t, result, sizes, args):
     cert = result.certificate
-    cands = [Candidate(cert.provenance.get("algorithm") or "sp", lift(cert.base, cert.group),
-                       lifted_weights(cert.base, cert.group)), ring_on_cycle(t)]
+    cands = [certified(None, cert), ring_on_cycle(t)]
     cands += [baseline(b, t) for b in PAPER]
     rows = []
     for cand in merge_refused(cands):   # one row for the baselines that do not run here
