@@ -39,6 +39,7 @@ from _harness import Col, Ratio, Table, log, parse_args, parser, timed
 
 from synth.baselines.lattice import box_cycle
 from synth.baselines.ring import run_rings
+from synth.check import execute
 from synth.errors import SynthError
 from synth.solving import solve
 from synth.topology.failures import damage, parse_failures
@@ -155,6 +156,9 @@ def ring_on_cycle(t):
         return Candidate("ring (cycle)", note=f"refused: no cycle of {base.name} found")
     order, hops = best
     b = run_rings(t, [order], f"one cycle of {t.name} x 2 directions")
+    errors = execute(b.schedule)
+    if errors:
+        return Candidate("ring (cycle)", note=f"INVALID: {errors[0]}")
     info = {"detour": f"{len(hops)} step(s) rerouted around failures ({', '.join(map(str, hops))} hops)"} \
         if hops else {}
     return Candidate("ring (cycle)", b.schedule, b.weights, info=info)
