@@ -1,73 +1,252 @@
-"""Damaged and irregular networks (issue 41): the packing model's bandwidth term against the certified bound.
+"""Damaged and irregular networks (issue 41): the packing model against the bound, the Ring and the baselines.
 
-Run: ``python bench/failures.py [--set quick|scale] [--only NETWORK:FAILURES,...] [--json [FILE]]``.
+Run: ``python bench/failures.py [--set quick|full|scale] [--only NETWORK:FAILURES,...] [--sizes 1MiB,16MiB]
+[--no-sim] [--sim-limit MESSAGES] [--no-goodput] [--json [FILE]]``.
 
-``NETWORK`` is a torus shape (``8x8``) or ``mesh`` + a shape (``mesh8x8``, built as a topology file
-would be); ``FAILURES`` is ``none`` or failures joined by ``+``: ``l0.0-0.1`` a failed link, ``n1.1`` a
-failed chip.  Each row solves as ``synth solve`` does (:func:`synth.solving.solve`: the packing path),
-certifies, and prints the rounds against the one-hop round bound, the LP's share of the volume bound
-(the best of the layered class), the certified schedule's share of the certified bound
-(``bandwidth_fraction``, re-derived by ``synth check``), its share of the layered class's certified bound
-(``class %``: the LP's dual, docs/bounds.md section 5; blank where the local LP gives none), chunks and
-seconds; the healthy torus beside it.
-The ``scale`` set (16x16 with one and eight failed links, 32x32 with one) takes minutes each.
+``NETWORK`` is a torus shape (``8x8``), ``mesh`` + a shape (``mesh8x8``: ``synth solve --mesh 8x8``)
+or a preset ``NAME@SHAPE`` (``tofu-d@2x2x2``: ``--machine tofu-d:2x2x2``; ``-mesh`` appended for a
+mesh allocation, ``--no-wrap``); ``FAILURES`` is ``none`` or failures joined by ``+``:
+``l0.0-0.1`` a failed link, ``n1.1`` a failed chip.
+
+The first table solves each network as ``synth solve`` does (:func:`synth.solving.solve`: the packing
+path when symmetry cannot balance), certifies, and prints the rounds against the one-hop round bound,
+the layered LP's share of the volume bound (the best of its class), the certified schedule's share of
+the certified bound (``bandwidth_fraction``, re-derived by ``synth check``), its share of the layered
+class's certified bound (``class %``: the LP's dual, docs/bounds.md section 5; blank where none is
+claimed), chunks and seconds.
+
+The second table (``--no-goodput`` leaves it out) puts the same certified schedule beside a Ring on a
+Hamiltonian cycle of the damaged network (:func:`ring_on_cycle`: a cycle through the surviving chips
+that avoids the failed links when one of the candidates does; a step over a failed link or past a
+failed chip takes a shortest detour, since a torus of even sides is bipartite and has no Hamiltonian
+cycle through an odd number of chips) and the paper's
+baselines (Bucket, Swing, Trivance, and the balanced multiport Ring of plain tori) wherever they still
+run, each with its refusal otherwise: rounds, ``Q/N``, ``bw %`` (the certified bound over the bandwidth
+term) and the goodput (Gb/s) by the cost model and by a SimGrid replay at each size.  Ratios: each row's
+simulated goodput over the healthy torus's SP-allreduce on the same shape (the reference rows, failures
+``none``), and under each network the packing schedule's simulated goodput over the Ring's.
+
+Sets: ``quick`` (8x8 and 4x4x4 tori with 1, 2, 4, 8 failed links and 1 failed chip, the meshes 8x8 and
+4x4x4, a Tofu-D job; about 5 CPU minutes with SimGrid), ``full`` (``quick`` and the 16x16 torus with
+the same failures), ``scale`` (16x16 with one and eight failed links, 32x32 with one: minutes each,
+packing only with ``--no-goodput``).
 """
 
 import itertools
+from fractions import Fraction
 
-from _harness import Col, Table, parse_args, parser, timed
+import numpy as np
+from _evaluate import Candidate, baseline, certified, evaluate, merge_refused, size_keys
+from _harness import Col, Ratio, Table, log, parse_args, parser, timed
 
+from synth.baselines.lattice import box_cycle
+from synth.baselines.ring import run_rings
+from synth.check import execute
+from synth.errors import SynthError
 from synth.solving import solve
 from synth.topology.failures import damage, parse_failures
+from synth.topology.lattice import grid
+from synth.topology.machines import machine_spec
+from synth.topology.spec import build_topology
 from synth.topology.torus import parse_torus
-from synth.topology.user import topology_from_json
+from synth.units import parse_size
 
-EIGHT = "+".join(f"l{r}.{c}-{r}.{c + 1}" for r, c in ((0, 0), (2, 3), (4, 6), (6, 9), (8, 12), (10, 14), (12, 2),
-                                                      (14, 8)))
+L16 = [f"l{r}.{c}-{r}.{c + 1}" for r, c in ((0, 0), (2, 3), (4, 6), (6, 9), (8, 12), (10, 14), (12, 2), (14, 8))]
+EIGHT = "+".join(L16)
+L8 = ["l0.0-0.1", "l4.4-4.5", "l2.2-2.3", "l6.6-6.7", "l1.4-2.4", "l3.7-3.0", "l5.1-6.1", "l7.5-0.5"]
+L444 = ["l0.0.0-0.0.1", "l2.2.2-2.2.3", "l1.0.3-1.0.0", "l3.1.1-0.1.1", "l0.2.0-0.3.0", "l2.0.1-3.0.1",
+        "l1.3.2-1.0.2", "l3.3.3-3.3.2"]
+
+
+def _series(shape, links, chip):
+    """The healthy torus, 1, 2, 4 and 8 of ``links`` failed, and one failed ``chip``."""
+    return [(shape, "none")] + [(shape, "+".join(links[:k])) for k in (1, 2, 4, 8)] + [(shape, chip)]
+
+
+QUICK = (_series("8x8", L8, "n1.1") + _series("4x4x4", L444, "n1.1.1")
+         + [("mesh8x8", "none"), ("mesh4x4x4", "none"), ("tofu-d@2x2x2", "none"),
+            ("tofu-d@2x2x2", "l0.0.0.0.0.0-0.0.0.0.1.0")])
 SETS = {
-    "quick": [("8x8", "none"), ("8x8", "l0.0-0.1"), ("8x8", "l0.0-0.1+l4.4-4.5"),
-              ("8x8", "l0.0-0.1+l2.2-2.3+l4.4-4.5+l6.6-6.7"), ("8x8", "n1.1"), ("4x4x4", "l0.0.0-0.0.1"),
-              ("mesh8x8", "none"), ("mesh4x4x4", "none")],
+    "quick": QUICK,
+    "full": QUICK + _series("16x16", L16, "n1.1") + [("tofu-d@4x2x2-mesh", "none")],
     "scale": [("16x16", "l0.0-0.1"), ("16x16", EIGHT), ("32x32", "l0.0-0.1")],
 }
-COLUMNS = [Col("network", fmt="<10"), Col("failures", fmt="<24"), Col("algorithm", fmt="<16"),
-           Col("rounds", fmt=">6"), Col("bound", "round_bound", ">5"), Col("LP %", "lp", ">6.2f"),
-           Col("cert %", "cert", ">7.2f"), Col("class %", "klass", ">7.2f"), Col("chunks", fmt=">7"), Col("seconds", fmt=">8.1f")]
+COLUMNS = [Col("network", fmt="<18"), Col("failures", text=lambda r: _short(r["failures"]), fmt="<24"),
+           Col("algorithm", fmt="<18"), Col("rounds", fmt=">6"), Col("bound", "round_bound", ">5"),
+           Col("LP %", "lp", ">6.2f"), Col("cert %", "cert", ">7.2f"), Col("chunks", fmt=">7"),
+           Col("seconds", fmt=">8.1f")]
+PAPER = ("ring", "bucket", "swing-l", "swing-b", "trivance-l", "trivance-b")
 
 
-def mesh(shape):
-    """A mesh (no wrap-around) as the topology file a user would write."""
-    sides = [int(s) for s in shape.split("x")]
-    index = {c: i for i, c in enumerate(itertools.product(*[range(s) for s in sides]))}
-    links = [[i, index[c[:d] + (c[d] + 1,) + c[d + 1:]]] for c, i in index.items()
-             for d in range(len(sides)) if c[d] + 1 < sides[d]]
-    return topology_from_json({"format": "synth-topology", "version": 1, "name": f"mesh {shape}",
-                               "vertices": len(index), "links": links})
+def _short(failures):
+    """``failures`` for the table: short lists whole, long ones counted."""
+    items = failures.split("+")
+    if len(failures) <= 24:
+        return failures
+    links, chips = sum(f[0] == "l" for f in items), sum(f[0] == "n" for f in items)
+    return ", ".join(x for x in (f"{links} links" * bool(links), f"{chips} chips" * bool(chips)) if x)
+
+
+def healthy(name):
+    """The healthy network ``name`` names (module docstring)."""
+    if name.startswith("mesh"):
+        sides = [int(s) for s in name[4:].split("x")]
+        return build_topology({"kind": "grid", "shape": sides, "wrap": [False] * len(sides)})
+    if "@" in name:
+        preset, _, shape = name.partition("@")
+        mesh = shape.endswith("-mesh")
+        return build_topology(machine_spec(f"{preset}:{shape.removesuffix('-mesh')}", mesh=mesh))
+    return parse_torus(name)
 
 
 def network(name, failures):
-    t = mesh(name[4:]) if name.startswith("mesh") else parse_torus(name)
+    t = healthy(name)
     if failures == "none":
         return t
     items = failures.split("+")
     return damage(t, parse_failures(t, [f[1:] for f in items if f[0] == "l"], [f[1:] for f in items if f[0] == "n"]))
 
 
+def reference(name):
+    """The shape whose healthy torus is the reference row of ``name`` (a mesh's: the torus of its shape)."""
+    return name[4:] if name.startswith("mesh") else name.removesuffix("-mesh")
+
+
+# ------------------------------------------------------------------ the Ring on a Hamiltonian cycle
+def _cycles(t):
+    """Candidate cycles of the healthy grid ``t``: its box's snake under axis orders, reflections, translations."""
+    shape = tuple(int(s) for s in t.shape)
+    wrap = tuple(getattr(t, "wrap", (True,) * len(shape)))
+    for perm in itertools.islice(itertools.permutations(range(len(shape))), 24):
+        try:
+            order = box_cycle(grid(tuple(shape[i] for i in perm), (False,) * len(shape)))
+        except SynthError:
+            continue
+        base = np.zeros((order.size, len(shape)), dtype=np.int64)
+        base[:, list(perm)] = np.stack(np.unravel_index(order, tuple(shape[i] for i in perm)), axis=-1)
+        for flip in itertools.islice(itertools.product((False, True), repeat=len(shape)), 16):
+            coords = np.where(flip, np.asarray(shape) - 1 - base, base)
+            shifts = itertools.product(*[range(s) if w else [0] for s, w in zip(shape, wrap)])
+            for shift in itertools.islice(shifts, 1024):
+                yield np.ravel_multi_index(tuple(((coords + shift) % shape).T), shape)
+
+
+def ring_on_cycle(t):
+    """A Ring (both directions) on a Hamiltonian cycle of the damaged grid ``t``, routed around its failures.
+
+    The cycle is the box snake of the healthy grid, reflected and moved to use as few failed links as
+    possible (none when one fits); a failed chip is skipped.  A step whose link failed, or that skips a
+    chip, takes a shortest route of the damaged network (2 hops when the cycle turns at a failed chip, 3
+    around a failed link); the row says how many and how long.
+    """
+    base = getattr(t, "healthy", t)
+    chips = len(t.failures.nodes) if hasattr(t, "failures") else 0
+    alive = np.zeros(t.n_vertices, dtype=bool)
+    alive[t.compute] = True
+    best = None
+    for order in _cycles(base):
+        order = order[alive[order]]
+        gaps = np.flatnonzero(t.link_ids(order, np.roll(order, -1)) < 0)
+        if best is not None and gaps.size > len(best[1]):
+            continue
+        hops = [int(t.bfs([int(order[i])])[int(order[(i + 1) % order.size])]) for i in gaps]
+        if best is None or (len(hops), sum(hops)) < (len(best[1]), sum(best[1])):
+            best = (order, hops)
+        if len(hops) == chips and sum(hops) == 2 * chips:
+            break
+    if best is None:
+        return Candidate("ring (cycle)", note=f"refused: no cycle of {base.name} found")
+    order, hops = best
+    b = run_rings(t, [order], f"one cycle of {t.name} x 2 directions")
+    errors = execute(b.schedule)
+    if errors:
+        return Candidate("ring (cycle)", note=f"INVALID: {errors[0]}")
+    info = {"detour": f"{len(hops)} step(s) rerouted around failures ({', '.join(map(str, hops))} hops)"} \
+        if hops else {}
+    return Candidate("ring (cycle)", b.schedule, b.weights, info=info)
+
+
+# ------------------------------------------------------------------ the two tables
+def packing_row(name, failures, result, seconds):
+    c = result.certificate
+    fraction = c.claims.get("bandwidth_fraction")
+    lp = (c.solver or {}).get("lp_fraction_of_volume_bound")
+    klass = c.claims.get("class_bound")
+    return {"table": "packing", "network": name, "failures": failures, "algorithm": c.provenance.get("algorithm"),
+            "rounds": c.claims.get("rounds"), "round_bound": c.claims.get("round_lower_bound"),
+            "lp": None if lp is None else 100 * lp,
+            "cert": None if fraction is None else 100 * float(Fraction(fraction)),
+            "klass": None if klass is None else 100 * klass["fraction"], "chunks": c.claims.get("chunks"),
+            "seconds": seconds}
+
+
+def goodput_rows(name, failures, t, result, sizes, args):
+    cert = result.certificate
+    cands = [certified(None, cert), ring_on_cycle(t)]
+    cands += [baseline(b, t) for b in PAPER]
+    rows = []
+    for cand in merge_refused(cands):   # one row for the baselines that do not run here
+        log(f"  {t.name}: {cand.name}")
+        row = evaluate(t, cand, sizes, sim=not args.no_sim, sim_limit=args.sim_limit)
+        is_ref = cand is cands[0] and failures == "none" and reference(name) == name
+        rows.append({**row, "table": "goodput", "network": name, "failures": failures, "ref": reference(name),
+                     "reference": is_ref})
+    return rows
+
+
+def goodput_table(sizes, json):
+    cols = [Col("network", fmt="<18"), Col("failures", text=lambda r: _short(r["failures"]), fmt="<24"),
+            Col("algorithm", text=lambda r: r["algorithm"][:40], fmt="<18"), Col("rounds", fmt=">6"),
+            Col("Q/N", "q_per_n", ">6.3f"), Col("bw %", "bw", ">6.1f")]
+    for label, mkey, skey in size_keys(sizes):
+        cols += [Col(f"{label} model", mkey, ">11.1f"), Col(f"{label} sim", skey, ">9.1f"),
+                 Ratio(f"sim/ref {label}", skey, key=f"sim_over_healthy {label}", fmt=">11.3f")]
+    cols.append(Col("note", text=lambda r: "; ".join(str(x)[:90] for x in (r.get("detour"), r.get("note"),
+                                                                            r.get("sim_note")) if x), fmt="<"))
+    return Table(cols, json=json, baseline=lambda r: r.get("reference"), group=("ref",),
+                 title="== goodput (Gb/s) by the model and by SimGrid; sim/ref: over the healthy torus's SP")
+
+
+def versus_ring(table, rows, sizes):
+    """A line per network: the packing schedule's simulated (and modeled) goodput over the Ring's."""
+    first, ring = rows[0], next((r for r in rows if r["algorithm"] == "ring (cycle)"), None)
+    parts = []
+    for label, mkey, skey in size_keys(sizes):
+        for how, key in (("sim", skey), ("model", mkey)):
+            if ring is None or first.get(key) is None or ring.get(key) is None:
+                parts.append(f"{label} {how} -")
+                continue
+            x = first[key] / ring[key]
+            parts.append(f"{label} {how} {x:.3f} ({'beats' if x > 1 else 'loses to'} the ring)")
+    table.note(f"  {first['network']} {_short(first['failures'])}: {first['algorithm']} / ring: " + "; ".join(parts))
+
+
 def main(argv=None):
-    args = parse_args(parser(__doc__, SETS, fields=(str, str), spec="NETWORK:FAILURES"), argv)
+    ap = parser(__doc__, SETS, fields=(str, str), spec="NETWORK:FAILURES")
+    ap.add_argument("--sizes", default="1MiB,16MiB", help="message sizes (default %(default)s)")
+    ap.add_argument("--no-sim", action="store_true", help="the cost model only")
+    ap.add_argument("--no-goodput", action="store_true", help="the packing table only")
+    ap.add_argument("--sim-limit", type=int, default=60_000, help="largest replay in messages (default %(default)d)")
+    args = parse_args(ap, argv)
+    sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
     table = Table(COLUMNS, json=args.json, title="== packing on damaged and irregular networks")
+    later = []
     for name, failures in args.instances:
-        t = network(name, failures)
-        result, seconds = timed(solve, t)
-        c = result.certificate
-        num, _, den = c.claims["bandwidth_fraction"].partition("/")
-        lp = c.solver.get("lp_fraction_of_volume_bound")
-        klass = c.claims.get("class_bound")
-        table.add({"network": name, "failures": failures, "algorithm": c.provenance.get("algorithm"),
-                   "rounds": c.claims["rounds"], "round_bound": c.claims["round_lower_bound"],
-                   "lp": None if lp is None else 100 * lp, "cert": 100 * int(num) / int(den or 1),
-                   "klass": None if klass is None else 100 * klass["fraction"],
-                   "chunks": c.claims["chunks"], "seconds": seconds})
+        try:
+            t = network(name, failures)
+            result, seconds = timed(solve, t)
+        except SynthError as exc:
+            table.note(f"  {name} {failures}: refused: {exc}")
+            continue
+        table.add(packing_row(name, failures, result, seconds))
+        if not args.no_goodput:
+            later.append(goodput_rows(name, failures, t, result, sizes, args))
+    if later:
+        gt = goodput_table(sizes, args.json)
+        for rows in later:
+            for row in rows:
+                gt.add(row)
+            versus_ring(gt, rows, sizes)
 
 
 if __name__ == "__main__":

@@ -1,63 +1,147 @@
-"""Twisted against plain tori of the same shape (issue 40): rounds, W, Omega and modeled goodput by size.
+"""Real machine shapes (issue 40): twisted against plain tori, and each preset's best schedule per size.
 
-Run: ``python bench/machines.py [--shapes 4x8,4x4x8,4x8x8] [--sizes 64KiB,1MiB,16MiB,256MiB]``.
+Run: ``python bench/machines.py [--set quick|full] [--only pair:SHAPE,preset:NAME:SHAPE,...]
+[--sizes 1KiB,1MiB,16MiB] [--no-sim] [--sim-limit MESSAGES] [--json [FILE]]``.
 
-For each shape: the SP-allreduce (and the forest plus exchange) on the twisted torus and on the
-plain torus of the same shape, each certified by ``synth.check.claims.certify``; modeled time and
-goodput (``synth.analysis.cost``: 400 Gb/s links, 400 ns per hop, alpha 1 us) as a fraction of
-the bound ``D B / 2``, and the Ring baseline on the twisted torus.  A SimGrid replay of the same
-certificates is ``synth simulate`` (left to the lead: ``synth solve --twisted 4x4x8 --out c.json``
-then ``synth simulate c.json --size 1MiB``).
+``pair:SHAPE`` evaluates the twisted torus of ``SHAPE`` (``4x8``, ``4x4x8``, ``4x8x8``) beside the
+plain torus of the same shape: SP-allreduce and the forest plus exchange (:func:`synth.solving.solve`,
+certified), Ring on a Hamiltonian cycle, and Bucket, Swing and Trivance where they are defined (on the
+twisted torus they are refused, with the reason).  ``preset:NAME:SHAPE`` builds ``--machine NAME:SHAPE``
+(:mod:`synth.topology.machines`) and evaluates the same candidates, plus, on an equal-sided plain torus,
+the k-hop tree that :func:`synth.analysis.by_size.choose_by_size` picks at each size; the best schedule
+per size is then listed by the model and by SimGrid.
+
+Every row: rounds, ``Q/N`` (bandwidth term over the elements per node), ``bw %`` (the certified lower
+bound of docs/bounds.md over the bandwidth term), and the goodput (Gb/s) by the cost model (400 Gb/s
+links, 400 ns per hop, alpha 1 us) and by a SimGrid replay (rounds mode) at each size; a replay with more
+than ``--sim-limit`` messages (the Rings on 128 nodes and more) is skipped and says so.  A size
+smaller than a schedule's chunk count (1 KiB on 128 nodes) is padded to one element per chunk, as a
+runtime would; the goodput counts the real elements only, and the row says so.  The ratios
+printed under each pair: the best twisted schedule's goodput over the best plain one's, and SP-allreduce's
+over the best baseline's, by model and by SimGrid.
+
+The ``quick`` set (about 3 CPU minutes with SimGrid) is what bench/RESULTS.md records; ``full`` adds
+4x8x8 and larger presets.
 """
 
-import argparse
+from _evaluate import baseline, best_by, evaluate, merge_refused, size_keys, solved
+from _harness import Col, Table, log, parse_args, parser
 
-from synth.analysis.cost import goodput, goodput_bound, model_time
-from synth.baselines import build_baseline
-from synth.check import measure_symmetric
-from synth.schedule import chunk_elements
-from synth.schedule.lift import lifted_weights
-from synth.solving import solve
+from synth.analysis.by_size import choose_by_size
+from synth.errors import SynthError
 from synth.topology.lattice import twisted
-from synth.topology.torus import torus
+from synth.topology.machines import machine_spec
+from synth.topology.spec import build_topology
+from synth.topology.torus import Torus, torus
 from synth.units import parse_size
 
+PRESETS_QUICK = [("preset", "tpu-v4", "2x4x4"), ("preset", "tpu-v5p", "2x2x4"), ("preset", "tpu-v5e", "4x8"),
+                 ("preset", "tpu-v6e", "8x16"), ("preset", "tpu7x", "4x4x4"), ("preset", "trn2", "4x4"),
+                 ("preset", "tofu-d", "2x2x2"), ("preset", "ipu-pod", "4x4")]
+SETS = {
+    "quick": [("pair", "4x8", None), ("pair", "4x4x8", None)] + PRESETS_QUICK,
+    "full": [("pair", "4x8", None), ("pair", "4x4x8", None), ("pair", "4x8x8", None)] + PRESETS_QUICK
+    + [("preset", "tpu-v4", "4x4x8"), ("preset", "tpu-v5p", "4x8x8"), ("preset", "tpu-v5e", "16x16"),
+       ("preset", "trn2", "4x4x4"), ("preset", "tofu-d", "3x2x2"), ("preset", "ipu-pod", "4x16")],
+}
+BASELINES = ("ring", "bucket", "swing-l", "swing-b", "trivance-l", "trivance-b")
 
-def _rows(name, t, exchange, sizes):
-    r = solve(t, exchange=exchange, time_limit=30)
-    cert = r.certificate
-    c = cert.claims
-    row = {"instance": name, "p": t.n_vertices, "H": t.diameter, "rounds": c["rounds"], "W": c["weight"],
-           "psi": c["psi"], "theta": c["theta"], "omega": c["omega"]}
-    for size in sizes:
-        elements = parse_size(size) // 4
-        m = measure_symmetric(cert.base, cert.group, chunk_elements(lifted_weights(cert.base, cert.group), elements))
-        row[f"G/Gmax {size}"] = f"{goodput(m) / goodput_bound(t):.3f}"
-        row[f"T {size} (us)"] = f"{model_time(m) * 1e6:.1f}"
-    return row
+
+def columns(sizes, first):
+    cols = [first, Col("algorithm", text=lambda r: r["algorithm"][:24], fmt="<24"), Col("p", fmt=">4"),
+            Col("rounds", fmt=">6"), Col("Q/N", "q_per_n", ">6.3f"), Col("bw %", "bw", ">6.1f")]
+    for label, mkey, skey in size_keys(sizes):
+        cols += [Col(f"{label} model", mkey, ">12.1f"), Col(f"{label} sim", skey, ">10.1f")]
+    return cols + [Col("note", text=note, fmt="<")]
+
+
+def note(row):
+    """The row's refusal or skip reasons, shortened for the table (``--json`` keeps them whole)."""
+    return "; ".join(x[:100] for x in (row.get("note"), row.get("sim_note")) if x)
+
+
+def candidates(t, sizes, with_khop=False):
+    """Every schedule evaluated on ``t``: SP, the exchange, the k-hop trees chosen by size, the baselines."""
+    out = [solved(None, t), solved(None, t, exchange=True)]
+    if out[1].name == out[0].name:   # no exchange here (all sides odd): solve gave SP-allreduce again
+        out.pop()
+    if with_khop and isinstance(t, Torus) and t.is_equal_sided:
+        depths = set()
+        for size in sizes:
+            try:
+                choice = choose_by_size(t, size, time_limit=10)
+            except SynthError as exc:
+                log(f"  by_size {size}: {exc}")
+                continue
+            if choice.depth is not None and choice.depth < t.diameter:
+                depths.add(choice.depth)
+        out += [solved(f"k={k}", t, depth=k, time_limit=10) for k in sorted(depths)]
+    return out + [baseline(name, t) for name in BASELINES]
+
+
+def rows_for(table, t, tag, sizes, args, with_khop=False):
+    rows = []
+    for cand in merge_refused(candidates(t, sizes, with_khop)):
+        log(f"  {t.name}: {cand.name}")
+        row = evaluate(t, cand, sizes, sim=not args.no_sim, sim_limit=args.sim_limit)
+        rows.append(table.add({**row, **tag, "H": t.diameter}))
+    return rows
+
+
+def ratio(a, b, key):
+    """``a[key] / b[key]`` as text, or ``-``."""
+    if a is None or b is None or a.get(key) is None or b.get(key) is None:
+        return "-"
+    return f"{a[key] / b[key]:.3f} ({a['algorithm']} / {b['algorithm']})"
+
+
+def pair(table, shape, sizes, args):
+    sides = tuple(int(x) for x in shape.split("x"))
+    tw = rows_for(table, twisted(sides), {"net": f"twisted {shape}"}, sizes, args)
+    pl = rows_for(table, torus(sides), {"net": f"torus {shape}"}, sizes, args)
+    for label, mkey, skey in size_keys(sizes):
+        for how, key in (("model", mkey), ("sim", skey)):
+            base = [r for r in tw + pl if r["algorithm"] in BASELINES]
+            sp = next((r for r in tw if r["algorithm"] == "sp-allreduce"), None)
+            vs_plain, vs_base = ratio(best_by(tw, key), best_by(pl, key), key), ratio(sp, best_by(base, key), key)
+            table.note(f"  {shape} {label} {how}: best twisted / best plain {vs_plain}; "
+                       f"twisted SP / best baseline {vs_base}")
+
+
+def preset(table, name, shape, sizes, args):
+    spec = f"{name}:{shape}"
+    try:
+        t = build_topology(machine_spec(spec))
+    except SynthError as exc:
+        table.add({"net": spec, "algorithm": "-", "note": f"refused: {exc}"})
+        return
+    rows = rows_for(table, t, {"net": spec}, sizes, args, with_khop=True)
+    for label, mkey, skey in size_keys(sizes):
+        bm, bs = best_by(rows, mkey), best_by(rows, skey)
+        by_model = f"{bm['algorithm']} ({bm[mkey]:.1f} Gb/s)" if bm else "-"
+        by_sim = f"{bs['algorithm']} ({bs[skey]:.1f} Gb/s)" if bs else "- (not simulated)"
+        table.note(f"  {spec} ({t.name}) {label}: best by model {by_model}; by SimGrid {by_sim}")
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--shapes", default="4x8,4x4x8,4x8x8")
-    ap.add_argument("--sizes", default="64KiB,1MiB,16MiB,256MiB")
-    args = ap.parse_args(argv)
-    sizes = [s for s in args.sizes.split(",") if s]
-    rows = []
-    for text in args.shapes.split(","):
-        shape = tuple(int(x) for x in text.split("x"))
-        for exchange in (False, True):
-            tag = " exchange" if exchange else ""
-            rows.append(_rows(f"twisted {text}{tag}", twisted(shape), exchange, sizes))
-            rows.append(_rows(f"torus {text}{tag}", torus(shape), exchange, sizes))
-        m = build_baseline("ring", twisted(shape)).measure()
-        rows.append({"instance": f"ring on twisted {text}", "p": twisted(shape).n_vertices, "rounds": m.rounds,
-                     "psi": str(m.psi), "theta": str(m.theta), "omega": str(m.omega)})
-    keys = list(dict.fromkeys(k for row in rows for k in row))
-    print("| " + " | ".join(keys) + " |")
-    print("|" + "---|" * len(keys))
-    for row in rows:
-        print("| " + " | ".join(str(row.get(k, "")) for k in keys) + " |")
+    ap = parser(__doc__, SETS, fields=(str, str, str), required=2, spec="pair:SHAPE|preset:NAME:SHAPE")
+    ap.add_argument("--sizes", default="1KiB,1MiB,16MiB", help="message sizes (default %(default)s)")
+    ap.add_argument("--no-sim", action="store_true", help="the cost model only")
+    ap.add_argument("--sim-limit", type=int, default=60_000, help="largest replay in messages (default %(default)d)")
+    args = parse_args(ap, argv)
+    sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
+    pairs = [i for i in args.instances if i[0] == "pair"]
+    presets = [i for i in args.instances if i[0] == "preset"]
+    if pairs:
+        table = Table(columns(sizes, Col("network", "net", "<16")), json=args.json,
+                      title="== twisted against plain tori (goodput Gb/s by the model and by SimGrid)")
+        for _, shape, _ in pairs:
+            pair(table, shape, sizes, args)
+    if presets:
+        table = Table(columns(sizes, Col("preset", "net", "<16")), json=args.json,
+                      title="== presets: every schedule, and the best per message size")
+        for _, name, shape in presets:
+            preset(table, name, shape, sizes, args)
 
 
 if __name__ == "__main__":

@@ -223,16 +223,22 @@ def run_rings(t, cycles, notes: str, disp=None) -> Baseline:
     """Ring allreduce on each Hamiltonian cycle (vertex orders) in both directions, ``p`` blocks each.
 
     ``disp(t, src, dst)`` gives the torus routes' signed steps; ``None``: shortest routes (any topology).
+    A cycle through only the compute vertices (a damaged network's, its failed chips left out) has
+    ``p`` = its length; a block is then named by its owner's position on the cycle instead of its vertex id.
     """
-    V = t.n_vertices
+    V = len(cycles[0])
     r = Rounds(t)
     used, family = 0, 0
     for seq in cycles:
+        seq = np.asarray(seq, dtype=np.int64)
+        label = np.arange(t.n_vertices, dtype=np.int64)   # block ids: vertex ids on a cycle through every vertex
+        if V != t.n_vertices:
+            label[seq] = np.arange(V)
         for order in (seq, seq[::-1]):
             nxt = np.roll(order, -1)
             steps = None if disp is None else disp(t, order, nxt)
             # allgather step k: the node at position i passes on the block of position i - k
-            plan = [[(order, nxt, steps, np.roll(order, k))] for k in range(V - 1)]
+            plan = [[(order, nxt, steps, label[np.roll(order, k)])] for k in range(V - 1)]
             used = add_allreduce(r, plan, family * V, 1)
             family += 1
     C = family * V
