@@ -73,8 +73,8 @@ SETS = {
 }
 COLUMNS = [Col("network", fmt="<18"), Col("failures", text=lambda r: _short(r["failures"]), fmt="<24"),
            Col("algorithm", fmt="<18"), Col("rounds", fmt=">6"), Col("bound", "round_bound", ">5"),
-           Col("LP %", "lp", ">6.2f"), Col("cert %", "cert", ">7.2f"), Col("chunks", fmt=">7"),
-           Col("seconds", fmt=">8.1f")]
+           Col("LP %", "lp", ">6.2f"), Col("cert %", "cert", ">7.2f"), Col("class %", "klass", ">7.2f"),
+           Col("chunks", fmt=">7"), Col("seconds", fmt=">8.1f")]
 PAPER = ("ring", "bucket", "swing-l", "swing-b", "trivance-l", "trivance-b")
 
 
