@@ -71,9 +71,12 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
     """
     # the models load on demand: they pull in the solvers, which the other constructions never need
     from synth.models.packing import layered_arcs, pack
+    from synth.models.packing.routed import needs_routes
 
     if group is None:
         group = default_group(topology)
+    if needs_routes(topology):
+        return _solve_routed(topology, group, elements, mode, progress, collective, reason, time_limit, depth)
     H = layered_arcs(topology, group).H   # cheap beside the LP: one BFS per represented owner
     if depth is not None and depth < H:
         raise OptionError(f"depth {depth} is below the layered trees' depth {H} on {topology.name}: the "
@@ -95,11 +98,35 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
         notes.append(f"{data.n_arcs:,} parent choices: the LP changes the healthy trees only within "
                      f"{LOCAL_RADIUS} hops of a failure and where they were lost, with "
                      f"{'free' if cert.solver.get('free_shares') else 'equal'} shares")
+    return cert, H, notes + _lp_notes("layered", sol, cert, collective)
+
+
+def _lp_notes(kind, sol, cert, collective) -> list:
+    """What the LP's status and the certified fraction tell the user (the LP's ``kind`` names its class)."""
+    notes = []
     if sol.status != "optimal":
-        notes.append(f"layered LP {sol.status} (time limit): its solution is feasible, not proven best")
+        notes.append(f"{kind} LP {sol.status} (time limit): its solution is feasible, not proven best")
     if collective == ALLREDUCE:
         num, _, den = cert.claims["bandwidth_fraction"].partition("/")
         notes.append(f"bandwidth term {cert.claims['bandwidth_term']} for {cert.elements} elements: "
-                     f"{100 * int(num) / int(den or 1):.2f} % of the certified bound (the layered LP reaches "
+                     f"{100 * int(num) / int(den or 1):.2f} % of the certified bound (the {kind} LP reaches "
                      f"{100 * sol.fraction:.2f} % of the volume bound: the best of its class)")
-    return cert, H, notes
+    return notes
+
+
+def _solve_routed(topology, group, elements, mode, progress, collective, reason, time_limit, depth):
+    """Switches or one-way links: trees whose arcs are routes (:mod:`synth.models.packing.routed`)."""
+    from synth.models.packing.routed import needs_routes, pack_routed, routed_arcs   # solvers, on demand
+
+    H = routed_arcs(topology, group).H_up
+    if depth is not None and depth < H:
+        raise OptionError(f"depth {depth} is below the routed trees' depth {H} (compute hops) on {topology.name}")
+    order = 1 if group is None else group.order
+    notes = [f"{reason + ': ' if reason else ''}no symmetry balances this network; the packing model chooses "
+             f"trees, owners and shares (routed LP over {needs_routes(topology)}, group of order {order})"]
+    try:
+        cert, sol = pack_routed(topology, group, DEFAULT_UNITS, time_limit=time_limit, mode=mode, progress=progress,
+                                elements=elements, collective=collective)
+    except SynthError as exc:
+        raise SynthError(f"collective {collective}: {exc}" if collective != ALLREDUCE else str(exc)) from None
+    return cert, H, notes + _lp_notes("routed", sol, cert, collective)
