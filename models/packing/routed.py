@@ -50,8 +50,8 @@ from synth.schedule.weights import largest_remainder
 from synth.symmetry.residual import trivial_group
 from synth.topology.base import Topology
 
-__all__ = ["MAX_ROUTES", "HopRoutes", "RoutedChoices", "RoutedArcs", "needs_routes", "hop_routes", "routed_arcs",
-           "solve_routed", "round_routed", "pack_routed"]
+__all__ = ["MAX_ROUTES", "HopRoutes", "RoutedChoices", "RoutedArcs", "needs_routes", "hop_routes", "shortest_routes",
+           "routed_arcs", "solve_routed", "round_routed", "pack_routed"]
 
 #: routes kept per pair of adjacent compute vertices (a spine-leaf pair on two leaves has one per spine)
 MAX_ROUTES = 8
@@ -86,10 +86,18 @@ class HopRoutes:
 def hop_routes(t, max_routes: int = MAX_ROUTES) -> HopRoutes:
     """Every shortest path through switches only from a compute vertex to another (``max_routes`` per pair).
 
+    :func:`shortest_routes` through the switches: a path stops at the first compute vertex it meets.
+    """
+    return shortest_routes(t, ~t.is_compute, None, max_routes)
+
+
+def shortest_routes(t, through, max_len=None, max_routes: int = MAX_ROUTES) -> HopRoutes:
+    """Shortest paths from every compute vertex to the compute vertices it reaches, inner vertices in ``through``.
+
     Level by level from each compute vertex: partial paths end at the vertices first reached at that
-    level; those ending at a switch go on, those ending at a compute vertex are routes.  At most
-    ``max_routes`` partial paths per end vertex are kept (the smallest link sequences), so the work
-    stays linear in the graph.
+    level; every one ending at a compute vertex is a route, and those ending in ``through`` go on (up
+    to ``max_len`` links).  At most ``max_routes`` partial paths per end vertex are kept (the smallest
+    link sequences), so the work stays linear in the graph.
     """
     ptr, out = t.out_links
     is_c = t.is_compute
@@ -98,7 +106,7 @@ def hop_routes(t, max_routes: int = MAX_ROUTES) -> HopRoutes:
         dist = np.full(t.n_vertices, -1, dtype=np.int64)
         dist[v] = 0
         end, paths, level = np.array([v]), np.zeros((1, 0), dtype=np.int64), 0
-        while end.size:
+        while end.size and (max_len is None or level < max_len):
             counts = ptr[end + 1] - ptr[end]
             rep = np.repeat(np.arange(end.size), counts)
             link = out[np.repeat(ptr[end] - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())]
@@ -116,7 +124,8 @@ def hop_routes(t, max_routes: int = MAX_ROUTES) -> HopRoutes:
             done = is_c[nxt]
             if done.any():
                 parts.append((np.full(int(done.sum()), v), nxt[done], paths[done]))
-            end, paths, level = nxt[~done], paths[~done], level + 1
+            go_on = through[nxt]
+            end, paths, level = nxt[go_on], paths[go_on], level + 1
     width = max((p[2].shape[1] for p in parts), default=1)
     src = np.concatenate([p[0] for p in parts]).astype(np.int64)
     dst = np.concatenate([p[1] for p in parts]).astype(np.int64)
@@ -163,6 +172,7 @@ class RoutedArcs:
     roots: np.ndarray
     up: RoutedChoices
     down: RoutedChoices | None
+    kind: str = "routed"     # what the trees are, in labels and claims ("routed", "depth-bounded")
 
     @property
     def n_roots(self) -> int:
@@ -273,32 +283,36 @@ def round_routed(sol: LayeredSolution, units: int = 1024):
     links = np.concatenate([np.pad(c[5], ((0, 0), (0, width - c[5].shape[1])), constant_values=-1) for c in cols])
     comp_all, rnd, src, dst = (np.concatenate([c[k] for c in cols]) for k in range(4))
     op = np.concatenate([np.full(c[0].size, c[4]) for c in cols])
-    labels = tuple(f"routed tree of owner {int(d.roots[r])}, units {int(u)}..{int(u + w - 1)} of {int(n_root[r])}"
+    labels = tuple(f"{d.kind} tree of owner {int(d.roots[r])}, units {int(u)}..{int(u + w - 1)} of {int(n_root[r])}"
                    for r, u, w in zip(cuts.root.tolist(), cuts.first.tolist(), cuts.weight.tolist()))
     return packed_base(t, d.n_rounds, comp_all, rnd, src, dst, op, links, cuts.weight, labels)
 
 
 def pack_routed(t, group=None, units: int = 1024, free_shares: bool = True, time_limit=None, mode="auto",
-                progress=lambda _m: None, elements=None, collective=ALLREDUCE):
-    """Solve the routed LP on ``t``, round it and certify the schedule: ``(certificate, solution)``."""
+                progress=lambda _m: None, elements=None, collective=ALLREDUCE, data=None, claims=None):
+    """Solve the routed LP on ``t``, round it and certify the schedule: ``(certificate, solution)``.
+
+    ``data``: the arcs (default :func:`routed_arcs`; :func:`synth.models.packing.depth.depth_arcs` gives
+    depth-bounded ones); ``claims``: more solver claims for the certificate.
+    """
     t0 = time.monotonic()
     group = trivial_group(t) if group is None else group
-    data = routed_arcs(t, group)
-    progress(f"routed LP ({needs_routes(t)}): {data.n_arcs:,} (parent, route) choices of {data.n_roots} owner(s), "
+    data = routed_arcs(t, group) if data is None else data
+    progress(f"{data.kind} LP: {data.n_arcs:,} (parent, route) choices of {data.n_roots} owner(s), "
              f"{data.n_rounds} rounds")
     sol = solve_routed(data, free_shares, time_limit=time_limit)
-    progress(f"routed LP {sol.status}: {100 * sol.fraction:.1f} % of the volume bound; rounding to {units} units "
+    progress(f"{data.kind} LP {sol.status}: {100 * sol.fraction:.1f} % of the volume bound; rounding to {units} units "
              "per owner")
     base = collective_half(round_routed(sol, units), collective)
     solver = {"model": "synth.models.packing.routed", "lp_status": sol.status, "lp_objective": round(sol.objective, 9),
               "lp_fraction_of_volume_bound": round(sol.fraction, 6), "units_per_owner": units,
-              "free_shares": free_shares, "lp": "routed", "max_routes_per_pair": MAX_ROUTES,
+              "free_shares": free_shares, "lp": data.kind, **(claims or {}),
               "seconds": round(time.monotonic() - t0, 3),
-              "meaning": "solver claims, not re-derived: the routed LP's value per element (the least bandwidth "
-                         "term of trees whose arcs are routes through switches, layered by compute hops, "
+              "meaning": f"solver claims, not re-derived: the {data.kind} LP's value per element (the least "
+                         "bandwidth term of trees whose arcs are routes, layered by compute hops or levels, "
                          f"{data.n_rounds} rounds) and its share of the volume bound; the schedule's own bandwidth "
                          "term and bound are claims that synth check re-derives"}
     progress(f"checking the packed schedule ({base.n_transmissions * group.order:,} transmissions)")
     cert = certify(base, group, elements, mode=mode, solver=solver,
-                   provenance={"algorithm": "routed-packing", "group": group.name, "seed": None})
+                   provenance={"algorithm": f"{data.kind}-packing", "group": group.name, "seed": None})
     return cert, sol

@@ -79,8 +79,7 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
         return _solve_routed(topology, group, elements, mode, progress, collective, reason, time_limit, depth)
     H = layered_arcs(topology, group).H   # cheap beside the LP: one BFS per represented owner
     if depth is not None and depth < H:
-        raise OptionError(f"depth {depth} is below the layered trees' depth {H} on {topology.name}: the "
-                          "packing model has no depth-bounded variant yet")
+        return _solve_depth(topology, group, elements, mode, progress, collective, reason, time_limit, depth, H)
     order = 1 if group is None else group.order
     notes = [f"{reason + ': ' if reason else ''}no symmetry balances this network; the packing model chooses "
              f"trees, owners and shares (layered LP, group of order {order})"]
@@ -116,17 +115,50 @@ def _lp_notes(kind, sol, cert, collective) -> list:
 
 def _solve_routed(topology, group, elements, mode, progress, collective, reason, time_limit, depth):
     """Switches or one-way links: trees whose arcs are routes (:mod:`synth.models.packing.routed`)."""
-    from synth.models.packing.routed import needs_routes, pack_routed, routed_arcs   # solvers, on demand
+    from synth.models.packing.routed import MAX_ROUTES, needs_routes, routed_arcs   # solvers, on demand
 
-    H = routed_arcs(topology, group).H_up
-    if depth is not None and depth < H:
-        raise OptionError(f"depth {depth} is below the routed trees' depth {H} (compute hops) on {topology.name}")
+    data = routed_arcs(topology, group)
+    if depth is not None and depth < data.H_up:
+        raise OptionError(f"depth {depth} is below the routed trees' depth {data.H_up} (compute hops) on "
+                          f"{topology.name}: the depth-bounded packing model needs every linked vertex to compute "
+                          "and links in pairs")
+    cert, notes = _pack_routes(topology, group, data, f"routed LP over {needs_routes(topology)}", elements, mode,
+                               progress, collective, reason, time_limit, {"max_routes_per_pair": MAX_ROUTES})
+    return cert, data.H_up, notes
+
+
+def _solve_depth(topology, group, elements, mode, progress, collective, reason, time_limit, depth, H):
+    """``depth`` below the layered trees' ``H``: arcs of up to ``ceil(H / depth)`` hops
+    (:mod:`synth.models.packing.depth`)."""
+    from synth.models.packing.depth import choose_depth_arcs, hops_per_level   # solvers, on demand
+
+    m, levels = hops_per_level(H, depth)
+    progress(f"depth bound {depth} below H = {H}: arcs of up to {m} hops, {levels} levels")
+    failed = None
+    for data, restricted in choose_depth_arcs(topology, depth, group):
+        if failed is not None:
+            progress(f"{failed}; a smaller LP")
+        try:
+            cert, notes = _pack_routes(topology, group, data, f"depth-bounded LP, arcs of up to {m} hops", elements,
+                                       mode, progress, collective, reason, time_limit,
+                                       {"depth_bound": depth, "hops_per_arc": m, "restricted": restricted or None})
+        except SynthError as exc:   # the LP found no solution within the time limit: the next step is smaller
+            failed = str(exc)
+            continue
+        return cert, levels, notes + ([restricted] if restricted else [])
+    raise SynthError(failed or f"no depth-bounded LP for depth {depth} on {topology.name}")
+
+
+def _pack_routes(topology, group, data, what, elements, mode, progress, collective, reason, time_limit, claims):
+    """Pack, certify and say what it reached: ``(certificate, notes)``."""
+    from synth.models.packing.routed import pack_routed   # solvers, on demand
+
     order = 1 if group is None else group.order
     notes = [f"{reason + ': ' if reason else ''}no symmetry balances this network; the packing model chooses "
-             f"trees, owners and shares (routed LP over {needs_routes(topology)}, group of order {order})"]
+             f"trees, owners and shares ({what}, group of order {order})"]
     try:
         cert, sol = pack_routed(topology, group, DEFAULT_UNITS, time_limit=time_limit, mode=mode, progress=progress,
-                                elements=elements, collective=collective)
+                                elements=elements, collective=collective, data=data, claims=claims)
     except SynthError as exc:
         raise SynthError(f"collective {collective}: {exc}" if collective != ALLREDUCE else str(exc)) from None
-    return cert, H, notes + _lp_notes("routed", sol, cert, collective)
+    return cert, notes + _lp_notes(data.kind, sol, cert, collective)

@@ -9,6 +9,7 @@ import pytest
 from synth.check.bounds.bandwidth import bandwidth_bound, best_cut
 from synth.check.claims import certify, check_certificate
 from synth.models.packing import layered_arcs, solve_layered
+from synth.models.packing.depth import depth_arcs
 from synth.models.packing.routed import hop_routes, needs_routes, round_routed, routed_arcs, solve_routed
 from synth.schedule.spineleaf import spine_leaf_star
 from synth.solving import solve
@@ -154,3 +155,66 @@ def test_cli_spine_leaf_with_a_failed_link(tmp_path, capsys):
     assert main(["check", str(out)]) == 0
     assert main(["export", str(out), "--format", "explicit", "--out", str(tmp_path / "sl.jsonl")]) == 0
     assert main(["check", str(tmp_path / "sl.jsonl")]) == 0
+
+
+# ---------------------------------------------------------------- the depth-bounded variant (models/packing/depth.py)
+
+def damaged_4x4():
+    t = parse_torus("4x4")
+    return damage(t, parse_failures(t, links=["0-1"]))
+
+
+def test_depth_at_h_is_the_layered_lp_and_below_it_arcs_span_levels():
+    d = damaged_4x4()
+    g = default_group(d)
+    layered = solve_layered(layered_arcs(d, g))
+    assert solve_routed(depth_arcs(d, 4, g)).objective == pytest.approx(layered.objective, rel=1e-7)
+    for k, m in ((1, 4), (2, 2), (3, 2)):
+        data = depth_arcs(d, k, g)
+        assert data.n_rounds <= 2 * k and (data.up.links >= 0).sum(axis=1).max() == m
+        sol = solve_routed(data)
+        assert recomputed_term(data, sol.y) == pytest.approx(sol.objective, abs=1e-7)
+        assert sol.objective >= float(bandwidth_bound(d, 1, best_cut(d)).value) - 1e-9
+
+
+def test_depth_parents_lie_on_shortest_paths_one_level_closer():
+    d = damaged_4x4()
+    data = depth_arcs(d, 2, None)
+    m = 2
+    dist = d.distance_matrix()
+    up = data.up
+    r = data.roots[up.root]
+    h = (up.links >= 0).sum(axis=1)
+    assert np.all(dist[up.child, up.parent] == h) and np.all(h <= m)
+    assert np.all(dist[up.parent, r] == dist[up.child, r] - h)                          # on a shortest path
+    assert np.all(-(-dist[up.parent, r] // m) == up.depth - 1)                           # one level closer
+    # every (owner, vertex) has a parent
+    assert np.unique(up.root * d.n_vertices + up.child).size == data.n_roots * (d.n_compute - 1)
+
+
+def test_cli_depth_bounded_packing(tmp_path, capsys):
+    from synth.cli import main
+
+    out = tmp_path / "d2.json"
+    assert main(["solve", "--torus", "4x4", "--fail-link", "0-1", "--depth", "2", "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "depth-bounded LP, arcs of up to 2 hops" in captured.err
+    assert main(["check", str(out)]) == 0
+    import json
+
+    cert = json.loads(out.read_text())
+    assert cert["claims"]["rounds"] == 4 and cert["solver"]["depth_bound"] == 2
+    assert main(["solve", "--spine-leaf", "2,3,2", "--fail-link", "6-9", "--depth", "1"]) == 0   # H = 1 there
+
+
+def test_depth_lp_size_steps_restrict_then_refuse():
+    from synth.errors import SynthError
+    from synth.models.packing.depth import choose_depth_arcs
+
+    d = damaged_4x4()
+    full = depth_arcs(d, 2, None)
+    first, note = next(choose_depth_arcs(d, 2, None, steps=((4, False, 10), (1, True, 10 ** 6))))
+    assert first.n_arcs < full.n_arcs and "1 route per (vertex, parent) pair" in note and "boundary" in note
+    assert np.all(first.up.depth - 1 == -(-d.distance_matrix()[first.up.parent, first.roots[first.up.root]] // 2))
+    with pytest.raises(SynthError, match="even restricted"):
+        list(choose_depth_arcs(d, 2, None, steps=((1, True, 10),)))
