@@ -191,13 +191,13 @@ class RoutedArcs:
         t, links = self.topology, self.up.links
         n = (links >= 0).sum(axis=1)
         col = np.arange(links.shape[1])[None, :]
-        back = np.where(col < n[:, None], links[np.arange(links.shape[0])[:, None], np.maximum(n[:, None] - 1 - col, 0)],
-                        -1)
+        rows = np.arange(links.shape[0])[:, None]
+        back = np.where(col < n[:, None], links[rows, np.maximum(n[:, None] - 1 - col, 0)], -1)
         rev = t.link_ids(t.link_dst[np.maximum(back, 0)], t.link_src[np.maximum(back, 0)]).astype(np.int64)
         return np.where(back >= 0, rev, -1)
 
 
-def _choices(routes: HopRoutes, hops: np.ndarray, roots, towards: bool) -> RoutedChoices:
+def _choices(routes: HopRoutes, hops: np.ndarray, towards: bool) -> RoutedChoices:
     """Arcs of every root: routes one compute hop closer to it (``towards``: child = route source)."""
     parts = []
     child_of, parent_of = (routes.src, routes.dst) if towards else (routes.dst, routes.src)
@@ -219,14 +219,14 @@ def routed_arcs(t, group=None, max_routes: int = MAX_ROUTES) -> RoutedArcs:
     if np.any(to_root[:, t.compute] < 0):
         raise SynthError(f"the routed packing model needs every compute vertex to reach every other on {t.name}")
     one_way = bool(np.any(t.link_ids(t.link_dst, t.link_src) < 0))
-    up = _choices(routes, to_root, roots, True)
+    up = _choices(routes, to_root, True)
     H_up = int(to_root[:, t.compute].max())
     if not one_way:
         return RoutedArcs(t, group, H_up, H_up, roots, up, None)
     from_root = np.stack([hop_graph.bfs([r]) for r in roots.tolist()])
     if np.any(from_root[:, t.compute] < 0):
         raise SynthError(f"the routed packing model needs every compute vertex to reach every other on {t.name}")
-    down = _choices(routes, from_root, roots, False)
+    down = _choices(routes, from_root, False)
     return RoutedArcs(t, group, H_up, int(from_root[:, t.compute].max()), roots, up, down)
 
 
