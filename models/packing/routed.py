@@ -50,11 +50,14 @@ from synth.schedule.weights import largest_remainder
 from synth.symmetry.residual import trivial_group
 from synth.topology.base import Topology
 
-__all__ = ["MAX_ROUTES", "HopRoutes", "RoutedChoices", "RoutedArcs", "needs_routes", "hop_routes", "shortest_routes",
+__all__ = ["MAX_ROUTES", "MAX_ROUTED_ARCS", "HopRoutes", "RoutedChoices", "RoutedArcs", "needs_routes", "hop_routes", "shortest_routes",
            "routed_arcs", "solve_routed", "round_routed", "pack_routed"]
 
 #: routes kept per pair of adjacent compute vertices (a spine-leaf pair on two leaves has one per spine)
 MAX_ROUTES = 8
+#: (parent, route) choices beyond which :func:`pack_routed` refuses (spine-leaf 8,8,8 with a failed link:
+#: 32,256 choices, 11 CPU seconds in all)
+MAX_ROUTED_ARCS = 150_000
 
 
 def needs_routes(t) -> str | None:
@@ -298,6 +301,9 @@ def pack_routed(t, group=None, units: int = 1024, free_shares: bool = True, time
     t0 = time.monotonic()
     group = trivial_group(t) if group is None else group
     data = routed_arcs(t, group) if data is None else data
+    if data.n_arcs > MAX_ROUTED_ARCS:
+        raise SynthError(f"the {data.kind} LP on {t.name} has {data.n_arcs:,} (parent, route) choices, over the "
+                         f"{MAX_ROUTED_ARCS:,} it is built for")
     progress(f"{data.kind} LP: {data.n_arcs:,} (parent, route) choices of {data.n_roots} owner(s), "
              f"{data.n_rounds} rounds")
     sol = solve_routed(data, free_shares, time_limit=time_limit)

@@ -218,3 +218,12 @@ def test_depth_lp_size_steps_restrict_then_refuse():
     assert np.all(first.up.depth - 1 == -(-d.distance_matrix()[first.up.parent, first.roots[first.up.root]] // 2))
     with pytest.raises(SynthError, match="even restricted"):
         list(choose_depth_arcs(d, 2, None, steps=((1, True, 10),)))
+
+
+def test_too_many_routed_choices_is_one_line(monkeypatch):
+    from synth.errors import SynthError
+    from synth.models.packing import routed
+
+    monkeypatch.setattr(routed, "MAX_ROUTED_ARCS", 10)
+    with pytest.raises(SynthError, match=r"has [\d,]+ \(parent, route\) choices, over the 10 it is built for"):
+        routed.pack_routed(damaged_spine_leaf())
