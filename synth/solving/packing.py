@@ -85,7 +85,8 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
              f"trees, owners and shares (layered LP, group of order {order})"]
     data = layered_arcs(topology, group)
     reference = healthy_reference(topology) if data.n_arcs > FULL_LP_ARCS else None
-    free = reference is None or data.n_arcs <= FREE_SHARES_ARCS
+    # a reduce-scatter or allgather gives every node an equal block: every owner needs a share (free ones can be 0)
+    free = (reference is None or data.n_arcs <= FREE_SHARES_ARCS) and collective == ALLREDUCE
     try:
         res = pack(topology, group, DEFAULT_UNITS, free_shares=free, time_limit=time_limit, mode=mode,
                    progress=progress, elements=elements, collective=collective, reference=reference,
@@ -157,8 +158,9 @@ def _pack_routes(topology, group, data, what, elements, mode, progress, collecti
     notes = [f"{reason + ': ' if reason else ''}no symmetry balances this network; the packing model chooses "
              f"trees, owners and shares ({what}, group of order {order})"]
     try:
-        cert, sol = pack_routed(topology, group, DEFAULT_UNITS, time_limit=time_limit, mode=mode, progress=progress,
-                                elements=elements, collective=collective, data=data, claims=claims)
+        cert, sol = pack_routed(topology, group, DEFAULT_UNITS, free_shares=collective == ALLREDUCE,
+                                time_limit=time_limit, mode=mode, progress=progress, elements=elements,
+                                collective=collective, data=data, claims=claims)
     except SynthError as exc:
         raise SynthError(f"collective {collective}: {exc}" if collective != ALLREDUCE else str(exc)) from None
     return cert, notes + _lp_notes(data.kind, sol, cert, collective)

@@ -227,3 +227,12 @@ def test_too_many_routed_choices_is_one_line(monkeypatch):
     monkeypatch.setattr(routed, "MAX_ROUTED_ARCS", 10)
     with pytest.raises(SynthError, match=r"has [\d,]+ \(parent, route\) choices, over the 10 it is built for"):
         routed.pack_routed(damaged_spine_leaf())
+
+
+@pytest.mark.parametrize("collective", ["reduce-scatter", "allgather"])
+def test_halves_give_every_node_a_chunk(collective):
+    # free shares may leave an owner without a chunk, and a half gives every node an equal block: equal shares
+    t = parse_torus("4x4")
+    for topo in (damage(t, parse_failures(t, nodes=["5"])), damaged_spine_leaf()):
+        cert = solve(topo, collective=collective).certificate
+        assert check_certificate(cert, "symmetric").valid and cert.solver["free_shares"] is False
