@@ -36,10 +36,9 @@ import numpy as np
 
 from synth.check.bounds.layered_class import reverse_links
 from synth.errors import SynthError
-from synth.models._solve.linear import LinearModel
+from synth.models.packing.core import ArcSet, build_packing_lp
 
-__all__ = ["LayeredArcs", "LayeredSolution", "layered_arcs", "build_layered", "solve_layered", "root_reps",
-           "lifted_links"]
+__all__ = ["LayeredArcs", "LayeredSolution", "layered_arcs", "build_layered", "solve_layered", "root_reps"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,46 +113,17 @@ def layered_arcs(t, group=None) -> LayeredArcs:
     return LayeredArcs(t, group, H, roots, root, child, parent, depth, up, rev[up].astype(np.int64))
 
 
-def lifted_links(group, links) -> np.ndarray:
-    """``out[i, j]``: element ``i`` of ``group`` applied to link ``links[j]`` (one row when there is no group)."""
-    if group is None:
-        return np.asarray(links, dtype=np.int64)[None, :]
-    return group.link_images(links).astype(np.int64)
-
-
 def build_layered(data: LayeredArcs, free_shares: bool = True):
     """The LP as a :class:`~synth.models._solve.linear.LinearModel`; returns ``(model, y, w, M)`` columns.
 
-    ``free_shares=False`` fixes every owner's share to the same value.
+    ``free_shares=False`` fixes every owner's share to the same value.  The rows are those of
+    :func:`synth.models.packing.core.build_packing_lp`: one arc set whose arcs load their link up in
+    round ``H - depth + 1`` and its reverse in round ``H + depth``.
     """
-    t, H, E = data.topology, data.H, data.topology.n_links
-    G = 1 if data.group is None else data.group.order
-    m = LinearModel(name="layered-packing")
-    y = m.add_vars(data.n_arcs, 0.0, np.inf, integer=False)
-    w = m.add_vars(data.n_roots, 0.0, np.inf, integer=False)
-    M = m.add_vars(2 * H, 0.0, np.inf, integer=False, cost=1.0)
-    # every lifted chunk's shares sum to one vector: G * sum_r w_r = 1
-    m.add_rows(np.zeros(data.n_roots), w, np.full(data.n_roots, float(G)), 1, 1.0, 1.0, "shares")
-    if not free_shares:
-        m.add_rows(np.arange(data.n_roots - 1).repeat(2), np.stack([w[:-1], w[1:]], 1).ravel(),
-                   np.tile([1.0, -1.0], data.n_roots - 1), data.n_roots - 1, 0.0, 0.0, "equal_shares")
-    # each non-root vertex passes its owner's whole share to its parents
-    key = data.root * t.n_vertices + data.child
-    uniq, pair = np.unique(key, return_inverse=True)
-    rows = np.concatenate([pair, np.arange(uniq.size)])
-    cols = np.concatenate([y, w[uniq // t.n_vertices]])
-    vals = np.concatenate([np.ones(data.n_arcs), -np.ones(uniq.size)])
-    m.add_rows(rows, cols, vals, uniq.size, 0.0, 0.0, "pass_share")
-    # load of link e in round s, over every lifted image, is at most M_s
-    rows, cols = [], []
-    for links, rnd in ((data.up, H - data.depth + 1), (data.down, H + data.depth)):
-        img = lifted_links(data.group, links)                 # (G, arcs)
-        rows.append(((rnd - 1)[None, :] * E + img).ravel())
-        cols.append(np.broadcast_to(y[None, :], img.shape).ravel())
-    rows.append(np.arange(2 * H * E))
-    cols.append(np.repeat(M, E))
-    vals = np.concatenate([np.ones(sum(r.size for r in rows[:-1])), -np.ones(2 * H * E)])
-    m.add_rows(np.concatenate(rows), np.concatenate(cols), vals, 2 * H * E, -np.inf, 0.0, "load")
+    H = data.H
+    arcs = ArcSet(data.root, data.child, ((data.up, H - data.depth + 1), (data.down, H + data.depth)))
+    m, (y,), w, M = build_packing_lp("layered-packing", data.n_roots, data.group, 2 * H, data.topology.n_links,
+                                     data.topology.n_vertices, [arcs], free_shares)
     return m, y, w, M
 
 

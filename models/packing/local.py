@@ -38,7 +38,8 @@ import numpy as np
 from synth.check.bounds.bandwidth import min_compute_distance
 from synth.errors import SynthError
 from synth.models._solve.linear import LinearModel
-from synth.models.packing.layered import LayeredArcs, LayeredSolution, layered_arcs, lifted_links
+from synth.models.packing.core import lifted_links
+from synth.models.packing.layered import LayeredArcs, LayeredSolution, layered_arcs
 from synth.schedule.data import REDUCE
 
 __all__ = ["Reference", "reference_fractions", "solve_local", "equal_shares", "near_failures", "layered_arcs"]

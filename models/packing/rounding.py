@@ -32,11 +32,13 @@ from synth.check.claims import certify
 from synth.errors import SynthError
 from synth.schedule.collective import collective_half
 from synth.schedule.data import ALLREDUCE, COPY, REDUCE, BaseSchedule
+from synth.schedule.weights import largest_remainder
+from synth.models.packing.core import expand, packed_base, split_units, unit_cuts
 from synth.models.packing.layered import LayeredSolution, layered_arcs, solve_layered
 from synth.models.packing.local import solve_local
 from synth.models.packing.classdual import with_class_bound
 
-__all__ = ["PackResult", "pack", "round_schedule", "largest_remainder"]
+__all__ = ["PackResult", "pack", "round_schedule"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,92 +55,20 @@ class PackResult:
         return self.solution.fraction
 
 
-def largest_remainder(values, total: int) -> np.ndarray:
-    """Nonnegative integers summing to ``total``, each within 1 of ``values * total / sum(values)``.
-
-    >>> largest_remainder([0.5, 0.3, 0.2], 4).tolist()
-    [2, 1, 1]
-    """
-    v = np.maximum(np.asarray(values, dtype=np.float64), 0.0)
-    s = v.sum()
-    if total == 0 or s <= 0:
-        out = np.zeros(v.size, dtype=np.int64)
-        if total:
-            out[0] = total
-        return out
-    exact = v * (total / s)
-    out = np.floor(exact + 1e-9).astype(np.int64)
-    rest = total - int(out.sum())
-    if rest > 0:
-        order = np.lexsort((np.arange(v.size), -(exact - out)))
-        out[order[:rest]] += 1
-    elif rest < 0:
-        order = np.lexsort((np.arange(v.size), exact - out))
-        for i in order:
-            if rest == 0:
-                break
-            take = min(int(out[i]), -rest)
-            out[i] -= take
-            rest += take
-    return out
-
-
-def _split_counts(pair, y, n_pair) -> np.ndarray:
-    """Per arc: its pair's ``n_pair`` units split in proportion to ``y`` by largest remainders (vectorized).
-
-    A pair whose ``y`` are all zero gives every unit to its first arc.
-    """
-    total = np.bincount(pair, weights=y, minlength=n_pair.size)
-    first = np.r_[True, pair[1:] != pair[:-1]]
-    safe = np.where(total[pair] > 0, y / np.where(total[pair] > 0, total[pair], 1.0), first.astype(np.float64))
-    exact = safe * n_pair[pair]
-    out = np.floor(exact + 1e-9).astype(np.int64)
-    rest = n_pair - np.bincount(pair, weights=out, minlength=n_pair.size).astype(np.int64)
-    order = np.lexsort((np.arange(pair.size), -(exact - out), pair))
-    starts = np.searchsorted(pair[order], pair[order], side="left")
-    rank = np.arange(pair.size) - starts
-    bump = rank < rest[pair[order]]
-    out[order[bump]] += 1
-    return out
-
-
 def round_schedule(sol: LayeredSolution, units: int = 1024) -> BaseSchedule:
     """The integer schedule of ``sol`` with about ``units`` units per owner (module docstring)."""
     d = sol.data
     t, H, V = d.topology, d.H, d.topology.n_vertices
     n_root = largest_remainder(sol.w, units * d.n_roots)
-    order = np.lexsort((d.parent, d.root * V + d.child))
-    key = (d.root * V + d.child)[order]
-    uniq, pair = np.unique(key, return_inverse=True)
-    counts = _split_counts(pair, sol.y[order], n_root[uniq // V])
-    ends = np.cumsum(counts)
-    pair_start = np.r_[0, np.cumsum(np.bincount(pair, weights=counts, minlength=uniq.size))[:-1]].astype(np.int64)
-    hi = ends - pair_start[pair]                      # unit range [lo, hi) of each arc within its owner
-    lo = hi - counts
-    root = d.root[order]
-    big = int(n_root.max()) + 1
-    cuts = np.unique(np.concatenate([root * big + hi, np.flatnonzero(n_root) * big]))
-    cuts = cuts[(cuts % big) < n_root[cuts // big]]  # component starts: (owner, first unit)
-    comp_root = cuts // big
-    nxt = np.r_[cuts[1:], -1]
-    same = np.r_[comp_root[1:] == comp_root[:-1], False]
-    weights = np.where(same, nxt % big, n_root[comp_root]) - cuts % big
-    a_lo = np.searchsorted(cuts, root * big + lo)
-    a_hi = np.searchsorted(cuts, root * big + hi)
-    reps = np.where(counts > 0, a_hi - a_lo, 0)
-    arc = np.repeat(order, reps)
-    comp = np.repeat(a_lo, reps) + (np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps))
+    lo, hi = split_units(n_root, d.root, d.child, d.parent, sol.y, V)   # unit range [lo, hi) of each arc
+    cuts = unit_cuts(n_root, [(d.root, hi)])
+    arc, comp = expand(cuts, d.root, lo, hi)
     dep = d.depth[arc]
-    cols = {"component": np.r_[comp, comp], "round": np.r_[H - dep + 1, H + dep],
-            "src": np.r_[d.child[arc], d.parent[arc]], "dst": np.r_[d.parent[arc], d.child[arc]],
-            "op": np.r_[np.full(arc.size, REDUCE), np.full(arc.size, COPY)], "link": np.r_[d.up[arc], d.down[arc]]}
-    srt = np.lexsort((cols["dst"], cols["src"], cols["component"], cols["round"]))
-    cols = {k: v[srt] for k, v in cols.items()}
     labels = tuple(f"layered tree of owner {int(d.roots[r])}, units {int(u)}..{int(u + w - 1)} of {int(n_root[r])}"
-                   for r, u, w in zip(comp_root.tolist(), (cuts % big).tolist(), weights.tolist()))
-    n = srt.size
-    return BaseSchedule(t, 2 * H, cols["component"], cols["round"], cols["src"], cols["dst"], cols["op"],
-                        np.arange(n + 1), cols["link"], weights, labels)
+                   for r, u, w in zip(cuts.root.tolist(), cuts.first.tolist(), cuts.weight.tolist()))
+    return packed_base(t, 2 * H, np.r_[comp, comp], np.r_[H - dep + 1, H + dep], np.r_[d.child[arc], d.parent[arc]],
+                       np.r_[d.parent[arc], d.child[arc]], np.r_[np.full(arc.size, REDUCE), np.full(arc.size, COPY)],
+                       np.r_[d.up[arc], d.down[arc]], cuts.weight, labels)
 
 
 def pack(t, group=None, units: int = 1024, free_shares: bool = True, time_limit=None, mode="auto",

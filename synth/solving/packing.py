@@ -71,19 +71,22 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
     """
     # the models load on demand: they pull in the solvers, which the other constructions never need
     from synth.models.packing import layered_arcs, pack
+    from synth.models.packing.routed import needs_routes
 
     if group is None:
         group = default_group(topology)
+    if needs_routes(topology):
+        return _solve_routed(topology, group, elements, mode, progress, collective, reason, time_limit, depth)
     H = layered_arcs(topology, group).H   # cheap beside the LP: one BFS per represented owner
     if depth is not None and depth < H:
-        raise OptionError(f"depth {depth} is below the layered trees' depth {H} on {topology.name}: the "
-                          "packing model has no depth-bounded variant yet")
+        return _solve_depth(topology, group, elements, mode, progress, collective, reason, time_limit, depth, H)
     order = 1 if group is None else group.order
     notes = [f"{reason + ': ' if reason else ''}no symmetry balances this network; the packing model chooses "
              f"trees, owners and shares (layered LP, group of order {order})"]
     data = layered_arcs(topology, group)
     reference = healthy_reference(topology) if data.n_arcs > FULL_LP_ARCS else None
-    free = reference is None or data.n_arcs <= FREE_SHARES_ARCS
+    # a reduce-scatter or allgather gives every node an equal block: every owner needs a share (free ones can be 0)
+    free = (reference is None or data.n_arcs <= FREE_SHARES_ARCS) and collective == ALLREDUCE
     try:
         res = pack(topology, group, DEFAULT_UNITS, free_shares=free, time_limit=time_limit, mode=mode,
                    progress=progress, elements=elements, collective=collective, reference=reference,
@@ -95,17 +98,24 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
         notes.append(f"{data.n_arcs:,} parent choices: the LP changes the healthy trees only within "
                      f"{LOCAL_RADIUS} hops of a failure and where they were lost, with "
                      f"{'free' if cert.solver.get('free_shares') else 'equal'} shares")
+    return cert, H, notes + _lp_notes("layered", sol, cert, collective, local=reference is not None)
+
+
+def _lp_notes(kind, sol, cert, collective, local=False) -> list:
+    """What the LP's status and the certified fraction tell the user (the LP's ``kind`` names its class)."""
+    notes = []
     if sol.status != "optimal":
-        notes.append(f"layered LP {sol.status} (time limit): its solution is feasible, not proven best")
+        notes.append(f"{kind} LP {sol.status} (time limit): its solution is feasible, not proven best")
     if collective == ALLREDUCE:
         num, _, den = cert.claims["bandwidth_fraction"].partition("/")
         notes.append(f"bandwidth term {cert.claims['bandwidth_term']} for {cert.elements} elements: "
                      f"{100 * int(num) / int(den or 1):.2f} % of the certified bound (the "
-                     + ("layered LP reaches " if reference is None else "local LP, some trees fixed, reaches ")
+                     + (f"{kind} LP reaches " if not local else "local LP, some trees fixed, reaches ")
                      + f"{100 * sol.fraction:.2f} % of the volume bound"
-                     + (": the best of its class)" if reference is None else ")"))
-        notes.append(class_bound_note(cert))
-    return cert, H, notes
+                     + (": the best of its class)" if not local else ")"))
+        if kind == "layered":
+            notes.append(class_bound_note(cert))
+    return notes
 
 
 def class_bound_note(cert) -> str:
@@ -117,3 +127,55 @@ def class_bound_note(cert) -> str:
     return (f"bound of the layered class (from {cert.solver.get('class_dual', 'a dual')}, re-derived by synth "
             f"check): {claim['value']:.6g} elements; this schedule reaches {100 * claim['fraction']:.2f} % of it "
             "(it bounds layered schedules only)")
+
+
+def _solve_routed(topology, group, elements, mode, progress, collective, reason, time_limit, depth):
+    """Switches or one-way links: trees whose arcs are routes (:mod:`synth.models.packing.routed`)."""
+    from synth.models.packing.routed import MAX_ROUTES, needs_routes, routed_arcs   # solvers, on demand
+
+    data = routed_arcs(topology, group)
+    if depth is not None and depth < data.H_up:
+        raise OptionError(f"depth {depth} is below the routed trees' depth {data.H_up} (compute hops) on "
+                          f"{topology.name}: the depth-bounded packing model needs every linked vertex to compute "
+                          "and links in pairs")
+    cert, notes = _pack_routes(topology, group, data, f"routed LP over {needs_routes(topology)}", elements, mode,
+                               progress, collective, reason, time_limit, {"max_routes_per_pair": MAX_ROUTES})
+    return cert, data.H_up, notes
+
+
+def _solve_depth(topology, group, elements, mode, progress, collective, reason, time_limit, depth, H):
+    """``depth`` below the layered trees' ``H``: arcs of up to ``ceil(H / depth)`` hops
+    (:mod:`synth.models.packing.depth`)."""
+    from synth.models.packing.depth import choose_depth_arcs, hops_per_level   # solvers, on demand
+
+    m, levels = hops_per_level(H, depth)
+    progress(f"depth bound {depth} below H = {H}: arcs of up to {m} hops, {levels} levels")
+    failed = None
+    for data, restricted in choose_depth_arcs(topology, depth, group):
+        if failed is not None:
+            progress(f"{failed}; a smaller LP")
+        try:
+            cert, notes = _pack_routes(topology, group, data, f"depth-bounded LP, arcs of up to {m} hops", elements,
+                                       mode, progress, collective, reason, time_limit,
+                                       {"depth_bound": depth, "hops_per_arc": m, "restricted": restricted or None})
+        except SynthError as exc:   # the LP found no solution within the time limit: the next step is smaller
+            failed = str(exc)
+            continue
+        return cert, levels, notes + ([restricted] if restricted else [])
+    raise SynthError(failed or f"no depth-bounded LP for depth {depth} on {topology.name}")
+
+
+def _pack_routes(topology, group, data, what, elements, mode, progress, collective, reason, time_limit, claims):
+    """Pack, certify and say what it reached: ``(certificate, notes)``."""
+    from synth.models.packing.routed import pack_routed   # solvers, on demand
+
+    order = 1 if group is None else group.order
+    notes = [f"{reason + ': ' if reason else ''}no symmetry balances this network; the packing model chooses "
+             f"trees, owners and shares ({what}, group of order {order})"]
+    try:
+        cert, sol = pack_routed(topology, group, DEFAULT_UNITS, free_shares=collective == ALLREDUCE,
+                                time_limit=time_limit, mode=mode, progress=progress, elements=elements,
+                                collective=collective, data=data, claims=claims)
+    except SynthError as exc:
+        raise SynthError(f"collective {collective}: {exc}" if collective != ALLREDUCE else str(exc)) from None
+    return cert, notes + _lp_notes(data.kind, sol, cert, collective)

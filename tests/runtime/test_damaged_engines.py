@@ -1,4 +1,9 @@
-"""Every engine runs a packed schedule on a damaged 4x4 torus (one failed chip: 15 ranks or devices)."""
+"""Every engine runs a packed schedule on a damaged 4x4 torus (one failed chip: 15 ranks or devices).
+
+Packed schedules have chunks of very unequal weights (a thousand units and more per owner): the MSCCL
+export rounds them to fewer MSCCL chunks (a step carries at most 71), and at small sizes some chunks
+get no element, which simulate and draw measure without (:func:`synth.schedule.weights.keep_chunks`).
+"""
 
 import json
 
@@ -17,6 +22,43 @@ def damaged(tmp_path_factory):
     return path
 
 
+@pytest.fixture(scope="module")
+def failed_link(tmp_path_factory):
+    path = tmp_path_factory.mktemp("damaged") / "l44.json"
+    assert main(["solve", "--torus", "4x4", "--fail-link", "0.0-0.1", "--out", str(path)]) == 0
+    return path
+
+
+@pytest.mark.parametrize("which", ["damaged", "failed_link"])
+def test_msccl_export_checks(which, request, tmp_path, capsys):
+    from synth.runtime.msccl.check import check_xml
+
+    cert = request.getfixturevalue(which)
+    out = tmp_path / "d.xml"
+    assert main(["export", str(cert), "--format", "msccl-xml", "--check", "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "check: OK" in captured.out and "chunk weights rounded from" in captured.err
+    xml = out.read_text()
+    assert f'ngpus="{15 if which == "damaged" else 16}"' in xml
+    assert check_xml(xml).ok
+
+
+def test_msccl_coarse_weights_cost_little(failed_link):
+    from synth.runtime.msccl import export_msccl
+
+    ex = export_msccl(str(failed_link))
+    note = next(n for n in ex.notes if n.startswith("chunk weights rounded"))
+    percent = float(note.rsplit("per element ", 1)[1].split(" %")[0])
+    assert 100.0 <= percent < 101.0     # the exact weights are the certificate's: never beaten by coarser ones
+
+
+def test_draw_small_size(damaged, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    for size in ("1MiB", "4KiB"):     # at 4KiB some of the 60 chunks get no element
+        assert main(["draw", str(damaged), "--size", size, "--out", str(tmp_path / "d.png")]) == 0
+    assert (tmp_path / "d.png").stat().st_size > 0
+
+
 def test_explicit_export_checks(damaged, tmp_path, capsys):
     out = tmp_path / "d.jsonl"
     assert main(["export", str(damaged), "--format", "explicit", "--out", str(out)]) == 0
@@ -28,6 +70,10 @@ def test_explicit_export_checks(damaged, tmp_path, capsys):
 @pytest.mark.skipif(not simgrid_available(), reason=INSTALL_HINT)
 def test_simulate(damaged, capsys):
     assert main(["simulate", str(damaged), "--size", "1MiB", "--json"]) == 0
+    assert main(["simulate", str(damaged), "--size", "4KiB", "--json"]) == 0    # some chunks get no element
+    rows = [r for x in capsys.readouterr().out.splitlines() if x.startswith("{") for r in json.loads(x)["rows"]]
+    assert [r["size"] for r in rows] == [1 << 20, 4096]
+    assert all(abs(r["simulated_over_model"] - 1) < 0.05 for r in rows)
 
 
 def test_mpi(damaged, capsys):
@@ -44,3 +90,22 @@ def test_jax(damaged, capsys):
     pytest.importorskip("jax")
     assert main(["run", str(damaged), "--engine", "jax", "--size", "16KiB", "--iters", "2", "--warmup", "1"]) == 0
     assert "all equal" in capsys.readouterr().out
+
+
+def test_jax_device_order_leaves_failed_chips_out():
+    """A TPU-like slice (devices with coordinates) of a 4x4 torus with chip 1.1 failed: rank r on compute vertex r."""
+    from types import SimpleNamespace as Dev
+
+    from synth.runtime.jax.run import device_order
+    from synth.topology.failures import damage, parse_failures
+    from synth.topology.torus import parse_torus
+
+    t = parse_torus("4x4")
+    d = damage(t, parse_failures(t, nodes=["1.1"]))
+    devs = [Dev(id=i, coords=(i % 4, i // 4, 0), platform="tpu") for i in range(16)]   # x fastest
+    for given in (devs, [x for x in devs if x.id != 5]):   # the failed chip reported or not
+        order, how = device_order(given, d, 15)
+        assert [o.coords[0] * 4 + o.coords[1] for o in order] == d.compute.tolist()   # last coordinate fastest
+        assert "failed chips left out" in how
+    with pytest.raises(SynthError, match="no device at compute vertex 6"):
+        device_order([x for x in devs if x.id != 9], d, 15)   # device 9 at (1, 2): vertex 6

@@ -50,7 +50,8 @@ from synth.check.metrics import link_loads_explicit, link_loads_symmetric, measu
 from synth.errors import OptionError
 from synth.fileio import read_json
 from synth.schedule import ALLREDUCE, COPY, REDUCE, block_chunk_elements, chunk_elements
-from synth.schedule.lift import lifted_chunk_elements
+from synth.schedule.lift import lift, lifted_chunk_elements
+from synth.schedule.weights import keep_chunks
 
 __all__ = ["Tree", "Scene", "scene", "shown_rounds", "MAX_DRAWN_VERTICES", "MAX_DRAWN_LINKS", "MAX_TREES",
            "MAX_PANELS"]
@@ -147,6 +148,10 @@ def _certificate(path, n_elements, round_):
         trees.append(_tree(t, routes, base.op[idx], base.labels[c]))
     label = str(cert.provenance.get("algorithm") or "certificate")
     rounds = shown_rounds(base.n_rounds, round_)
+    if sizes.min() < 1:   # a size too small for some chunk of unequal weights: loads of the chunks that move
+        part, kept = keep_chunks(lift(base, cert.group), sizes)
+        return (t, label, tuple(trees), base.n_components, rounds, link_loads_explicit(part, kept, rounds),
+                measure_explicit(part, kept))
     return (t, label, tuple(trees), base.n_components, rounds, link_loads_symmetric(base, cert.group, sizes, rounds),
             measure_symmetric(base, cert.group, sizes))
 
@@ -167,6 +172,7 @@ def _explicit(path, n_elements, round_):
     tree = _tree(t, _padded(routes), np.asarray(ops, dtype=np.int8), "chunk 0")
     label = f"explicit {schedule.collective}" if schedule.collective != ALLREDUCE else "explicit schedule"
     rounds = shown_rounds(schedule.n_rounds, round_)
+    schedule, sizes = keep_chunks(schedule, sizes)   # chunks without elements at this size move nothing
     return t, label, (tree,), 1, rounds, link_loads_explicit(schedule, sizes, rounds), measure_explicit(schedule, sizes)
 
 

@@ -8,7 +8,8 @@
   that this process cannot have ``n`` devices (``synth run`` then runs in a fresh process).
 * :func:`torus_device_order` puts devices in synth's vertex order (row-major coordinates, the last
   fastest) from their physical coordinates (``device.coords`` on TPU), and refuses, saying why,
-  when the coordinates do not form the torus; :func:`torus_mesh` makes the one-axis ``Mesh``.
+  when the coordinates do not form the torus; :func:`torus_mesh` makes the one-axis ``Mesh``;
+  :func:`damaged_device_order` does the same on a slice with failed chips, leaving them out.
 
 Examples
 --------
@@ -27,7 +28,7 @@ import numpy as np
 
 from synth.errors import OptionError
 
-__all__ = ["host_devices", "torus_device_order", "torus_mesh", "requested_host_devices"]
+__all__ = ["host_devices", "torus_device_order", "damaged_device_order", "torus_mesh", "requested_host_devices"]
 
 _FORCE = re.compile(r"--xla_force_host_platform_device_count=(\d+)")
 
@@ -138,6 +139,19 @@ def torus_device_order(devices, shape, *, core_on_chip=None) -> list:
         several = len(cores) > 1 and core_on_chip is None
         hint = f" ({len(cores)} cores per chip: pass core_on_chip to keep one)" if several else ""
         raise OptionError(f"shape {text} has {p} vertices, but {len(devs)} devices were given{hint}")
+    vid = _vertex_ids(devs, dims, text)
+    if np.unique(vid).size != p:
+        shared = int(p - np.unique(vid).size)
+        raise OptionError(f"shape {text}: {shared} device(s) share coordinates with another (several cores per "
+                          "chip?); pass core_on_chip to keep one device per chip")
+    order = [None] * p
+    for v, d in zip(vid.tolist(), devs):
+        order[v] = d
+    return order
+
+
+def _vertex_ids(devs, dims, text) -> np.ndarray:
+    """The torus vertex of every device from its coordinates (constant axes dropped, the rest shifted to 0)."""
     coords = np.array([tuple(int(c) for c in d.coords) for d in devs], dtype=np.int64).reshape(len(devs), -1)
     lo = coords.min(axis=0)
     extent = coords.max(axis=0) - lo + 1
@@ -151,15 +165,49 @@ def torus_device_order(devices, shape, *, core_on_chip=None) -> list:
                           f"(axes {axes}), which drops to {'x'.join(map(str, got)) or '1'} and is not {text} in order"
                           f"{hint} (the torus' dimensions follow the coordinate axes)")
     local = coords[:, keep] - lo[keep]
-    vid = np.ravel_multi_index(tuple(local.T), dims)
-    if np.unique(vid).size != p:
-        shared = int(p - np.unique(vid).size)
-        raise OptionError(f"shape {text}: {shared} device(s) share coordinates with another (several cores per "
-                          "chip?); pass core_on_chip to keep one device per chip")
-    order = [None] * p
+    return np.ravel_multi_index(tuple(local.T), dims)
+
+
+def damaged_device_order(devices, topology, *, core_on_chip=None) -> list:
+    """The devices of a slice with failed chips in rank order: entry ``r`` sits at compute vertex ``r``.
+
+    ``topology`` is a damaged torus (:class:`synth.topology.failures.Damaged`); devices are placed by
+    their coordinates as in :func:`torus_device_order` on the healthy torus, and those at failed
+    chips (if the slice still reports them) are left out.  Every other vertex needs one device.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as Dev
+    >>> from synth.topology.torus import parse_torus
+    >>> from synth.topology.failures import damage, parse_failures
+    >>> t = parse_torus("4x4"); d = damage(t, parse_failures(t, nodes=["1.1"]))
+    >>> devs = [Dev(id=i, coords=(i % 4, i // 4, 0)) for i in range(16)]
+    >>> order = damaged_device_order(devs, d)
+    >>> len(order), [o.id for o in order][:6], 5 in [o.id for o in order]
+    (15, [0, 4, 8, 12, 1, 9], False)
+    >>> len(damaged_device_order([x for x in devs if x.id != 5], d))
+    15
+    """
+    healthy = topology.healthy
+    dims = _shape(healthy)
+    text = "x".join(map(str, dims))
+    devs = [d for d in devices if core_on_chip is None or getattr(d, "core_on_chip", 0) == core_on_chip]
+    if any(getattr(d, "coords", None) is None for d in devs):
+        raise OptionError("devices report no physical coordinates (device.coords): only TPU devices do")
+    vid = _vertex_ids(devs, dims, text)
+    at = {}
     for v, d in zip(vid.tolist(), devs):
-        order[v] = d
-    return order
+        if topology.is_compute[v]:
+            if v in at:
+                raise OptionError(f"shape {text}: two devices at vertex {v} (several cores per chip?); pass "
+                                  "core_on_chip to keep one device per chip")
+            at[v] = d
+    missing = [int(v) for v in topology.compute if int(v) not in at]
+    if missing:
+        raise OptionError(f"{topology.name}: no device at compute vertex {missing[0]}"
+                          f"{f' and {len(missing) - 1} more' if len(missing) > 1 else ''} (a failed chip? name "
+                          "it with --fail-node)")
+    return [at[int(v)] for v in topology.compute]
 
 
 def torus_mesh(devices, shape, axis_name: str = "torus", *, core_on_chip=None):

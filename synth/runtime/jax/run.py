@@ -12,7 +12,8 @@ allgather as :func:`~synth.runtime.jax.executor.allgather_fn` next to
 as ``synth run`` under MPI does.
 
 Devices.  On an accelerator the default backend's devices are used (a torus of TPUs in the order
-of their coordinates, :func:`~synth.runtime.jax.devices.torus_device_order`).  On CPU, ``p``
+of their coordinates, :func:`~synth.runtime.jax.devices.torus_device_order`; on a damaged torus the
+devices of failed chips left out, :func:`~synth.runtime.jax.devices.damaged_device_order`).  On CPU, ``p``
 emulated host devices are needed; their number is fixed when XLA's CPU backend starts, so:
 
 * when JAX has not started its backends in this process (``synth run`` is a fresh process and
@@ -45,7 +46,7 @@ import numpy as np
 
 from synth.errors import OptionError, SynthError
 from synth.fileio import read_json
-from synth.runtime.jax.devices import host_devices, torus_device_order
+from synth.runtime.jax.devices import damaged_device_order, host_devices, torus_device_order
 from synth.runtime.jax.tables import build_tables
 from synth.runtime.memory import check_host_memory, jax_bytes
 from synth.topology.torus import Torus
@@ -146,6 +147,9 @@ def device_order(devices, topology, p):
     if getattr(devices[0], "coords", None) is not None and isinstance(topology, (Torus, LatticeTorus)):
         return torus_device_order(devices[:p] if len(devices) > p else devices, topology.shape), \
             f"physical coordinates, {topology.name}"
+    if getattr(devices[0], "coords", None) is not None and isinstance(getattr(topology, "healthy", None),
+                                                                       (Torus, LatticeTorus)):
+        return damaged_device_order(devices, topology), f"physical coordinates, {topology.name} (failed chips left out)"
     why = "emulated devices have no network" if devices[0].platform == "cpu" else "devices report no coordinates"
     return list(devices[:p]), f"by device id ({why})"
 

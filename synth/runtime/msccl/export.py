@@ -10,7 +10,12 @@ Translation
 * One MSCCL chunk per unit of chunk weight: chunk ``c`` of weight ``w_c`` covers
   ``w_c`` consecutive MSCCL chunks (``nchunksperloop`` = total weight, reduced by the
   gcd); the chunk order is the layout of :mod:`synth.runtime.plan`, chosen so that the
-  chunks a message packs are adjacent.  Transmissions with the same round, sender and
+  chunks a message packs are adjacent.  A chunk heavier than one step carries (packed
+  schedules: about a thousand units per owner) makes the export round the source's weights
+  to fewer MSCCL chunks in the same proportions (:func:`coarser_weights`; a certificate's
+  relative weights only, never an explicit file's element counts), with a note
+  saying what that costs in bandwidth term; every chunk is an allreduce of its own
+  elements, so any positive weights give a correct algorithm.  Transmissions with the same round, sender and
   receiver form one message (a multi-hop route becomes a direct send from sender to
   receiver: the route is the interconnect's business); every contiguous run of a message
   becomes one ``s`` step at the sender and one ``r`` (copy) or ``rrc`` (reduce) step at
@@ -108,7 +113,10 @@ from synth.runtime.msccl.layout import BufferMap, ChunkLayout
 from synth.runtime.msccl.limits import PROTOCOLS, SCRATCH_CAP, MscclLimits, MscclOptions
 from synth.runtime.msccl.operations import plan_operations
 from synth.runtime.msccl.threadblocks import emit_xml, fit_threadblocks
+from synth.check.claims import file_kind
+from synth.check.metrics import measure_explicit
 from synth.runtime.plan import flatten, greedy_layout, load_schedule, owner_layout
+from synth.schedule.weights import keep_chunks, largest_remainder
 
 __all__ = ["MscclLimits", "MscclOptions", "MscclExport", "export_msccl", "export_summary_json", "scratch_bytes",
            "xml_name", "PROTOCOLS", "DEFAULT_MAX_BYTES", "NO_SCRATCH_MAX_BYTES", "SCRATCH_CAP"]
@@ -226,7 +234,9 @@ def export_msccl(source, path=None, options: MscclOptions | None = None, *, weig
         What the algorithm declares and how it is planned (protocol, name, in/out of place,
         byte range, scratch, limits, layout, initial copy); default ``MscclOptions()``.
     weights : array_like, optional
-        Relative chunk sizes (integers); default: the source's (equal for lifted schedules).
+        Relative chunk sizes (integers), kept exactly; default: the source's (equal for lifted schedules;
+        an explicit file's chunk sizes, kept exactly too), a certificate's rounded to fewer MSCCL chunks
+        where a chunk would not fit one step (:func:`coarser_weights`; a note says what that costs).
     **fields
         Fields of :class:`MscclOptions` that replace those of ``options``
         (``export_msccl(s, proto="LL")`` is ``export_msccl(s, options=MscclOptions(proto="LL"))``).
@@ -248,6 +258,76 @@ def export_msccl(source, path=None, options: MscclOptions | None = None, *, weig
         raise ScheduleError(f"the MSCCL export writes allreduce, reduce-scatter and allgather algorithms, not "
                             f"{str(schedule.collective)[:40]}")
     w, bufmap = _units(schedule, w_src if weights is None else weights, coll)
+    limits, coarse = opts.limits, [None]
+    if coll == "allreduce" and weights is None and not _explicit_file(source):
+        coarse = coarser_weights(w, limits)   # weights given, or an explicit file's sizes, are kept exactly
+    for fit in coarse:   # the exact weights, or ever coarser ones until the steps fit the limits
+        try:
+            best = _export_weighted(schedule, w if fit is None else fit, bufmap, label, opts)
+        except ScheduleError:
+            if fit is coarse[-1]:
+                raise
+            continue
+        if fit is not None:
+            best.notes.append(_coarse_note(schedule, w, fit, limits))
+        break
+    if path is not None:
+        best.write(path)
+    return best
+
+
+def _explicit_file(source) -> bool:
+    return isinstance(source, (str, os.PathLike)) and file_kind(source) == "explicit"
+
+
+def coarser_weights(w, limits: MscclLimits):
+    """The chunk weights to try for integer weights ``w``, in order.
+
+    ``[None]`` (the weights as they are) when every chunk fits one step (``cnt < max_count``) and
+    the loop fits ``max_chunks``; otherwise weights in the same proportions over ever fewer MSCCL
+    chunks (:func:`~synth.schedule.weights.largest_remainder`: each within one of the exact share; the
+    heaviest chunk at most ``max_count - 1``; a light chunk may get none and drop out, the others
+    still cover the vector), halving the loop down to one MSCCL chunk per chunk on average.
+    Packed schedules (:mod:`synth.models.packing`) have chunks of a thousand units and more.
+
+    Examples
+    --------
+    >>> [t.tolist() for t in coarser_weights(np.array([456, 300, 1]), MscclLimits())]
+    [[71, 46, 0], [35, 23, 0], [17, 12, 0], [4, 3, 0], [2, 1, 0], [1, 0, 0]]
+    >>> coarser_weights(np.array([3, 1]), MscclLimits())
+    [None]
+    """
+    cap, U = limits.max_count - 1, int(w.sum())
+    if int(w.max()) <= cap and U <= limits.max_chunks:
+        return [None]
+    total = int(U * min(cap / int(w.max()), limits.max_chunks / U))
+    out = []
+    while total >= 1:
+        fit = largest_remainder(w, total)    # each within one of its share: at most cap
+        if fit.max() > 0:
+            fit = fit // int(np.gcd.reduce(fit[fit > 0]))
+            if not out or not np.array_equal(fit, out[-1]):
+                out.append(fit)
+        if total <= w.size // 2:
+            break
+        total //= 2
+    return out
+
+
+def _coarse_note(schedule, w, fit, limits) -> str:
+    """What the coarser weights cost: the modeled bandwidth term per element against the exact weights'."""
+    exact = measure_explicit(schedule, w).bandwidth_term / int(w.sum())
+    part, kept = keep_chunks(schedule, fit)
+    coarse = measure_explicit(part, kept).bandwidth_term / int(kept.sum())
+    dropped = int((fit == 0).sum())
+    return (f"chunk weights rounded from {int(w.sum())} to {int(fit.sum())} MSCCL chunks per loop (a step carries at "
+            f"most {limits.max_count - 1}, a loop at most {limits.max_chunks})"
+            + (f", {dropped} of {w.size} chunks too light to keep" if dropped else "")
+            + f": bandwidth term per element {100 * coarse / exact:.2f} % of the exact weights' (the certificate's)")
+
+
+def _export_weighted(schedule, w, bufmap, label, opts) -> MscclExport:
+    """The export with MSCCL chunk weights ``w``: the layout, then the best of the initial-copy variants."""
     units, p, limits = int(w.sum()), schedule.topology.n_compute, opts.limits
     if units > limits.max_chunks:
         raise ScheduleError(f"the chunk sizes of {label} reduce to nchunksperloop = {units} MSCCL chunks, over the "
@@ -259,7 +339,7 @@ def export_msccl(source, path=None, options: MscclOptions | None = None, *, weig
         raise ScheduleError(f"{p} GPUs: over the parser limit of {limits.max_subs} gpu elements")
     arrays, layout = _messages(schedule, w, bufmap, opts.layout)
     tries = [opts.initial_copy] if opts.initial_copy is not None else [False, True]
-    reuse = (coll == "reducescatter") if opts.scratch_reuse is None else bool(opts.scratch_reuse)
+    reuse = (bufmap.coll == "reducescatter") if opts.scratch_reuse is None else bool(opts.scratch_reuse)
     best, failure = None, None
     for ic in tries:
         try:
@@ -272,8 +352,6 @@ def export_msccl(source, path=None, options: MscclOptions | None = None, *, weig
             best = ex
     if best is None:
         raise failure
-    if path is not None:
-        best.write(path)
     return best
 
 
