@@ -206,7 +206,7 @@ def damaged_device_order(devices, topology, *, core_on_chip=None) -> list:
     if missing:
         raise OptionError(f"{topology.name}: no device at compute vertex {missing[0]}"
                           f"{f' and {len(missing) - 1} more' if len(missing) > 1 else ''} (a failed chip? name "
-                          "it with --fail-node)")
+                          "it in `fail_node`)")
     return [at[int(v)] for v in topology.compute]
 
 
