@@ -43,7 +43,7 @@ from synth.symmetry.group import Group
 from synth.topology.lattice import LatticeTorus
 
 __all__ = ["point_group", "automorphism_order", "lattice_gamma", "lattice_translations_negation",
-           "lattice_translations", "grid_group", "grid_translations", "lattice_group", "LATTICE_GROUPS"]
+           "lattice_translations", "vertex_map", "grid_group", "grid_translations", "lattice_group", "LATTICE_GROUPS"]
 
 
 def _check(t):
@@ -86,13 +86,14 @@ def point_group(t) -> list:
 
 def automorphism_order(t) -> int:
     """``|translations| * |point group|`` (distinct vertex maps): the order of the closed-form group."""
-    perms = {tuple(_vertex_map(t, e).tolist()) for e in point_group(t)}
+    perms = {tuple(vertex_map(t, e).tolist()) for e in point_group(t)}
     translations = t.n_vertices if t.is_vertex_transitive else int(np.prod(
         [s for s, w in zip(t.shape, t.wrap) if w]))
     return translations * len(perms)
 
 
-def _vertex_map(t, element) -> np.ndarray:
+def vertex_map(t, element) -> np.ndarray:
+    """The vertex permutation of a point-group element ``(perm, signs)`` (:func:`point_group`)."""
     perm, signs = element
     c = t.coords(np.arange(t.n_vertices))[:, list(perm)]
     sg = np.asarray(signs)
@@ -179,7 +180,7 @@ def _translations(t) -> list:
 
 
 def _group(t, point, name, kind) -> Group:
-    gens = _translations(t) + [_vertex_map(t, e) for e in point]
+    gens = _translations(t) + [vertex_map(t, e) for e in point]
     if not gens:
         raise GroupError(f"{t.name} has no symmetry to lift by")
     return Group.from_generators(t, np.stack(gens), f"{name}({t.name})", {"kind": kind})
