@@ -39,6 +39,7 @@ import itertools
 import numpy as np
 
 from synth.errors import GroupError
+from synth.symmetry.affine import affine_order
 from synth.symmetry.group import Group
 from synth.topology.lattice import LatticeTorus
 
@@ -183,7 +184,9 @@ def _group(t, point, name, kind) -> Group:
     gens = _translations(t) + [vertex_map(t, e) for e in point]
     if not gens:
         raise GroupError(f"{t.name} has no symmetry to lift by")
-    return Group.from_generators(t, np.stack(gens), f"{name}({t.name})", {"kind": kind})
+    # |G| in closed form (an upper bound that the orbit of a link meets exactly when its stabilizer is trivial)
+    return Group.from_generators(t, np.stack(gens), f"{name}({t.name})", {"kind": kind},
+                                 order=affine_order(t, point))
 
 
 def lattice_gamma(t) -> Group:

@@ -22,6 +22,7 @@ import itertools
 import numpy as np
 
 from synth.errors import GroupError, check_instance
+from synth.symmetry.affine import affine_order
 from synth.symmetry.group import Group
 from synth.symmetry.lattice import point_group, vertex_map
 from synth.topology.lattice import LatticeTorus
@@ -31,21 +32,26 @@ __all__ = ["torus_gamma", "torus_translations_negation", "torus_translations", "
 
 
 def _torus_gens(t, kinds):
+    """The generators named by ``kinds`` and the closed-form order of the group (:mod:`synth.symmetry.affine`)."""
     if not isinstance(t, Torus):
         raise GroupError("this group is defined on tori only")
     coords = t.coords(np.arange(t.n_vertices))
-    gens = []
+    gens, point, d = [], [], t.ndim
     for kind in kinds:
         if kind == "neg":
             gens.append(t.vertex(-coords))
+            point.append((tuple(range(d)), (-1,) * d))
         elif kind == "rot":
             if t.ndim > 1:
                 gens.append(t.vertex(np.roll(coords, -1, axis=1)))
+                point.append((tuple((j + 1) % d for j in range(d)), (1,) * d))
         else:
             shift = np.zeros(t.ndim, dtype=np.int64)
             shift[kind] = 1
             gens.append(t.vertex(coords + shift))
-    return np.stack(gens)
+    # an upper bound on |G| (every translation times the point elements' group), exact when the orbit
+    # of a link reaches it (Γ: rho conjugates the one translation into the others)
+    return np.stack(gens), affine_order(t, point)
 
 
 def torus_gamma(t) -> Group:
@@ -57,22 +63,23 @@ def torus_gamma(t) -> Group:
     check_instance(t, "t", Torus, " (e.g. synth.parse_torus('4x4'))")
     if not getattr(t, "is_equal_sided", False):
         raise GroupError(f"Γ needs an equal-sided torus; {t.name} is not (use translations-negation)")
-    return Group.from_generators(t, _torus_gens(t, [0, "neg", "rot"]), f"Gamma({t.name})", {"kind": "torus-gamma"})
+    gens, order = _torus_gens(t, [0, "neg", "rot"])
+    return Group.from_generators(t, gens, f"Gamma({t.name})", {"kind": "torus-gamma"}, order=order)
 
 
 def torus_translations_negation(t) -> Group:
     """Translations and ``u -> -u`` on any torus: ``|G| = 2 prod(n_i)``, one link orbit per dimension."""
     check_instance(t, "t", Torus, " (e.g. synth.parse_torus('4x4'))")
-    return Group.from_generators(
-        t, _torus_gens(t, list(range(getattr(t, "ndim", 0))) + ["neg"]),
-        f"translations-negation({t.name})", {"kind": "torus-translations-negation"})
+    gens, order = _torus_gens(t, list(range(getattr(t, "ndim", 0))) + ["neg"])
+    return Group.from_generators(t, gens, f"translations-negation({t.name})",
+                                 {"kind": "torus-translations-negation"}, order=order)
 
 
 def torus_translations(t) -> Group:
     """Translations only: ``|G| = prod(n_i)``, one link orbit per (dimension, direction)."""
     check_instance(t, "t", Torus, " (e.g. synth.parse_torus('4x4'))")
-    return Group.from_generators(t, _torus_gens(t, list(range(getattr(t, "ndim", 0)))),
-                                 f"translations({t.name})", {"kind": "torus-translations"})
+    gens, order = _torus_gens(t, list(range(getattr(t, "ndim", 0))))
+    return Group.from_generators(t, gens, f"translations({t.name})", {"kind": "torus-translations"}, order=order)
 
 
 def root_stabilizer(t) -> np.ndarray:
