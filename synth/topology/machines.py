@@ -33,8 +33,9 @@ naming valid ones.  Sources (vendor documentation, as read for issue 40):
   and b a ring of 3, the full machine 24×23×24×2×3×2 (= 158,976): **unconfirmed** by a page found here
   (the product matches the node count).  A job gets X×Y×Z as a torus, or a mesh (``--no-wrap``); the
   2×3×2 unit is appended.  A side of 2 is one link (:mod:`synth.topology.lattice`).
-* ``ipu-pod``: Graphcore IPU-POD64 datasheet ("2D-torus IPU-Link topology"), IPU-POD docs (an
-  IPU-M2000 holds 4 IPUs; a pod holds a power of 2, at least 16): SHAPE is 4xM, the 4 IPUs of a
+* ``ipu-pod``: Graphcore IPU-POD64 datasheet ("2D-torus IPU-Link topology", confirmed by an earlier
+  session), https://docs.graphcore.ai/projects/ipum-release-notes/en/latest/overview.html (an IPU-M2000
+  holds 4 IPUs; an IPU-POD is interconnected IPU-M2000s; a pod holds a power of 2, at least 16): SHAPE is 4xM, the 4 IPUs of a
   machine by M machines, every side wrapped (IPU-POD16 = 4x4, IPU-POD64 = 4x16, up to 4x64).
 
 Examples
@@ -147,6 +148,8 @@ _TPU7X = ("https://docs.cloud.google.com/tpu/docs/tpu7x (9,216-chip pods); shape
 _TRN2 = "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/general/arch/neuron-hardware/trn2-arch.html"
 _TOFU = ("https://en.wikipedia.org/wiki/Torus_fusion (6-D mesh/torus), https://www.r-ccs.riken.jp/en/fugaku/about/ "
          "(158,976 nodes = 24x23x24x2x3x2)")
+_IPU = ("Graphcore IPU-POD64 datasheet (2-D torus); "
+        "https://docs.graphcore.ai/projects/ipum-release-notes/en/latest/overview.html (4 IPUs per IPU-M2000)")
 
 MACHINES = {m.name: m for m in (
     Machine("tpu-v4", _tpu3d(64), "2x2x1, 2x2x2, 2x2x4, 2x4x4, or sides that are multiples of 4 with at most 64 "
@@ -159,7 +162,7 @@ MACHINES = {m.name: m for m in (
             "A <= B <= C multiples of 4 and at most 144 cubes, e.g. 12x12x36", _TPU7X),
     Machine("trn2", _trn2, "4x4 (instance), 4x4x4 (UltraServer)", _TRN2),
     Machine("tofu-d", _tofu, "XxYxZ up to 24x23x24 (the 2x3x2 unit is appended)", _TOFU),
-    Machine("ipu-pod", _ipu, "4x4 (IPU-POD16), 4x16 (IPU-POD64), 4x32, 4x64", "Graphcore IPU-POD64 datasheet"),
+    Machine("ipu-pod", _ipu, "4x4 (IPU-POD16), 4x16 (IPU-POD64), 4x32, 4x64", _IPU),
 )}
 
 

@@ -23,6 +23,6 @@ def test_shapes_the_vendor_does_not_offer_are_refused(text):
         machine_spec(text)
 
 
-@pytest.mark.parametrize("name", sorted(set(MACHINES) - {"ipu-pod"}))
+@pytest.mark.parametrize("name", sorted(MACHINES))
 def test_every_preset_names_a_source_url(name):
     assert "https://" in MACHINES[name].source
