@@ -351,9 +351,9 @@ def round_lower_bound(topology, group=None, collective=ALLREDUCE):
     comp = topology.compute
     is_c = topology.is_compute
     if group is not None:
-        orbit = group.vertex_orbit[comp]
-        vert = [int(comp[np.flatnonzero(orbit == o)[0]]) for o in np.unique(orbit)]
-        link_reps = [int(np.flatnonzero(group.link_orbit == o)[0]) for o in range(group.n_link_orbits)]
+        # the first member of each orbit, orbits in label order (one pass, not one per orbit)
+        vert = comp[np.unique(group.vertex_orbit[comp], return_index=True)[1]].astype(np.int64).tolist()
+        link_reps = np.unique(group.link_orbit, return_index=True)[1].astype(np.int64).tolist()
     else:
         vert = comp.tolist()
         link_reps = np.arange(topology.n_links).tolist()
