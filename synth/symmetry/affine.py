@@ -31,13 +31,32 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["point_closure", "affine_order"]
+__all__ = ["closure", "point_closure", "affine_order"]
 
 
 def _compose(a, b):
     """``a`` after ``b``: coordinate ``j`` of the image reads ``b``'s image at ``perm_a[j]``."""
     (pa, sa), (pb, sb) = a, b
     return tuple(pb[i] for i in pa), tuple(sa[j] * sb[pa[j]] for j in range(len(pa)))
+
+
+def closure(elements, compose, identity) -> list:
+    """The group that ``elements`` generate under ``compose(a, g)`` (the product ``a`` then ``g``), sorted.
+
+    >>> closure([(1, 2, 0)], lambda a, g: tuple(g[x] for x in a), (0, 1, 2))
+    [(0, 1, 2), (1, 2, 0), (2, 0, 1)]
+    """
+    seen, frontier = {identity}, [identity]
+    while frontier:
+        nxt = []
+        for a in frontier:
+            for g in elements:
+                b = compose(a, g)
+                if b not in seen:
+                    seen.add(b)
+                    nxt.append(b)
+        frontier = nxt
+    return sorted(seen)
 
 
 def point_closure(elements) -> list:
@@ -50,18 +69,7 @@ def point_closure(elements) -> list:
     if not elements:
         return []
     d = len(elements[0][0])
-    ident = (tuple(range(d)), (1,) * d)
-    seen, frontier = {ident}, [ident]
-    while frontier:
-        nxt = []
-        for a in frontier:
-            for g in elements:
-                b = _compose(g, a)
-                if b not in seen:
-                    seen.add(b)
-                    nxt.append(b)
-        frontier = nxt
-    return sorted(seen)
+    return closure(elements, lambda a, g: _compose(g, a), (tuple(range(d)), (1,) * d))
 
 
 def _probe_images(t, element) -> np.ndarray:

@@ -39,7 +39,7 @@ import itertools
 import numpy as np
 
 from synth.errors import GroupError
-from synth.symmetry.affine import affine_order
+from synth.symmetry.affine import affine_order, closure
 from synth.symmetry.group import Group
 from synth.topology.lattice import LatticeTorus
 
@@ -127,21 +127,6 @@ def _step_table(t) -> dict:
     return {k: kept.index(v) for k, v in keys.items() if v in kept}
 
 
-def _closure(elements, compose) -> list:
-    group = {tuple(range(len(elements[0])))} if elements else set()
-    frontier = list(group)
-    while frontier:
-        nxt = []
-        for a in frontier:
-            for g in elements:
-                b = compose(a, g)
-                if b not in group:
-                    group.add(b)
-                    nxt.append(b)
-        frontier = nxt
-    return sorted(group)
-
-
 def _free_subgroup(t):
     """Point elements generating the subgroup ``H`` (module docstring): regular on steps if found, else free."""
     pg = point_group(t)
@@ -162,7 +147,7 @@ def _free_subgroup(t):
     for seed in seeds:
         for k in [None] + list(range(len(pg))):
             gens = seed + ([] if k is None else [k])
-            h = _closure([actions[i] for i in gens], compose) if gens else [ident]
+            h = closure([actions[i] for i in gens], compose, ident) if gens else [ident]
             if free(h) and len(h) > len(best):
                 best, best_gens = h, gens
                 if len(h) == n:        # regular on the steps: nothing larger acts freely
