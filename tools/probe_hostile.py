@@ -159,6 +159,10 @@ def probes(folder: Path, fx: dict) -> list:
                         ("--lattice", "999999999,0;0,999999999"), ("--mesh", "0x4"), ("--twisted", "4x4x4"),
                         ("--mesh", "100000x100000"), ("--machine", "tpu-v4:3x3x3"), ("--machine", "x" * 5000)):
         add(f"info {flag} {value[:30]}", ["info", flag, value], bad)
+    for extra in (["--mesh", "4x4", "--depth", "2"], ["--twisted", "4x8", "--depth", "2", "--exchange"],   # issue 40:
+                  ["--twisted", "4x8", "--depth", "0"], ["--machine", "tpu-v5p:16x20x28"],      # k-hop on lattice
+                  ["--machine", "tpu7x:8x4x4"], ["--lattice", "4,1;0,4", "--depth", "2"]):        # kinds, presets
+        add(f"solve {' '.join(extra)[:40]}", ["solve", *extra, "--time-limit", "5"], bad)
     # a range past the diameter is clipped to it before it is expanded: a quick sweep of 1..4, or an error
     add("sweep --depths 1..100000000", ["sweep", "--torus", "4x4", "--depths", "1..100000000", "--time-limit", "5"],
         (0, 2))

@@ -38,6 +38,7 @@ import numpy as np
 
 from synth.schedule.forest import check_forest, forest_weight, parent_depths
 from synth.symmetry.torus import root_stabilizer  # the one home; re-exported for the models
+from synth.topology.torus import Torus
 
 __all__ = ["distance_matrix", "root_stabilizer", "signed_perms", "unique_identity_first", "translations",
            "orbit_labels", "allowed_pairs", "hop_arcs", "tree_weight", "tree_depths", "check_tree"]
@@ -48,8 +49,15 @@ def distance_matrix(t, costs=(1,), dtype=np.int16) -> np.ndarray:
 
     ``costs[i % len(costs)]`` weighs a hop along dimension ``i`` (default: every hop
     costs 1).  For 64x64 the int16 matrix is 32 MiB; larger tori should not ask for it.
+    A lattice torus (:class:`synth.topology.lattice.LatticeTorus`, unit costs only) reads its
+    own distances, which are not a sum over dimensions once a side is twisted.
     """
     V = t.n_vertices
+    if not isinstance(t, Torus):
+        if tuple(costs) != (1,):
+            raise ValueError(f"distance_matrix: weighted hops are defined on plain tori only, not on {t.name}")
+        verts = np.arange(V)
+        return t.dist(verts[:, None], verts[None, :]).astype(dtype)
     coords = t.coords(np.arange(V))
     out = np.zeros((V, V), dtype=dtype)
     for i, n in enumerate(t.shape):
@@ -105,7 +113,7 @@ def translations(t, max_step: int = 2) -> np.ndarray:
             for sign in (1, -1):
                 delta = np.zeros(t.ndim, dtype=np.int64)
                 delta[axis] = sign * step
-                rows.append(t.vertex((coords + delta) % shape))
+                rows.append(t.vertex(coords + delta))   # vertex() reduces (a twisted wrap too)
     return np.asarray(rows, dtype=np.int64).reshape(len(rows), V)
 
 

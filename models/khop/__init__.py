@@ -68,6 +68,7 @@ from synth.models._names import SOLVERS
 from synth.models._solve.result import Best, Status
 from synth.models.forest.result import ForestResult
 from synth.models.forest.instance import check_tree, root_stabilizer
+from synth.topology.torus import Torus
 
 __all__ = ["KHopResult", "solve_khop", "SOLVERS", "SOLVER_REVISION"]
 
@@ -105,8 +106,18 @@ class KHopResult(ForestResult):
 
 
 def _bfs_parent(t):
-    """A BFS tree of the torus: every vertex one step closer to the root (weight p - 1)."""
+    """A BFS tree of the torus: every vertex one step closer to the root (weight p - 1).
+
+    On a lattice torus, whose coordinate differences are not its distances, each vertex takes
+    its first out-neighbour (link order) one hop nearer the root.
+    """
     V = t.n_vertices
+    if not isinstance(t, Torus):
+        d0 = t.dist(0, np.arange(V))
+        closer = np.flatnonzero(d0[t.link_dst] == d0[t.link_src] - 1)
+        parent = np.full(V, -1, dtype=np.int64)
+        parent[t.link_src[closer][::-1]] = t.link_dst[closer][::-1]   # the last write is the first link
+        return parent
     coords = t.coords(np.arange(V))
     steps = t.steps(np.zeros(V, dtype=np.int64), np.arange(V))   # signed offsets from the root
     parent = np.full(V, -1, dtype=np.int64)

@@ -33,6 +33,7 @@ from synth.models.khop.lp import LayeredLP
 from synth.models.khop.model import ModelData, build_hop_model, decode_parent
 from synth.models.khop.steiner import terminal_search
 from synth.models.khop.search.window import window_search
+from synth.topology.torus import Torus
 
 __all__ = ["run_pipeline", "cut_images", "layered_separator", "mip_engines", "scip_available", "lp_affordable",
            "jump_rounds", "MAX_MIP_ARCS", "EASY_MIP_ARCS", "ILS_ROUNDS", "LNS_FIRST", "MIN_SLICE"]
@@ -188,7 +189,7 @@ def _steiner_bound(t, k, best, D, deadline, say):
     k = 11 gains 2); a tree it closes on is optimal.  Its terminals become the certificate's
     dual when it proves more than the LP's duals.
     """
-    if not (D[0] > k).any():
+    if not (D[0] > k).any() or not isinstance(t, Torus):   # its tables are separable over a plain torus's sides
         return
     res = terminal_search(t, k, D=D, deadline=time.monotonic() + min(60.0, 0.2 * _left(deadline)),
                           beat=math.ceil(best.bound - _EPS), progress=say)

@@ -17,8 +17,6 @@ Examples
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import shortest_path
 
 from synth.schedule.data import COPY, REDUCE, BaseSchedule
 from synth.schedule.forest import tree_schedule
@@ -54,6 +52,9 @@ def shortest_path_tree(t: Topology) -> BaseSchedule:
 
 def _eccentricities(t: Topology, block_entries=1 << 23) -> np.ndarray:
     """Largest hop distance from every compute vertex to a compute vertex (BFS in C, sources in blocks)."""
+    from scipy.sparse import coo_matrix          # scipy loads when a user graph needs it: synth's start-up is shorter
+    from scipy.sparse.csgraph import shortest_path
+
     graph = coo_matrix((np.ones(t.n_links), (t.link_dst, t.link_src)), shape=(t.n_vertices,) * 2).tocsr()
     step = max(1, block_entries // max(1, t.n_vertices))
     ecc = []

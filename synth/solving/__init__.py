@@ -47,7 +47,7 @@ from synth.schedule.sp import sp_allreduce
 from synth.schedule.spineleaf import spine_leaf_star
 from synth.schedule.user import round_incidences, shortest_path_tree
 from synth.solving.balanced import balanced_family
-from synth.solving.khop import khop_tree, tree_base
+from synth.solving.khop import khop_notes, khop_tree, tree_base
 from synth.solving.lattice import solve_lattice
 from synth.symmetry.hyperx import hyperx_group
 from synth.symmetry.search import user_group
@@ -136,7 +136,7 @@ def solve(topology, depth=None, elements=None, mode="auto", exchange=False, prog
         return _solve_spine_leaf(topology, depth, elements, mode, exchange, progress, collective)
     if isinstance(topology, LatticeTorus):   # issue 40: twisted and lattice tori, meshes, mixed wrap
         return SolveResult(*solve_lattice(topology, depth, elements, mode, exchange, progress, group, time_limit, seed,
-                                          collective))
+                                          collective, solver=solver, start=start))
     return _solve_user(topology, generators, elements, mode, exchange, allow_unbalanced, progress, collective)
 
 
@@ -202,22 +202,7 @@ def _solve_khop(t, depth, elements, mode, exchange, group, time_limit, seed, sol
     progress(f"checking the lifted schedule ({base.n_transmissions * grp.order:,} transmissions)")
     cert = certify(collective_half(base, collective), grp, elements, mode=mode, solver=rec.solver_claims(),
                    provenance={"algorithm": "k-sp-allreduce", "group": "gamma", "seed": seed})
-    notes = []
-    if rec.status != "optimal":
-        notes.append(f"{rec.status}: W = {rec.weight}, lower bound {rec.lower_bound} (re-derived by synth check "
-                     f"from the certificate's dual), gap {100 * rec.gap:.2f} %")
-    if rec.solver_bound is not None:
-        notes.append(f"the solver claims W* >= {rec.solver_bound} (its MIP; synth check cannot re-derive that)")
-    if rec.interrupted_before is not None:
-        notes.append(f"the cache held an interrupted solve of this tree (W = {rec.interrupted_before}), never "
-                     "served as an answer: solved again")
-    if rec.uncached:
-        notes.append(f"{rec.uncached}: the same command solves again")
-    if rec.cached:
-        notes.append(f"tree read from the cache ({rec.seconds:.1f} s when solved)")
-    if rec.start_weight is not None:
-        notes.append(f"started from a tree of weight {rec.start_weight}")
-    return SolveResult(cert, rec.depth, notes)
+    return SolveResult(cert, rec.depth, khop_notes(rec))
 
 
 def _solve_khop_family(t, depth, elements, mode, group, time_limit, seed, progress,

@@ -53,8 +53,16 @@ def cache_key(t, k, solver, time_limit, seed) -> str:
     # read at call time: importing the models costs start-up time (and tests bump the revision)
     from synth.models.khop import SOLVER_REVISION
 
-    shape = "x".join(map(str, t.shape))
-    return f"khop-torus-{shape}-k{k}-{solver}-t{time_limit:g}-s{seed}-r{SOLVER_REVISION}.json"
+    shape = "x".join(map(str, t.shape)) if _lattice(t) is None else _lattice(t).replace(",", "_").replace(";", "-")
+    kind = "torus" if _lattice(t) is None else "lattice"
+    return f"khop-{kind}-{shape}-k{k}-{solver}-t{time_limit:g}-s{seed}-r{SOLVER_REVISION}.json"
+
+
+def _lattice(t):
+    """A lattice torus's wrap lattice (its Hermite basis, rows split by ``;``), None on a plain torus: a twisted
+    4x4x8 and the plain one share their shape, never their entries."""
+    basis = getattr(t, "basis", None)
+    return None if basis is None else ";".join(",".join(map(str, row)) for row in basis)
 
 
 def _digest(data: dict) -> str:
@@ -69,6 +77,8 @@ def entry(t, rec: TreeRecord) -> dict:
             "weight": rec.weight, "dual": rec.dual, "solver_bound": rec.solver_bound, "seconds": rec.seconds,
             "solver": rec.solver, "bound_method": rec.bound_method, "time_limit": rec.time_limit, "seed": rec.seed,
             "status": rec.status, "lower_bound": rec.lower_bound, "gap": rec.gap}
+    if _lattice(t) is not None:
+        data["lattice"] = _lattice(t)
     if rec.interrupted:
         data["interrupted"] = True      # read back: such an entry is never served as an answer
     data["sha256"] = _digest(data)
@@ -108,7 +118,7 @@ def entry_record(data, t, k, time_limit, seed):
         V = t.n_vertices
         raw, dual, sb = data["parent"], data["dual"], data["solver_bound"]
         seconds, solver, method = data["seconds"], data["solver"], data["bound_method"]
-        if (data["shape"] != list(t.shape) or data["k"] != k or not _is_int(data["k"])
+        if (data["shape"] != list(t.shape) or data.get("lattice") != _lattice(t) or data["k"] != k or not _is_int(data["k"])
                 or data["time_limit"] != time_limit or data["seed"] != seed or not _is_int(data["seed"])
                 or not isinstance(raw, list) or len(raw) != V or not all(_is_int(x) for x in raw)
                 or not isinstance(dual, dict) or not _is_number(dual.get("bound"))

@@ -28,7 +28,7 @@ from synth.schedule.forest import forest_depths, forest_weight, tree_schedule
 from synth.solving.cache import cache_dir, cache_key, interrupted_path, read_entry, write_entry
 from synth.solving.record import TreeRecord, fresh_record
 
-__all__ = ["khop_tree", "tree_base", "start_tree"]
+__all__ = ["khop_tree", "tree_base", "start_tree", "khop_notes"]
 
 
 def start_tree(t, path) -> np.ndarray:
@@ -154,3 +154,23 @@ def tree_base(t, rec: TreeRecord):
     """The base schedule of a k-hop tree: ``2h`` rounds, each edge on the torus's dimension-order route."""
     return tree_schedule(t, rec.parent, 0, route=t.route,
                          label=f"k-hop tree, depth bound {rec.k}, depth {rec.depth}, W = {rec.weight}")
+
+
+def khop_notes(rec: TreeRecord) -> list:
+    """What a user should know about a solved tree: its gap when not optimal, the cache, the start."""
+    notes = []
+    if rec.status != "optimal":
+        notes.append(f"{rec.status}: W = {rec.weight}, lower bound {rec.lower_bound} (re-derived by synth check "
+                     f"from the certificate's dual), gap {100 * rec.gap:.2f} %")
+    if rec.solver_bound is not None:
+        notes.append(f"the solver claims W* >= {rec.solver_bound} (its MIP; synth check cannot re-derive that)")
+    if rec.interrupted_before is not None:
+        notes.append(f"the cache held an interrupted solve of this tree (W = {rec.interrupted_before}), never "
+                     "served as an answer: solved again")
+    if rec.uncached:
+        notes.append(f"{rec.uncached}: the same command solves again")
+    if rec.cached:
+        notes.append(f"tree read from the cache ({rec.seconds:.1f} s when solved)")
+    if rec.start_weight is not None:
+        notes.append(f"started from a tree of weight {rec.start_weight}")
+    return notes

@@ -34,6 +34,7 @@ from synth.schedule.data import ALLREDUCE
 from synth.schedule.forest import bfs_forest, exchange_schedule, tree_schedule
 from synth.schedule.user import shortest_path_tree
 from synth.solving.balanced import balanced_family
+from synth.solving.lattice_khop import lattice_khop
 from synth.symmetry.lattice import LATTICE_GROUPS, grid_group
 from synth.solving.packing import solve_packed
 
@@ -70,7 +71,7 @@ def _one_hop(t):
 
 
 def solve_lattice(t, depth=None, elements=None, mode="auto", exchange=False, progress=_quiet, group=None,
-                  time_limit=60.0, seed=0, collective=ALLREDUCE, allow_unbalanced=True):
+                  time_limit=60.0, seed=0, collective=ALLREDUCE, allow_unbalanced=True, solver="auto", start=None):
     """Build and certify the schedule of the module docstring on a :class:`~synth.topology.lattice.LatticeTorus`.
 
     Returns
@@ -80,9 +81,14 @@ def solve_lattice(t, depth=None, elements=None, mode="auto", exchange=False, pro
         ``SolveResult``).
     """
     H = t.diameter
-    if depth is not None and depth < H:
-        raise OptionError(f"depth {depth} is below the diameter {H} of {t.name}: depth-bounded (k-hop) trees are "
-                          "built on plain tori only; drop `depth` for the BFS tree")
+    khop = depth is not None and depth < H
+    if start is not None and not (khop and not exchange):
+        raise OptionError("start continues a k-hop tree solve: it needs `depth` below the diameter and no `exchange`")
+    if khop and not t.is_vertex_transitive:
+        raise OptionError(f"depth {depth} is below the diameter {H} of {t.name}, which has a side that does not "
+                          "wrap: k-hop trees are lifted by a group transitive on the nodes, which a mesh or mixed "
+                          "wrap lacks; drop `depth` (the best schedule synth finds there is reported with its "
+                          "fraction of the volume bound)")
     notes = []
     if not t.is_vertex_transitive:
         return _solve_grid(t, elements, mode, exchange, progress, time_limit, seed, collective)
@@ -91,6 +97,9 @@ def solve_lattice(t, depth=None, elements=None, mode="auto", exchange=False, pro
         raise OptionError(f"group must be one of {', '.join(LATTICE_GROUPS)} on {t.name}, got {str(name)[:40]!r}")
     progress(f"verifying the group ({name})")
     grp = LATTICE_GROUPS[name](t)
+    if khop:
+        return lattice_khop(t, grp, depth, elements, mode, exchange, progress, time_limit, seed, collective,
+                            solver, start)
     claims = {}
     depth_out = H
     if exchange:

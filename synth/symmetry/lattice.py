@@ -39,11 +39,12 @@ import itertools
 import numpy as np
 
 from synth.errors import GroupError
+from synth.symmetry.affine import affine_order, closure
 from synth.symmetry.group import Group
 from synth.topology.lattice import LatticeTorus
 
 __all__ = ["point_group", "automorphism_order", "lattice_gamma", "lattice_translations_negation",
-           "lattice_translations", "grid_group", "grid_translations", "lattice_group", "LATTICE_GROUPS"]
+           "lattice_translations", "vertex_map", "grid_group", "grid_translations", "lattice_group", "LATTICE_GROUPS"]
 
 
 def _check(t):
@@ -86,13 +87,14 @@ def point_group(t) -> list:
 
 def automorphism_order(t) -> int:
     """``|translations| * |point group|`` (distinct vertex maps): the order of the closed-form group."""
-    perms = {tuple(_vertex_map(t, e).tolist()) for e in point_group(t)}
+    perms = {tuple(vertex_map(t, e).tolist()) for e in point_group(t)}
     translations = t.n_vertices if t.is_vertex_transitive else int(np.prod(
         [s for s, w in zip(t.shape, t.wrap) if w]))
     return translations * len(perms)
 
 
-def _vertex_map(t, element) -> np.ndarray:
+def vertex_map(t, element) -> np.ndarray:
+    """The vertex permutation of a point-group element ``(perm, signs)`` (:func:`point_group`)."""
     perm, signs = element
     c = t.coords(np.arange(t.n_vertices))[:, list(perm)]
     sg = np.asarray(signs)
@@ -125,21 +127,6 @@ def _step_table(t) -> dict:
     return {k: kept.index(v) for k, v in keys.items() if v in kept}
 
 
-def _closure(elements, compose) -> list:
-    group = {tuple(range(len(elements[0])))} if elements else set()
-    frontier = list(group)
-    while frontier:
-        nxt = []
-        for a in frontier:
-            for g in elements:
-                b = compose(a, g)
-                if b not in group:
-                    group.add(b)
-                    nxt.append(b)
-        frontier = nxt
-    return sorted(group)
-
-
 def _free_subgroup(t):
     """Point elements generating the subgroup ``H`` (module docstring): regular on steps if found, else free."""
     pg = point_group(t)
@@ -160,7 +147,7 @@ def _free_subgroup(t):
     for seed in seeds:
         for k in [None] + list(range(len(pg))):
             gens = seed + ([] if k is None else [k])
-            h = _closure([actions[i] for i in gens], compose) if gens else [ident]
+            h = closure([actions[i] for i in gens], compose, ident) if gens else [ident]
             if free(h) and len(h) > len(best):
                 best, best_gens = h, gens
                 if len(h) == n:        # regular on the steps: nothing larger acts freely
@@ -179,10 +166,12 @@ def _translations(t) -> list:
 
 
 def _group(t, point, name, kind) -> Group:
-    gens = _translations(t) + [_vertex_map(t, e) for e in point]
+    gens = _translations(t) + [vertex_map(t, e) for e in point]
     if not gens:
         raise GroupError(f"{t.name} has no symmetry to lift by")
-    return Group.from_generators(t, np.stack(gens), f"{name}({t.name})", {"kind": kind})
+    # |G| in closed form (an upper bound that the orbit of a link meets exactly when its stabilizer is trivial)
+    return Group.from_generators(t, np.stack(gens), f"{name}({t.name})", {"kind": kind},
+                                 order=affine_order(t, point))
 
 
 def lattice_gamma(t) -> Group:

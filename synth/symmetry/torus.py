@@ -22,28 +22,36 @@ import itertools
 import numpy as np
 
 from synth.errors import GroupError, check_instance
+from synth.symmetry.affine import affine_order
 from synth.symmetry.group import Group
+from synth.symmetry.lattice import point_group, vertex_map
+from synth.topology.lattice import LatticeTorus
 from synth.topology.torus import Torus
 
 __all__ = ["torus_gamma", "torus_translations_negation", "torus_translations", "root_stabilizer"]
 
 
 def _torus_gens(t, kinds):
+    """The generators named by ``kinds`` and the closed-form order of the group (:mod:`synth.symmetry.affine`)."""
     if not isinstance(t, Torus):
         raise GroupError("this group is defined on tori only")
     coords = t.coords(np.arange(t.n_vertices))
-    gens = []
+    gens, point, d = [], [], t.ndim
     for kind in kinds:
         if kind == "neg":
             gens.append(t.vertex(-coords))
+            point.append((tuple(range(d)), (-1,) * d))
         elif kind == "rot":
             if t.ndim > 1:
                 gens.append(t.vertex(np.roll(coords, -1, axis=1)))
+                point.append((tuple((j + 1) % d for j in range(d)), (1,) * d))
         else:
             shift = np.zeros(t.ndim, dtype=np.int64)
             shift[kind] = 1
             gens.append(t.vertex(coords + shift))
-    return np.stack(gens)
+    # an upper bound on |G| (every translation times the point elements' group), exact when the orbit
+    # of a link reaches it (Γ: rho conjugates the one translation into the others)
+    return np.stack(gens), affine_order(t, point)
 
 
 def torus_gamma(t) -> Group:
@@ -55,22 +63,23 @@ def torus_gamma(t) -> Group:
     check_instance(t, "t", Torus, " (e.g. synth.parse_torus('4x4'))")
     if not getattr(t, "is_equal_sided", False):
         raise GroupError(f"Γ needs an equal-sided torus; {t.name} is not (use translations-negation)")
-    return Group.from_generators(t, _torus_gens(t, [0, "neg", "rot"]), f"Gamma({t.name})", {"kind": "torus-gamma"})
+    gens, order = _torus_gens(t, [0, "neg", "rot"])
+    return Group.from_generators(t, gens, f"Gamma({t.name})", {"kind": "torus-gamma"}, order=order)
 
 
 def torus_translations_negation(t) -> Group:
     """Translations and ``u -> -u`` on any torus: ``|G| = 2 prod(n_i)``, one link orbit per dimension."""
     check_instance(t, "t", Torus, " (e.g. synth.parse_torus('4x4'))")
-    return Group.from_generators(
-        t, _torus_gens(t, list(range(getattr(t, "ndim", 0))) + ["neg"]),
-        f"translations-negation({t.name})", {"kind": "torus-translations-negation"})
+    gens, order = _torus_gens(t, list(range(getattr(t, "ndim", 0))) + ["neg"])
+    return Group.from_generators(t, gens, f"translations-negation({t.name})",
+                                 {"kind": "torus-translations-negation"}, order=order)
 
 
 def torus_translations(t) -> Group:
     """Translations only: ``|G| = prod(n_i)``, one link orbit per (dimension, direction)."""
     check_instance(t, "t", Torus, " (e.g. synth.parse_torus('4x4'))")
-    return Group.from_generators(t, _torus_gens(t, list(range(getattr(t, "ndim", 0)))),
-                                 f"translations({t.name})", {"kind": "torus-translations"})
+    gens, order = _torus_gens(t, list(range(getattr(t, "ndim", 0))))
+    return Group.from_generators(t, gens, f"translations({t.name})", {"kind": "torus-translations"}, order=order)
 
 
 def root_stabilizer(t) -> np.ndarray:
@@ -91,7 +100,17 @@ def root_stabilizer(t) -> np.ndarray:
     >>> s = root_stabilizer(torus([3, 3]))
     >>> s.shape, s[0].tolist() == list(range(9)), bool((s[:, 0] == 0).all())
     ((8, 9), True, True)
+
+    On a lattice torus (twisted or ``--lattice``) the elements are its point group's
+    (:func:`synth.symmetry.lattice.point_group`: the signed permutations with ``L P = L``), all
+    48 on the twisted 4x4x8 where a plain 4x4x8 has 16:
+
+    >>> from synth.topology.lattice import twisted
+    >>> root_stabilizer(twisted((4, 4, 8))).shape
+    (48, 128)
     """
+    if isinstance(t, LatticeTorus):
+        return _lattice_root_stabilizer(t)
     V, d = t.n_vertices, t.ndim
     coords = t.coords(np.arange(V))
     shape = tuple(t.shape)
@@ -105,3 +124,12 @@ def root_stabilizer(t) -> np.ndarray:
     ident = np.arange(V, dtype=np.int32)
     order = np.argsort(~np.all(perms == ident, axis=1), kind="stable")  # identity first
     return perms[order]
+
+
+def _lattice_root_stabilizer(t) -> np.ndarray:
+    """The point group of a lattice torus as vertex permutations (rows as in :func:`root_stabilizer`)."""
+    if not t.is_vertex_transitive:
+        raise GroupError(f"{t.name} has a side that does not wrap: no point group fixes vertex 0 of every orbit")
+    perms = np.unique(np.asarray([vertex_map(t, e) for e in point_group(t)], dtype=np.int32), axis=0)
+    ident = np.arange(t.n_vertices, dtype=np.int32)
+    return perms[np.argsort(~np.all(perms == ident, axis=1), kind="stable")]

@@ -123,8 +123,8 @@ class Topology:
         object.__setattr__(self, "link_src", src)
         object.__setattr__(self, "link_dst", dst)
         object.__setattr__(self, "compute", compute)
-        keys = self._keys(src, dst)
-        if np.unique(keys).size != keys.size:
+        skeys, _order = self._sorted_keys      # sorted once, kept for link_ids (faster than np.unique's hash)
+        if np.any(skeys[1:] == skeys[:-1]):
             raise TopologyError("the same directed link is listed twice")
 
     @classmethod

@@ -262,9 +262,11 @@ def _reduce(coords, basis, wrap) -> np.ndarray:
     """Canonical representatives (the box of the HNF's diagonal) of integer vectors ``(..., d)``."""
     x = np.array(coords, dtype=np.int64, copy=True)
     B = np.asarray(basis, dtype=np.int64)
-    for i in range(B.shape[0]):
+    for i in range(B.shape[0]):     # upper triangular: row i touches columns i.. only, which rows < i left reduced
         q = np.floor_divide(x[..., i], B[i, i])
-        x -= q[..., None] * B[i]
+        x[..., i] -= q * B[i, i]
+        for j in np.flatnonzero(B[i, i + 1:]).tolist():
+            x[..., i + 1 + j] -= q * B[i, i + 1 + j]
     return x
 
 

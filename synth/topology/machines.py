@@ -4,22 +4,38 @@
 spec of :mod:`synth.topology.spec`); a shape the vendor does not offer is refused with one line
 naming valid ones.  Sources (vendor documentation, as read for issue 40):
 
-* ``tpu-v4``: Cloud TPU v4 docs ("3D mesh and 3D torus"): a slice AxBxC can be a 3D torus when
-  each side is a multiple of 4, and a *twisted* torus when 2A=B=C or 2A=2B=C (4x4x8, 4x8x8,
-  12x12x24); smaller slices (2x2x1, 2x2x2, 2x2x4, 2x4x4) have no wraparound; pod 4096 chips
-  (16x16x16).  The preset twists every shape that can be twisted.
-* ``tpu-v5p``: Cloud TPU v5p docs: the same rules; largest slice 16x16x24, pod 16x20x28.
-* ``tpu-v5e``, ``tpu-v6e``: Cloud TPU v5e / v6e docs: 2D, pods of 16x16; a slice wraps only its
-  sides of 16 (8x16 wraps the 16 side, 8x8 none).  Slices 1x1 .. 16x16.
-* ``tpu7x`` (Ironwood): Cloud TPU7x docs: 3D slices built of 4x4x4 cubes; sides that are multiples
-  of 4 wrap, smaller slices are meshes (as v4/v5p; no twist is documented, none applied).
-* ``trn2``: AWS Trainium2 docs: a 4x4 2D torus per Trn2 instance (16 chips), 4x4x4 per
-  Trn2 UltraServer (64 chips).
-* ``tofu-d``: Fujitsu Tofu interconnect D (Fugaku): 6D X×Y×Z×a×b×c, a and c of size 2, b a ring
-  of 3; a job gets X×Y×Z (at most 24×23×24) as a torus, or a mesh (``--no-wrap``); the 2×3×2 unit
-  is appended.  A side of 2 is one link (:mod:`synth.topology.lattice`).
-* ``ipu-pod``: Graphcore IPU-POD64 datasheet ("2D-torus IPU-Link topology"), IPU-POD docs (an
-  IPU-M2000 holds 4 IPUs; a pod holds a power of 2, at least 16): SHAPE is 4xM, the 4 IPUs of a
+* ``tpu-v4``: https://cloud.google.com/tpu/docs/v4 ("3D mesh and 3D torus"): slices of one or more
+  full 4x4x4 cubes (every side a multiple of 4) have wraparound links, smaller slices (2x2x1, 2x2x2,
+  2x2x4, 2x4x4) are 3-D meshes; a slice with 2A=B=C or 2A=2B=C (4x4x8, 4x8x8, 12x12x24) can be
+  configured as a *twisted* torus.  Confirmed.  The preset twists every shape that can be twisted (the
+  user's choice on the vendor's side; ``--torus`` builds the untwisted one).  Which shapes: Google's xpk
+  (``src/xpk/core/system_characteristics.py``, ``generate_tpu_topologies(max_cubes=64)``): sides that
+  are multiples of 4, at most 64 cubes (4,096 chips), in any order.
+* ``tpu-v5p``: https://cloud.google.com/tpu/docs/v5p (Configurations): "all 4x4x4 and larger slices
+  have full 3D torus connectivity", smaller ones no wraparound; twisted offered on 4x4x8, 4x8x8,
+  8x8x16, 8x16x16 (the v4 rule); the largest single slice is 16x16x24 (96 cubes, 6,144 chips; the
+  pod's 8,960 chips are not one slice).  Confirmed for the listed shapes; the twist of other shapes
+  that meet the rule (12x12x24) is the v4 rule, unconfirmed for v5p.  Shapes A <= B <= C as xpk lists them.
+* ``tpu-v5e``: https://cloud.google.com/tpu/docs/v5e: 2-D slices 1x1, 2x2, 2x4, 4x4, 4x8, 8x8, 8x16,
+  16x16 (confirmed), a 256-chip pod whose interconnect is a 2-D torus (confirmed).  That a sub-slice
+  wraps only its sides of 16 (8x16 wraps the 16 side, 8x8 none) is **unconfirmed** (no vendor page found).
+* ``tpu-v6e``: https://cloud.google.com/tpu/docs/v6e-intro: 256 chips per pod, "many similarities with
+  v5e"; the v5e shapes and wrap rule are assumed, **unconfirmed**.
+* ``tpu7x`` (Ironwood): https://docs.cloud.google.com/tpu/docs/tpu7x: 9,216-chip pods, "many
+  similarities with TPU v5p"; shapes from xpk (``generate_tpu_topologies(max_cubes=144)``: sides that are
+  multiples of 4, A <= B <= C, at most 144 cubes, e.g. 12x12x36, and the four sub-cube slices).  Wrap
+  as v5p (a full cube wraps) is **unconfirmed**; no twist is documented, none is applied.
+* ``trn2``: https://awsdocs-neuron.readthedocs-hosted.com/en/latest/general/arch/neuron-hardware/trn2-arch.html:
+  a Trn2 instance's 16 Trainium2 chips form a 4x4 2-D torus; a Trn2 UltraServer joins four instances,
+  the chips with the same coordinates in a ring: 4x4x4 with every side wrapped.  Confirmed.
+* ``tofu-d``: Tofu interconnect D (Fugaku): a 6-D mesh/torus (https://en.wikipedia.org/wiki/Torus_fusion)
+  of 158,976 nodes (https://www.r-ccs.riken.jp/en/fugaku/about/).  X×Y×Z×a×b×c with a and c of size 2
+  and b a ring of 3, the full machine 24×23×24×2×3×2 (= 158,976): **unconfirmed** by a page found here
+  (the product matches the node count).  A job gets X×Y×Z as a torus, or a mesh (``--no-wrap``); the
+  2×3×2 unit is appended.  A side of 2 is one link (:mod:`synth.topology.lattice`).
+* ``ipu-pod``: Graphcore IPU-POD64 datasheet ("2D-torus IPU-Link topology", confirmed by an earlier
+  session), https://docs.graphcore.ai/projects/ipum-release-notes/en/latest/overview.html (an IPU-M2000
+  holds 4 IPUs; an IPU-POD is interconnected IPU-M2000s; a pod holds a power of 2, at least 16): SHAPE is 4xM, the 4 IPUs of a
   machine by M machines, every side wrapped (IPU-POD16 = 4x4, IPU-POD64 = 4x16, up to 4x64).
 
 Examples
@@ -34,6 +50,12 @@ Examples
 Traceback (most recent call last):
 ...
 synth.errors.TopologyError: trn2 does not offer 4x8; valid: 4x4 (instance), 4x4x4 (UltraServer)
+>>> machine_spec("tpu-v5p:16x20x28")      # the v5p pod, not a slice: 6,144 chips at most
+Traceback (most recent call last):
+...
+synth.errors.TopologyError: tpu-v5p does not offer 16x20x28; valid: 2x2x1, 2x2x2, 2x2x4, 2x4x4, or AxBxC with A <= B <= C multiples of 4 and at most 96 cubes, up to 16x16x24 (twisted when 2A=B=C or 2A=2B=C)
+>>> machine_spec("tpu7x:12x12x36")
+{'kind': 'torus', 'shape': [12, 12, 36]}
 """
 
 from __future__ import annotations
@@ -67,20 +89,28 @@ def _torus(shape):
     return {"kind": "torus", "shape": list(shape)}
 
 
-def _tpu3d(max_chips, max_sides, twist=True):
+#: the slices smaller than a cube (no wraparound), as the vendor lists them
+_SUB_CUBE = ((2, 2, 1), (2, 2, 2), (2, 2, 4), (2, 4, 4))
+
+
+def _tpu3d(max_cubes, twist=True, nondecreasing=False):
+    """A 3-D TPU generation: the sub-cube slices, or sides that are multiples of 4 (up to 256) with at most
+    ``max_cubes`` 4x4x4 cubes, as Google's xpk enumerates them (``generate_tpu_topologies``)."""
     def rule(s, mesh):
-        if len(s) != 3 or s[0] * s[1] * s[2] > max_chips or any(a > b for a, b in zip(sorted(s), max_sides)):
+        if len(s) != 3:
             return None
-        if tuple(s) in ((2, 2, 1), (2, 2, 2), (2, 2, 4), (2, 4, 4), (1, 1, 1), (1, 2, 2), (2, 1, 2), (1, 2, 1)):
+        if tuple(s) in _SUB_CUBE:
             return _grid(s, (False,) * 3)
-        if all(x % 4 == 0 for x in s):
-            if mesh:
-                return _grid(s, (False,) * 3)
-            a, b, c = s
-            if twist and ((2 * a == b == c) or (2 * a == 2 * b == c)):
-                return {"kind": "twisted", "shape": list(s)}
-            return _torus(s)
-        return None
+        if not all(x % 4 == 0 and x <= 256 for x in s) or (s[0] // 4) * (s[1] // 4) * (s[2] // 4) > max_cubes:
+            return None
+        if nondecreasing and list(s) != sorted(s):
+            return None
+        if mesh:
+            return _grid(s, (False,) * 3)
+        a, b, c = s
+        if twist and ((2 * a == b == c) or (2 * a == 2 * b == c)):
+            return {"kind": "twisted", "shape": list(s)}
+        return _torus(s)
     return rule
 
 
@@ -109,18 +139,30 @@ def _ipu(s, mesh):
     return _grid(s, (False, False)) if mesh else _torus(s)
 
 
+_V4 = "https://cloud.google.com/tpu/docs/v4 (3D mesh and 3D torus)"
+_V5P = "https://cloud.google.com/tpu/docs/v5p (Configurations)"
+_V5E = "https://cloud.google.com/tpu/docs/v5e (Configurations)"
+_V6E = "https://cloud.google.com/tpu/docs/v6e-intro (as v5e; shapes and wrap unconfirmed)"
+_TPU7X = ("https://docs.cloud.google.com/tpu/docs/tpu7x (9,216-chip pods); shapes: Google's xpk, "
+          "src/xpk/core/system_characteristics.py (generate_tpu_topologies, max_cubes=144)")
+_TRN2 = "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/general/arch/neuron-hardware/trn2-arch.html"
+_TOFU = ("https://en.wikipedia.org/wiki/Torus_fusion (6-D mesh/torus), https://www.r-ccs.riken.jp/en/fugaku/about/ "
+         "(158,976 nodes = 24x23x24x2x3x2)")
+_IPU = ("Graphcore IPU-POD64 datasheet (2-D torus); "
+        "https://docs.graphcore.ai/projects/ipum-release-notes/en/latest/overview.html (4 IPUs per IPU-M2000)")
+
 MACHINES = {m.name: m for m in (
-    Machine("tpu-v4", _tpu3d(4096, (16, 16, 16)), "2x2x1, 2x2x2, 2x2x4, 2x4x4, or sides that are multiples of 4 "
-            "within 16x16x16 (twisted when 2A=B=C or 2A=2B=C)", "Cloud TPU v4 documentation"),
-    Machine("tpu-v5p", _tpu3d(8960, (16, 20, 28)), "2x2x1, 2x2x2, 2x2x4, 2x4x4, or sides that are multiples of 4 "
-            "within 16x20x28 (twisted when 2A=B=C or 2A=2B=C)", "Cloud TPU v5p documentation"),
-    Machine("tpu-v5e", _tpu2d, "1x1, 2x2, 2x4, 4x4, 4x8, 8x8, 8x16, 16x16", "Cloud TPU v5e documentation"),
-    Machine("tpu-v6e", _tpu2d, "1x1, 2x2, 2x4, 4x4, 4x8, 8x8, 8x16, 16x16", "Cloud TPU v6e documentation"),
-    Machine("tpu7x", _tpu3d(9216, (16, 24, 24), twist=False), "2x2x1, 2x2x2, 2x2x4, 2x4x4, or sides that are "
-            "multiples of 4 within 16x24x24", "Cloud TPU7x (Ironwood) documentation"),
-    Machine("trn2", _trn2, "4x4 (instance), 4x4x4 (UltraServer)", "AWS Trainium2 documentation"),
-    Machine("tofu-d", _tofu, "XxYxZ up to 24x23x24 (the 2x3x2 unit is appended)", "Fujitsu Tofu interconnect D"),
-    Machine("ipu-pod", _ipu, "4x4 (IPU-POD16), 4x16 (IPU-POD64), 4x32, 4x64", "Graphcore IPU-POD64 datasheet"),
+    Machine("tpu-v4", _tpu3d(64), "2x2x1, 2x2x2, 2x2x4, 2x4x4, or sides that are multiples of 4 with at most 64 "
+            "4x4x4 cubes, e.g. 16x16x16 (twisted when 2A=B=C or 2A=2B=C)", _V4),
+    Machine("tpu-v5p", _tpu3d(96, nondecreasing=True), "2x2x1, 2x2x2, 2x2x4, 2x4x4, or AxBxC with A <= B <= C "
+            "multiples of 4 and at most 96 cubes, up to 16x16x24 (twisted when 2A=B=C or 2A=2B=C)", _V5P),
+    Machine("tpu-v5e", _tpu2d, "1x1, 2x2, 2x4, 4x4, 4x8, 8x8, 8x16, 16x16", _V5E),
+    Machine("tpu-v6e", _tpu2d, "1x1, 2x2, 2x4, 4x4, 4x8, 8x8, 8x16, 16x16", _V6E),
+    Machine("tpu7x", _tpu3d(144, twist=False, nondecreasing=True), "2x2x1, 2x2x2, 2x2x4, 2x4x4, or AxBxC with "
+            "A <= B <= C multiples of 4 and at most 144 cubes, e.g. 12x12x36", _TPU7X),
+    Machine("trn2", _trn2, "4x4 (instance), 4x4x4 (UltraServer)", _TRN2),
+    Machine("tofu-d", _tofu, "XxYxZ up to 24x23x24 (the 2x3x2 unit is appended)", _TOFU),
+    Machine("ipu-pod", _ipu, "4x4 (IPU-POD16), 4x16 (IPU-POD64), 4x32, 4x64", _IPU),
 )}
 
 

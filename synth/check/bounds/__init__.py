@@ -38,6 +38,7 @@ from synth.check.bounds.kinds import CONE_KIND, KIND, KINDS, STEINER_KIND, DualB
 from synth.check.bounds.lagrangian import MAX_LAGRANGIAN_VERTICES, layered_dual_bound, root_stabilizer_perms
 from synth.check.bounds.steiner import MAX_CELLS, MAX_TERMINALS, excess_tables, splits, steiner_dual, terminal_bound
 from synth.errors import SynthError
+from synth.topology.lattice import LatticeTorus
 from synth.topology.torus import Torus
 
 __all__ = ["khop_dual_bound", "DualBound", "KIND", "CONE_KIND", "STEINER_KIND", "KINDS", "cone_count_bound",
@@ -74,10 +75,14 @@ def khop_dual_bound(t, k: int, dual: dict) -> DualBound:
         If the dual is malformed: wrong kind, a depth below ``k``, ids out of range, a cut that
         is not a valid ``S``, or a dual of the wrong sign.
     """
-    if not isinstance(t, Torus):
-        raise SynthError(f"dual bound: k-hop bounds are defined on tori, not on {t.name}")
+    lattice = isinstance(t, LatticeTorus) and t.is_vertex_transitive
+    if not isinstance(t, Torus) and not lattice:
+        raise SynthError(f"dual bound: k-hop bounds are defined on tori and lattice tori, not on {t.name}")
     if not isinstance(dual, dict) or dual.get("kind") not in _DERIVE:
         raise SynthError(f"dual bound: expected kind {KIND!r}, {CONE_KIND!r} or {STEINER_KIND!r}")
+    if lattice and dual["kind"] == STEINER_KIND:
+        # its tables are separable over a plain torus's sides; a twisted wrap is not
+        raise SynthError(f"dual bound: the {STEINER_KIND!r} bound is defined on plain tori, not on {t.name}")
     kd = dual.get("k")
     if not isinstance(kd, int) or isinstance(kd, bool) or kd < k:
         raise SynthError(f"dual bound is for depth {str(kd)[:40]}; a bound for depth {k} needs a dual for "

@@ -66,6 +66,7 @@ import numpy as np
 from synth.check.bounds.kinds import DualBound
 from synth.errors import SynthError
 from synth.symmetry.torus import root_stabilizer
+from synth.topology.torus import Torus
 
 __all__ = ["layered_dual_bound", "root_stabilizer_perms", "MAX_LAGRANGIAN_VERTICES"]
 
@@ -127,9 +128,11 @@ def layered_dual_bound(t, k: int, dual: dict) -> DualBound:
                          "this check re-derives (use the cone-count bound)")
     if k > V - 1:
         raise SynthError(f"dual bound: depth {k} exceeds {V - 1}, the deepest a tree on {V} vertices can be")
-    n_perms = 2 ** len(t.shape)
-    for side in set(t.shape):
-        n_perms *= math.factorial(list(t.shape).count(side))
+    n_perms = 2 ** len(t.shape) * math.factorial(len(t.shape))   # every signed permutation: a lattice's point group
+    if isinstance(t, Torus):
+        n_perms = 2 ** len(t.shape)
+        for side in set(t.shape):
+            n_perms *= math.factorial(list(t.shape).count(side))
     if n_perms * V > _MAX_PERM_ENTRIES:
         raise SynthError(f"dual bound: the root stabilizer of {t.name} has {n_perms} elements, too many to expand")
     perms = root_stabilizer_perms(t)
