@@ -33,9 +33,10 @@ __all__ = ["solve_packed", "class_bound_note", "healthy_reference", "DEFAULT_UNI
 
 #: units per owner in the rounding: 1,024 keeps the certified term within about 0.1 % of the LP's
 DEFAULT_UNITS = 1024
-#: parent choices up to which the whole layered LP is solved (an 8x8 torus has about 4,000; a 16x16 one
-#: 65,000, whose LP took 200 s): beyond, the local LP around the failures
-FULL_LP_ARCS = 20_000
+#: parent choices up to which the whole layered LP is solved (an 8x8 torus has about 4,000 and a 16x16 one
+#: 65,000 with one failed link, 129,024 with 8: beyond 20,000 by an interior point with crossover, 28-30 CPU s
+#: there, where the simplex took 200 s); beyond (a 32x32 torus: a million), the local LP around the failures
+FULL_LP_ARCS = 140_000
 LOCAL_RADIUS = 3
 #: parent choices up to which the local LP keeps the shares free (every load row of the LP is then back:
 #: 9 s on a 16x16 torus with one failure, 75.5 % of the bound against 75.1 % with equal shares; on 16x16
@@ -71,6 +72,7 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
     """
     # the models load on demand: they pull in the solvers, which the other constructions never need
     from synth.models.packing import layered_arcs, pack
+    from synth.models.packing.layered import SIMPLEX_ARCS
 
     if group is None:
         group = default_group(topology)
@@ -85,9 +87,21 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
     reference = healthy_reference(topology) if data.n_arcs > FULL_LP_ARCS else None
     free = reference is None or data.n_arcs <= FREE_SHARES_ARCS
     try:
-        res = pack(topology, group, DEFAULT_UNITS, free_shares=free, time_limit=time_limit, mode=mode,
-                   progress=progress, elements=elements, collective=collective, reference=reference,
-                   radius=LOCAL_RADIUS)
+        try:
+            res = pack(topology, group, DEFAULT_UNITS, free_shares=free, time_limit=time_limit, mode=mode,
+                       progress=progress, elements=elements, collective=collective, reference=reference,
+                       radius=LOCAL_RADIUS)
+        except SynthError:
+            if reference is not None or data.n_arcs <= SIMPLEX_ARCS:
+                raise
+            reference = healthy_reference(topology)   # the whole LP ended without a solution (a time limit)
+            if reference is None:
+                raise
+            progress("the whole layered LP found no solution; the local LP instead")
+            free = data.n_arcs <= FREE_SHARES_ARCS
+            res = pack(topology, group, DEFAULT_UNITS, free_shares=free, time_limit=time_limit, mode=mode,
+                       progress=progress, elements=elements, collective=collective, reference=reference,
+                       radius=LOCAL_RADIUS)
     except SynthError as exc:
         raise SynthError(f"collective {collective}: {exc}" if collective != ALLREDUCE else str(exc)) from None
     sol, cert = res.solution, res.certificate
