@@ -1,0 +1,37 @@
+"""The whole layered LP by an interior point with crossover (what 16x16 tori get) on a small graph: the
+simplex's value, a basic solution (few components once rounded) and its own dual as the class bound."""
+
+import numpy as np
+
+import synth.models.packing.layered as layered
+from synth.models.packing.rounding import pack, round_schedule
+from synth.symmetry.spec import default_group
+from synth.topology.failures import damage, parse_failures
+from synth.topology.torus import parse_torus
+
+
+def test_interior_point_with_crossover_matches_the_simplex(monkeypatch):
+    t = parse_torus("6x6")
+    d = damage(t, parse_failures(t, links=["0-1"]))
+    data = layered.layered_arcs(d, default_group(d))
+    simplex = layered.solve_layered(data)
+    monkeypatch.setattr(layered, "SIMPLEX_ARCS", 0)
+    ipm = layered.solve_layered(data)
+    assert (simplex.method, ipm.method) == ("simplex", "interior point with crossover")
+    assert ipm.status == "optimal" and abs(ipm.objective - simplex.objective) < 1e-7
+    # a basic solution: at most a few components per owner, as many as the simplex's within a factor 2
+    n_ipm, n_simplex = round_schedule(ipm, 64).n_components, round_schedule(simplex, 64).n_components
+    assert n_ipm <= 2 * n_simplex, (n_ipm, n_simplex)
+    assert ipm.load_dual is not None and np.isfinite(ipm.load_dual).all()
+
+
+def test_the_interior_point_certificate_claims_its_own_class_bound(monkeypatch):
+    monkeypatch.setattr(layered, "SIMPLEX_ARCS", 0)
+    t = parse_torus("4x4")
+    d = damage(t, parse_failures(t, links=["0-1"]))
+    res = pack(d, default_group(d), units=64)
+    claim = res.certificate.claims["class_bound"]
+    assert res.certificate.solver["class_dual"] == "the whole layered LP's dual (interior point with crossover)"
+    assert 0.99 < claim["fraction"] <= 1 + 1e-9
+    from synth.check.claims import check_certificate
+    assert check_certificate(res.certificate).valid
