@@ -101,7 +101,7 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
             free = data.n_arcs <= FREE_SHARES_ARCS
             res = pack(topology, group, DEFAULT_UNITS, free_shares=free, time_limit=time_limit, mode=mode,
                        progress=progress, elements=elements, collective=collective, reference=reference,
-                       radius=LOCAL_RADIUS)
+                       radius=LOCAL_RADIUS, class_bound=False)   # its dual would need the LP that just failed
     except SynthError as exc:
         raise SynthError(f"collective {collective}: {exc}" if collective != ALLREDUCE else str(exc)) from None
     sol, cert = res.solution, res.certificate
@@ -127,7 +127,8 @@ def class_bound_note(cert) -> str:
     claim = cert.claims.get("class_bound")
     if claim is None:
         return ("no class bound: the local LP keeps most healthy trees fixed, so its dual bounds only the "
-                "schedules that keep them, and the whole layered LP is too large to solve for its dual")
+                "schedules that keep them, and the whole layered LP was not solved for its dual (too large, "
+                "or out of time)")
     return (f"bound of the layered class (from {cert.solver.get('class_dual', 'a dual')}, re-derived by synth "
             f"check): {claim['value']:.6g} elements; this schedule reaches {100 * claim['fraction']:.2f} % of it "
             "(it bounds layered schedules only)")
