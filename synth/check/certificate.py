@@ -207,16 +207,19 @@ def _fast_rows(topology, transmissions):
     if not transmissions:
         return (*(np.zeros(0, dtype=np.int64) for _ in range(6)),)
     rnd, src, dst, op, route = zip(*transmissions)
-    if not (_ints(rnd) and _ints(src) and _ints(dst) and set(op) <= set(OPS)
+    if not (_ints(rnd) and _ints(src) and _ints(dst) and all(type(o) is str and o in OPS for o in op)
             and all(type(r) is list and len(r) >= 2 for r in route)):
         return None
     verts = list(itertools.chain.from_iterable(route))
     if not _ints(verts):
         return None
     lengths = np.fromiter(map(len, route), dtype=np.int64, count=len(route))
-    v = np.array(verts, dtype=np.int64)
+    try:   # a file's integers are below 2**53 (synth.fileio); a dict built in Python may hold any
+        v, rnd = np.array(verts, dtype=np.int64), np.array(rnd, dtype=np.int64)
+        src, dst = np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64)
+    except OverflowError:
+        return None
     ends = np.cumsum(lengths)
-    src, dst = np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64)
     if np.any(v[ends - lengths] != src) or np.any(v[ends - 1] != dst):
         return None
     step = np.ones(v.size, dtype=bool)
@@ -226,8 +229,7 @@ def _fast_rows(topology, transmissions):
     if np.any(links < 0):
         return None
     code = {name: i for i, name in enumerate(OPS)}
-    return (np.array(rnd, dtype=np.int64), src, dst, np.array([code[o] for o in op], dtype=np.int64),
-            lengths - 1, links)
+    return rnd, src, dst, np.array([code[o] for o in op], dtype=np.int64), lengths - 1, links
 
 
 def collective_to_json(base: BaseSchedule) -> dict:

@@ -59,6 +59,8 @@ def test_streamed_text_is_dumps_and_columns_read_as_rows(which, packed):
     (lambda tr: tr.__setitem__(1, True), "round, src and dst must be integers"),
     (lambda tr: tr.__setitem__(0, 1.0), "round, src and dst must be integers"),
     (lambda tr: tr.__setitem__(3, "add"), "op must be one of"),
+    (lambda tr: tr.__setitem__(3, []), "op must be one of"),
+    (lambda tr: tr.__setitem__(4, {}), "route must be a list"),
     (lambda tr: tr.__setitem__(4, [tr[1]]), "route must be a list of at least two"),
     (lambda tr: tr[4].__setitem__(0, tr[2]), "route does not start at src"),
     (lambda tr: tr[4].insert(1, tr[4][0]), "is not a link"),
