@@ -51,7 +51,8 @@ from synth.topology.spec import build_topology
 from synth.topology.torus import parse_torus
 from synth.units import parse_size
 
-L16 = [f"l{r}.{c}-{r}.{c + 1}" for r, c in ((0, 0), (2, 3), (4, 6), (6, 9), (8, 12), (10, 14), (12, 2), (14, 8))]
+#: the 8 failed links of docs/failures.md section 6
+L16 = ["l" + pair for pair in "0.0-0.1 2.3-2.4 4.6-4.7 6.9-6.10 8.12-8.13 10.15-10.0 12.2-13.2 14.8-15.8".split()]
 EIGHT = "+".join(L16)
 L8 = ["l0.0-0.1", "l4.4-4.5", "l2.2-2.3", "l6.6-6.7", "l1.4-2.4", "l3.7-3.0", "l5.1-6.1", "l7.5-0.5"]
 L444 = ["l0.0.0-0.0.1", "l2.2.2-2.2.3", "l1.0.3-1.0.0", "l3.1.1-0.1.1", "l0.2.0-0.3.0", "l2.0.1-3.0.1",

@@ -88,7 +88,7 @@ def with_class_bound(cert, sol, progress=lambda _m: None, time_limit=None):
     D = layered_distances(t)
     if layered_violation(t, D, base_transmissions(cert.base), cert.base.n_components) is not None:
         return cert   # another class's schedule (e.g. more rounds): the bound says nothing about it
-    pi, how = class_dual(sol), "the whole layered LP's dual (simplex)"
+    pi, how = class_dual(sol), f"the whole layered LP's dual ({getattr(sol, 'method', 'simplex')})"
     if pi is None and sol.data.n_arcs <= CLASS_LP_ARCS:
         progress(f"the whole layered LP ({sol.data.n_arcs:,} parent choices) for its dual: the bound of the class")
         pi, seconds = whole_lp_dual(sol.data, time_limit)

@@ -36,9 +36,17 @@ import numpy as np
 
 from synth.check.bounds.layered_class import reverse_links
 from synth.errors import SynthError
+from synth.models._solve.backends import solve_highs
 from synth.models.packing.core import ArcSet, build_packing_lp
 
-__all__ = ["LayeredArcs", "LayeredSolution", "layered_arcs", "build_layered", "solve_layered", "root_reps"]
+__all__ = ["LayeredArcs", "LayeredSolution", "layered_arcs", "build_layered", "solve_layered", "root_reps",
+           "SIMPLEX_ARCS", "IPM_CROSSOVER"]
+
+#: parent choices up to which HiGHS's simplex solves the whole LP (an 8x8 torus has about 4,000); beyond,
+#: its interior point with crossover: 28 CPU s on a 16x16 torus with one failed link (65,408 choices),
+#: where the simplex took 200 s, and 30 s with 8 failed links (129,024)
+SIMPLEX_ARCS = 20_000
+IPM_CROSSOVER = {"solver": "ipm", "run_crossover": "on"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,6 +85,7 @@ class LayeredSolution:
     y: np.ndarray
     seconds: float
     load_dual: np.ndarray | None = None   # (2H, |E|): minus the duals of the load rows (whole LP only)
+    method: str = "simplex"               # how HiGHS solved it (the whole LP: simplex, or an interior point)
 
     @property
     def fraction(self) -> float:
@@ -128,11 +137,17 @@ def build_layered(data: LayeredArcs, free_shares: bool = True):
 
 
 def solve_layered(data: LayeredArcs, free_shares: bool = True, time_limit=None, threads: int = 1) -> LayeredSolution:
-    """Solve the layered LP with HiGHS; ``status`` is ``'optimal'`` when the LP was solved."""
+    """Solve the layered LP with HiGHS; ``status`` is ``'optimal'`` when the LP was solved.
+
+    Beyond :data:`SIMPLEX_ARCS` parent choices by an interior point with crossover (:data:`IPM_CROSSOVER`):
+    a basic solution, so few fractional parents and few components once rounded.
+    """
     from synth.check.bounds.bandwidth import min_compute_distance   # the checker's d_min: the same bound
 
     model, y, w, M = build_layered(data, free_shares)
-    sol = model.solve_highs(time_limit=time_limit, threads=threads, relax=True)
+    method = "simplex" if data.n_arcs <= SIMPLEX_ARCS else "interior point with crossover"
+    sol = solve_highs(model, time_limit=time_limit, threads=threads, relax=True,
+                      options=None if data.n_arcs <= SIMPLEX_ARCS else IPM_CROSSOVER)
     n_load = M.size * data.topology.n_links          # the load rows come last, row (s - 1) |E| + e
     dual = None if sol.row_dual is None else -sol.row_dual[-n_load:].reshape(M.size, -1)
     if sol.values is None:
@@ -140,4 +155,4 @@ def solve_layered(data: LayeredArcs, free_shares: bool = True, time_limit=None, 
     t = data.topology
     vol = 2 * (t.n_compute - 1) * min_compute_distance(t) / t.n_links
     return LayeredSolution(data, str(sol.status), float(sol.objective), vol, np.maximum(sol.values[w], 0.0),
-                           np.maximum(sol.values[y], 0.0), sol.seconds, dual)
+                           np.maximum(sol.values[y], 0.0), sol.seconds, dual, method)

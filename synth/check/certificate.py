@@ -56,10 +56,13 @@ from synth.topology import check_size
 __all__ = ["Certificate", "FORMAT", "VERSION", "base_to_json", "base_from_json", "base_shape",
            "collective_to_json", "collective_from_json",
            "check_declared_size", "read_certificate",
-           "write_certificate", "certificate_to_json", "dumps"]
+           "write_certificate", "certificate_to_json", "certificate_lines", "dumps", "MAX_CERTIFICATE_BYTES"]
 
 FORMAT = "synth-certificate"
 VERSION = 1
+#: a certificate larger than this is refused unread: a 32x32 torus with a failed link writes about 190 MB
+#: (5 million base transmissions); json reads such a file in about 20 CPU s and 2 GB
+MAX_CERTIFICATE_BYTES = 256 << 20
 
 
 @dataclass(frozen=True, eq=False)
@@ -145,30 +148,88 @@ def base_from_json(topology, data) -> BaseSchedule:
 
     Types are strict (``1.5``, ``"1"`` and ``true`` are not integers); weights are integers in
     ``1..2**53-1``; ``rounds`` must be the last round that has a transmission (:func:`synth.check.claims.certify`
-    writes exactly that), so nothing is allocated for rounds the file does not fill.
+    writes exactly that), so nothing is allocated for rounds the file does not fill.  Each component's
+    rows are read column by column (:func:`_fast_rows`); a component that is not plainly well formed
+    is read row by row, which names the first bad transmission.
     """
     base_shape(data)
-    rows, weights, labels = [], [], []
+    parts, weights, labels = [], [], []
     for c, comp in enumerate(data["components"]):
         w = comp.get("weight", 1)
         if not _is_int(w) or w < 1:
             raise FileFormatError(f"component {c}: weight must be a positive integer, got {str(w)[:40]}")
         weights.append(w)
         labels.append(str(comp.get("label", f"component {c}"))[:1000])
-        for j, tr in enumerate(comp["transmissions"]):
-            try:
-                rnd, src, dst, op_code, links = _row(topology, tr)
-            except (TypeError, ValueError) as exc:
-                raise FileFormatError(f"component {c}, transmission {j}: {exc}") from None
-            rows.append((c, rnd, src, dst, op_code, links))
-    last = max(r[1] for r in rows) if rows else 0
-    if rows and data["rounds"] != last:
+        part = _fast_rows(topology, comp["transmissions"])
+        if part is None:
+            part = _slow_rows(topology, c, comp["transmissions"])
+        parts.append(part)
+    n = np.array([p[0].size for p in parts], dtype=np.int64)
+    rnd, src, dst, op, lengths, links = (np.concatenate([p[k] for p in parts]) if parts else np.zeros(0, np.int64)
+                                         for k in range(6))
+    last = int(rnd.max()) if rnd.size else 0
+    if rnd.size and data["rounds"] != last:
         raise FileFormatError(f"base_schedule.rounds is {data['rounds']} but the last round with a transmission "
                               f"is {last}")
+    ptr = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=ptr[1:])
     try:
-        return BaseSchedule.from_rows(topology, data["rounds"], rows, weights, labels)
+        return BaseSchedule(topology, int(data["rounds"]), np.repeat(np.arange(n.size), n), rnd, src, dst, op, ptr,
+                            links, np.asarray(weights), tuple(labels))
     except ScheduleError as exc:
         raise FileFormatError(f"base schedule: {exc}") from None
+
+
+def _slow_rows(topology, c, transmissions) -> tuple:
+    """One component's ``(round, src, dst, op, route lengths, links)`` arrays, row by row, naming the first error."""
+    rows = []
+    for j, tr in enumerate(transmissions):
+        try:
+            rows.append(_row(topology, tr))
+        except (TypeError, ValueError) as exc:
+            raise FileFormatError(f"component {c}, transmission {j}: {exc}") from None
+    cols = np.array([r[:4] for r in rows], dtype=np.int64).reshape(-1, 4)
+    links = [np.asarray(r[4], dtype=np.int64) for r in rows]
+    return (*cols.T, np.array([x.size for x in links], dtype=np.int64),
+            np.concatenate(links) if links else np.zeros(0, dtype=np.int64))
+
+
+def _ints(values) -> bool:
+    return all(type(v) is int for v in values)   # JSON integers only: no bool, no float
+
+
+def _fast_rows(topology, transmissions):
+    """:func:`_slow_rows` by columns, or None when anything is off (the row-by-row reader then says what)."""
+    import itertools
+
+    if not all(type(tr) is list and len(tr) == 5 for tr in transmissions):
+        return None
+    if not transmissions:
+        return (*(np.zeros(0, dtype=np.int64) for _ in range(6)),)
+    rnd, src, dst, op, route = zip(*transmissions)
+    if not (_ints(rnd) and _ints(src) and _ints(dst) and all(type(o) is str and o in OPS for o in op)
+            and all(type(r) is list and len(r) >= 2 for r in route)):
+        return None
+    verts = list(itertools.chain.from_iterable(route))
+    if not _ints(verts):
+        return None
+    lengths = np.fromiter(map(len, route), dtype=np.int64, count=len(route))
+    try:   # a file's integers are below 2**53 (synth.fileio); a dict built in Python may hold any
+        v, rnd = np.array(verts, dtype=np.int64), np.array(rnd, dtype=np.int64)
+        src, dst = np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64)
+    except OverflowError:
+        return None
+    ends = np.cumsum(lengths)
+    if np.any(v[ends - lengths] != src) or np.any(v[ends - 1] != dst):
+        return None
+    step = np.ones(v.size, dtype=bool)
+    step[ends - 1] = False
+    a = np.flatnonzero(step)
+    links = topology.link_ids(v[a], v[a + 1]).astype(np.int64)
+    if np.any(links < 0):
+        return None
+    code = {name: i for i, name in enumerate(OPS)}
+    return rnd, src, dst, np.array([code[o] for o in op], dtype=np.int64), lengths - 1, links
 
 
 def collective_to_json(base: BaseSchedule) -> dict:
@@ -194,19 +255,24 @@ def collective_from_json(data: dict, n_components: int):
     return collective, owner
 
 
-def certificate_to_json(cert: Certificate) -> dict:
-    return {
+def certificate_to_json(cert: Certificate, base: bool = True) -> dict:
+    """The certificate as a JSON object (``base=False``: without ``base_schedule``, which
+    :func:`certificate_lines` writes from the arrays)."""
+    out = {
         "format": FORMAT,
         "version": VERSION,
         "topology": cert.topology.spec,
         "group": cert.group.to_json(),
-        "base_schedule": base_to_json(cert.base),
+        "base_schedule": base_to_json(cert.base) if base else None,
         "chunking": {"elements": int(cert.elements), "rule": "proportional-floor"},
         **collective_to_json(cert.base),
         "claims": cert.claims,
         "solver": cert.solver,
         "provenance": {"tool": f"synth {__version__}", **cert.provenance},
     }
+    if not base:
+        del out["base_schedule"]
+    return out
 
 
 def dumps(obj: dict) -> str:
@@ -231,16 +297,54 @@ def dumps(obj: dict) -> str:
 
 
 def write_certificate(cert: Certificate, path) -> None:
-    """Write ``cert`` atomically."""
+    """Write ``cert`` atomically: the bytes of ``dumps(certificate_to_json(cert))``, streamed from the arrays."""
     check_instance(cert, "cert", Certificate)
     check_path(path)
-    write_atomic(path, dumps(certificate_to_json(cert)))
+    write_atomic(path, certificate_lines(cert))
+
+
+def certificate_lines(cert: Certificate):
+    """Yield the text of ``dumps(certificate_to_json(cert))`` in pieces, rows made from the arrays at once.
+
+    Large schedules (millions of transmissions) never become Python lists of rows.
+    """
+    import json
+
+    head = certificate_to_json(cert, base=False)
+    yield "{\n" + "".join(f'  {json.dumps(k)}: {json.dumps(v, sort_keys=True)},\n' for k, v in head.items())
+    base = cert.base
+    yield f'  "base_schedule": {{"rounds": {int(base.n_rounds)}, "components": [\n'
+    order = np.argsort(base.component, kind="stable")
+    starts = np.searchsorted(base.component[order], np.arange(base.n_components + 1))
+    rows = _row_texts(base, order)
+    last = base.n_components - 1
+    for c in range(base.n_components):
+        body = ",\n      ".join(rows[starts[c]:starts[c + 1]])
+        yield (f'    {{"weight": {int(base.weights[c])}, "label": {json.dumps(base.labels[c])}, "transmissions": [\n'
+               + (f"      {body}\n" if body else "") + "    ]}" + ("," if c < last else "") + "\n")
+    yield "  ]}\n}\n"
+
+
+def _row_texts(base: BaseSchedule, order) -> list:
+    """The JSON text of transmissions ``order`` (``[round, src, dst, op, route vertices]``), as :func:`dumps`."""
+    t = base.topology
+    lengths = base.route_lengths[order]
+    route = np.empty(order.size, dtype=object)
+    for L in np.unique(lengths).tolist():
+        sel = np.flatnonzero(lengths == L)
+        links = base.route_links[base.route_ptr[order[sel]][:, None] + np.arange(L)]
+        verts = np.concatenate([t.link_src[links[:, :1]], t.link_dst[links]], axis=1).tolist()
+        route[sel] = [",".join(map(str, v)) for v in verts]
+    ops = [f'"{name}"' for name in OPS]
+    return [f"[{r},{s},{d},{ops[o]},[{v}]]" for r, s, d, o, v in
+            zip(base.round[order].tolist(), base.src[order].tolist(), base.dst[order].tolist(),
+                base.op[order].tolist(), route.tolist())]
 
 
 def read_certificate(path_or_data) -> Certificate:
     """Read and structurally validate a certificate (claims are *not* checked here)."""
     isinstance(path_or_data, dict) or check_path(path_or_data, "path_or_data")
-    data = read_json(path_or_data) if not isinstance(path_or_data, dict) else path_or_data
+    data = read_json(path_or_data, MAX_CERTIFICATE_BYTES) if not isinstance(path_or_data, dict) else path_or_data
     if data.get("format") != FORMAT:
         raise FileFormatError(f"not a synth certificate (format {str(data.get('format'))[:40]!r})")
     if data.get("version") != VERSION:

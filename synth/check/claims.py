@@ -33,7 +33,7 @@ from synth.check.explicit import FORMAT as EXPLICIT_FORMAT, read_explicit
 from synth.check.metrics import Metrics, measure_explicit, measure_symmetric, round_lower_bound
 from synth.errors import (FileFormatError, OptionError, ScheduleError, SynthError, check_instance, check_int,
                           check_path)
-from synth.fileio import MAX_INT, open_regular, read_json, read_line
+from synth.fileio import MAX_INT, open_regular, read_line
 from synth.schedule.lift import default_elements, lift, lifted_chunk_elements
 from synth.symmetry.spec import default_group
 from synth.schedule import ALLREDUCE
@@ -330,4 +330,4 @@ def check_file(path, mode: str = "auto") -> Report:
         if mode == "symmetric":
             raise SynthError("an explicit file can only be checked in explicit mode")
         return check_explicit(path)
-    return check_certificate(read_certificate(read_json(path)), mode)
+    return check_certificate(read_certificate(path), mode)

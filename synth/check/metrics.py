@@ -245,19 +245,21 @@ def _orbit_loads(base: BaseSchedule, group, sizes) -> np.ndarray:
 
 
 def _lifted_round_loads(base: BaseSchedule, group, sizes):
-    """Unequal chunks: yield the load of every link in each round ``1..S``, lifted link by link."""
+    """Unequal chunks: yield the load of every link in each round ``1..S``, lifted link by link.
+
+    Every incidence (a base route link of component ``c``) is mapped by every element ``g`` and adds
+    ``sizes[c, g]`` to its image's load, all of a round at once (exact int64 sums).
+    """
     L = base.route_lengths
     inc_comp, inc_round = np.repeat(base.component, L), np.repeat(base.round, L)
     used, inv = np.unique(base.route_links, return_inverse=True)
-    images = group.link_images(used)
+    images = group.link_images(used)                       # (G, used)
+    order = np.argsort(inc_round, kind="stable")
+    bounds = np.searchsorted(inc_round[order], np.arange(1, base.n_rounds + 2))
     for s in range(base.n_rounds):
+        sel = order[bounds[s]:bounds[s + 1]]
         load = np.zeros(base.topology.n_links, dtype=np.int64)
-        sel = np.flatnonzero(inc_round == s + 1)
-        for c in np.unique(inc_comp[sel]):
-            cols = inv.ravel()[sel[inc_comp[sel] == c]]
-            for value in np.unique(sizes[c]):
-                rows = sizes[c] == value
-                load += np.bincount(images[rows][:, cols].ravel(), minlength=base.topology.n_links) * int(value)
+        np.add.at(load, images[:, inv.ravel()[sel]].ravel(), sizes[inc_comp[sel]].T.ravel())
         yield load
 
 
@@ -276,8 +278,11 @@ def measure_symmetric(base: BaseSchedule, group, chunk_sizes) -> Metrics:
     sizes = _symmetric_sizes(base, group, chunk_sizes)
     L = base.route_lengths
     comp_total = [sum(row) for row in sizes.tolist()]  # Python ints
-    vol_abs = int(sum(int(comp_total[c]) * int((base.component == c).sum()) for c in range(base.n_components)))
-    vol_phys = int(sum(int(comp_total[c]) * int(L[base.component == c].sum()) for c in range(base.n_components)))
+    count = np.bincount(base.component, minlength=base.n_components).tolist()
+    links = np.zeros(base.n_components, dtype=np.int64)
+    np.add.at(links, base.component, L)
+    vol_abs = sum(a * b for a, b in zip(comp_total, count))
+    vol_phys = sum(a * b for a, b in zip(comp_total, links.tolist()))
     max_load = [0] * base.n_rounds
     total_load = [0] * base.n_rounds
     if bool(np.all(sizes == sizes[:, :1])):

@@ -33,9 +33,10 @@ __all__ = ["solve_packed", "class_bound_note", "healthy_reference", "DEFAULT_UNI
 
 #: units per owner in the rounding: 1,024 keeps the certified term within about 0.1 % of the LP's
 DEFAULT_UNITS = 1024
-#: parent choices up to which the whole layered LP is solved (an 8x8 torus has about 4,000; a 16x16 one
-#: 65,000, whose LP took 200 s): beyond, the local LP around the failures
-FULL_LP_ARCS = 20_000
+#: parent choices up to which the whole layered LP is solved (an 8x8 torus has about 4,000 and a 16x16 one
+#: 65,000 with one failed link, 129,024 with 8: beyond 20,000 by an interior point with crossover, 28-30 CPU s
+#: there, where the simplex took 200 s); beyond (a 32x32 torus: a million), the local LP around the failures
+FULL_LP_ARCS = 140_000
 LOCAL_RADIUS = 3
 #: parent choices up to which the local LP keeps the shares free (every load row of the LP is then back:
 #: 9 s on a 16x16 torus with one failure, 75.5 % of the bound against 75.1 % with equal shares; on 16x16
@@ -72,6 +73,7 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
     # the models load on demand: they pull in the solvers, which the other constructions never need
     from synth.models.packing import layered_arcs, pack
     from synth.models.packing.routed import needs_routes
+    from synth.models.packing.layered import SIMPLEX_ARCS
 
     if group is None:
         group = default_group(topology)
@@ -88,9 +90,21 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
     # a reduce-scatter or allgather gives every node an equal block: every owner needs a share (free ones can be 0)
     free = (reference is None or data.n_arcs <= FREE_SHARES_ARCS) and collective == ALLREDUCE
     try:
-        res = pack(topology, group, DEFAULT_UNITS, free_shares=free, time_limit=time_limit, mode=mode,
-                   progress=progress, elements=elements, collective=collective, reference=reference,
-                   radius=LOCAL_RADIUS)
+        try:
+            res = pack(topology, group, DEFAULT_UNITS, free_shares=free, time_limit=time_limit, mode=mode,
+                       progress=progress, elements=elements, collective=collective, reference=reference,
+                       radius=LOCAL_RADIUS)
+        except SynthError:
+            if reference is not None or data.n_arcs <= SIMPLEX_ARCS:
+                raise
+            reference = healthy_reference(topology)   # the whole LP ended without a solution (a time limit)
+            if reference is None:
+                raise
+            progress("the whole layered LP found no solution; the local LP instead")
+            free = data.n_arcs <= FREE_SHARES_ARCS and collective == ALLREDUCE
+            res = pack(topology, group, DEFAULT_UNITS, free_shares=free, time_limit=time_limit, mode=mode,
+                       progress=progress, elements=elements, collective=collective, reference=reference,
+                       radius=LOCAL_RADIUS, class_bound=False)   # its dual would need the LP that just failed
     except SynthError as exc:
         raise SynthError(f"collective {collective}: {exc}" if collective != ALLREDUCE else str(exc)) from None
     sol, cert = res.solution, res.certificate
@@ -123,7 +137,8 @@ def class_bound_note(cert) -> str:
     claim = cert.claims.get("class_bound")
     if claim is None:
         return ("no class bound: the local LP keeps most healthy trees fixed, so its dual bounds only the "
-                "schedules that keep them, and the whole layered LP is too large to solve for its dual")
+                "schedules that keep them, and the whole layered LP was not solved for its dual (too large, "
+                "or out of time)")
     return (f"bound of the layered class (from {cert.solver.get('class_dual', 'a dual')}, re-derived by synth "
             f"check): {claim['value']:.6g} elements; this schedule reaches {100 * claim['fraction']:.2f} % of it "
             "(it bounds layered schedules only)")
