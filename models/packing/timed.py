@@ -177,11 +177,13 @@ def layered_columns(data, sol: LayeredSolution, R: int, units: int = 1024):
 
 
 def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: LayeredSolution | None = None,
-                max_iterations: int = 400, progress=lambda _m: None, exact: bool = False) -> TimedSolution:
+                max_iterations: int = 400, progress=lambda _m: None, exact: bool = False,
+                smooth: float = 0.5) -> TimedSolution:
     """Column generation over timed trees with ``R`` reduce rounds (default ``H``); module docstring.
 
     ``exact``: price by enumerating every labelling (:func:`~synth.models.packing.pricing.exact_price`,
-    tiny graphs only); the value is then the LP optimum over the whole class.
+    tiny graphs only); the value is then the LP optimum over the whole class.  ``smooth``: the weight of
+    the best duals so far in the pricing point (Wentges smoothing; 0 prices at the current duals).
     """
     from synth.check.bounds.bandwidth import min_compute_distance   # the checker's d_min: the same bound
 
@@ -200,9 +202,9 @@ def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: Layere
     roots = data.roots
     n_roots = roots.size
     starts = start_labels(space, roots)
-    start_roots = np.tile(roots, starts.shape[0] // n_roots)
     vol = 2 * (t.n_compute - 1) * min_compute_distance(t) / t.n_links
     status, best, stall, it = "", np.inf, 0, 0
+    center, center_value = None, -np.inf
     while True:
         obj, x, pi, mu = lp.solve()
         it += 1
@@ -218,22 +220,29 @@ def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: Layere
             status = f"column generation stopped at the time limit ({time_limit:g} s)"
             break
         C = arc_costs(space, pi)
-        # warm starts: every owner's heaviest column, and the fixed starting labellings
-        col_root = np.asarray(lp.root)
-        warm = []
-        for k in range(n_roots):
-            mine = np.flatnonzero(col_root == k)
-            warm.append(lp.labels[mine[int(np.argmax(x[mine]))]] if mine.size else starts[k])
-        Ls = np.concatenate([np.array(warm), starts])
-        rts = np.concatenate([roots, start_roots])
+        warm = _warm_labels(lp, x, n_roots, starts)
         if exact:
-            rts = roots
+            owner = np.arange(n_roots)
             L, plink, cost = (np.array(z) for z in zip(*[exact_price(space, C, int(r)) for r in roots.tolist()]))
+            red = cost - G * mu
         else:
-            L, plink, cost = price(space, C, rts, Ls)
-        red = cost - G * mu
+            # Wentges smoothing: price at a point between the best duals so far and the current ones; a tree
+            # that does not improve at the current duals (mispricing) sends the pricing back to them
+            red = None
+            if center is not None and smooth > 0:
+                owner, L, plink, cost = _price_rows(space, arc_costs(space, smooth * center + (1 - smooth) * pi),
+                                                    roots, warm, starts)
+                if cost.min() / G > center_value:
+                    center_value, center = cost.min() / G, smooth * center + (1 - smooth) * pi
+                red = _tree_costs(C, L, plink) - G * mu
+                if not np.any(red < -1e-9 * obj):
+                    red = None
+            if red is None:
+                owner, L, plink, cost = _price_rows(space, C, roots, warm, starts)
+                red = cost - G * mu
+                if cost.min() / G > center_value:
+                    center_value, center = cost.min() / G, pi
         added = 0
-        owner = np.searchsorted(roots, rts)
         for i in np.argsort(red, kind="stable").tolist():
             if red[i] >= -1e-9 * max(obj, 1e-12):
                 break
@@ -246,6 +255,29 @@ def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: Layere
             break
     return TimedSolution(space, roots, group, status, obj, vol, np.asarray(lp.root), np.array(lp.labels),
                          np.array(lp.plink), x, it, time.monotonic() - t0, layered)
+
+
+def _warm_labels(lp, x, n_roots, starts):
+    """Every owner's heaviest column's labels (its first start where it has none)."""
+    col_root = np.asarray(lp.root)
+    warm = []
+    for k in range(n_roots):
+        mine = np.flatnonzero(col_root == k)
+        warm.append(lp.labels[mine[int(np.argmax(x[mine]))]] if mine.size else starts[k])
+    return np.array(warm)
+
+
+def _price_rows(space, C, roots, warm, starts):
+    """The heuristic pricing from the warm labels and the fixed starts: owner index, labels, parents, cost."""
+    rts = np.concatenate([roots, np.tile(roots, starts.shape[0] // roots.size)])
+    L, plink, cost = price(space, C, rts, np.concatenate([warm, starts]))
+    return np.searchsorted(roots, rts), L, plink, cost
+
+
+def _tree_costs(C, L, plink):
+    """Each row's tree priced by ``C``."""
+    has = plink >= 0
+    return np.where(has, C[np.maximum(plink, 0), np.minimum(L, C.shape[1] - 1)], 0.0).sum(axis=1)
 
 
 def round_timed(sol: TimedSolution, units: int = 1024) -> BaseSchedule:
