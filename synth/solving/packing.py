@@ -5,7 +5,9 @@ chips, :mod:`synth.topology.failures`) and for a user graph whose group leaves a
 unbalanced: the layered LP chooses owners' shares and shortest-path parents, lifted by whatever
 symmetry remains (the residual group), and its integer rounding is certified like any schedule.
 The notes say why this path was taken, the LP's value against the volume bound (the best of the
-layered class) and what the certified schedule reaches.
+layered class) and what the certified schedule reaches.  On networks of up to
+:data:`TIMED_MAX_COMPUTE` compute vertices, timed trees (:mod:`synth.models.packing.timed`: more rounds,
+trees not layered by distance) follow by column generation, and the better certified schedule is kept.
 
 Examples
 --------
@@ -14,12 +16,14 @@ Examples
 >>> t = parse_torus("4x4"); d = damage(t, parse_failures(t, links=["0-1"]))
 >>> cert, depth, notes = solve_packed(d, reason="1 failed link")
 >>> cert.provenance["algorithm"], depth
-('layered-packing', 4)
+('timed-packing', 6)
 >>> notes[0]
 '1 failed link: no symmetry balances this network; the packing model chooses trees, owners and shares (layered LP, group of order 2)'
 """
 
 from __future__ import annotations
+
+from fractions import Fraction
 
 from synth.errors import OptionError, SynthError
 from synth.schedule.data import ALLREDUCE
@@ -29,7 +33,7 @@ from synth.symmetry.spec import default_group
 from synth.topology.torus import Torus
 
 __all__ = ["solve_packed", "healthy_reference", "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS",
-           "FREE_SHARES_ARCS"]
+           "FREE_SHARES_ARCS", "TIMED_MAX_COMPUTE", "TIMED_EXTRA_ROUNDS", "TIMED_ITERATIONS"]
 
 #: units per owner in the rounding: 1,024 keeps the certified term within about 0.1 % of the LP's
 DEFAULT_UNITS = 1024
@@ -41,6 +45,13 @@ LOCAL_RADIUS = 3
 #: 9 s on a 16x16 torus with one failure, 75.5 % of the bound against 75.1 % with equal shares; on 16x16
 #: with 8 failed links, 129,024 choices, HiGHS ended without a solution after 46 s)
 FREE_SHARES_ARCS = 100_000
+#: compute vertices up to which the timed trees (:mod:`synth.models.packing.timed`) follow the layered LP
+#: (docs/timed.md: an 8x8 torus takes minutes; a 16x16 one would take far longer)
+TIMED_MAX_COMPUTE = 64
+#: reduce rounds of the timed trees beyond the layered depth H (``depth`` sets them instead)
+TIMED_EXTRA_ROUNDS = 2
+#: column generation iterations of the timed LP (a count, not a clock: the same input gives the same schedule)
+TIMED_ITERATIONS = 60
 
 
 def healthy_reference(topology):
@@ -78,6 +89,7 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
     if depth is not None and depth < H:
         raise OptionError(f"depth {depth} is below the layered trees' depth {H} on {topology.name}: the "
                           "packing model has no depth-bounded variant yet")
+    timed = collective == ALLREDUCE and topology.n_compute <= TIMED_MAX_COMPUTE
     order = 1 if group is None else group.order
     notes = [f"{reason + ': ' if reason else ''}no symmetry balances this network; the packing model chooses "
              f"trees, owners and shares (layered LP, group of order {order})"]
@@ -98,8 +110,34 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
     if sol.status != "optimal":
         notes.append(f"layered LP {sol.status} (time limit): its solution is feasible, not proven best")
     if collective == ALLREDUCE:
-        num, _, den = cert.claims["bandwidth_fraction"].partition("/")
         notes.append(f"bandwidth term {cert.claims['bandwidth_term']} for {cert.elements} elements: "
-                     f"{100 * int(num) / int(den or 1):.2f} % of the certified bound (the layered LP reaches "
+                     f"{100 * float(_fraction(cert)):.2f} % of the certified bound (the layered LP reaches "
                      f"{100 * sol.fraction:.2f} % of the volume bound: the best of its class)")
+    if timed:
+        return _timed(topology, group, res, H if depth is None else depth, notes, mode, progress, time_limit)
     return cert, H, notes
+
+
+def _fraction(cert) -> Fraction:
+    return Fraction(cert.claims["bandwidth_fraction"])
+
+
+def _timed(topology, group, layered, R, notes, mode, progress, time_limit):
+    """Column generation over timed trees after the layered LP; the better certified schedule is kept."""
+    from synth.models.packing.timed import pack_timed, solve_timed   # a model: loaded with the solvers
+
+    R = max(R, layered.solution.data.H + TIMED_EXTRA_ROUNDS)
+    try:
+        sol = solve_timed(topology, group, R, time_limit=3600.0 if time_limit is None else time_limit,
+                          layered=layered.solution, max_iterations=TIMED_ITERATIONS, progress=progress)
+        res = pack_timed(sol, DEFAULT_UNITS, mode=mode)
+    except SynthError as exc:
+        notes.append(f"timed trees: {exc}; the layered schedule is kept")
+        return layered.certificate, layered.solution.data.H, notes
+    cert = res.certificate
+    better = _fraction(cert) > _fraction(layered.certificate)
+    notes.append(f"timed trees ({R} reduce rounds, {sol.x.size:,} columns, {sol.iterations} iterations, "
+                 f"{sol.status}): {100 * sol.fraction:.2f} % of the volume bound by the LP, "
+                 f"{100 * float(_fraction(cert)):.2f} % of the certified bound by the schedule; "
+                 + ("this schedule is kept" if better else "the layered schedule is kept"))
+    return (cert, R, notes) if better else (layered.certificate, layered.solution.data.H, notes)
