@@ -118,7 +118,7 @@ class MasterLP:
         h.addRows(self.n_load, np.full(self.n_load, -inf), np.zeros(self.n_load), self.n_load, starts,
                   np.repeat(np.arange(2 * R, dtype=np.int32), E), -np.ones(self.n_load))
         h.addRows(1, np.ones(1), np.ones(1), 0, np.zeros(1, np.int32), np.zeros(0, np.int32), np.zeros(0))
-        self.keys, self.root, self.labels, self.plink = set(), [], [], []
+        self.keys, self.root, self.labels, self.plink, self.idle = set(), [], [], [], []
 
     @property
     def n_columns(self) -> int:
@@ -135,9 +135,28 @@ class MasterLP:
         vals = np.r_[counts, float(self.G)]
         self.h.addCols(1, np.zeros(1), np.zeros(1), np.full(1, np.inf), rows.size, np.zeros(1, np.int32), rows, vals)
         self.root.append(int(k))
+        self.idle.append(0)
         self.labels.append(L.copy())
         self.plink.append(plink.copy())
         return True
+
+    def purge(self, idle: int):
+        """Drop the nonbasic tree columns that have had weight 0 for ``idle`` solves (they may come back)."""
+        import highspy  # optional solver: imported when used
+
+        R = self.space.R
+        status = self.h.getBasis().col_status[2 * R:]
+        drop = [j for j, (i, st) in enumerate(zip(self.idle, status))
+                if i >= idle and st != highspy.HighsBasisStatus.kBasic]
+        if not drop:
+            return 0
+        self.h.deleteCols(len(drop), np.asarray(drop, dtype=np.int32) + 2 * R)
+        gone = set(drop)
+        for j in drop:
+            self.keys.discard((self.root[j], self.labels[j].tobytes(), self.plink[j].tobytes()))
+        for name in ("root", "labels", "plink", "idle"):
+            setattr(self, name, [v for j, v in enumerate(getattr(self, name)) if j not in gone])
+        return len(drop)
 
     def solve(self):
         """Solve; returns ``(objective, x, pi (2R, E), mu)`` with ``pi >= 0`` the load rows' prices."""
@@ -147,6 +166,7 @@ class MasterLP:
         x = np.maximum(np.asarray(sol.col_value)[2 * R:], 0.0)
         y = np.asarray(sol.row_dual)
         pi = np.maximum(-y[:self.n_load], 0.0).reshape(2 * R, E)
+        self.idle = [0 if v > 0 else i + 1 for v, i in zip(x.tolist(), self.idle)]
         return float(self.h.getInfo().objective_function_value), x, pi, float(y[self.n_load])
 
 
@@ -178,12 +198,13 @@ def layered_columns(data, sol: LayeredSolution, R: int, units: int = 1024):
 
 def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: LayeredSolution | None = None,
                 max_iterations: int = 400, progress=lambda _m: None, exact: bool = False,
-                smooth: float = 0.5) -> TimedSolution:
+                smooth=(0.5,), purge: int = 4) -> TimedSolution:
     """Column generation over timed trees with ``R`` reduce rounds (default ``H``); module docstring.
 
     ``exact``: price by enumerating every labelling (:func:`~synth.models.packing.pricing.exact_price`,
-    tiny graphs only); the value is then the LP optimum over the whole class.  ``smooth``: the weight of
-    the best duals so far in the pricing point (Wentges smoothing; 0 prices at the current duals).
+    tiny graphs only); the value is then the LP optimum over the whole class.  ``smooth``: weights of
+    the best duals so far in further pricing points (Wentges smoothing; empty: the current duals only).  ``purge``: columns out of the
+    basis with weight 0 in that many solves in a row leave the LP (0: never).
     """
     from synth.check.bounds.bandwidth import min_compute_distance   # the checker's d_min: the same bound
 
@@ -206,6 +227,8 @@ def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: Layere
     status, best, stall, it = "", np.inf, 0, 0
     center, center_value = None, -np.inf
     while True:
+        if purge and it:
+            lp.purge(purge)
         obj, x, pi, mu = lp.solve()
         it += 1
         if obj < best * (1 - 1e-6):
@@ -226,22 +249,15 @@ def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: Layere
             L, plink, cost = (np.array(z) for z in zip(*[exact_price(space, C, int(r)) for r in roots.tolist()]))
             red = cost - G * mu
         else:
-            # Wentges smoothing: price at a point between the best duals so far and the current ones; a tree
-            # that does not improve at the current duals (mispricing) sends the pricing back to them
-            red = None
-            if center is not None and smooth > 0:
-                owner, L, plink, cost = _price_rows(space, arc_costs(space, smooth * center + (1 - smooth) * pi),
-                                                    roots, warm, starts)
-                if cost.min() / G > center_value:
-                    center_value, center = cost.min() / G, smooth * center + (1 - smooth) * pi
-                red = _tree_costs(C, L, plink) - G * mu
-                if not np.any(red < -1e-9 * obj):
-                    red = None
-            if red is None:
-                owner, L, plink, cost = _price_rows(space, C, roots, warm, starts)
-                red = cost - G * mu
-                if cost.min() / G > center_value:
-                    center_value, center = cost.min() / G, pi
+            # the current duals and points between them and the best duals so far (Wentges smoothing): the
+            # trees found at every point that improve at the current duals become columns
+            points = [pi] + ([] if center is None else [a * center + (1 - a) * pi for a in smooth])
+            found = [_price_rows(space, arc_costs(space, q), roots, warm, starts) for q in points]
+            for q, f in zip(points, found):
+                if f[3].min() / G > center_value:
+                    center_value, center = f[3].min() / G, q
+            owner, L, plink = (np.concatenate([f[i] for f in found]) for i in range(3))
+            red = _tree_costs(C, L, plink) - G * mu
         added = 0
         for i in np.argsort(red, kind="stable").tolist():
             if red[i] >= -1e-9 * max(obj, 1e-12):
