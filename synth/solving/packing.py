@@ -50,8 +50,8 @@ FREE_SHARES_ARCS = 100_000
 TIMED_MAX_COMPUTE = 64
 #: reduce rounds of the timed trees beyond the layered depth H (``depth`` sets them instead)
 TIMED_EXTRA_ROUNDS = 2
-#: column generation iterations of the timed LP (a count, not a clock: the same input gives the same schedule)
-TIMED_ITERATIONS = 60
+#: column generation iterations of the timed LP at most (the time limit, in CPU seconds, ends it too)
+TIMED_ITERATIONS = 300
 
 
 def healthy_reference(topology):
@@ -128,7 +128,7 @@ def _timed(topology, group, layered, R, notes, mode, progress, time_limit):
 
     R = max(R, layered.solution.data.H + TIMED_EXTRA_ROUNDS)
     try:
-        sol = solve_timed(topology, group, R, time_limit=3600.0 if time_limit is None else time_limit,
+        sol = solve_timed(topology, group, R, time_limit=600.0 if time_limit is None else time_limit,
                           layered=layered.solution, max_iterations=TIMED_ITERATIONS, progress=progress)
         res = pack_timed(sol, DEFAULT_UNITS, mode=mode)
     except SynthError as exc:
