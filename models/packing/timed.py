@@ -194,7 +194,7 @@ def layered_columns(data, sol: LayeredSolution, R: int, units: int = 1024):
 
 def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: LayeredSolution | None = None,
                 max_iterations: int = 400, progress=lambda _m: None, exact: bool = False,
-                smooth=(0.5,), purge: int = 4) -> TimedSolution:
+                smooth=(0.5,), purge: int = 4, kicks: int = 3) -> TimedSolution:
     """Column generation over timed trees with ``R`` reduce rounds (default ``H``); module docstring.
 
     Stops when the pricing finds no improving tree, after ``max_iterations`` LP solves, after 25 solves
@@ -204,7 +204,9 @@ def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: Layere
     ``exact``: price by enumerating every labelling (:func:`~synth.models.packing.pricing.exact_price`,
     tiny graphs only); the value is then the LP optimum over the whole class.  ``smooth``: weights of
     the best duals so far in further pricing points (Wentges smoothing; empty: the current duals only).  ``purge``: columns out of the
-    basis with weight 0 in that many solves in a row leave the LP (0: never).
+    basis with weight 0 in that many solves in a row leave the LP (0: never).  ``kicks``: when the pricing
+    finds nothing, that many restarts from labellings priced under randomly perturbed prices (seeded by
+    the iteration: deterministic).
     """
     from synth.check.bounds.bandwidth import min_compute_distance   # the checker's d_min: the same bound
 
@@ -258,11 +260,16 @@ def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: Layere
                     center_value, center = f[3].min() / G, q
             owner, L, plink = (np.concatenate([f[i] for f in found]) for i in range(3))
             red = _tree_costs(C, L, plink) - G * mu
-        added = 0
-        for i in np.argsort(red, kind="stable").tolist():
-            if red[i] >= -1e-9 * max(obj, 1e-12):
+        added = _add_improving(lp, owner, L, plink, red, obj)
+        rng = np.random.default_rng(it)
+        for _ in range(0 if exact or added else kicks):
+            # nothing found: start again from labellings that are good for randomly perturbed prices
+            noisy = C * rng.lognormal(0.0, 0.5, C.shape)
+            kicked = _price_rows(space, noisy, roots, warm, starts)[1]
+            owner, L, plink, cost = _price_rows(space, C, roots, kicked[:n_roots], kicked[n_roots:])
+            added = _add_improving(lp, owner, L, plink, cost - G * mu, obj)
+            if added:
                 break
-            added += lp.add(owner[i], L[i], plink[i])
         progress(f"timed LP, R = {R}, iteration {it}: {100 * vol / obj:.2f} % of the volume bound, "
                  f"{lp.n_columns} columns, {added} added")
         if not added:
@@ -271,6 +278,16 @@ def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: Layere
             break
     return TimedSolution(space, roots, group, status, obj, vol, np.asarray(lp.root), np.array(lp.labels),
                          np.array(lp.plink), x, it, time.monotonic() - t0, layered)
+
+
+def _add_improving(lp, owner, L, plink, red, obj) -> int:
+    """Add the trees of negative reduced cost ``red`` to ``lp``, best first; how many were new."""
+    added = 0
+    for i in np.argsort(red, kind="stable").tolist():
+        if red[i] >= -1e-9 * max(obj, 1e-12):
+            break
+        added += lp.add(owner[i], L[i], plink[i])
+    return added
 
 
 def _warm_labels(lp, x, n_roots, starts):
