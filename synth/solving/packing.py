@@ -5,7 +5,9 @@ chips, :mod:`synth.topology.failures`) and for a user graph whose group leaves a
 unbalanced: the layered LP chooses owners' shares and shortest-path parents, lifted by whatever
 symmetry remains (the residual group), and its integer rounding is certified like any schedule.
 The notes say why this path was taken, the LP's value against the volume bound (the best of the
-layered class) and what the certified schedule reaches.
+layered class) and what the certified schedule reaches.  On networks of up to
+:data:`TIMED_MAX_COMPUTE` compute vertices, timed trees (:mod:`synth.models.packing.timed`: more rounds,
+trees not layered by distance) follow by column generation, and the better certified schedule is kept.
 
 Examples
 --------
@@ -14,12 +16,14 @@ Examples
 >>> t = parse_torus("4x4"); d = damage(t, parse_failures(t, links=["0-1"]))
 >>> cert, depth, notes = solve_packed(d, reason="1 failed link")
 >>> cert.provenance["algorithm"], depth
-('layered-packing', 4)
+('timed-packing', 6)
 >>> notes[0]
 '1 failed link: no symmetry balances this network; the packing model chooses trees, owners and shares (layered LP, group of order 2)'
 """
 
 from __future__ import annotations
+
+from fractions import Fraction
 
 from synth.errors import OptionError, SynthError
 from synth.schedule.data import ALLREDUCE
@@ -29,7 +33,7 @@ from synth.symmetry.spec import default_group
 from synth.topology.torus import Torus
 
 __all__ = ["solve_packed", "class_bound_note", "healthy_reference", "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS",
-           "FREE_SHARES_ARCS"]
+           "FREE_SHARES_ARCS", "TIMED_MAX_COMPUTE", "TIMED_EXTRA_ROUNDS", "TIMED_ITERATIONS"]
 
 #: units per owner in the rounding: 1,024 keeps the certified term within about 0.1 % of the LP's
 DEFAULT_UNITS = 1024
@@ -42,6 +46,13 @@ LOCAL_RADIUS = 3
 #: 9 s on a 16x16 torus with one failure, 75.5 % of the bound against 75.1 % with equal shares; on 16x16
 #: with 8 failed links, 129,024 choices, HiGHS ended without a solution after 46 s)
 FREE_SHARES_ARCS = 100_000
+#: compute vertices up to which the timed trees (:mod:`synth.models.packing.timed`) follow the layered LP
+#: (docs/timed.md: an 8x8 torus takes minutes; a 16x16 one would take far longer)
+TIMED_MAX_COMPUTE = 64
+#: reduce rounds of the timed trees beyond the layered depth H (``depth`` sets them instead)
+TIMED_EXTRA_ROUNDS = 2
+#: column generation iterations of the timed LP at most (the time limit, in CPU seconds, ends it too)
+TIMED_ITERATIONS = 300
 
 
 def healthy_reference(topology):
@@ -82,6 +93,7 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
     H = layered_arcs(topology, group).H   # cheap beside the LP: one BFS per represented owner
     if depth is not None and depth < H:
         return _solve_depth(topology, group, elements, mode, progress, collective, reason, time_limit, depth, H)
+    timed = collective == ALLREDUCE and topology.n_compute <= TIMED_MAX_COMPUTE
     order = 1 if group is None else group.order
     notes = [f"{reason + ': ' if reason else ''}no symmetry balances this network; the packing model chooses "
              f"trees, owners and shares (layered LP, group of order {order})"]
@@ -112,7 +124,10 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
         notes.append(f"{data.n_arcs:,} parent choices: the LP changes the healthy trees only within "
                      f"{LOCAL_RADIUS} hops of a failure and where they were lost, with "
                      f"{'free' if cert.solver.get('free_shares') else 'equal'} shares")
-    return cert, H, notes + _lp_notes("layered", sol, cert, collective, local=reference is not None)
+    notes += _lp_notes("layered", sol, cert, collective, local=reference is not None)
+    if timed and _fraction(cert) < 1:   # nothing beats a schedule that meets the bound
+        return _timed(topology, group, res, H if depth is None else depth, notes, mode, progress, time_limit)
+    return cert, H, notes
 
 
 def _lp_notes(kind, sol, cert, collective, local=False) -> list:
@@ -121,9 +136,8 @@ def _lp_notes(kind, sol, cert, collective, local=False) -> list:
     if sol.status != "optimal":
         notes.append(f"{kind} LP {sol.status} (time limit): its solution is feasible, not proven best")
     if collective == ALLREDUCE:
-        num, _, den = cert.claims["bandwidth_fraction"].partition("/")
         notes.append(f"bandwidth term {cert.claims['bandwidth_term']} for {cert.elements} elements: "
-                     f"{100 * int(num) / int(den or 1):.2f} % of the certified bound (the "
+                     f"{100 * float(_fraction(cert)):.2f} % of the certified bound (the "
                      + (f"{kind} LP reaches " if not local else "local LP, some trees fixed, reaches ")
                      + f"{100 * sol.fraction:.2f} % of the volume bound"
                      + (": the best of its class)" if not local else ")"))
@@ -140,7 +154,7 @@ def class_bound_note(cert) -> str:
                 "schedules that keep them, and the whole layered LP was not solved for its dual (too large, "
                 "or out of time)")
     return (f"bound of the layered class (from {cert.solver.get('class_dual', 'a dual')}, re-derived by synth "
-            f"check): {claim['value']:.6g} elements; this schedule reaches {100 * claim['fraction']:.2f} % of it "
+            f"check): {claim['value']:.6g} elements; the layered schedule reaches {100 * claim['fraction']:.2f} % of it "
             "(it bounds layered schedules only)")
 
 
@@ -194,3 +208,29 @@ def _pack_routes(topology, group, data, what, elements, mode, progress, collecti
     except SynthError as exc:
         raise SynthError(f"collective {collective}: {exc}" if collective != ALLREDUCE else str(exc)) from None
     return cert, notes + _lp_notes(data.kind, sol, cert, collective)
+
+
+def _fraction(cert) -> Fraction:
+    return Fraction(cert.claims["bandwidth_fraction"])
+
+
+def _timed(topology, group, layered, R, notes, mode, progress, time_limit):
+    """Column generation over timed trees after the layered LP; the better certified schedule is kept."""
+    from synth.models.packing.timed import pack_timed, solve_timed   # a model: loaded with the solvers
+
+    R = max(R, layered.solution.data.H + TIMED_EXTRA_ROUNDS)
+    try:
+        sol = solve_timed(topology, group, R, time_limit=600.0 if time_limit is None else time_limit,
+                          layered=layered.solution, max_iterations=TIMED_ITERATIONS, progress=progress)
+        res = pack_timed(sol, DEFAULT_UNITS, mode=mode)
+    except SynthError as exc:
+        notes.append(f"timed trees: {exc}; the layered schedule is kept")
+        return layered.certificate, layered.solution.data.H, notes
+    cert = res.certificate
+    better = _fraction(cert) > _fraction(layered.certificate)
+    notes.append(f"timed trees ({R} reduce rounds, {sol.x.size:,} columns, {sol.iterations} iterations, "
+                 f"{sol.status}): {100 * sol.fraction:.2f} % of the volume bound by the LP, "
+                 f"{100 * float(_fraction(cert)):.2f} % of the certified bound by the schedule; "
+                 + ("this schedule is kept (not layered: the layered class's bound does not bound it, and "
+                    "its certificate claims none)" if better else "the layered schedule is kept"))
+    return (cert, R, notes) if better else (layered.certificate, layered.solution.data.H, notes)

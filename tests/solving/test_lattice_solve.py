@@ -48,7 +48,8 @@ def test_mesh_is_reported_not_refused():
     c = r.certificate.claims
     assert Fraction(c["omega"]) >= 1 and 0 < volume_fraction(c) <= 1
     # the packing model (issue 41) beats the lifted shortest-path tree on a mesh, and says why it was used
-    assert r.certificate.provenance["algorithm"] == "layered-packing" and "not vertex-transitive" in r.notes[0]
+    assert r.certificate.provenance["algorithm"] in ("layered-packing", "timed-packing")
+    assert "not vertex-transitive" in r.notes[0]
     from synth.check.claims import certify
     from synth.schedule.user import shortest_path_tree
     from synth.symmetry.lattice import grid_group

@@ -19,8 +19,9 @@ def test_a_damaged_torus_is_packed_certified_and_checked(tmp_path, capsys):
                  "--json"]) == 0
     cap = capsys.readouterr()
     summary = json.loads(cap.out)
-    assert summary["algorithm"] == "layered-packing" and summary["valid"]
-    assert "no symmetry balances" in cap.err and "of the certified bound" in cap.err
+    # small networks: the timed trees follow the layered LP, and the better schedule is kept (docs/timed.md)
+    assert summary["algorithm"] in ("layered-packing", "timed-packing") and summary["valid"]
+    assert "no symmetry balances" in cap.err and "of the certified bound" in cap.err and "timed trees" in cap.err
     num, den = map(int, summary["bandwidth_fraction"].split("/"))
     assert 0.6 < num / den <= 1
     data = json.loads(out.read_text())
@@ -41,7 +42,7 @@ def test_a_mesh_file_takes_the_packing_path(tmp_path, capsys):
     path.write_text(json.dumps(mesh(4)))
     assert main(["solve", "--topology", str(path), "--json"]) == 0
     cap = capsys.readouterr()
-    assert json.loads(cap.out)["algorithm"] == "layered-packing"
+    assert json.loads(cap.out)["algorithm"] in ("layered-packing", "timed-packing")
     assert "the packing model" in cap.err
 
 

@@ -1,0 +1,235 @@
+"""Pricing timed trees: the cheapest tree of one owner under per-link, per-round prices.
+
+A *timed tree* of root ``r`` over ``R`` reduce rounds gives every other live vertex ``v`` a label
+``L_v`` in ``1..R`` (``L_r = R + 1``) and a parent ``u``, a neighbour with ``L_u > L_v``: ``v`` sends
+its partial sum to ``u`` in round ``L_v`` and gets the result back in round ``2R + 1 - L_v``.  With a
+price ``C[a, t]`` for using link ``a = v -> u`` at label ``t`` (both directions, both phases, every
+lifted image: :func:`arc_costs`), a tree costs the sum of its arcs' prices.  Given the labels, every
+vertex independently takes its cheapest admissible parent (:func:`best_parents`); given the tree,
+the best labels follow from a dynamic program over the tree (:func:`tree_labels`); single labels are
+improved by coordinate descent (:func:`sweep`).  :func:`price` alternates the three from several
+starting labellings, all roots and starts at once (rows of a label matrix ``L``, shape ``(B, V)``).
+:func:`exact_price` enumerates every labelling (tiny graphs: the tests' brute force).
+
+Examples
+--------
+>>> from synth.topology.torus import parse_torus
+>>> t = parse_torus("3x3")
+>>> sp = TreeSpace.build(t, None, R=2)
+>>> C = arc_costs(sp, np.ones((4, t.n_links)))
+>>> L, plink, cost = price(sp, C, np.array([0]), distance_labels(sp, np.array([0]), 0))
+>>> cost.tolist()                        # 8 vertices, each one arc up and one down, every price 1
+[16.0]
+>>> exact_price(sp, C, 0)[2]
+16.0
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["TreeSpace", "arc_costs", "best_parents", "tree_labels", "sweep", "price", "exact_price",
+           "distance_labels", "start_labels"]
+
+INF = np.inf
+
+
+@dataclass(frozen=True, eq=False)
+class TreeSpace:
+    """The graph as padded neighbour lists: ``nbr[v, d]`` and the link ``lnk[v, d] = v -> nbr[v, d]`` (-1: none)."""
+
+    topology: object
+    R: int
+    live: np.ndarray         # vertices that take part (compute vertices with a link)
+    nbr: np.ndarray          # (V, D)
+    lnk: np.ndarray          # (V, D)
+    back: np.ndarray         # (V, D): the position of v in nbr[nbr[v, d]]
+    images: np.ndarray       # (G, E): every group element's image of every link
+    rev: np.ndarray          # (E,): the reverse link
+
+    @classmethod
+    def build(cls, t, group, R: int) -> "TreeSpace":
+        V, E = t.n_vertices, t.n_links
+        src, dst = t.link_src.astype(np.int64), t.link_dst.astype(np.int64)
+        order = np.lexsort((dst, src))
+        deg = np.bincount(src, minlength=V)
+        D = int(deg.max()) if E else 0
+        pos = np.arange(E) - np.r_[0, np.cumsum(deg)][src[order]]
+        nbr = np.full((V, D), -1, dtype=np.int64)
+        lnk = np.full((V, D), -1, dtype=np.int64)
+        nbr[src[order], pos] = dst[order]
+        lnk[src[order], pos] = order
+        slot = np.full(E, -1, dtype=np.int64)
+        slot[order] = pos
+        rev = t.link_ids(dst, src).astype(np.int64)
+        back = np.where(lnk >= 0, slot[rev[np.maximum(lnk, 0)]], -1)
+        live = np.zeros(V, dtype=bool)
+        live[src] = True
+        live &= t.is_compute
+        images = np.arange(E)[None, :] if group is None else group.link_images(np.arange(E)).astype(np.int64)
+        return cls(t, int(R), live, nbr, lnk, back, images, rev)
+
+
+def arc_costs(space: TreeSpace, pi) -> np.ndarray:
+    """``C[a, t]`` (t in 0..R, column 0 unused): price of ``a`` up in round ``t`` plus its reverse down in
+    round ``2R + 1 - t``, summed over the lifted images; ``pi`` has shape ``(2R, E)``."""
+    R = space.R
+    P = np.asarray(pi, dtype=np.float64)[:, space.images].sum(axis=1)          # (2R, E)
+    t = np.arange(1, R + 1)
+    C = np.full((space.rev.size, R + 1), INF)
+    C[:, 1:] = P[t - 1].T + P[2 * R - t][:, space.rev].T
+    return C
+
+
+def _slot_costs(space, C, L, vs):
+    """``(B, len(vs), D)``: the price of each parent slot of the vertices ``vs`` (inf where not admissible)."""
+    nb, ln = space.nbr[vs], space.lnk[vs]
+    lv = L[:, vs]
+    lu = np.where(nb >= 0, L[:, np.maximum(nb, 0)], -1)
+    ok = (nb >= 0) & (lu > lv[:, :, None]) & (lv[:, :, None] >= 1) & (lv[:, :, None] <= space.R)
+    val = C[np.maximum(ln, 0), np.clip(lv, 0, space.R)[:, :, None]]
+    return np.where(ok, val, INF)
+
+
+def best_parents(space: TreeSpace, C, L, roots):
+    """Per row of ``L``: each vertex's cheapest admissible parent link (-1 at roots and dead vertices) and the total."""
+    B, V = L.shape
+    vals = _slot_costs(space, C, L, np.arange(V))
+    slot = vals.argmin(axis=2)
+    cost = np.take_along_axis(vals, slot[:, :, None], 2)[:, :, 0]
+    plink = space.lnk[np.arange(V)[None, :], slot]
+    idle = ~space.live[None, :] | (np.arange(V)[None, :] == roots[:, None])
+    cost = np.where(idle, 0.0, cost)
+    plink = np.where(idle, -1, plink)
+    return plink, cost.sum(axis=1)
+
+
+def tree_labels(space: TreeSpace, C, L, plink, roots):
+    """The best labels for the trees ``plink`` (every vertex's label below its parent's); the labels ``L``
+    must be admissible for them.  Children have smaller labels, so one pass per label level suffices."""
+    B, V = L.shape
+    R = space.R
+    dst = space.topology.link_dst
+    has = plink >= 0
+    par = np.where(has, dst[np.maximum(plink, 0)], -1)
+    g = np.where(has[:, :, None], C[np.maximum(plink, 0)], 0.0)            # (B, V, R+1), column 0 inf
+    g[:, :, 0] = INF
+    kids = np.zeros((B, V, R + 2))
+    f = np.full((B, V, R + 2), INF)                                        # f[., v, T]: best with label < T
+    for level in range(1, R + 1):
+        bi, vi = np.nonzero(has & (L == level))
+        if bi.size == 0:
+            continue
+        gv = g[bi, vi] + kids[bi, vi, :R + 1]
+        pre = np.minimum.accumulate(gv, axis=1)
+        f[bi, vi, 1:] = pre
+        np.add.at(kids, (bi, par[bi, vi]), f[bi, vi])
+    new = L.copy()
+    for level in range(R, 0, -1):
+        bi, vi = np.nonzero(has & (L == level))
+        if bi.size == 0:
+            continue
+        cap = new[bi, par[bi, vi]]                                          # parent's new label
+        gv = g[bi, vi] + kids[bi, vi, :R + 1]
+        gv = np.where(np.arange(R + 1)[None, :] < cap[:, None], gv, INF)
+        new[bi, vi] = gv.argmin(axis=1)
+    return new
+
+
+def sweep(space: TreeSpace, C, L, roots):
+    """One pass of single-label moves: each vertex in turn takes the label that minimizes its own price plus
+    its neighbours' (each re-choosing its parent), over all rows at once; returns the new labels."""
+    B, V = L.shape
+    R = space.R
+    L = L.copy()
+    ts = np.arange(1, R + 1)
+    for v in np.flatnonzero(space.live).tolist():
+        active = roots != v
+        nb, ln, bk = space.nbr[v], space.lnk[v], space.back[v]
+        have = nb >= 0
+        nbv, lnv, bkv = nb[have], ln[have], bk[have]
+        lu = L[:, nbv]                                                       # (B, d)
+        own = np.where(lu[:, :, None] > ts[None, None, :], C[lnv][:, 1:][None, :, :], INF).min(axis=1)   # (B, R)
+        total = own
+        wvals = _slot_costs(space, C, L, nbv)                                # (B, d, D)
+        idx = np.arange(nbv.size)
+        excl = wvals.copy()
+        excl[:, idx, bkv] = INF
+        excl = excl.min(axis=2)                                              # (B, d)
+        lw = L[:, nbv]
+        via = C[space.lnk[nbv, bkv][None, :], np.clip(lw, 0, R)]             # w -> v at w's label
+        wcost = np.minimum(excl[:, :, None], np.where(ts[None, None, :] > lw[:, :, None], via[:, :, None], INF))
+        counted = space.live[nbv][None, :] & (roots[:, None] != nbv[None, :])
+        total = total + np.where(counted[:, :, None], wcost, 0.0).sum(axis=1)
+        best = total.argmin(axis=1)
+        cur = total[np.arange(B), np.clip(L[:, v], 1, R) - 1]
+        better = active & (total[np.arange(B), best] < cur - 1e-12)
+        L[better, v] = best[better] + 1
+    return L
+
+
+def distance_labels(space: TreeSpace, roots, shift: int = 0):
+    """Labels layered by distance (``R + 1 - d - shift``, at least 1), one row per root."""
+    t = space.topology
+    L = np.zeros((len(roots), t.n_vertices), dtype=np.int64)
+    for i, r in enumerate(np.asarray(roots).tolist()):
+        d = t.bfs([r])
+        L[i] = np.where(space.live, np.maximum(space.R + 1 - d - shift, 1), 0)
+        L[i, r] = space.R + 1
+    return L
+
+
+def start_labels(space: TreeSpace, roots):
+    """Starting labellings per root: layered late and early, and leaves early (rows grouped by start)."""
+    t = space.topology
+    ecc = np.array([t.bfs([r])[space.live].max() for r in np.asarray(roots).tolist()])
+    starts = [distance_labels(space, roots, 0)]
+    early = distance_labels(space, roots, 0)
+    shift = (space.R - ecc)[:, None]
+    early = np.where(early <= space.R, np.maximum(early - shift, 1), early)
+    starts.append(early)
+    leaf = distance_labels(space, roots, 0)
+    # a vertex no neighbour of which is farther from the root sends first
+    far = leaf[:, space.nbr] < leaf[:, :, None]
+    far &= space.nbr[None] >= 0
+    leafy = ~far.any(axis=2) & space.live[None, :] & (leaf <= space.R)
+    starts.append(np.where(leafy, 1, leaf))
+    return np.concatenate(starts)
+
+
+def price(space: TreeSpace, C, roots, L0, rounds: int = 6):
+    """Improve the labellings ``L0`` (rows for ``roots``) by alternating parents, the tree DP and sweeps;
+    returns ``(L, plink, cost)`` per row."""
+    roots = np.asarray(roots, dtype=np.int64)
+    L = np.asarray(L0, dtype=np.int64).copy()
+    plink, cost = best_parents(space, C, L, roots)
+    for _ in range(rounds):
+        L2 = tree_labels(space, C, L, plink, roots)
+        L2 = sweep(space, C, L2, roots)
+        p2, c2 = best_parents(space, C, L2, roots)
+        gain = c2 < cost - 1e-12
+        if not gain.any():
+            break
+        L[gain], plink[gain], cost[gain] = L2[gain], p2[gain], c2[gain]
+    return L, plink, cost
+
+
+def exact_price(space: TreeSpace, C, root: int, batch: int = 4096):
+    """The cheapest timed tree of ``root`` by enumerating every labelling (tiny graphs only)."""
+    others = np.flatnonzero(space.live & (np.arange(space.live.size) != root))
+    best = (None, None, INF)
+    combos = itertools.product(range(1, space.R + 1), repeat=others.size)
+    while True:
+        chunk = np.array(list(itertools.islice(combos, batch)), dtype=np.int64).reshape(-1, others.size)
+        if chunk.shape[0] == 0:
+            return best
+        L = np.zeros((chunk.shape[0], space.live.size), dtype=np.int64)
+        L[:, others] = chunk
+        L[:, root] = space.R + 1
+        plink, cost = best_parents(space, C, L, np.full(chunk.shape[0], root))
+        i = int(cost.argmin())
+        if cost[i] < best[2] - 1e-12:
+            best = (L[i], plink[i], float(cost[i]))

@@ -1,0 +1,361 @@
+"""Timed trees by column generation: schedules beyond the layered class.
+
+A *timed tree* of owner ``r`` over ``R`` reduce rounds (:mod:`synth.models.packing.pricing`) gives every
+other vertex ``v`` a send round ``L_v`` and a parent ``u`` with ``L_v < L_u`` (``L_r = R + 1``): ``v``
+sends its partial sum to ``u`` in round ``L_v`` and ``u`` sends the result back in round
+``2R + 1 - L_v``, valid because ``L_v < L_u`` puts ``v``'s copy after ``u``'s.  Trees need not be
+shortest-path trees and rounds are free, so this class holds the layered one (``R = H``).
+
+The master LP: one column per timed tree of an owner that represents its orbit under the group
+(lifted by every element, as :mod:`synth.models.packing.layered`), weight ``x >= 0``; ``M_s`` per
+round; minimize ``sum_s M_s`` with every lifted link's load in round ``s`` at most ``M_s`` and
+``G * sum x = 1`` (free shares).  It starts from the layered LP's trees (decomposed by the rounding
+of :mod:`synth.models.packing.rounding`, shifted to every start round when ``R > H``), and the
+heuristic pricing adds, for each owner, the cheapest tree it finds under the load rows' duals while
+its reduced cost is negative.  The pricing is not exact: when it finds nothing the LP is the best
+over the trees found, not over the class (``status`` says so).  :func:`round_timed` makes the weights
+integer (largest remainders) and :func:`pack_timed` certifies the schedule.
+
+Examples
+--------
+>>> from synth.symmetry.spec import default_group
+>>> from synth.topology.failures import damage, parse_failures
+>>> from synth.topology.torus import parse_torus
+>>> d = damage(parse_torus("4x4"), parse_failures(parse_torus("4x4"), links=["0-1"]))
+>>> sol = solve_timed(d, default_group(d), R=5, time_limit=20)     # reduce rounds: H + 1
+>>> sol.fraction > sol.layered.fraction + 0.01, sol.R
+(True, 5)
+>>> res = pack_timed(sol, units=64)
+>>> float(eval(res.certificate.claims["bandwidth_fraction"])) > sol.layered.fraction
+True
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from synth.check.claims import certify
+from synth.models._solve.backends import new_highs
+from synth.models.packing.layered import LayeredSolution, layered_arcs, solve_layered
+from synth.models.packing.pricing import TreeSpace, arc_costs, exact_price, price, start_labels
+from synth.models.packing.rounding import largest_remainder, round_schedule
+from synth.schedule.data import COPY, REDUCE, BaseSchedule
+
+__all__ = ["TimedSolution", "TimedPack", "solve_timed", "round_timed", "pack_timed", "layered_columns",
+           "MasterLP"]
+
+MODEL = "synth.models.packing.timed"
+
+
+@dataclass(frozen=True, eq=False)
+class TimedSolution:
+    """The master LP's value and its columns: owner index, labels and parent links of every tree, weights."""
+
+    space: TreeSpace
+    roots: np.ndarray
+    group: object
+    status: str
+    objective: float
+    volume_bound: float
+    root: np.ndarray         # per column: index into roots
+    labels: np.ndarray       # (columns, V)
+    plink: np.ndarray        # (columns, V), -1 at the root and dead vertices
+    x: np.ndarray            # per column weight (G * sum = 1)
+    iterations: int
+    seconds: float
+    layered: LayeredSolution
+
+    R = property(lambda self: self.space.R, doc="Reduce rounds (the schedule has ``2R``, empty ones dropped).")
+    fraction = property(lambda self: self.volume_bound / self.objective,
+                        doc="Volume bound / LP value: the share of the bound that the columns found reach.")
+
+
+@dataclass(frozen=True, eq=False)
+class TimedPack:
+    certificate: object
+    solution: TimedSolution
+    units: int
+    seconds: float
+
+
+def _column_rows(space, L, plink):
+    """Row indices (round-major ``(s - 1) * E + e``) and counts of one tree's lifted loads."""
+    E, R = space.rev.size, space.R
+    v = np.flatnonzero(plink >= 0)
+    a = plink[v]
+    up = (L[v] - 1)[None, :] * E + space.images[:, a]
+    down = (2 * R - L[v])[None, :] * E + space.images[:, space.rev[a]]
+    rows, counts = np.unique(np.concatenate([up.ravel(), down.ravel()]), return_counts=True)
+    return rows.astype(np.int32), counts.astype(np.float64)
+
+
+class MasterLP:
+    """The restricted master LP in HiGHS, columns added as they are priced (module docstring)."""
+
+    def __init__(self, space: TreeSpace, G: int):
+        import highspy  # optional solver: imported when used
+
+        self.space, self.G = space, G
+        self.h = h = new_highs()
+        # columns arrive between solves: primal simplex from the last basis, no presolve
+        h.setOptionValue("presolve", "off")
+        h.setOptionValue("solver", "simplex")
+        h.setOptionValue("simplex_strategy", 4)
+        h.setOptionValue("threads", 1)
+        R, E = space.R, space.rev.size
+        self.n_load = 2 * R * E
+        inf = highspy.kHighsInf
+        h.addCols(2 * R, np.ones(2 * R), np.zeros(2 * R), np.full(2 * R, inf), 0, np.zeros(0, np.int32),
+                  np.zeros(0, np.int32), np.zeros(0))
+        starts = np.arange(self.n_load, dtype=np.int32)
+        h.addRows(self.n_load, np.full(self.n_load, -inf), np.zeros(self.n_load), self.n_load, starts,
+                  np.repeat(np.arange(2 * R, dtype=np.int32), E), -np.ones(self.n_load))
+        h.addRows(1, np.ones(1), np.ones(1), 0, np.zeros(1, np.int32), np.zeros(0, np.int32), np.zeros(0))
+        self.keys, self.root, self.labels, self.plink, self.idle = set(), [], [], [], []
+
+    @property
+    def n_columns(self) -> int:
+        return len(self.root)
+
+    def add(self, k, L, plink) -> bool:
+        """Add the tree (owner index ``k``) unless it is already a column; True if added."""
+        key = (int(k), L.tobytes(), plink.tobytes())
+        if key in self.keys:
+            return False
+        self.keys.add(key)
+        rows, counts = _column_rows(self.space, L, plink)
+        rows = np.r_[rows, self.n_load].astype(np.int32)
+        vals = np.r_[counts, float(self.G)]
+        self.h.addCols(1, np.zeros(1), np.zeros(1), np.full(1, np.inf), rows.size, np.zeros(1, np.int32), rows, vals)
+        self.root.append(int(k))
+        self.idle.append(0)
+        self.labels.append(L.copy())
+        self.plink.append(plink.copy())
+        return True
+
+    def purge(self, idle: int):
+        """Drop the nonbasic tree columns that have had weight 0 for ``idle`` solves (they may come back)."""
+        import highspy  # optional solver: imported when used
+
+        R = self.space.R
+        status = self.h.getBasis().col_status[2 * R:]
+        drop = [j for j, (i, st) in enumerate(zip(self.idle, status))
+                if i >= idle and st != highspy.HighsBasisStatus.kBasic]
+        if not drop:
+            return 0
+        self.h.deleteCols(len(drop), np.asarray(drop, dtype=np.int32) + 2 * R)
+        gone = set(drop)
+        for j in drop:
+            self.keys.discard((self.root[j], self.labels[j].tobytes(), self.plink[j].tobytes()))
+        for name in ("root", "labels", "plink", "idle"):
+            setattr(self, name, [v for j, v in enumerate(getattr(self, name)) if j not in gone])
+        return len(drop)
+
+    def solve(self):
+        """Solve; returns ``(objective, x, pi (2R, E), mu)`` with ``pi >= 0`` the load rows' prices."""
+        self.h.run()
+        sol = self.h.getSolution()
+        R, E = self.space.R, self.space.rev.size
+        x = np.maximum(np.asarray(sol.col_value)[2 * R:], 0.0)
+        y = np.asarray(sol.row_dual)
+        pi = np.maximum(-y[:self.n_load], 0.0).reshape(2 * R, E)
+        self.idle = [0 if v > 0 else i + 1 for v, i in zip(x.tolist(), self.idle)]
+        return float(self.h.getInfo().objective_function_value), x, pi, float(y[self.n_load])
+
+
+def layered_columns(data, sol: LayeredSolution, R: int, units: int = 1024):
+    """The trees of the layered LP's rounded solution as timed trees, shifted to every start round
+    ``0..R - H`` earlier (rows ``(k, L, plink)``) and their weights (``G * sum = 1`` per shift)."""
+    base = round_schedule(sol, units)
+    t, H = data.topology, data.H
+    V = t.n_vertices
+    red = base.op == REDUCE
+    comp, src, rnd, link = base.component[red], base.src[red], base.round[red], base.route_links[base.route_ptr[:-1]][red]
+    G = 1 if data.group is None else data.group.order
+    out = []
+    ks = np.searchsorted(data.roots, [int(np.setdiff1d(base.dst[red][comp == c], src[comp == c])[0])
+                                      for c in range(base.n_components)])
+    for c in range(base.n_components):
+        sel = comp == c
+        L0 = np.zeros(V, dtype=np.int64)
+        L0[src[sel]] = rnd[sel] + (R - H)
+        pl = np.full(V, -1, dtype=np.int64)
+        pl[src[sel]] = link[sel]
+        x = base.weights[c] / (G * base.weights.sum())
+        for shift in range(R - H + 1):
+            L = np.where(pl >= 0, L0 - shift, 0)
+            L[data.roots[ks[c]]] = R + 1
+            out.append((int(ks[c]), L, pl, x, shift))
+    return out
+
+
+def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: LayeredSolution | None = None,
+                max_iterations: int = 400, progress=lambda _m: None, exact: bool = False,
+                smooth=(0.5,), purge: int = 4, kicks: int = 3) -> TimedSolution:
+    """Column generation over timed trees with ``R`` reduce rounds (default ``H``); module docstring.
+
+    Stops when the pricing finds no improving tree, after ``max_iterations`` LP solves, after 25 solves
+    without a gain of 1e-6 (relative), or when this process has used ``time_limit`` CPU seconds since
+    the call (CPU, not wall time: machines shared by many jobs stretch the wall clock).
+
+    ``exact``: price by enumerating every labelling (:func:`~synth.models.packing.pricing.exact_price`,
+    tiny graphs only); the value is then the LP optimum over the whole class.  ``smooth``: weights of
+    the best duals so far in further pricing points (Wentges smoothing; empty: the current duals only).  ``purge``: columns out of the
+    basis with weight 0 in that many solves in a row leave the LP (0: never).  ``kicks``: when the pricing
+    finds nothing, that many restarts from labellings priced under randomly perturbed prices (seeded by
+    the iteration: deterministic).
+    """
+    from synth.check.bounds.bandwidth import min_compute_distance   # the checker's d_min: the same bound
+
+    t0, cpu0 = time.monotonic(), time.process_time()
+    data = layered_arcs(t, group) if layered is None else layered.data
+    if layered is None:
+        layered = solve_layered(data)
+    R = data.H if R is None else int(R)
+    if R < data.H:
+        raise ValueError(f"R = {R} is below the layered depth {data.H}")
+    G = 1 if group is None else group.order
+    space = TreeSpace.build(t, group, R)
+    lp = MasterLP(space, G)
+    for k, L, pl, _x, _s in layered_columns(data, layered, R):
+        lp.add(k, L, pl)
+    roots = data.roots
+    n_roots = roots.size
+    starts = start_labels(space, roots)
+    vol = 2 * (t.n_compute - 1) * min_compute_distance(t) / t.n_links
+    status, best, stall, it = "", np.inf, 0, 0
+    center, center_value = None, -np.inf
+    while True:
+        if purge and it:
+            lp.purge(purge)
+        obj, x, pi, mu = lp.solve()
+        it += 1
+        if obj < best * (1 - 1e-6):
+            best, stall = obj, 0
+        else:
+            stall += 1
+        if it > max_iterations or stall >= 25:
+            status = f"column generation stopped: no gain in {stall} iterations" if stall >= 25 else \
+                f"column generation stopped after {max_iterations} iterations"
+            break
+        if time.process_time() - cpu0 > time_limit:
+            status = f"column generation stopped at the time limit ({time_limit:g} CPU s)"
+            break
+        C = arc_costs(space, pi)
+        warm = _warm_labels(lp, x, n_roots, starts)
+        if exact:
+            owner = np.arange(n_roots)
+            L, plink, cost = (np.array(z) for z in zip(*[exact_price(space, C, int(r)) for r in roots.tolist()]))
+            red = cost - G * mu
+        else:
+            # the current duals and points between them and the best duals so far (Wentges smoothing): the
+            # trees found at every point that improve at the current duals become columns
+            points = [pi] + ([] if center is None else [a * center + (1 - a) * pi for a in smooth])
+            found = [_price_rows(space, arc_costs(space, q), roots, warm, starts) for q in points]
+            for q, f in zip(points, found):
+                if f[3].min() / G > center_value:
+                    center_value, center = f[3].min() / G, q
+            owner, L, plink = (np.concatenate([f[i] for f in found]) for i in range(3))
+            red = _tree_costs(C, L, plink) - G * mu
+        added = _add_improving(lp, owner, L, plink, red, obj)
+        rng = np.random.default_rng(it)
+        for _ in range(0 if exact or added else kicks):
+            # nothing found: start again from labellings that are good for randomly perturbed prices
+            noisy = C * rng.lognormal(0.0, 0.5, C.shape)
+            kicked = _price_rows(space, noisy, roots, warm, starts)[1]
+            owner, L, plink, cost = _price_rows(space, C, roots, kicked[:n_roots], kicked[n_roots:])
+            added = _add_improving(lp, owner, L, plink, cost - G * mu, obj)
+            if added:
+                break
+        progress(f"timed LP, R = {R}, iteration {it}: {100 * vol / obj:.2f} % of the volume bound, "
+                 f"{lp.n_columns} columns, {added} added")
+        if not added:
+            status = ("optimal: exact pricing found no improving tree" if exact else
+                      "column generation stopped: the heuristic pricing found no improving tree")
+            break
+    return TimedSolution(space, roots, group, status, obj, vol, np.asarray(lp.root), np.array(lp.labels),
+                         np.array(lp.plink), x, it, time.monotonic() - t0, layered)
+
+
+def _add_improving(lp, owner, L, plink, red, obj) -> int:
+    """Add the trees of negative reduced cost ``red`` to ``lp``, best first; how many were new."""
+    added = 0
+    for i in np.argsort(red, kind="stable").tolist():
+        if red[i] >= -1e-9 * max(obj, 1e-12):
+            break
+        added += lp.add(owner[i], L[i], plink[i])
+    return added
+
+
+def _warm_labels(lp, x, n_roots, starts):
+    """Every owner's heaviest column's labels (its first start where it has none)."""
+    col_root = np.asarray(lp.root)
+    warm = []
+    for k in range(n_roots):
+        mine = np.flatnonzero(col_root == k)
+        warm.append(lp.labels[mine[int(np.argmax(x[mine]))]] if mine.size else starts[k])
+    return np.array(warm)
+
+
+def _price_rows(space, C, roots, warm, starts):
+    """The heuristic pricing from the warm labels and the fixed starts: owner index, labels, parents, cost."""
+    rts = np.concatenate([roots, np.tile(roots, starts.shape[0] // roots.size)])
+    L, plink, cost = price(space, C, rts, np.concatenate([warm, starts]))
+    return np.searchsorted(roots, rts), L, plink, cost
+
+
+def _tree_costs(C, L, plink):
+    """Each row's tree priced by ``C``."""
+    has = plink >= 0
+    return np.where(has, C[np.maximum(plink, 0), np.minimum(L, C.shape[1] - 1)], 0.0).sum(axis=1)
+
+
+def round_timed(sol: TimedSolution, units: int = 1024) -> BaseSchedule:
+    """The integer schedule: ``units`` per owner on average spread over the columns by largest remainders;
+    each column with a unit is one component (empty rounds removed)."""
+    sp, R = sol.space, sol.R
+    t = sp.topology
+    n = largest_remainder(sol.x, units * sol.roots.size)
+    keep = np.flatnonzero(n > 0)
+    comp, rnd, src, dst, op, link = [], [], [], [], [], []
+    for c, j in enumerate(keep.tolist()):
+        L, pl = sol.labels[j], sol.plink[j]
+        v = np.flatnonzero(pl >= 0)
+        a = pl[v]
+        comp += [np.full(2 * v.size, c)]
+        rnd += [L[v], 2 * R + 1 - L[v]]
+        src += [v, t.link_dst[a]]
+        dst += [t.link_dst[a], v]
+        op += [np.full(v.size, REDUCE), np.full(v.size, COPY)]
+        link += [a, sp.rev[a]]
+    cols = {"component": np.concatenate(comp), "round": np.concatenate(rnd), "src": np.concatenate(src),
+            "dst": np.concatenate(dst), "op": np.concatenate(op), "link": np.concatenate(link)}
+    used, cols["round"] = np.unique(cols["round"], return_inverse=True)
+    cols["round"] = cols["round"] + 1
+    srt = np.lexsort((cols["dst"], cols["src"], cols["component"], cols["round"]))
+    cols = {k: v[srt] for k, v in cols.items()}
+    labels = tuple(f"timed tree of owner {int(sol.roots[sol.root[j]])}, column {j}, {int(n[j])} units"
+                   for j in keep.tolist())
+    return BaseSchedule(t, int(used.size), cols["component"], cols["round"], cols["src"], cols["dst"], cols["op"],
+                        np.arange(cols["src"].size + 1), cols["link"], n[keep], labels)
+
+
+def pack_timed(sol: TimedSolution, units: int = 1024, elements=None, mode="auto") -> TimedPack:
+    """Round ``sol`` and certify the schedule (:func:`synth.check.claims.certify`), with the solver claims."""
+    t0 = time.monotonic()
+    base = round_timed(sol, units)
+    solver = {"model": MODEL, "lp_status": sol.status if sol.status.startswith("optimal") else f"heuristic: {sol.status}", "lp_objective": round(sol.objective, 9),
+              "lp_fraction_of_volume_bound": round(sol.fraction, 6), "reduce_rounds": sol.R,
+              "iterations": sol.iterations, "columns": int(sol.x.size), "units_per_owner": units,
+              "layered_lp_fraction": round(sol.layered.fraction, 6), "seconds": round(sol.seconds, 3),
+              "meaning": "solver claims, not re-derived: the master LP's value per element over the timed trees "
+                         "found by a heuristic pricing (not a bound for the class) and its share of the volume "
+                         "bound; the schedule's own bandwidth term and bound are claims that synth check "
+                         "re-derives"}
+    cert = certify(base, sol.group, elements, mode=mode, solver=solver,
+                   provenance={"algorithm": "timed-packing",
+                               "group": None if sol.group is None else sol.group.name, "seed": None})
+    return TimedPack(cert, sol, units, time.monotonic() - t0 + sol.seconds)
