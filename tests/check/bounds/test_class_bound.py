@@ -285,11 +285,13 @@ def test_the_producer_claims_nothing_for_a_schedule_that_is_not_layered(packed):
                                                                  if k != CLASS_KEY}), sol).claims
 
 
-def test_solve_and_check_print_both_fractions_and_an_edited_file_fails(tmp_path, capsys):
+def test_solve_and_check_print_both_fractions_and_an_edited_file_fails(tmp_path, capsys, monkeypatch):
     import json
 
     from synth.cli import main
+    from synth.solving import packing
 
+    monkeypatch.setattr(packing, "TIMED_MAX_COMPUTE", 0)   # the layered schedule, as on networks beyond it
     cert = tmp_path / "c.json"
     assert main(["solve", "--torus", "4x4", "--fail-link", "0-1", "--out", str(cert), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
@@ -307,3 +309,16 @@ def test_solve_and_check_print_both_fractions_and_an_edited_file_fails(tmp_path,
     data["topology"]["failed"] = [[0, 4]]
     cert.write_text(json.dumps(data))
     assert main(["check", str(cert)]) != 0
+
+
+def test_a_timed_schedule_claims_no_layered_class_bound(tmp_path, capsys):
+    import json
+
+    from synth.cli import main
+
+    cert = tmp_path / "c.json"
+    assert main(["solve", "--torus", "4x4", "--fail-link", "0-1", "--out", str(cert), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    data = json.loads(cert.read_text())
+    assert data["provenance"]["algorithm"] == "timed-packing"
+    assert CLASS_KEY not in data["claims"] and "class_fraction" not in summary
