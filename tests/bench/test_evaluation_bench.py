@@ -80,12 +80,13 @@ def test_failures_table_has_the_healthy_reference_and_the_ring(scripts, capsys):
     failures.main(["--only", "4x4:none,4x4:l0.0-0.1,mesh4x4:none", "--no-sim", "--json"])
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     packing = [r for r in rows if r["table"] == "packing"]
-    assert [(r["network"], r["algorithm"]) for r in packing] == [
-        ("4x4", "sp-allreduce"), ("4x4", "layered-packing"), ("mesh4x4", "layered-packing")]
+    packed = ("layered-packing", "timed-packing")   # timed trees are kept where they beat the layered LP
+    assert [r["network"] for r in packing] == ["4x4", "4x4", "mesh4x4"]
+    assert packing[0]["algorithm"] == "sp-allreduce" and {r["algorithm"] for r in packing[1:]} <= set(packed)
     good = [r for r in rows if r["table"] == "goodput"]
     assert [r["algorithm"] for r in good if r["reference"]] == ["sp-allreduce"]
     damaged = [r for r in good if r["failures"] == "l0.0-0.1"]
-    assert [r["algorithm"] for r in damaged][:2] == ["layered-packing", "ring (cycle)"]
+    assert damaged[0]["algorithm"] in packed and damaged[1]["algorithm"] == "ring (cycle)"
     assert damaged[2]["algorithm"].startswith("ring, bucket") and "rounds" not in damaged[2]
     assert damaged[0].get("sim_over_healthy 1MiB") is None  # --no-sim: nothing to divide
     mesh = [r for r in good if r["network"] == "mesh4x4"]

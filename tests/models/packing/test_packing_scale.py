@@ -41,6 +41,7 @@ def test_the_interior_point_certificate_claims_its_own_class_bound(monkeypatch):
 def test_a_whole_lp_out_of_time_falls_back_to_the_local_lp(monkeypatch):
     import synth.models.packing.rounding as rounding
     from synth.errors import SynthError
+    from synth.solving import packing
     from synth.solving.packing import solve_packed
 
     def out_of_time(*_args, **_kwargs):
@@ -48,6 +49,7 @@ def test_a_whole_lp_out_of_time_falls_back_to_the_local_lp(monkeypatch):
 
     monkeypatch.setattr(layered, "SIMPLEX_ARCS", 0)
     monkeypatch.setattr(rounding, "solve_layered", out_of_time)
+    monkeypatch.setattr(packing, "TIMED_MAX_COMPUTE", 0)   # the layered path alone is under test
     t = parse_torus("6x6")
     cert, _, notes = solve_packed(damage(t, parse_failures(t, links=["0-1"])), reason="1 failed link")
     assert cert.solver["lp"].startswith("layered, local") and "class_bound" not in cert.claims
