@@ -108,8 +108,8 @@ class Group:
 
     # -------------------------------------------------------------- building
     @classmethod
-    def from_generators(cls, topology: Topology, generators, name: str, spec: dict, order: int | None = None
-                        ) -> "Group":
+    def from_generators(cls, topology: Topology, generators, name: str, spec: dict, order: int | None = None,
+                        link_classes=None, link_images=None) -> "Group":
         """Verify ``generators`` and build the group they generate (see module docstring).
 
         ``order``: the order of the generated group, known in closed form by the caller (an affine
@@ -117,6 +117,14 @@ class Group:
         2 is then proved by counting instead of Schreier's lemma: the orbit of ``f0`` has ``|G| /
         |Stab(f0)|`` links, so it has ``order`` links exactly when the stabilizer is trivial.  This
         costs ``O(k E)`` where the Schreier check costs ``O(k |G| V)`` (the full Fugaku: 10^12).
+
+        ``link_classes``: the link orbits in closed form (one label per link), from a caller that knows
+        why each class is one orbit (:func:`synth.symmetry.lattice.link_classes`: the translations are
+        transitive on each step's links).  The labels are checked to be invariant under every generator,
+        so each class is a union of orbits, and the base class is walked link by link (the Schreier
+        tree), so it is one orbit; a failed check falls back to computing the orbits (union-find).
+        ``link_images``: candidate link permutations of the generators (``k x E``), checked link by link
+        (each image link must join the images of its ends), searched for where a check fails.
 
         Raises
         ------
@@ -131,7 +139,11 @@ class Group:
                 raise GroupError(f"generator {i} is not a permutation of the {V} vertices")
             if not np.array_equal(np.sort(g[topology.compute]), topology.compute):
                 raise GroupError(f"generator {i} does not map compute vertices to compute vertices")
-            img = topology.link_ids(g[topology.link_src], g[topology.link_dst])
+            src, dst = g[topology.link_src], g[topology.link_dst]
+            img = None if link_images is None else np.asarray(link_images[i], dtype=np.int64)
+            if img is None or img.shape != (E,) or np.any((img < 0) | (img >= E)) \
+                    or not (np.array_equal(topology.link_src[img], src) and np.array_equal(topology.link_dst[img], dst)):
+                img = topology.link_ids(src, dst)
             if np.any(img < 0):
                 bad = int(np.argmax(img < 0))
                 raise GroupError(
@@ -139,7 +151,16 @@ class Group:
                     f"{topology.link_src[bad]}->{topology.link_dst[bad]} to a non-link")
             gen_links[i] = img
         gens = gens.astype(np.int32)
-        link_orbit, n_orbits = _components(E, gen_links)
+        link_orbit = n_orbits = None
+        if link_classes is not None:
+            link_orbit = np.asarray(link_classes, dtype=np.int64)
+            if link_orbit.shape != (E,) or any(not np.array_equal(link_orbit[g], link_orbit) for g in gen_links):
+                link_orbit = None   # not invariant: compute the orbits
+            else:
+                link_orbit = np.unique(link_orbit, return_inverse=True)[1].ravel()
+                n_orbits = int(link_orbit.max()) + 1
+        if link_orbit is None:
+            link_orbit, n_orbits = _components(E, gen_links)
         # relabel orbits by their smallest link, so labels are canonical
         first = np.full(n_orbits, E, dtype=np.int64)
         np.minimum.at(first, link_orbit, np.arange(E))
@@ -150,6 +171,9 @@ class Group:
         base_orbit = int(np.argmax(sizes))  # a largest orbit; the first such (smallest links) on ties
         orbit_links = np.flatnonzero(link_orbit == base_orbit).astype(np.int32)
         levels = cls._schreier_tree(gen_links, orbit_links)
+        if link_classes is not None and 1 + sum(c.size for _, c, _ in levels) != orbit_links.size:
+            # the class given as the base orbit is several orbits: compute them instead
+            return cls.from_generators(topology, generators, name, spec, order)
         group = cls(topology, name, spec, gens, gen_links, orbit_links, link_orbit, levels)
         if order is None:
             group._check_base_stabilizer()

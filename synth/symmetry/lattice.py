@@ -44,7 +44,8 @@ from synth.symmetry.group import Group
 from synth.topology.lattice import LatticeTorus
 
 __all__ = ["point_group", "automorphism_order", "lattice_gamma", "lattice_translations_negation",
-           "lattice_translations", "vertex_map", "grid_group", "grid_translations", "lattice_group", "LATTICE_GROUPS"]
+           "lattice_translations", "vertex_map", "grid_group", "grid_translations", "lattice_group", "LATTICE_GROUPS",
+           "link_classes"]
 
 
 def _check(t):
@@ -165,13 +166,55 @@ def _translations(t) -> list:
     return gens
 
 
+def link_classes(t, point) -> np.ndarray | None:
+    """The link orbits of the translations and the point ``elements`` in closed form, or None (a side does not wrap).
+
+    When every side wraps, the translations are ``Z^d / L`` (the unit steps generate it) acting regularly
+    on the vertices, so the links of one step form one translation orbit; the point elements permute the
+    steps, and the orbits are the unions of steps they join.
+
+    >>> from synth.topology.lattice import twisted
+    >>> t = twisted((4, 4, 8))
+    >>> np.unique(link_classes(t, [((0, 1, 2), (-1, -1, -1))])).size   # x -> -x joins opposite steps
+    3
+    """
+    if not t.is_vertex_transitive:
+        return None
+    table = _step_table(t)
+    label = list(range(len(t.steps)))   # at most 2d steps: a union-find in plain Python
+
+    def root(x):
+        while label[x] != x:
+            x = label[x]
+        return x
+
+    for e in point:
+        for x, y in enumerate(_step_action(t, e, table)):
+            rx, ry = root(x), root(y)
+            label[max(rx, ry)] = min(rx, ry)
+    label = np.asarray([root(x) for x in range(len(label))], dtype=np.int64)
+    return label[np.asarray(t.link_step)]
+
+
 def _group(t, point, name, kind) -> Group:
     gens = _translations(t) + [vertex_map(t, e) for e in point]
     if not gens:
         raise GroupError(f"{t.name} has no symmetry to lift by")
     # |G| in closed form (an upper bound that the orbit of a link meets exactly when its stabilizer is trivial)
     return Group.from_generators(t, np.stack(gens), f"{name}({t.name})", {"kind": kind},
-                                 order=affine_order(t, point))
+                                 order=affine_order(t, point), link_classes=link_classes(t, point),
+                                 link_images=_link_images(t, gens, point))
+
+
+def _link_images(t, gens, point):
+    """Candidate link permutations of ``gens`` when every side wraps (links are numbered vertex-major, step-minor:
+    link ``v S + j``): a translation keeps the step, a point element moves it (:func:`_step_action`); None else."""
+    S = len(t.steps)
+    if not t.is_vertex_transitive or t.n_links != t.n_vertices * S:
+        return None
+    table = _step_table(t)
+    actions = [np.arange(S)] * (len(gens) - len(point)) + [np.asarray(_step_action(t, e, table)) for e in point]
+    return [g[t.link_src] * S + a[t.link_step] for g, a in zip(gens, actions)]
 
 
 def lattice_gamma(t) -> Group:
