@@ -73,7 +73,7 @@ def round_schedule(sol: LayeredSolution, units: int = 1024) -> BaseSchedule:
 
 def pack(t, group=None, units: int = 1024, free_shares: bool = True, time_limit=None, mode="auto",
          progress=lambda _m: None, elements=None, collective=ALLREDUCE, reference=None, radius=3,
-         class_bound=True) -> PackResult:
+         class_bound=True, data=None) -> PackResult:
     """Solve the layered LP on ``t`` (lifted by ``group``), round it and certify the schedule.
 
     ``collective``: certify the reduce-scatter or allgather half instead (the trees reduce to their
@@ -82,10 +82,11 @@ def pack(t, group=None, units: int = 1024, free_shares: bool = True, time_limit=
     pairs within ``radius`` of a failure or no longer served by it
     (:func:`synth.models.packing.local.solve_local`; ``free_shares`` there too).  ``class_bound``: claim
     the bound of the layered class (:func:`synth.models.packing.classdual.with_class_bound`; for the local
-    LP it solves the whole LP again).
+    LP it solves the whole LP again).  ``data``: the arcs of :func:`layered_arcs` ``(t, group)`` when the
+    caller has them already.
     """
     t0 = time.monotonic()
-    data = layered_arcs(t, group)
+    data = layered_arcs(t, group) if data is None else data
     progress(f"layered LP: {data.n_arcs:,} parent choices of {data.n_roots} owner(s), {2 * data.H} rounds"
              + ("" if reference is None else f"; only those within {radius} hops of a failure or lost are free"))
     if reference is None:

@@ -90,14 +90,14 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
         group = default_group(topology)
     if needs_routes(topology):
         return _solve_routed(topology, group, elements, mode, progress, collective, reason, time_limit, depth)
-    H = layered_arcs(topology, group).H   # cheap beside the LP: one BFS per represented owner
+    data = layered_arcs(topology, group)   # one BFS per represented owner: built once, for H and for the LP
+    H = data.H
     if depth is not None and depth < H:
         return _solve_depth(topology, group, elements, mode, progress, collective, reason, time_limit, depth, H)
     timed = collective == ALLREDUCE and topology.n_compute <= TIMED_MAX_COMPUTE
     order = 1 if group is None else group.order
     notes = [f"{reason + ': ' if reason else ''}no symmetry balances this network; the packing model chooses "
              f"trees, owners and shares (layered LP, group of order {order})"]
-    data = layered_arcs(topology, group)
     reference = healthy_reference(topology) if data.n_arcs > FULL_LP_ARCS else None
     # a reduce-scatter or allgather gives every node an equal block: every owner needs a share (free ones can be 0)
     free = (reference is None or data.n_arcs <= FREE_SHARES_ARCS) and collective == ALLREDUCE
@@ -105,7 +105,7 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
         try:
             res = pack(topology, group, DEFAULT_UNITS, free_shares=free, time_limit=time_limit, mode=mode,
                        progress=progress, elements=elements, collective=collective, reference=reference,
-                       radius=LOCAL_RADIUS)
+                       radius=LOCAL_RADIUS, data=data)
         except SynthError:
             if reference is not None or data.n_arcs <= SIMPLEX_ARCS:
                 raise
@@ -116,7 +116,7 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
             free = data.n_arcs <= FREE_SHARES_ARCS and collective == ALLREDUCE
             res = pack(topology, group, DEFAULT_UNITS, free_shares=free, time_limit=time_limit, mode=mode,
                        progress=progress, elements=elements, collective=collective, reference=reference,
-                       radius=LOCAL_RADIUS, class_bound=False)   # its dual would need the LP that just failed
+                       radius=LOCAL_RADIUS, class_bound=False, data=data)   # its dual would need the LP that just failed
     except SynthError as exc:
         raise SynthError(f"collective {collective}: {exc}" if collective != ALLREDUCE else str(exc)) from None
     sol, cert = res.solution, res.certificate
