@@ -84,14 +84,10 @@ def solve_lattice(t, depth=None, elements=None, mode="auto", exchange=False, pro
     khop = depth is not None and depth < H
     if start is not None and not (khop and not exchange):
         raise OptionError("start continues a k-hop tree solve: it needs `depth` below the diameter and no `exchange`")
-    if khop and not t.is_vertex_transitive:
-        raise OptionError(f"depth {depth} is below the diameter {H} of {t.name}, which has a side that does not "
-                          "wrap: k-hop trees are lifted by a group transitive on the nodes, which a mesh or mixed "
-                          "wrap lacks; drop `depth` (the best schedule synth finds there is reported with its "
-                          "fraction of the volume bound)")
     notes = []
     if not t.is_vertex_transitive:
-        return _solve_grid(t, elements, mode, exchange, progress, time_limit, seed, collective)
+        return _solve_grid(t, elements, mode, exchange, progress, time_limit, seed, collective,
+                           depth if khop else None)
     name = group or "gamma"
     if name not in LATTICE_GROUPS:
         raise OptionError(f"group must be one of {', '.join(LATTICE_GROUPS)} on {t.name}, got {str(name)[:40]!r}")
@@ -128,11 +124,18 @@ def solve_lattice(t, depth=None, elements=None, mode="auto", exchange=False, pro
     return cert, depth_out, notes
 
 
-def _solve_grid(t, elements, mode, exchange, progress, time_limit, seed, collective):
+def _solve_grid(t, elements, mode, exchange, progress, time_limit, seed, collective, depth=None):
     """Meshes and mixed wrap: the better (by fraction of the certified bandwidth bound) of the lifted
-    shortest-path tree and the packing model's trees (:func:`synth.solving.packing.solve_packed`)."""
+    shortest-path tree and the packing model's trees (:func:`synth.solving.packing.solve_packed`).
+
+    A ``depth`` below the diameter has no lifted k-hop tree here (no group transitive on the nodes):
+    the depth-bounded packing LP (:mod:`synth.models.packing.depth`) builds the schedule instead."""
     if exchange:
         raise OptionError(f"exchange needs a vertex-transitive graph; {t.name} has a side that does not wrap")
+    if depth is not None:
+        why = (f"depth {depth} is below the diameter {t.diameter} of {t.name}, which has a side that does not wrap "
+               "(no node-transitive group lifts a k-hop tree)")
+        return solve_packed(t, None, elements, mode, progress, collective, why, time_limit, depth)
     progress("building the grid group (reflections and wrapped translations)")
     grp = grid_group(t)
     base = shortest_path_tree(t)

@@ -94,12 +94,22 @@ def test_twisted_khop_is_certified_balanced(tmp_path, monkeypatch):
     assert again.certificate.claims["weight"] == c["weight"] and any("cache" in n for n in again.notes)
 
 
-@pytest.mark.parametrize("t, what", [(grid((4, 4), (False, False)), "does not wrap"),
-                                     (lattice_torus(((4, 1), (0, 4))), "link orbits")],
-                         ids=["mesh", "irregular"])
-def test_khop_refused_with_a_reason(t, what):
-    with pytest.raises(OptionError, match=what):
-        solve(t, depth=2, time_limit=5)
+def test_khop_refused_with_a_reason():
+    with pytest.raises(OptionError, match="link orbits"):
+        solve(lattice_torus(((4, 1), (0, 4))), depth=2, time_limit=5)
+
+
+@pytest.mark.parametrize("wrap", [(False, False), (True, False)], ids=["mesh", "mixed"])
+def test_depth_on_a_grid_takes_the_depth_bounded_packing(wrap):
+    # no node-transitive group lifts a k-hop tree on a mesh: the depth-bounded LP (issue 41) builds it
+    t = grid((4, 6), wrap)
+    r = solve(t, depth=2, time_limit=20)
+    c = r.certificate.claims
+    assert r.certificate.provenance["algorithm"] == "depth-bounded-packing"
+    assert c["rounds"] <= 4 < t.diameter and r.depth <= 2
+    assert "below the diameter" in r.notes[0]
+    rep = check_written(r.certificate)
+    assert not rep.errors
 
 
 def test_khop_exchange_refused_on_a_lattice():

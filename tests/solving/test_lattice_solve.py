@@ -59,5 +59,5 @@ def test_mesh_is_reported_not_refused():
     assert Fraction(c["bandwidth_fraction"]) > Fraction(lifted["bandwidth_fraction"])
     with pytest.raises(OptionError, match="does not wrap"):
         solve(grid((3, 4), (False, False)), exchange=True)
-    with pytest.raises(OptionError, match="below the diameter"):    # k-hop trees need a transitive group
-        solve(grid((3, 4), (False, False)), depth=2)
+    # k-hop trees need a transitive group: a depth bound takes the depth-bounded packing instead
+    assert solve(grid((3, 4), (False, False)), depth=2).certificate.provenance["algorithm"] == "depth-bounded-packing"
