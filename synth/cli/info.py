@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
+import numpy as np
+
 from synth.cli._common import EXIT_OK, add_topology_args, group_for, print_table, topology_from_args
 from synth.solving.summary import ROUND_BOUND_SCOPE
 from synth.check import round_lower_bound
@@ -17,8 +19,6 @@ def cmd_info(args) -> int:
 
     Example: ``synth info --torus 8x8x8``
     """
-    import numpy as np
-
     t = topology_from_args(args)
     g = group_for(t, args)
     bound, witness = round_lower_bound(t, g)
@@ -35,8 +35,22 @@ def cmd_info(args) -> int:
     if args.json:
         print(json.dumps({**info, "round_lower_bound_scope": ROUND_BOUND_SCOPE}))
     else:
-        print_table(info, sys.stdout)
+        print_table({**info, "orbit_sizes": _sizes(info["orbit_sizes"])}, sys.stdout)
     return EXIT_OK
+
+
+def _sizes(sizes, show=8):
+    """Orbit sizes for a terminal: the list when short, else each size with its count (``--json``: the list).
+
+    >>> _sizes([4, 4, 2])
+    [4, 4, 2]
+    >>> _sizes([96] * 48 + [192] * 12)
+    '96 (48 orbits), 192 (12 orbits)'
+    """
+    if sizes is None or len(sizes) <= show:
+        return sizes
+    values, counts = np.unique(sizes, return_counts=True)
+    return ", ".join(f"{v} ({c} orbits)" for v, c in zip(values.tolist(), counts.tolist()))
 
 
 def add_parser(sub) -> None:
