@@ -28,8 +28,10 @@ naming valid ones.  Sources (vendor documentation, as read for issue 40):
 * ``trn2``: https://awsdocs-neuron.readthedocs-hosted.com/en/latest/general/arch/neuron-hardware/trn2-arch.html:
   a Trn2 instance's 16 Trainium2 chips form a 4x4 2-D torus; a Trn2 UltraServer joins four instances,
   the chips with the same coordinates in a ring: 4x4x4 with every side wrapped.  Confirmed.
-* ``tofu-d``: Tofu interconnect D (Fugaku): a 6-D mesh/torus (https://en.wikipedia.org/wiki/Torus_fusion)
-  of 158,976 nodes (https://www.r-ccs.riken.jp/en/fugaku/about/).  X×Y×Z×a×b×c with a and c of size 2
+* ``tofu-d``: Tofu interconnect D (Fugaku): a 6-D mesh/torus (https://en.wikipedia.org/wiki/Torus_fusion;
+  Ajima et al., "The Tofu Interconnect", IEEE Micro 32(1), 2012, and "Tofu: A 6D Mesh/Torus Interconnect
+  for Exascale Computers", Computer 42(11), 2009, whose abstracts were read: the cubic fragments embed a
+  3-D torus) of 158,976 nodes (https://www.r-ccs.riken.jp/en/fugaku/about/).  X×Y×Z×a×b×c with a and c of size 2
   and b a ring of 3, the full machine 24×23×24×2×3×2 (= 158,976): **unconfirmed** by a page found here
   (the product matches the node count).  A job gets X×Y×Z as a torus, or a mesh (``--no-wrap``); the
   2×3×2 unit is appended.  A side of 2 is one link (:mod:`synth.topology.lattice`).
