@@ -50,7 +50,7 @@ FREE_SHARES_ARCS = 100_000
 #: (docs/timed.md: an 8x8 torus takes minutes; a 16x16 one would take far longer)
 TIMED_MAX_COMPUTE = 64
 #: reduce rounds of the timed trees beyond the layered depth H (``depth`` sets them instead)
-TIMED_EXTRA_ROUNDS = 2
+TIMED_EXTRA_ROUNDS = 4
 #: column generation iterations of the timed LP at most (the time limit, in CPU seconds, ends it too)
 TIMED_ITERATIONS = 300
 

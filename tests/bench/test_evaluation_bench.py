@@ -101,3 +101,17 @@ def test_machines_table_twisted_beside_plain(scripts, capsys):
     assert rounds[("twisted 4x8", "sp-allreduce")] == 8 and rounds[("torus 4x8", "balanced-bfs-trees")] == 12
     refused = [r for r in rows if r["net"] == "twisted 4x8" and "rounds" not in r]
     assert len(refused) == 1 and "coordinate rings" in refused[0]["note"]
+
+
+def test_timed_lp_bench_puts_both_methods_side_by_side(capsys):
+    sys.path.insert(0, str(_BENCH))
+    try:
+        bench = _load("timed_lp")
+    finally:
+        sys.path.remove(str(_BENCH))
+    bench.main(["--only", "4x4:0-1:5", "--time-limit", "20", "--json"])
+    rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [r["method"] for r in rows] == ["simplex", "ipm"]
+    assert rows[0]["x simplex"] == 1.0
+    # the same class and pricing: both end at the same LP value on this small torus, within a percent
+    assert rows[1]["lp"] == pytest.approx(rows[0]["lp"], abs=1.0) and 0 < rows[1]["lp_share"] <= 1
