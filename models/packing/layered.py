@@ -22,7 +22,7 @@ Examples
 >>> t = parse_torus("4x4"); d = damage(t, parse_failures(t, links=["0-1"]))
 >>> data = layered_arcs(d, default_group(d))
 >>> data.H, data.n_roots, data.n_arcs > 0
-(4, 8, True)
+(4, 6, True)
 >>> sol = solve_layered(data)
 >>> sol.status, 0.75 < sol.fraction <= 1
 ('optimal', True)

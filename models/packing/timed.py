@@ -104,12 +104,19 @@ class MasterLP:
     last basis (exact values at every solve: the exact pricing uses it).
     """
 
-    def __init__(self, space: TreeSpace, G: int, method: str = "ipm"):
+    def __init__(self, space: TreeSpace, G: int, method: str = "ipm", orbits: bool = True):
         import highspy  # optional solver: imported when used
 
         if method not in ("ipm", "simplex"):
             raise ValueError(f"method must be 'ipm' or 'simplex', got {method!r}")
         self.space, self.G, self.method = space, G, method
+        E = space.rev.size
+        # a column is a tree summed over the group, so its load is the same on every link of an orbit: one
+        # row per (round, link orbit) is the same LP with |orbit| times fewer rows and nonzeros
+        rep = space.images.min(axis=0) if orbits else np.arange(E)
+        self.reps = np.flatnonzero(rep == np.arange(E))
+        self.orbit = np.searchsorted(self.reps, rep)
+        self.orbit_size = np.bincount(self.orbit, minlength=self.reps.size).astype(np.float64)
         self.h = h = new_highs()
         h.setOptionValue("presolve", "off")
         h.setOptionValue("threads", 1)
@@ -120,14 +127,14 @@ class MasterLP:
             # columns arrive between solves: primal simplex from the last basis
             h.setOptionValue("solver", "simplex")
             h.setOptionValue("simplex_strategy", 4)
-        R, E = space.R, space.rev.size
-        self.n_load = 2 * R * E
+        R, n = space.R, self.reps.size
+        self.n_load = 2 * R * n
         inf = highspy.kHighsInf
         h.addCols(2 * R, np.ones(2 * R), np.zeros(2 * R), np.full(2 * R, inf), 0, np.zeros(0, np.int32),
                   np.zeros(0, np.int32), np.zeros(0))
         starts = np.arange(self.n_load, dtype=np.int32)
         h.addRows(self.n_load, np.full(self.n_load, -inf), np.zeros(self.n_load), self.n_load, starts,
-                  np.repeat(np.arange(2 * R, dtype=np.int32), E), -np.ones(self.n_load))
+                  np.repeat(np.arange(2 * R, dtype=np.int32), n), -np.ones(self.n_load))
         h.addRows(1, np.ones(1), np.ones(1), 0, np.zeros(1, np.int32), np.zeros(0, np.int32), np.zeros(0))
         self.keys, self.root, self.labels, self.plink, self.idle = set(), [], [], [], []
 
@@ -142,8 +149,11 @@ class MasterLP:
             return False
         self.keys.add(key)
         rows, counts = _column_rows(self.space, L, plink)
-        rows = np.r_[rows, self.n_load].astype(np.int32)
-        vals = np.r_[counts, float(self.G)]
+        E = self.space.rev.size
+        s, e = np.divmod(rows, E)
+        mine = self.reps[self.orbit[e]] == e                 # the rows of the orbits' representatives
+        rows = np.r_[s[mine] * self.reps.size + self.orbit[e[mine]], self.n_load].astype(np.int32)
+        vals = np.r_[counts[mine], float(self.G)]
         self.h.addCols(1, np.zeros(1), np.zeros(1), np.full(1, np.inf), rows.size, np.zeros(1, np.int32), rows, vals)
         self.root.append(int(k))
         self.idle.append(0)
@@ -184,12 +194,13 @@ class MasterLP:
             self.h.setOptionValue("run_crossover", "off" if interior else "on")
         self.h.run()
         sol = self.h.getSolution()
-        R, E = self.space.R, self.space.rev.size
+        R = self.space.R
         x = np.maximum(np.asarray(sol.col_value)[2 * R:], 0.0)
         if not interior:
             x = np.where(x > 1e-12 * max(x.max(initial=0.0), 1e-300), x, 0.0)
         y = np.asarray(sol.row_dual)
-        pi = np.maximum(-y[:self.n_load], 0.0).reshape(2 * R, E)
+        # an orbit row's price spread evenly over its links: every column costs the same as in the full LP
+        pi = (np.maximum(-y[:self.n_load], 0.0).reshape(2 * R, self.reps.size) / self.orbit_size)[:, self.orbit]
         used = x > (1e-6 * x.max() if interior and x.size else 0.0)
         self.idle = [0 if u else i + 1 for u, i in zip(used.tolist(), self.idle)]
         return float(self.h.getInfo().objective_function_value), x, pi, float(y[self.n_load])

@@ -5,9 +5,9 @@ chips, :mod:`synth.topology.failures`) and for a user graph whose group leaves a
 unbalanced: the layered LP chooses owners' shares and shortest-path parents, lifted by whatever
 symmetry remains (the residual group), and its integer rounding is certified like any schedule.
 The notes say why this path was taken, the LP's value against the volume bound (the best of the
-layered class) and what the certified schedule reaches.  On networks of up to
-:data:`TIMED_MAX_COMPUTE` compute vertices, timed trees (:mod:`synth.models.packing.timed`: more rounds,
-trees not layered by distance) follow by column generation, and the better certified schedule is kept.
+layered class) and what the certified schedule reaches.  Where the timed trees' master LP has at most
+:data:`TIMED_MAX_ROWS` load rows, timed trees (:mod:`synth.models.packing.timed`: more rounds, trees not
+layered by distance) follow by column generation, and the better certified schedule is kept.
 
 Examples
 --------
@@ -16,9 +16,9 @@ Examples
 >>> t = parse_torus("4x4"); d = damage(t, parse_failures(t, links=["0-1"]))
 >>> cert, depth, notes = solve_packed(d, reason="1 failed link")
 >>> cert.provenance["algorithm"], depth
-('timed-packing', 6)
+('timed-packing', 8)
 >>> notes[0]
-'1 failed link: no symmetry balances this network; the packing model chooses trees, owners and shares (layered LP, group of order 2)'
+'1 failed link: no symmetry balances this network; the packing model chooses trees, owners and shares (layered LP, group of order 4)'
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from synth.symmetry.spec import default_group
 from synth.topology.torus import Torus
 
 __all__ = ["solve_packed", "class_bound_note", "healthy_reference", "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS",
-           "FREE_SHARES_ARCS", "TIMED_MAX_COMPUTE", "TIMED_EXTRA_ROUNDS", "TIMED_ITERATIONS"]
+           "FREE_SHARES_ARCS", "TIMED_MAX_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_ITERATIONS"]
 
 #: units per owner in the rounding: 1,024 keeps the certified term within about 0.1 % of the LP's
 DEFAULT_UNITS = 1024
@@ -46,9 +46,12 @@ LOCAL_RADIUS = 3
 #: 9 s on a 16x16 torus with one failure, 75.5 % of the bound against 75.1 % with equal shares; on 16x16
 #: with 8 failed links, 129,024 choices, HiGHS ended without a solution after 46 s)
 FREE_SHARES_ARCS = 100_000
-#: compute vertices up to which the timed trees (:mod:`synth.models.packing.timed`) follow the layered LP
-#: (docs/timed.md: an 8x8 torus takes minutes; a 16x16 one would take far longer)
-TIMED_MAX_COMPUTE = 64
+#: load rows of the timed trees' master LP (2R rounds times the group's link orbits: one row per orbit and
+#: round, :class:`synth.models.packing.timed.MasterLP`) up to which the timed trees follow the layered LP:
+#: an 8x8 torus with 8 failed links (no symmetry left) has 6,144 and takes 1-3 CPU s per master solve,
+#: the Tofu-D job 2x2x2 with a failed link 2,060; a 16x16 torus with one failed link, about 10,000
+#: (docs/timed.md section 5)
+TIMED_MAX_ROWS = 6_500
 #: reduce rounds of the timed trees beyond the layered depth H (``depth`` sets them instead)
 TIMED_EXTRA_ROUNDS = 4
 #: column generation iterations of the timed LP at most (the time limit, in CPU seconds, ends it too)
@@ -94,7 +97,9 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
     H = data.H
     if depth is not None and depth < H:
         return _solve_depth(topology, group, elements, mode, progress, collective, reason, time_limit, depth, H)
-    timed = collective == ALLREDUCE and topology.n_compute <= TIMED_MAX_COMPUTE
+    R = max(H + TIMED_EXTRA_ROUNDS, depth or 0)
+    timed = collective == ALLREDUCE and 2 * R * (topology.n_links if group is None else group.n_link_orbits) \
+        <= TIMED_MAX_ROWS
     order = 1 if group is None else group.order
     notes = [f"{reason + ': ' if reason else ''}no symmetry balances this network; the packing model chooses "
              f"trees, owners and shares (layered LP, group of order {order})"]

@@ -27,13 +27,20 @@ import numpy as np
 
 from synth.symmetry.group import Group
 
-__all__ = ["residual_elements", "residual_group", "trivial_group"]
+__all__ = ["residual_elements", "residual_group", "trivial_group", "fixing"]
 
 
 def residual_elements(healthy_group: Group, failures) -> np.ndarray:
     """Vertex permutations (rows) of the healthy group's elements that fix the failure set, identity first."""
     V = healthy_group.topology.n_vertices
-    perms = healthy_group.vertex_images(np.arange(V)).astype(np.int64)
+    return fixing(healthy_group.vertex_images(np.arange(V)).astype(np.int64), failures)
+
+
+def fixing(perms: np.ndarray, failures) -> np.ndarray:
+    """The distinct rows of ``perms`` (vertex permutations) that map the failed vertices onto themselves
+    and the failed connections onto themselves, identity first."""
+    perms = np.unique(np.asarray(perms, dtype=np.int64), axis=0)
+    V = perms.shape[1]
     ok = np.ones(perms.shape[0], dtype=bool)
     if failures.nodes:
         nodes = np.asarray(failures.nodes, dtype=np.int64)
@@ -50,24 +57,26 @@ def residual_elements(healthy_group: Group, failures) -> np.ndarray:
     return kept[order]
 
 
-def residual_group(damaged, healthy_group: Group) -> Group:
+def residual_group(damaged, healthy_group: Group, elements: np.ndarray | None = None,
+                   name: str | None = None) -> Group:
     """The subgroup of ``healthy_group`` that fixes ``damaged.failures``, verified on ``damaged``.
 
     Its generators are a few of its elements, picked greedily (each one not in the group the
-    previous ones generate), so certificates stay small.
+    previous ones generate), so certificates stay small.  ``elements``: the elements that fix the
+    failures, found otherwise (:func:`synth.symmetry.lattice.lattice_stabilizer`: from a larger
+    healthy group than ``healthy_group``), with the group's ``name``.
     """
-    elements = residual_elements(healthy_group, damaged.failures)
-    V = damaged.n_vertices
-    gens = np.zeros((0, V), dtype=np.int64)
-    reached = {tuple(range(V))}
-    for perm in elements[1:]:
-        if tuple(perm.tolist()) in reached:
-            continue
-        gens = np.vstack([gens, perm])
-        reached = _closure(gens)
+    if elements is None:
+        elements = residual_elements(healthy_group, damaged.failures)
+    gens, reached = _generators(damaged, elements, check=False)
+    if not _numbers_chunks(damaged, reached):
+        # every link has a nontrivial stabilizer, so the group cannot number chunks: the elements that keep
+        # a link with a trivial one, greedily
+        gens, reached = _generators(damaged, elements, check=True)
+    name = name or f"residual({healthy_group.name})"
     if gens.shape[0] == 0:
-        return trivial_group(damaged, f"residual({healthy_group.name})")
-    spec = {"kind": "generators", "name": f"residual({healthy_group.name})", "generators": gens.tolist()}
+        return trivial_group(damaged, name)
+    spec = {"kind": "generators", "name": name, "generators": gens.tolist()}
     return Group.from_generators(damaged, gens, spec["name"], spec)
 
 
@@ -81,6 +90,36 @@ def trivial_group(t, name: str = "trivial") -> Group:
     identity = np.arange(t.n_vertices, dtype=np.int64)[None, :]
     return Group.from_generators(t, identity, name, {"kind": "generators", "name": name,
                                                      "generators": identity.tolist()})
+
+
+def _generators(t, elements, check: bool):
+    """Generators picked greedily from ``elements`` (each one outside the group of those before; with
+    ``check``, only those that keep a link with a trivial stabilizer) and the group they generate."""
+    V = t.n_vertices
+    gens = np.zeros((0, V), dtype=np.int64)
+    reached = {tuple(range(V))}
+    for perm in elements[1:]:
+        if tuple(perm.tolist()) in reached:
+            continue
+        more = np.vstack([gens, perm])
+        closure = _closure(more)
+        if check and not _numbers_chunks(t, closure):
+            continue
+        gens, reached = more, closure
+    return gens, reached
+
+
+def _numbers_chunks(t, elements: set) -> bool:
+    """Does some live link have a trivial stabilizer in the group of ``elements`` (its orbit has
+    ``|elements|`` links)?  Lifting needs one (:meth:`synth.symmetry.group.Group.from_generators`)."""
+    if len(elements) == 1:
+        return True
+    P = np.array(list(elements), dtype=np.int64)
+    V = P.shape[1]
+    # a link's image as its (source, target) pair: distinct pairs are distinct links
+    imgs = np.sort(P[:, t.link_src] * V + P[:, t.link_dst], axis=0)       # (elements, E)
+    distinct = 1 + (np.diff(imgs, axis=0) != 0).sum(axis=0)
+    return bool((distinct == P.shape[0]).any())
 
 
 def _closure(gens: np.ndarray) -> set:

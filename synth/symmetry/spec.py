@@ -29,7 +29,7 @@ import numpy as np
 from synth.errors import GroupError, OptionError, check_instance
 from synth.symmetry.group import Group
 from synth.symmetry.hyperx import hyperx_group
-from synth.symmetry.lattice import (grid_group, grid_translations, lattice_gamma, lattice_group,
+from synth.symmetry.lattice import (grid_group, grid_translations, lattice_gamma, lattice_group, lattice_stabilizer,
                                     lattice_translations, lattice_translations_negation)
 from synth.symmetry.residual import residual_group
 from synth.symmetry.spineleaf import spine_leaf_group
@@ -37,7 +37,7 @@ from synth.symmetry.torus import torus_gamma, torus_translations, torus_translat
 from synth.topology.base import Topology
 from synth.topology.failures import Damaged
 from synth.topology.hyperx import HyperX
-from synth.topology.lattice import LatticeTorus
+from synth.topology.lattice import LatticeTorus, grid
 from synth.topology.spineleaf import SpineLeaf
 from synth.topology.torus import Torus
 
@@ -131,6 +131,15 @@ def named_group(topology: Topology, spec: dict) -> Group:
         raise GroupError(f"group kind {kind!r} does not apply to {topology.name}") from None
 
 
+def _lattice_view(t):
+    """``t`` as a lattice torus with the same vertex numbering (a plain torus: the diagonal lattice), or None."""
+    if isinstance(t, LatticeTorus):
+        return t
+    if isinstance(t, Torus):
+        return grid(tuple(t.shape), (True,) * len(t.shape))
+    return None
+
+
 def default_group(topology: Topology):
     """The largest built-in group for a topology (Γ on equal-sided tori), or ``None``.
 
@@ -138,7 +147,14 @@ def default_group(topology: Topology):
     """
     if isinstance(topology, Damaged):
         healthy = default_group(topology.healthy)
-        return None if healthy is None else residual_group(topology, healthy)
+        if healthy is None:
+            return None
+        view = _lattice_view(topology.healthy)
+        if view is None or not (topology.failures.nodes or topology.failures.links):
+            return residual_group(topology, healthy)
+        # every closed-form automorphism that fixes the failures, not only the lifting group's
+        return residual_group(topology, healthy, lattice_stabilizer(view, topology.failures),
+                              f"residual(automorphisms({topology.healthy.name}))")
     if isinstance(topology, Torus):
         return torus_gamma(topology) if topology.is_equal_sided else torus_translations_negation(topology)
     if isinstance(topology, HyperX):

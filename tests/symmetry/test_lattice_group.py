@@ -10,8 +10,13 @@ from networkx.algorithms.isomorphism import GraphMatcher
 
 from synth.errors import GroupError
 from synth.symmetry.lattice import (automorphism_order, grid_group, lattice_gamma, lattice_group,
-                                    lattice_translations, lattice_translations_negation, point_group)
+                                    lattice_stabilizer, lattice_translations, lattice_translations_negation,
+                                    point_group)
+from synth.symmetry.residual import fixing
 from synth.symmetry.spec import default_group, named_group
+from synth.topology.failures import damage, parse_failures
+from synth.topology.machines import machine_spec
+from synth.topology.spec import build_topology
 from synth.topology.lattice import grid, parse_lattice, twisted
 
 
@@ -68,3 +73,37 @@ def test_rectangular_and_mixed():
         lattice_gamma(mesh)
     mixed = grid_group(grid((8, 16), (False, True)))
     assert mixed.order == 16 * 4
+
+
+@pytest.mark.parametrize("make", [
+    lambda: twisted((3, 6)), lambda: parse_lattice("5,2;0,5"), lambda: grid((3, 4), (False, False)),
+    lambda: grid((3, 5), (False, True)), lambda: grid((2, 3, 2), (True, True, True)), lambda: grid((3, 4), (True, True)),
+])
+@pytest.mark.parametrize("what", ["link", "node", "both"])
+def test_stabilizer_of_failures_against_networkx(make, what):
+    # every automorphism of the healthy graph that fixes the failure set (networkx enumerates them all; on
+    # these graphs the closed-form group is the whole automorphism group) is one lattice_stabilizer finds
+    t = make()
+    u, v = int(t.link_src[1]), int(t.link_dst[1])
+    f = parse_failures(t, links=[f"{u}-{v}"] if what != "node" else [],
+                       nodes=[str(t.n_vertices - 1)] if what != "link" else [])
+    g = nx.Graph()
+    g.add_edges_from(zip(t.link_src.tolist(), t.link_dst.tolist()))
+    brute = set()
+    for m in GraphMatcher(g, g).isomorphisms_iter():
+        p = np.array([m[x] for x in range(t.n_vertices)])
+        if fixing(p[None, :], f).shape[0]:
+            brute.add(tuple(p.tolist()))
+    got = {tuple(p) for p in lattice_stabilizer(t, f).tolist()}
+    assert got == brute
+
+
+def test_a_damaged_tofu_job_keeps_a_group_that_numbers_chunks():
+    # the Tofu-D job 2x2x2 minus a link of a b ring: 240 automorphisms fix it, but every link then has a
+    # nontrivial stabilizer; the residual group is the largest greedy subgroup that lifts (24 elements)
+    t = build_topology(machine_spec("tofu-d:2x2x2"))
+    f = parse_failures(t, links=["0.0.0.0.0.0-0.0.0.0.1.0"])
+    assert lattice_stabilizer(t, f).shape[0] == 240
+    g = default_group(damage(t, f))
+    assert g.order == 24 and g.name.startswith("residual(automorphisms(")
+    assert lattice_gamma(t).order == 96                # translations only: their residual is trivial

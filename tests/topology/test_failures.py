@@ -80,7 +80,8 @@ def test_residual_group_is_exactly_the_stabilizer_of_the_failure_set():
     assert sorted(map(tuple, got.tolist())) == sorted(map(tuple, np.asarray(want).tolist()))
     r = residual_group(d, g)
     assert r.order == len(want)
-    assert default_group(d).order == r.order
+    # the default filters every closed-form automorphism of the torus, not Γ alone: a larger group
+    assert default_group(d).order % r.order == 0 and default_group(d).order >= r.order
 
 
 def test_residual_group_on_hyperx_and_spine_leaf_is_verified():

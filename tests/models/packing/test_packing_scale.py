@@ -49,7 +49,7 @@ def test_a_whole_lp_out_of_time_falls_back_to_the_local_lp(monkeypatch):
 
     monkeypatch.setattr(layered, "SIMPLEX_ARCS", 0)
     monkeypatch.setattr(rounding, "solve_layered", out_of_time)
-    monkeypatch.setattr(packing, "TIMED_MAX_COMPUTE", 0)   # the layered path alone is under test
+    monkeypatch.setattr(packing, "TIMED_MAX_ROWS", 0)   # the layered path alone is under test
     t = parse_torus("6x6")
     cert, _, notes = solve_packed(damage(t, parse_failures(t, links=["0-1"])), reason="1 failed link")
     assert cert.solver["lp"].startswith("layered, local") and "class_bound" not in cert.claims

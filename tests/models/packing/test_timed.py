@@ -132,3 +132,24 @@ def test_knocked_out_label_order_is_rejected_by_the_checker(torus4):
                                                           for i in range(sol.labels.shape[0])])})
     with pytest.raises(ScheduleError):
         certify(round_timed(bad, units=64), sol.group)
+
+
+@pytest.mark.parametrize("method", ["simplex", "ipm"])
+def test_one_row_per_link_orbit_is_the_same_lp(torus4, method):
+    # columns are trees summed over the group: rows of one link orbit are equal, so keeping one per orbit
+    # changes neither the value nor any column's price (the orbit row's dual spread over its links)
+    d, sol = torus4
+    space, G = sol.space, sol.group.order
+    full, small = MasterLP(space, G, method, orbits=False), MasterLP(space, G, method)
+    assert small.n_load * 2 <= full.n_load             # the residual group of 4x4 minus a link has order 4
+    for lp in (full, small):
+        for j in range(sol.x.size):
+            lp.add(sol.root[j], sol.labels[j], sol.plink[j])
+    (a, _, pa, mua), (b, _, pb, mub) = full.solve(vertex=True), small.solve(vertex=True)
+    assert b == pytest.approx(a, rel=1e-9) and mub == pytest.approx(mua, rel=1e-7)
+    Ca, Cb = arc_costs(space, pa), arc_costs(space, pb)
+    cost = lambda C, j: sum(C[sol.plink[j][v], sol.labels[j][v]] for v in np.flatnonzero(sol.plink[j] >= 0))
+    for j in range(0, sol.x.size, max(1, sol.x.size // 20)):
+        assert cost(Cb, j) >= G * mub - 1e-7              # no column prices below the share row's dual
+    assert sum(cost(Ca, j) * sol.x[j] for j in range(sol.x.size)) == pytest.approx(
+        sum(cost(Cb, j) * sol.x[j] for j in range(sol.x.size)), rel=1e-6)
