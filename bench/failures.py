@@ -27,8 +27,8 @@ simulated goodput over the healthy torus's SP-allreduce on the same shape (the r
 ``none``), and under each network the packing schedule's simulated goodput over the Ring's.
 
 Sets: ``quick`` (8x8 and 4x4x4 tori with 1, 2, 4, 8 failed links and 1 failed chip, the meshes 8x8 and
-4x4x4, a Tofu-D job; about 5 CPU minutes with SimGrid), ``full`` (``quick`` and the 16x16 torus with
-the same failures), ``scale`` (16x16 with one and eight failed links, 32x32 with one: minutes each,
+4x4x4, a Tofu-D job; about 15 CPU minutes with SimGrid, the timed trees taking up to a minute each),
+``full`` (``quick`` and the 16x16 torus with the same failures), ``scale`` (16x16 with one and eight failed links, 32x32 with one: minutes each,
 packing only with ``--no-goodput``).
 """
 

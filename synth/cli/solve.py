@@ -44,6 +44,10 @@ def cmd_solve(args) -> int:
             raise SynthError("--size chooses among allreduce schedules; with --collective give --depth K instead")
         if args.depth is not None or args.exchange:
             raise SynthError("--size chooses the depth and tree vs exchange itself: drop --depth / --exchange")
+        if not getattr(topology, "is_equal_sided", False):
+            raise SynthError(f"--size compares the k-hop depths of an equal-sided healthy torus, not {topology.name}; "
+                             "give --depth K instead (on a damaged or irregular network: 2K rounds, fewer for small "
+                             "messages, more for a bandwidth term nearer the bound)")
         note = size_note(topology, args.time_limit, args.seed, args.solver)
         if note:
             print_note(f"--size {format_size(args.size)}: {note}")

@@ -52,7 +52,7 @@ FREE_SHARES_ARCS = 100_000
 #: the Tofu-D job 2x2x2 with a failed link 2,060; a 16x16 torus with one failed link, about 10,000
 #: (docs/timed.md section 5)
 TIMED_MAX_ROWS = 6_500
-#: reduce rounds of the timed trees beyond the layered depth H (``depth`` sets them instead)
+#: reduce rounds of the timed trees beyond the layered depth H (``depth`` K >= H sets R = K instead: 2K rounds)
 TIMED_EXTRA_ROUNDS = 4
 #: column generation iterations of the timed LP at most (the time limit, in CPU seconds, ends it too)
 TIMED_ITERATIONS = 300
@@ -97,7 +97,7 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
     H = data.H
     if depth is not None and depth < H:
         return _solve_depth(topology, group, elements, mode, progress, collective, reason, time_limit, depth, H)
-    R = max(H + TIMED_EXTRA_ROUNDS, depth or 0)
+    R = H + TIMED_EXTRA_ROUNDS if depth is None else depth      # depth >= H here
     timed = collective == ALLREDUCE and 2 * R * (topology.n_links if group is None else group.n_link_orbits) \
         <= TIMED_MAX_ROWS
     order = 1 if group is None else group.order
@@ -131,7 +131,7 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
                      f"{'free' if cert.solver.get('free_shares') else 'equal'} shares")
     notes += _lp_notes("layered", sol, cert, collective, local=reference is not None)
     if timed and _fraction(cert) < 1:   # nothing beats a schedule that meets the bound
-        return _timed(topology, group, res, H if depth is None else depth, notes, mode, progress, time_limit)
+        return _timed(topology, group, res, R, notes, mode, progress, time_limit)
     return cert, H, notes
 
 
@@ -223,7 +223,6 @@ def _timed(topology, group, layered, R, notes, mode, progress, time_limit):
     """Column generation over timed trees after the layered LP; the better certified schedule is kept."""
     from synth.models.packing.timed import pack_timed, solve_timed   # a model: loaded with the solvers
 
-    R = max(R, layered.solution.data.H + TIMED_EXTRA_ROUNDS)
     try:
         sol = solve_timed(topology, group, R, time_limit=600.0 if time_limit is None else time_limit,
                           layered=layered.solution, max_iterations=TIMED_ITERATIONS, progress=progress)

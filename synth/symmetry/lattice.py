@@ -45,8 +45,8 @@ from synth.symmetry.residual import fixing
 from synth.topology.lattice import LatticeTorus
 
 __all__ = ["point_group", "automorphism_order", "lattice_gamma", "lattice_stabilizer",
-           "lattice_translations_negation", "lattice_translations", "vertex_map", "grid_group", "grid_translations", "lattice_group", "LATTICE_GROUPS",
-           "link_classes"]
+           "lattice_translations_negation", "lattice_translations", "vertex_map", "grid_group",
+           "grid_translations", "lattice_group", "LATTICE_GROUPS", "link_classes"]
 
 
 def _check(t):

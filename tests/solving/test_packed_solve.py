@@ -61,3 +61,20 @@ def test_the_packed_trees_have_both_halves(tmp_path, capsys, collective):
     summary = json.loads(capsys.readouterr().out)
     assert summary["collective"] == collective and summary["rounds"] == 4
     assert main(["check", str(out)]) == 0
+
+
+def test_depth_sets_the_rounds_of_the_timed_trees_and_size_says_to_use_it(capsys):
+    # --depth K >= H on the packing path: R = K reduce rounds, 2K in all (the default H + 4 buys bandwidth
+    # with rounds); the layered class at the same 2H rounds is contained, so the schedule is never worse
+    assert main(["solve", "--torus", "4x4", "--fail-link", "0.0-0.1", "--depth", "4", "--time-limit", "20",
+                 "--json"]) == 0
+    short = json.loads(capsys.readouterr().out)
+    assert short["rounds"] <= 8 and short["valid"]
+    assert main(["solve", "--torus", "4x4", "--fail-link", "0.0-0.1", "--time-limit", "20", "--json"]) == 0
+    default = json.loads(capsys.readouterr().out)
+    frac = lambda s: int(s.split("/")[0]) / int(s.split("/")[1])          # noqa: E731
+    assert default["rounds"] > short["rounds"]
+    assert frac(default["bandwidth_fraction"]) > frac(short["bandwidth_fraction"])
+    assert main(["solve", "--torus", "4x4", "--fail-link", "0.0-0.1", "--size", "1MiB"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "give --depth K instead" in err[0]
