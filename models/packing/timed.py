@@ -100,8 +100,9 @@ class MasterLP:
     fewer solves than at the extreme duals of a simplex basis (on the 8x8 torus with one failed link and
     60 CPU s, 96.5 % of the volume bound against 91.7 % at ``R = 12``: ``bench/timed_lp.py``);
     ``solve(vertex=True)`` adds the crossover for a vertex solution (the pricing's last look, and the
-    weights that are rounded).  ``"simplex"``: primal simplex from the
-    last basis (exact values at every solve: the exact pricing uses it).
+    weights that are rounded).  ``"simplex"``: primal simplex from the last basis (exact values at
+    every solve: the exact pricing uses it).  ``orbits``: one load row per link orbit of the group and
+    round (False: one per link; the same LP).
     """
 
     def __init__(self, space: TreeSpace, G: int, method: str = "ipm", orbits: bool = True):

@@ -143,7 +143,9 @@ def _lattice_view(t):
 def default_group(topology: Topology):
     """The largest built-in group for a topology (Γ on equal-sided tori), or ``None``.
 
-    A damaged topology gets the residual group of its healthy topology's (:mod:`synth.symmetry.residual`).
+    A damaged topology gets the residual group of its healthy topology's (:mod:`synth.symmetry.residual`);
+    on tori, lattice tori and grids, of every closed-form automorphism (translations and the whole point
+    group: :func:`synth.symmetry.lattice.lattice_stabilizer`), which may be larger than the lifting group.
     """
     if isinstance(topology, Damaged):
         healthy = default_group(topology.healthy)
