@@ -219,6 +219,8 @@ def _lattice_kind(flag, value, no_wrap):
 
 
 def group_for(topology, args):
+    if isinstance(topology, Damaged) and not getattr(args, "topology", None):
+        return default_group(topology)       # built-in kinds: the residual of every closed-form automorphism
     if isinstance(topology, Damaged):
         healthy = group_for(topology.healthy, args)
         return None if healthy is None else residual_group(topology, healthy)
