@@ -15,6 +15,7 @@ import sys
 
 from synth.errors import OptionError, SynthError
 from synth.fileio import printable
+from synth.topology.base import MAX_VERTICES
 from synth.topology.failures import damage, parse_failures
 from synth.topology.kinds import naming_flags, topology_flags
 from synth.units import parse_size
@@ -27,6 +28,8 @@ DEFAULT_TIME_LIMIT = 60.0
 MAX_SECONDS = 1e7
 #: seeds go to the solvers as 32-bit ints (SCIP's randomization/randomseedshift, CP-SAT's random_seed)
 MAX_SEED = 2**31 - 1
+#: largest --depth: a tree's depth is below its vertex count, and no network has more than MAX_VERTICES
+MAX_DEPTH = MAX_VERTICES
 #: input elements per node (--elements): 2**48 float32 elements are 1 PiB, the largest size parse_size takes
 MAX_ELEMENTS = 2**48
 
