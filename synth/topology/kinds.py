@@ -13,8 +13,8 @@ family, user graphs, and damaged networks, which wrap any of them).  Its row in 
 * ``group``: the kind of its default lifting group, a key of :data:`synth.symmetry.spec.GROUPS`
   (``None``: no closed-form group; :func:`synth.symmetry.spec.default_group` builds it);
 * ``solve_path``: which construction family ``synth.solve`` runs on it (``torus``, ``hyperx``,
-  ``spineleaf``, ``lattice``, ``user``, ``packing``): the solve stage dispatches on
-  ``kind_of(topology).solve_path``.
+  ``spineleaf``, ``lattice``, ``user``, ``packing``), the key the solve stage dispatches on
+  (``kind_of(topology).solve_path``, one function of ``synth/solving`` per path).
 
 Adding a kind is one module (the topology class, its builder, its word parser and its spec
 reader and sizer) plus one row here (docs/architecture.md, "What a change touches").
