@@ -3,7 +3,10 @@
 Certificates name a group by its *kind* (``{"kind": "torus-gamma"}``, or explicit
 ``{"kind": "generators", ...}``); ``solve(group=...)`` and ``synth solve --group`` name a
 torus group by its short *name* (``gamma``).  :data:`GROUPS` holds both spellings and the
-builder of each kind, so there is one place to add a group.
+builder of each kind, so there is one place to add a group.  Which group a network lifts with
+by default is its kind's (the ``group`` of its row in :mod:`synth.topology.kinds`):
+:func:`default_group`; :func:`lifting_group` adds the user graphs' searched or given groups and
+is the one place the group is decided (the CLI and the solve stage both call it).
 
 Examples
 --------

@@ -10,7 +10,7 @@ import pytest
 
 import synth.topology.kinds as kinds
 from synth.cli import main
-from synth.cli._common import Parser, add_topology_args, topology_from_args
+from synth.cli._common import Parser, add_topology_args, topology_argv, topology_from_args
 from synth.errors import SynthError, TopologyError
 from synth.symmetry.spec import GROUPS, default_group, lifting_group
 from synth.topology.kinds import NetworkKind, SpecKind, TopologyFlag, kind_of, naming_flags, topology_flags
@@ -129,6 +129,14 @@ def test_a_new_row_reaches_the_cli_the_spec_reader_and_the_group(ring_row, capsy
     assert default_group(t).spec == {"kind": "torus-translations"}    # the row's group, not the torus row's Γ
     with pytest.raises(SynthError, match="name exactly one topology: .* or --ring 5"):
         _topology([])
+    assert topology_argv(_args(["--ring", "7", "--fail-node", "3"])) == ["--fail-node", "3", "--ring", "7"]  # table order
+
+
+def test_cluster_words_come_from_the_table(tmp_path):
+    argv = ["--torus", "4x4x3", "--no-wrap", "0", "--fail-link", "0-1", "--fail-link", "2-3"]
+    assert topology_argv(_args(argv)) == argv
+    with pytest.raises(SynthError, match="workers may not see a --topology FILE"):
+        topology_argv(_args(["--topology", str(tmp_path / "t.json")]))
 
 
 def test_without_the_row_the_kind_is_unknown():
