@@ -23,5 +23,6 @@ from synth.topology.kinds import KINDS, kind_of
 __all__ = [
     "Topology", "Grid", "MAX_VERTICES", "MAX_LINKS", "check_size", "Torus", "parse_torus", "shape_sides", "HyperX",
     "parse_hyperx", "SpineLeaf", "spine_leaf", "parse_spine_leaf", "topology_from_json", "read_topology",
-    "build_topology", "spec_size", "KINDS", "kind_of", "LatticeTorus", "lattice_torus", "twisted", "grid", "parse_lattice",
+    "build_topology", "spec_size", "KINDS", "kind_of", "LatticeTorus", "lattice_torus", "twisted", "grid",
+    "parse_lattice",
 ]
