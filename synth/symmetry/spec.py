@@ -169,11 +169,11 @@ def default_group(topology: Topology):
 def lifting_group(topology: Topology, generators=None, *, rounds=None) -> Group:
     """The group synth lifts with when none is named: the one place that decides it.
 
-    ``generators`` (vertex permutations, from a ``--topology`` file) name the group when given: on a
-    damaged network, of its healthy network, filtered to the residual.  Without them: the kind's
-    :func:`default_group`, or, where the kind has none (user graphs), a group searched by nauty
-    (:func:`synth.symmetry.search.user_group`, ``rounds`` passed on), filtered to the residual on a
-    damaged network.
+    A built-in kind lifts with its :func:`default_group` (on a damaged network, the residual of the
+    healthy network's).  Where the kind has none (user graphs), ``generators`` (vertex permutations,
+    from a ``--topology`` file) give it, else nauty searches one (:func:`synth.symmetry.search.user_group`,
+    ``rounds`` passed on).  On a damaged network given ``generators``, the residual of their group on
+    the healthy network; without them, the residual of the searched one where no default exists.
 
     Examples
     --------
@@ -189,5 +189,5 @@ def lifting_group(topology: Topology, generators=None, *, rounds=None) -> Group:
     if isinstance(topology, Damaged):
         group = default_group(topology) if generators is None else None
         return group if group is not None else residual_group(topology, user_group(topology.healthy, generators))
-    group = default_group(topology) if generators is None else None
+    group = default_group(topology)
     return group if group is not None else user_group(topology, generators, rounds=rounds)
