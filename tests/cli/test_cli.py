@@ -253,7 +253,7 @@ def test_size_reports_each_depth_and_reuses_solved_ones(tmp_path, capsys, monkey
 
 
 def test_sweep_depths_are_clipped_before_they_are_expanded(capsys):
-    from synth.analysis.sweep import parse_depths
+    from synth.solving.sweep import parse_depths
 
     assert parse_depths("1..100000000", 4) == [1, 2, 3, 4]
     code, out, _ = run(capsys, "sweep", "--torus", "4x4", "--depths", "4..100000000", "--sizes", "64KiB", "--json")
