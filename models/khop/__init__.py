@@ -65,7 +65,7 @@ import numpy as np
 
 from synth.errors import OptionError
 from synth.models._names import SOLVERS
-from synth.models._solve.result import Best, Status
+from synth.models.backends.result import Best, Status
 from synth.models.forest.result import ForestResult
 from synth.models.forest.instance import check_tree, root_stabilizer
 from synth.topology.torus import Torus

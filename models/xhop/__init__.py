@@ -63,7 +63,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.errors import OptionError
-from synth.models._solve.result import Best, Status
+from synth.models.backends.result import Best, Status
 from synth.models.forest.result import ForestResult
 from synth.models.forest.labels import labels_to_parent
 from synth.models.xhop.instance import (

@@ -18,7 +18,7 @@ from synth.check.claims import check_certificate, check_file
 from synth.cli import main
 from synth.check.bounds import khop_dual_bound
 from synth.models.khop.dual import simple_dual
-from synth.models._solve.result import Best, MipSolution
+from synth.models.backends.result import Best, MipSolution
 from synth.solving import solve
 from synth.solving.khop import khop_tree
 from synth.solving.record import SOLVER_CLAIM, TreeRecord

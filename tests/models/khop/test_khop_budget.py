@@ -12,7 +12,7 @@ import pytest
 
 from synth.models.forest.labels import _cut_candidates, best_prefix_labels, fps_order, labels_cost
 from synth.models.forest.instance import check_tree, distance_matrix, root_stabilizer
-from synth.models._solve.lagrangian import stalled, too_slow
+from synth.models.backends.lagrangian import stalled, too_slow
 from synth.models.khop.lp import LayeredLP
 from synth.models.khop import solve_khop
 from synth.topology.torus import parse_torus

@@ -12,7 +12,7 @@ import time
 import pytest
 from ortools.sat.python import cp_model
 
-from synth.models._solve.interrupt import cpsat_solve, stop_on_signal
+from synth.models.backends.interrupt import cpsat_solve, stop_on_signal
 
 
 class Stop(KeyboardInterrupt):
