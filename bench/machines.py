@@ -1,4 +1,4 @@
-"""Real machine shapes (issue 40): twisted against plain tori, and each preset's best schedule per size.
+"""Real machine shapes: twisted against plain tori, and each preset's best schedule per size.
 
 Run: ``python bench/machines.py [--set quick|full] [--only pair:SHAPE,preset:NAME:SHAPE,...]
 [--sizes 1KiB,1MiB,16MiB] [--no-sim] [--sim-limit MESSAGES] [--json [FILE]]``.

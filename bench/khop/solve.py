@@ -1,4 +1,4 @@
-"""Minimum-weight k-hop trees (issue 3): W, lower bound, gap and seconds per instance.
+"""Minimum-weight k-hop trees: W, lower bound, gap and seconds per instance.
 
 Each instance is solved twice in this process: by the iterated local search alone
 (``solver="heuristic"``, the baseline) and by the full pipeline (heuristic, LP

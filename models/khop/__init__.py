@@ -1,4 +1,4 @@
-"""Minimum-weight k-hop spanning trees of a torus (issue 3, docs/spec.md §5).
+"""Minimum-weight k-hop spanning trees of a torus (docs/spec.md §5).
 
 For a torus and a depth bound ``k``, :func:`solve_khop` returns a spanning tree rooted
 at vertex 0 of depth at most ``k`` that minimizes ``W(T) = sum over tree edges of the

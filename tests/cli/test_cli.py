@@ -293,7 +293,7 @@ def test_only_option_errors_are_rewritten():
 
 
 def test_sizes_go_up_to_the_documented_1_pib(capsys):
-    """Issue 39, item 12: the docs say sizes go up to 1 PiB; the parser refused '1PiB' (no P unit)."""
+    """The docs say sizes go up to 1 PiB; the parser refused '1PiB' (no P unit)."""
     from synth.units import MAX_SIZE, format_size, parse_size
 
     assert parse_size("1PiB") == parse_size("1p") == MAX_SIZE and format_size(MAX_SIZE) == "1PiB"
@@ -305,7 +305,7 @@ def test_sizes_go_up_to_the_documented_1_pib(capsys):
 
 
 def test_topology_names_with_control_characters_print_escaped(tmp_path, capsys):
-    """Issue 39, item 12: a name from a file cannot forge a line or drive the terminal."""
+    """A name from a file cannot forge a line or drive the terminal."""
     path = tmp_path / "evil.json"
     path.write_text(json.dumps({"format": "synth-topology", "version": 1, "name": "ring\n\x1b[31mred\r",
                                 "vertices": 4, "links": [[0, 1], [1, 2], [2, 3], [3, 0]]}))

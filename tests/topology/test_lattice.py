@@ -1,4 +1,4 @@
-"""Lattice tori and grids with wrap per side (issue 40): HNF against brute force, graphs against their definition."""
+"""Lattice tori and grids with wrap per side: HNF against brute force, graphs against their definition."""
 
 import itertools
 

@@ -1,4 +1,4 @@
-"""Tests for the minimum-weight k-hop tree models (issue 3).
+"""Tests for the minimum-weight k-hop tree models.
 
 Every constraint family of :mod:`synth.models.khop.model` is checked against brute
 force on tiny tori, every depth bound, with and without the exact arc reduction; the

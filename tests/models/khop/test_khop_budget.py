@@ -1,4 +1,4 @@
-"""Time limits, warm starts and determinism of :func:`synth.models.khop.solve_khop` (issue 3).
+"""Time limits, warm starts and determinism of :func:`synth.models.khop.solve_khop`.
 
 The phases must respect the deadline (each LP solve gets only the time left), a
 ``start`` tree is validated and never beaten by a heavier result, and a solve that
