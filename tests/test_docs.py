@@ -3,6 +3,12 @@
 The checker below reads the Markdown of README.md and docs/ (and, for § references and citations of the
 design notes, the code, tests, bench, tools and notebooks too) and returns one line per reference that leads
 nowhere.  Its own unit tests feed it a small repository of broken references and see each one reported.
+
+Each measured figure lives once, in bench/RESULTS.md under the command that made it: a page that quotes a
+figure names that command in the same sentence (or a table row, or the paragraph above its table), and the
+figure must be one RESULTS.md prints under it; a decimal percentage in README.md or docs/ that quotes no
+command is reported too (a section about the paper quotes the paper).  docs/architecture.md names every
+package.
 """
 
 from __future__ import annotations
@@ -297,9 +303,10 @@ RESULT_COMMAND = re.compile(r"^(?:[-*] )?`((?:python )?(?:bench|tools)/[^`]*|syn
 #: a decimal figure (not a version such as 0.10.2 nor part of a name)
 FIGURE = re.compile(r"(?<![\w.])\d+\.\d+(?!\.?\d)(?![A-Za-z_])")
 SENTENCE = re.compile(r"(?<=[.;])\s+(?=[A-Z(`*])")
+PAPER = re.compile(r"#+ .*\bpaper", re.I)
 PERCENT = re.compile(r"(?<![\w.])(\d+\.\d+) ?%")
 #: the pages whose every decimal percentage is a quote of bench/RESULTS.md (the others still hold their own)
-QUOTING_PAGES = ("README.md", "docs/evaluation.md")
+QUOTING_PAGES = ("README.md", *(f"docs/{p.name}" for p in sorted((ROOT / "docs").glob("*.md"))))
 
 
 def normal_command(text: str) -> str:
@@ -369,6 +376,8 @@ def figure_problems(page: Path, root: Path, sections: dict) -> list:
     where = page.relative_to(root)
     prose = FENCE.sub("", text_of(page, markdown_only=True))
     out = []
+    # a section about the paper quotes the paper's figures, not ours
+    prose = "".join(part for part in re.split(r"(?m)^(?=#)", prose) if not PAPER.match(part))
     for unit, above in _units(prose):
         quoted = _commands(unit, sections) or (_commands(above, sections) if above is not None else [])
         if quoted:
