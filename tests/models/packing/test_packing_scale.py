@@ -63,7 +63,7 @@ EIGHT = "0.0-0.1 2.3-2.4 4.6-4.7 6.9-6.10 8.12-8.13 10.15-10.0 12.2-13.2 14.8-15
 @pytest.mark.slow
 @pytest.mark.parametrize("links, least", [(["0.0-0.1"], 0.759), (EIGHT, 0.7618)])
 def test_16x16_takes_the_whole_lp_and_is_certified(links, least, tmp_path):
-    """The issue's scale target on 16x16 (about 40-60 CPU s each, docs/failures.md section 6)."""
+    """The scale target on 16x16 (about 40-60 CPU s each, bench/RESULTS.md: the layered packing on damaged tori)."""
     import time
 
     from synth.check.certificate import write_certificate
