@@ -15,17 +15,9 @@ import sys
 
 from synth.errors import OptionError, SynthError
 from synth.fileio import printable
-from synth.symmetry.search import user_group
-from synth.symmetry.spec import default_group
-from synth.symmetry.residual import residual_group
-from synth.topology.failures import Damaged, damage, parse_failures
-from synth.topology.hyperx import parse_hyperx
-from synth.topology.spineleaf import parse_spine_leaf
-from synth.topology.lattice import parse_lattice, parse_wrap, twisted
-from synth.topology.machines import machine_spec
-from synth.topology.spec import build_topology
-from synth.topology.torus import parse_torus, shape_sides
-from synth.topology.user import read_topology
+from synth.topology.base import MAX_VERTICES
+from synth.topology.failures import damage, parse_failures
+from synth.topology.kinds import naming_flags, topology_flags
 from synth.units import parse_size
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -36,6 +28,8 @@ DEFAULT_TIME_LIMIT = 60.0
 MAX_SECONDS = 1e7
 #: seeds go to the solvers as 32-bit ints (SCIP's randomization/randomseedshift, CP-SAT's random_seed)
 MAX_SEED = 2**31 - 1
+#: largest --depth: a tree's depth is below its vertex count, and no network has more than MAX_VERTICES
+MAX_DEPTH = MAX_VERTICES
 #: input elements per node (--elements): 2**48 float32 elements are 1 PiB, the largest size parse_size takes
 MAX_ELEMENTS = 2**48
 
@@ -138,95 +132,51 @@ def add_cluster_arg(parser, what: str) -> None:
 def topology_argv(args) -> list:
     """The topology flag of ``args`` as command-line words, for a task that workers run (not ``--topology
     FILE``: a worker may not see the file)."""
-    if getattr(args, "topology", None) is not None:
+    flags = topology_flags()
+    if any(getattr(args, flag.name, None) is not None for flag in flags if flag.reads_file):
         raise SynthError("with --cluster, name the topology by its flags (--torus, --twisted, --mesh, ...): "
                          "workers may not see a --topology FILE")
     words = []
-    for flag in TOPOLOGY_FLAGS:
-        value = getattr(args, flag, None)
+    for flag in flags:
+        value = getattr(args, flag.name, None)
         for one in (value if isinstance(value, list) else [] if value is None else [value]):
-            words += ["--" + flag.replace("_", "-"), one]
+            words += [_option(flag), one]
     if not words:
         raise SynthError("with --cluster, name the topology by its flags (--torus, --twisted, --mesh, ...)")
     return words
 
 
-#: the flags that name a topology (each one word of value), as ``args`` attributes, for :func:`topology_argv`
-TOPOLOGY_FLAGS = ("torus", "hyperx", "spine_leaf", "twisted", "lattice", "mesh", "machine", "no_wrap", "fail_link",
-                  "fail_node")
+# ---------------------------------------------------------------- the topology flags (synth.topology.kinds)
+def _option(flag) -> str:
+    return "--" + flag.name.replace("_", "-")
 
 
-# ---------------------------------------------------------------- the topology flags
-def add_topology_args(parser):
-    parser.add_argument("--torus", metavar="SHAPE", help="torus side lengths, e.g. 16x16 or 8x8x8")
-    parser.add_argument("--hyperx", metavar="SHAPE", help="HyperX sides, e.g. 32x32")
-    parser.add_argument("--spine-leaf", metavar="S,L,H", help="spines, leaves, hosts per leaf, e.g. 16,32,16")
-    parser.add_argument("--twisted", metavar="SHAPE", help="twisted torus (TPU v4/v5p): kx2k, kxkx2k or kx2kx2k, "
-                        "e.g. 4x4x8")
-    parser.add_argument("--lattice", metavar="BASIS", help="lattice torus Z^d/L, L given by the rows of a basis, "
-                        "e.g. '4,0,4;0,4,4;0,0,8' (docs/machines.md)")
-    parser.add_argument("--mesh", metavar="SHAPE", help="grid with no wraparound, e.g. 8x8")
-    parser.add_argument("--machine", metavar="NAME:SHAPE", help="a vendor's slice, e.g. tpu-v4:4x4x8, trn2:4x4x4, "
-                        "tofu-d:4x4x4 (docs/machines.md)")
-    parser.add_argument("--no-wrap", metavar="DIMS", help="with --torus or --machine: the sides (0-based, comma "
-                        "separated) that do not wrap, e.g. 0 or 0,1,2")
-    parser.add_argument("--topology", metavar="FILE",
-                        help="a synth-topology JSON file: vertices, links, optional compute and generators "
-                             "(docs/formats.md, 'The --topology file')")
-    parser.add_argument("--fail-link", metavar="U-V", action="append", default=[],
-                        help="a failed link (both directions), by vertex ids or coordinates, e.g. 3-4 or 0.1-0.2; "
-                             "repeatable (docs/failures.md)")
-    parser.add_argument("--fail-node", metavar="V", action="append", default=[],
-                        help="a failed chip (it neither computes nor forwards), e.g. 9 or 1.1; repeatable")
+def add_topology_args(parser) -> None:
+    """The flags of every network kind, in the table's order (:func:`synth.topology.kinds.topology_flags`)."""
+    with_no_wrap = " or ".join(_option(flag) for flag in naming_flags() if flag.no_wrap)
+    for flag in topology_flags():
+        extra = {"action": "append", "default": []} if flag.repeatable else {}
+        text = f"with {with_no_wrap}: {flag.help}" if flag.name == "no_wrap" else flag.help
+        parser.add_argument(_option(flag), metavar=flag.metavar, help=text, **extra)
 
 
 def topology_from_args(args):
-    flags = ("torus", "hyperx", "spine_leaf", "topology", "twisted", "lattice", "mesh", "machine")
-    given = [(flag, getattr(args, flag, None)) for flag in flags]
+    """The network the topology flags of ``args`` name (exactly one naming flag), failures applied.
+
+    Sets ``args.generators``: those of a ``--topology`` file, else None.
+    """
+    given = [(flag, getattr(args, flag.name, None)) for flag in naming_flags()]
     given = [(flag, value) for flag, value in given if value is not None]
     if len(given) != 1:
-        raise SynthError("name exactly one topology: --torus 16x16, --twisted 4x4x8, --mesh 8x8, --lattice "
-                         "'4,4;0,8', --machine tpu-v4:4x4x8, --hyperx 32x32, --spine-leaf 16,32,16 or --topology FILE")
+        words = [f"{_option(flag)} {flag.example}" for flag in naming_flags()]
+        raise SynthError(f"name exactly one topology: {', '.join(words[:-1])} or {words[-1]}")
     flag, value = given[0]
     no_wrap = getattr(args, "no_wrap", None)
-    if no_wrap is not None and flag not in ("torus", "machine"):
-        raise SynthError("--no-wrap goes with --torus or --machine")
-    if flag == "topology":
-        topology, args.generators = read_topology(value)
-    elif flag in ("twisted", "mesh", "machine") or flag == "torus" and no_wrap is not None:
-        topology = _lattice_kind(flag, value, no_wrap)
-    elif flag == "lattice":
-        topology = parse_lattice(value)
-    else:
-        topology = {"torus": parse_torus, "hyperx": parse_hyperx, "spine_leaf": parse_spine_leaf}[flag](value)
+    if no_wrap is not None and not flag.no_wrap:
+        raise SynthError(f"--no-wrap goes with {' or '.join(_option(f) for f in naming_flags() if f.no_wrap)}")
+    topology, args.generators = flag.parse(value, no_wrap)
     failures = parse_failures(topology, getattr(args, "fail_link", None) or (), getattr(args, "fail_node", None) or ())
     return damage(topology, failures)
-
-
-def _lattice_kind(flag, value, no_wrap):
-    """The lattice kinds: a twisted torus, a mesh, a torus with unwrapped sides, a machine preset."""
-    if flag == "machine":
-        spec = machine_spec(value, mesh=no_wrap is not None)
-        return build_topology(spec)
-    text = str(value).strip().lower()
-    if not re.match(r"^\d+(x\d+)*$", text):
-        raise SynthError(f"--{flag} shape {text[:40]!r} is not of the form NxNx... (e.g. 4x4x8)")
-    shape = shape_sides(text, flag)
-    if flag == "twisted":
-        return twisted(shape)
-    wrap = (False,) * len(shape) if flag == "mesh" else parse_wrap(no_wrap, len(shape))
-    return build_topology({"kind": "grid", "shape": list(shape), "wrap": list(wrap)})
-
-
-def group_for(topology, args):
-    if isinstance(topology, Damaged) and not getattr(args, "topology", None):
-        return default_group(topology)       # built-in kinds: the residual of every closed-form automorphism
-    if isinstance(topology, Damaged):
-        healthy = group_for(topology.healthy, args)
-        return None if healthy is None else residual_group(topology, healthy)
-    if getattr(args, "topology", None):
-        return user_group(topology, getattr(args, "generators", None))
-    return default_group(topology)
 
 
 # ---------------------------------------------------------------- library parameters -> flags

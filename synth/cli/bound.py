@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
-from synth.cli._common import EXIT_FAILED, EXIT_OK, add_topology_args, group_for, topology_from_args
+from synth.cli._common import EXIT_FAILED, EXIT_OK, add_topology_args, topology_from_args
 from synth.solving.summary import ROUND_BOUND_SCOPE
 from synth.check import round_lower_bound
+from synth.symmetry.spec import lifting_group
 from synth.topology.torus import Torus
 
 __all__ = ["add_parser", "cmd_bound"]
@@ -18,7 +19,7 @@ def cmd_bound(args) -> int:
     Example: ``synth bound --torus 8x8``
     """
     t = topology_from_args(args)
-    bound, witness = round_lower_bound(t, group_for(t, args))
+    bound, witness = round_lower_bound(t, lifting_group(t, args.generators))
     closed = None
     if isinstance(t, Torus):
         closed = 2 * t.diameter - (1 if any(n % 2 == 0 for n in t.shape) else 0)

@@ -7,9 +7,10 @@ import sys
 
 import numpy as np
 
-from synth.cli._common import EXIT_OK, add_topology_args, group_for, print_table, topology_from_args
+from synth.cli._common import EXIT_OK, add_topology_args, print_table, topology_from_args
 from synth.solving.summary import ROUND_BOUND_SCOPE
 from synth.check import round_lower_bound
+from synth.symmetry.spec import lifting_group
 
 __all__ = ["add_parser", "cmd_info"]
 
@@ -20,7 +21,7 @@ def cmd_info(args) -> int:
     Example: ``synth info --torus 8x8x8``
     """
     t = topology_from_args(args)
-    g = group_for(t, args)
+    g = lifting_group(t, args.generators)
     bound, witness = round_lower_bound(t, g)
     first = int(t.compute[0])
     dist = t.bfs([first])[t.compute]

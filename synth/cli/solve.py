@@ -6,7 +6,7 @@ import json
 import sys
 import time
 
-from synth.cli._common import (DEFAULT_TIME_LIMIT, EXIT_FAILED, EXIT_OK, MAX_ELEMENTS, MAX_SEED,
+from synth.cli._common import (DEFAULT_TIME_LIMIT, EXIT_FAILED, EXIT_OK, MAX_DEPTH, MAX_ELEMENTS, MAX_SEED,
                                add_cluster_arg, add_topology_args, int_in, print_note, print_table, progress,
                                progress_always, seconds, size, stdout_for, topology_from_args)
 from synth.analysis.simulate import ENGINES
@@ -157,7 +157,7 @@ def add_parser(sub) -> None:
     """Add ``synth solve`` to the subparsers ``sub``."""
     s = sub.add_parser("solve", help="build, check and certify a schedule", description=cmd_solve.__doc__)
     add_topology_args(s)
-    s.add_argument("--depth", type=int_in(1, MAX_SEED), metavar="K", help="tree depth bound (k-SP-allreduce)")
+    s.add_argument("--depth", type=int_in(1, MAX_DEPTH), metavar="K", help="tree depth bound (k-SP-allreduce)")
     s.add_argument("--size", metavar="BYTES", type=size,
                    help="choose the depth (and tree vs exchange) with the least modeled time at this message "
                         "size, e.g. 1MiB (solves every depth below H once, up to --time-limit each, with one "

@@ -1,6 +1,8 @@
-"""``synth export`` of an explicit schedule file (what ``synth baseline`` writes).
+"""``synth export --format explicit``: a certificate lifted to explicit JSON Lines, or an explicit file re-emitted.
 
-An explicit file already is the ``explicit`` format: :func:`reemit_explicit` reads it
+:func:`export_explicit` lifts a certificate's base schedule by its group (refusing more than
+``max_transmissions``), or re-emits an explicit file (what ``synth baseline`` writes).  An
+explicit file already is the ``explicit`` format: :func:`reemit_explicit` reads it
 through :func:`synth.check.explicit.read_explicit` (so a malformed file is refused with the line
 that is wrong) and writes it again, optionally re-cut to another element count.  For
 ``--format msccl-xml`` the exporter (:func:`synth.runtime.msccl.export_msccl`) takes the
@@ -24,11 +26,55 @@ from __future__ import annotations
 
 import numpy as np
 
+from synth.check.certificate import read_certificate
+from synth.check.claims import file_kind
 from synth.check.explicit import read_explicit, write_explicit
 from synth.errors import SynthError
+from synth.fileio import read_json
 from synth.schedule.data import block_chunk_elements, chunk_elements, require_elements
+from synth.schedule.lift import lift, lifted_chunk_elements
 
-__all__ = ["reemit_explicit"]
+__all__ = ["reemit_explicit", "export_explicit", "MAX_TRANSMISSIONS"]
+
+#: transmissions of a lifted explicit file at most, unless the caller raises it
+MAX_TRANSMISSIONS = 20_000_000
+
+
+def _quiet(_message):
+    pass
+
+
+def export_explicit(path, out, elements: int | None = None, max_transmissions: int = MAX_TRANSMISSIONS,
+                    progress=_quiet):
+    """Write the schedule of the certificate or explicit file ``path`` to ``out`` as explicit JSON Lines.
+
+    Returns ``(summary, line)``: what ``synth export --json`` prints and the one line it prints
+    without ``--json``.  A certificate is lifted by its group (its claims kept when ``elements`` is
+    its own); an explicit file is re-emitted (:func:`reemit_explicit`).
+
+    Raises
+    ------
+    SynthError
+        For a malformed file, more than ``max_transmissions`` transmissions (the parameter is named,
+        `like_this`), or ``elements`` below the chunk count.
+    """
+    if file_kind(path) == "explicit":  # e.g. a baseline: already explicit, re-written after validation
+        line = reemit_explicit(path, out, elements)
+        return {"file": out, "format": "explicit", "note": line}, line
+    cert = read_certificate(read_json(path))
+    n = cert.base.n_transmissions * cert.group.order
+    if n > max_transmissions:
+        raise SynthError(f"the explicit schedule has {n:,} transmissions, over `max_transmissions` "
+                         f"{max_transmissions:,}; raise it if you really want that file")
+    elements = elements or cert.elements
+    require_elements(elements, cert.base.n_components * cert.group.order)  # as `solve --elements` refuses it
+    progress(f"lifting {n:,} transmissions")
+    schedule = lift(cert.base, cert.group)
+    sizes = lifted_chunk_elements(cert.base, cert.group, elements)  # reduce-scatter / allgather: equal blocks
+    write_explicit(schedule, sizes, out, cert.claims if elements == cert.elements else None)
+    summary = {"file": out, "format": "explicit", "transmissions": n, "chunks": schedule.n_chunks,
+               "rounds": schedule.n_rounds, "elements": elements}
+    return summary, f"wrote {out}: {n} transmissions, {schedule.n_chunks} chunks, {schedule.n_rounds} rounds"
 
 
 def reemit_explicit(path, out, elements: int | None = None) -> str:

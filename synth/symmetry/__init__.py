@@ -11,13 +11,13 @@ from synth.symmetry.torus import torus_gamma, torus_translations_negation, torus
 from synth.symmetry.hyperx import hyperx_group
 from synth.symmetry.spineleaf import spine_leaf_group
 from synth.symmetry.search import search_group, user_group
-from synth.symmetry.lattice import lattice_gamma, lattice_group, grid_group, point_group
+from synth.symmetry.lattice import lattice_gamma, grid_group, point_group
 from synth.symmetry.spec import (GroupKind, GROUPS, TORUS_GROUPS, named_group, torus_group, torus_group_builder,
-                                  default_group, group_builder, group_kinds)
+                                  default_group, lifting_group, group_builder, group_kinds)
 
 __all__ = [
     "Group", "torus_gamma", "torus_translations_negation", "torus_translations", "root_stabilizer", "hyperx_group",
     "spine_leaf_group", "search_group", "user_group", "GroupKind", "GROUPS", "TORUS_GROUPS", "named_group",
-    "torus_group", "torus_group_builder", "default_group", "group_builder", "group_kinds",
-    "lattice_gamma", "lattice_group", "grid_group", "point_group",
+    "torus_group", "torus_group_builder", "default_group", "lifting_group", "group_builder", "group_kinds",
+    "lattice_gamma", "grid_group", "point_group",
 ]

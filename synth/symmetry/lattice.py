@@ -46,7 +46,7 @@ from synth.topology.lattice import LatticeTorus
 
 __all__ = ["point_group", "automorphism_order", "lattice_gamma", "lattice_stabilizer",
            "lattice_translations_negation", "lattice_translations", "vertex_map", "grid_group",
-           "grid_translations", "lattice_group", "LATTICE_GROUPS", "link_classes"]
+           "grid_translations", "LATTICE_GROUPS", "link_classes"]
 
 
 def _check(t):
@@ -303,11 +303,6 @@ def grid_translations(t) -> Group:
     """A grid's translations along its wrapped sides only (the fallback of :func:`grid_group`)."""
     _check(t)
     return _group(t, [], "grid-translations", "grid-translations")
-
-
-def lattice_group(t) -> Group:
-    """The default lifting group: :func:`lattice_gamma` on lattice tori, :func:`grid_group` on the others."""
-    return lattice_gamma(t) if t.is_vertex_transitive else grid_group(t)
 
 
 #: short name (``solve(group=...)``) -> builder, on lattice tori

@@ -3,7 +3,10 @@
 Certificates name a group by its *kind* (``{"kind": "torus-gamma"}``, or explicit
 ``{"kind": "generators", ...}``); ``solve(group=...)`` and ``synth solve --group`` name a
 torus group by its short *name* (``gamma``).  :data:`GROUPS` holds both spellings and the
-builder of each kind, so there is one place to add a group.
+builder of each kind, so there is one place to add a group.  Which group a network lifts with
+by default is its kind's (the ``group`` of its row in :mod:`synth.topology.kinds`):
+:func:`default_group`; :func:`lifting_group` adds the user graphs' searched or given groups and
+is the one place the group is decided (the CLI and the solve stage both call it).
 
 Examples
 --------
@@ -29,20 +32,20 @@ import numpy as np
 from synth.errors import GroupError, OptionError, check_instance
 from synth.symmetry.group import Group
 from synth.symmetry.hyperx import hyperx_group
-from synth.symmetry.lattice import (grid_group, grid_translations, lattice_gamma, lattice_group, lattice_stabilizer,
+from synth.symmetry.lattice import (grid_group, grid_translations, lattice_gamma, lattice_stabilizer,
                                     lattice_translations, lattice_translations_negation)
 from synth.symmetry.residual import residual_group
+from synth.symmetry.search import user_group
 from synth.symmetry.spineleaf import spine_leaf_group
 from synth.symmetry.torus import torus_gamma, torus_translations, torus_translations_negation
 from synth.topology.base import Topology
 from synth.topology.failures import Damaged
-from synth.topology.hyperx import HyperX
+from synth.topology.kinds import kind_of
 from synth.topology.lattice import LatticeTorus, grid
-from synth.topology.spineleaf import SpineLeaf
 from synth.topology.torus import Torus
 
 __all__ = ["GroupKind", "GROUPS", "TORUS_GROUPS", "named_group", "torus_group", "torus_group_builder",
-           "default_group", "group_builder", "group_kinds"]
+           "default_group", "lifting_group", "group_builder", "group_kinds"]
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,8 @@ def _lattice_view(t):
 def default_group(topology: Topology):
     """The largest built-in group for a topology (Γ on equal-sided tori), or ``None``.
 
+    The group kind comes from the topology's row in the table of network kinds
+    (:func:`synth.topology.kinds.kind_of`); a kind without one (user graphs) gives ``None``.
     A damaged topology gets the residual group of its healthy topology's (:mod:`synth.symmetry.residual`);
     on tori, lattice tori and grids, of every closed-form automorphism (translations and the whole point
     group: :func:`synth.symmetry.lattice.lattice_stabilizer`), which may be larger than the lifting group.
@@ -157,12 +162,32 @@ def default_group(topology: Topology):
         # every closed-form automorphism that fixes the failures, not only the lifting group's
         return residual_group(topology, healthy, lattice_stabilizer(view, topology.failures),
                               f"residual(automorphisms({topology.healthy.name}))")
-    if isinstance(topology, Torus):
-        return torus_gamma(topology) if topology.is_equal_sided else torus_translations_negation(topology)
-    if isinstance(topology, HyperX):
-        return hyperx_group(topology)
-    if isinstance(topology, SpineLeaf):
-        return spine_leaf_group(topology)
-    if isinstance(topology, LatticeTorus):
-        return lattice_group(topology)
-    return None
+    kind = kind_of(topology).group(topology)
+    return None if kind is None else GROUPS[kind].build(topology)
+
+
+def lifting_group(topology: Topology, generators=None, *, rounds=None) -> Group:
+    """The group synth lifts with when none is named: the one place that decides it.
+
+    A built-in kind lifts with its :func:`default_group` (on a damaged network, the residual of the
+    healthy network's).  Where the kind has none (user graphs), ``generators`` (vertex permutations,
+    from a ``--topology`` file) give it, else nauty searches one (:func:`synth.symmetry.search.user_group`,
+    ``rounds`` passed on).  On a damaged network given ``generators``, the residual of their group on
+    the healthy network; without them, the residual of the searched one where no default exists.
+
+    Examples
+    --------
+    >>> from synth.topology.torus import parse_torus
+    >>> lifting_group(parse_torus("4x4")).spec
+    {'kind': 'torus-gamma'}
+    >>> from synth.topology.base import Topology
+    >>> ring = Topology.from_links("ring 5", {"kind": "links"}, 5, [[i, (i + 1) % 5] for i in range(5)]
+    ...                            + [[(i + 1) % 5, i] for i in range(5)])
+    >>> lifting_group(ring, [[1, 2, 3, 4, 0]]).order
+    5
+    """
+    if isinstance(topology, Damaged):
+        group = default_group(topology) if generators is None else None
+        return group if group is not None else residual_group(topology, user_group(topology.healthy, generators))
+    group = default_group(topology)
+    return group if group is not None else user_group(topology, generators, rounds=rounds)

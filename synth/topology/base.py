@@ -28,7 +28,7 @@ import numpy as np
 from synth.fileio import printable
 from synth.errors import TopologyError
 
-__all__ = ["Topology", "Grid", "MAX_VERTICES", "MAX_LINKS", "check_size", "count_of"]
+__all__ = ["Topology", "Grid", "MAX_VERTICES", "MAX_LINKS", "check_size", "count_of", "is_int"]
 
 MAX_VERTICES = 1 << 22  # 4,194,304 vertices: 256x the largest network we solve (64x64 torus, 32x32 HyperX)
 MAX_LINKS = 1 << 24     # 16,777,216 directed links: building them peaks near 1 GB (int32 ids, int64 keys)
@@ -54,6 +54,15 @@ def count_of(array: str, doc: str) -> property:
         return int(getattr(self, array).size)
     count.__doc__ = doc
     return property(count)
+
+
+def is_int(x) -> bool:
+    """Whether a value read from JSON is an integer (``True`` and ``False`` are not).
+
+    >>> is_int(3), is_int(True), is_int(3.0)
+    (True, False, False)
+    """
+    return isinstance(x, int) and not isinstance(x, bool)
 
 
 def check_size(name: str, n_vertices: int, n_links: int) -> None:

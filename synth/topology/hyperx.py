@@ -25,10 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.errors import TopologyError, check_instance
-from synth.topology.base import MAX_VERTICES, Grid, Topology, check_size
+from synth.topology.base import MAX_VERTICES, Grid, Topology, check_size, is_int
 from synth.topology.torus import shape_sides
 
-__all__ = ["HyperX", "hyperx", "parse_hyperx"]
+__all__ = ["HyperX", "hyperx", "parse_hyperx", "hyperx_from_spec", "hyperx_spec_size"]
 
 
 def parse_hyperx(text: str) -> "HyperX":
@@ -38,6 +38,29 @@ def parse_hyperx(text: str) -> "HyperX":
     if not re.match(r"^\d+(x\d+)*$", text):
         raise TopologyError(f"hyperx shape {text[:40]!r} is not of the form NxN... (e.g. 32x32)")
     return hyperx(shape_sides(text, "hyperx"))
+
+
+def hyperx_from_spec(spec) -> "HyperX":
+    """A ``hyperx`` spec (``{"kind": "hyperx", "shape": [4, 4]}``)."""
+    shape = spec.get("shape")
+    if not isinstance(shape, list) or not all(is_int(s) for s in shape):
+        raise TopologyError("a hyperx spec needs 'shape': a list of integers")
+    return hyperx(shape)
+
+
+def hyperx_spec_size(spec):
+    """``(V, E, V)`` of a ``hyperx`` spec without building it; None if malformed.
+
+    >>> hyperx_spec_size({"kind": "hyperx", "shape": [4, 4]})
+    (16, 96, 16)
+    """
+    shape = spec.get("shape")
+    if not isinstance(shape, list) or not shape or len(shape) > 64 or not all(is_int(s) and s >= 1 for s in shape):
+        return None
+    V = 1
+    for s in shape:
+        V *= s
+    return V, V * sum(s - 1 for s in shape), V
 
 
 def hyperx(shape) -> "HyperX":

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.errors import TopologyError, check_instance
-from synth.topology.base import Topology, check_size
+from synth.topology.base import Topology, check_size, is_int
 
-__all__ = ["SpineLeaf", "spine_leaf", "parse_spine_leaf"]
+__all__ = ["SpineLeaf", "spine_leaf", "parse_spine_leaf", "spine_leaf_from_spec", "spine_leaf_spec_size"]
 
 
 def parse_spine_leaf(text: str) -> "SpineLeaf":
@@ -39,6 +39,26 @@ def parse_spine_leaf(text: str) -> "SpineLeaf":
         raise TopologyError(f"spine-leaf {str(text)[:40]!r} is not of the form SPINES,LEAVES,HOSTS (e.g. 16,32,16), "
                             "each at most 9 digits")
     return spine_leaf(*(int(x) for x in m.groups()))
+
+
+def spine_leaf_from_spec(spec) -> "SpineLeaf":
+    """A ``spine-leaf`` spec (integer ``spines``, ``leaves`` and ``hosts``)."""
+    vals = [spec.get(k) for k in ("spines", "leaves", "hosts")]
+    if not all(is_int(v) for v in vals):
+        raise TopologyError("a spine-leaf spec needs integer 'spines', 'leaves' and 'hosts'")
+    return spine_leaf(*vals)
+
+
+def spine_leaf_spec_size(spec):
+    """``(V, E, hosts)`` of a ``spine-leaf`` spec without building it; None if malformed.
+
+    >>> spine_leaf_spec_size({"kind": "spine-leaf", "spines": 2, "leaves": 3, "hosts": 2})
+    (11, 24, 6)
+    """
+    q, l, h = (spec.get(k) for k in ("spines", "leaves", "hosts"))
+    if not all(is_int(x) and x >= 0 for x in (q, l, h)):
+        return None
+    return q * l + l + q, 4 * q * l, h * l
 
 
 def spine_leaf(spines: int, leaves: int, hosts: int) -> "SpineLeaf":

@@ -27,9 +27,9 @@ import numpy as np
 
 from synth.errors import FileFormatError, TopologyError
 from synth.fileio import printable, read_json
-from synth.topology.base import Topology, check_size
+from synth.topology.base import Topology, check_size, is_int
 
-__all__ = ["topology_from_json", "read_topology"]
+__all__ = ["topology_from_json", "read_topology", "links_from_spec", "links_spec_size"]
 
 FORMAT = "synth-topology"
 
@@ -39,11 +39,11 @@ def topology_from_json(data: dict) -> Topology:
     if not isinstance(data, dict) or data.get("format", FORMAT) != FORMAT or data.get("version", 1) != 1:
         raise FileFormatError("not a synth-topology version 1 object")
     n, links, compute = data.get("vertices"), data.get("links"), data.get("compute", [])
-    if not _is_int(n) or not isinstance(links, list) or not all(
-            isinstance(pair, list) and len(pair) == 2 and _is_int(pair[0]) and _is_int(pair[1]) for pair in links):
+    if not is_int(n) or not isinstance(links, list) or not all(
+            isinstance(pair, list) and len(pair) == 2 and is_int(pair[0]) and is_int(pair[1]) for pair in links):
         raise FileFormatError("a topology needs 'vertices' (an integer count) and 'links' ([[u, v], ...] of "
                               "integer vertex ids)")
-    if not isinstance(compute, list) or not all(_is_int(c) for c in compute):
+    if not isinstance(compute, list) or not all(is_int(c) for c in compute):
         raise FileFormatError("a topology's 'compute' must be a list of integer vertex ids")
     if "compute" in data and (not compute or len(set(compute)) != len(compute)):
         raise FileFormatError("a topology's 'compute' must list distinct vertex ids, at least one (omit it: every "
@@ -75,8 +75,28 @@ def topology_from_json(data: dict) -> Topology:
     return t
 
 
-def _is_int(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
+def links_from_spec(spec) -> Topology:
+    """A ``links`` spec (how a user graph is stored in certificates): ``vertices``, ``links``, ``compute``."""
+    n, links, compute = spec.get("vertices"), spec.get("links"), spec.get("compute")
+    if not is_int(n) or not isinstance(links, list) or not (compute is None or isinstance(compute, list)):
+        raise TopologyError("a links spec needs integer 'vertices', 'links' ([[u, v], ...]) and optionally "
+                            "'compute' (a list of vertex ids)")
+    if not all(isinstance(pair, list) and len(pair) == 2 and all(is_int(x) for x in pair) for pair in links) \
+            or not all(is_int(c) for c in compute or ()):
+        raise TopologyError("a links spec's 'links' must be [u, v] pairs of integer vertex ids, and 'compute' "
+                            "integer ids")
+    return Topology.from_links(str(spec.get("name", "graph"))[:200], dict(spec), n, links, compute)
+
+
+def links_spec_size(spec):
+    """``(V, E, None)`` of a ``links`` spec (the compute count is left to the build); None if malformed.
+
+    The links are listed in the file itself: its size bounds the work already.
+    """
+    n, links = spec.get("vertices"), spec.get("links")
+    if not is_int(n) or not isinstance(links, list):
+        return None
+    return n, len(links), None
 
 
 def read_topology(path):
@@ -90,7 +110,7 @@ def read_topology(path):
         raise FileFormatError(f"{path}: not a synth-topology version 1 object")
     gens = data.get("generators")
     if gens is not None and not (isinstance(gens, list) and all(
-            isinstance(g, list) and all(_is_int(v) for v in g) for g in gens)):
+            isinstance(g, list) and all(is_int(v) for v in g) for g in gens)):
         raise FileFormatError(f"{path}: 'generators' must be lists of integer vertex ids")
     t = topology_from_json(data)
     if gens is not None and (not gens or any(len(g) != t.n_vertices for g in gens)):

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-import synth.cli.export as cli_export
+import synth.runtime.formats as formats
 from synth.baselines import build_baseline
 from synth.cli import main
 from synth.check.certificate import write_certificate
@@ -40,7 +40,7 @@ def test_a_failed_check_writes_no_xml_and_keeps_the_older_file(files, monkeypatc
         rep.errors.insert(0, "injected failure")  # ok is: no errors
         return rep
 
-    monkeypatch.setattr(cli_export, "check_xml", failing)
+    monkeypatch.setattr(formats, "check_xml", failing)
     old = files["dir"] / "old.xml"
     old.write_text("OLD\n")
     assert main(["export", files["cert"], "--format", "msccl-xml", "--out", str(old), "--check"]) == 1

@@ -9,7 +9,7 @@ from _lattice_brute import in_lattice as _in_lattice  # tests/_lattice_brute.py
 from networkx.algorithms.isomorphism import GraphMatcher
 
 from synth.errors import GroupError
-from synth.symmetry.lattice import (automorphism_order, grid_group, lattice_gamma, lattice_group,
+from synth.symmetry.lattice import (automorphism_order, grid_group, lattice_gamma,
                                     lattice_stabilizer, lattice_translations, lattice_translations_negation,
                                     point_group)
 from synth.symmetry.residual import fixing
@@ -63,10 +63,10 @@ def test_twisted_tori_are_link_regular(shape):
 
 
 def test_rectangular_and_mixed():
-    g = lattice_group(grid((4, 6), (True, True)))
+    g = default_group(grid((4, 6), (True, True)))
     assert g.order == 48 and g.n_link_orbits == 2     # the rectangular torus: translations and negation
     mesh = grid((5, 7), (False, False))
-    gm = lattice_group(mesh)
+    gm = default_group(mesh)
     assert gm.spec == {"kind": "grid-reflections"} and gm.order == 4
     assert named_group(mesh, gm.spec).order == 4
     with pytest.raises(GroupError, match="does not wrap"):

@@ -272,29 +272,22 @@ def test_the_validator_reads_the_exporters_limits_field_by_field():
 
 
 def test_cli_glue_writes_and_checks(tmp_path, capsys):
-    import argparse
     import json
 
     from synth.check.certificate import write_certificate
     from synth.check.claims import certify
-    from synth.cli.export import add_msccl_export_arguments, export_msccl_from_args
+    from synth.cli import main
 
     t = parse_torus("4x4")
     cert = tmp_path / "sp.json"
     write_certificate(certify(sp_allreduce(t), torus_gamma(t)), cert)
-    p = argparse.ArgumentParser()
-    p.add_argument("file")
-    p.add_argument("--out")
-    p.add_argument("--json", action="store_true")
-    add_msccl_export_arguments(p)
     out = tmp_path / "sp.xml"
-    args = p.parse_args([str(cert), "--out", str(out), "--check", "--proto", "LL128", "--json"])
-    assert export_msccl_from_args(args) == 0
+    argv = ["export", str(cert), "--format", "msccl-xml", "--out", str(out)]
+    assert main(argv + ["--check", "--proto", "LL128", "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["check"]["ok"] and info["ngpus"] == 16 and info["nchunksperloop"] == 64
     assert 'proto="LL128"' in out.read_text().split("\n", 1)[0]
-    args = p.parse_args([str(cert), "--out", str(out)])
-    assert export_msccl_from_args(args) == 0
+    assert main(argv) == 0
     assert "MSCCL_ALGO_DIR" in capsys.readouterr().out
 
 
