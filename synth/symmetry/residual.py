@@ -97,9 +97,9 @@ def _generators(t, elements, check: bool):
     ``check``, only those that keep a link with a trivial stabilizer) and the group they generate."""
     V = t.n_vertices
     gens = np.zeros((0, V), dtype=np.int64)
-    reached = {tuple(range(V))}
+    reached = {np.arange(V, dtype=np.int64).tobytes(): np.arange(V, dtype=np.int64)}
     for perm in elements[1:]:
-        if tuple(perm.tolist()) in reached:
+        if np.ascontiguousarray(perm, dtype=np.int64).tobytes() in reached:
             continue
         more = np.vstack([gens, perm])
         closure = _closure(more)
@@ -109,32 +109,33 @@ def _generators(t, elements, check: bool):
     return gens, reached
 
 
-def _numbers_chunks(t, elements: set) -> bool:
-    """Does some live link have a trivial stabilizer in the group of ``elements`` (its orbit has
-    ``|elements|`` links)?  Lifting needs one (:meth:`synth.symmetry.group.Group.from_generators`)."""
+def _numbers_chunks(t, elements: dict) -> bool:
+    """Does some live link have a trivial stabilizer in the group of ``elements`` (no other element maps
+    it onto itself)?  Lifting needs one (:meth:`synth.symmetry.group.Group.from_generators`)."""
     if len(elements) == 1:
         return True
-    P = np.array(list(elements), dtype=np.int64)
-    V = P.shape[1]
-    # a link's image as its (source, target) pair: distinct pairs are distinct links
-    imgs = np.sort(P[:, t.link_src] * V + P[:, t.link_dst], axis=0)       # (elements, E)
-    distinct = 1 + (np.diff(imgs, axis=0) != 0).sum(axis=0)
-    return bool((distinct == P.shape[0]).any())
+    free = np.ones(t.n_links, dtype=bool)
+    identity = np.arange(t.n_vertices, dtype=np.int64).tobytes()
+    for key, p in elements.items():
+        if key != identity:
+            free &= ~((p[t.link_src] == t.link_src) & (p[t.link_dst] == t.link_dst))
+    return bool(free.any())
 
 
-def _closure(gens: np.ndarray) -> set:
-    """Every element (as a tuple) the permutations ``gens`` generate; the residual groups are small."""
+def _closure(gens: np.ndarray) -> dict:
+    """Every element the permutations ``gens`` generate, keyed by its bytes; the residual groups are small."""
     V = gens.shape[1]
-    seen = {tuple(range(V))}
-    frontier = [np.arange(V)]
+    identity = np.arange(V, dtype=np.int64)
+    seen = {identity.tobytes(): identity}
+    frontier = [identity]
     while frontier:
         nxt = []
         for p in frontier:
             for g in gens:
-                q = g[p]
-                key = tuple(q.tolist())
+                q = np.ascontiguousarray(g[p], dtype=np.int64)
+                key = q.tobytes()
                 if key not in seen:
-                    seen.add(key)
+                    seen[key] = q
                     nxt.append(q)
         frontier = nxt
     return seen
