@@ -41,7 +41,7 @@ import numpy as np
 from synth.topology.base import Grid
 from synth.topology.failures import Damaged
 
-__all__ = ["least_eccentricities", "eccentricity_floors"]
+__all__ = ["least_eccentricities", "eccentricity_floors", "diameter_bounds"]
 
 #: distances held at once by one batch of BFS (float64 in scipy: 128 MB)
 MAX_ENTRIES = 1 << 24
@@ -172,3 +172,70 @@ def _pair_floors(base, src, dst, failed, d0):
         to_x = base.dist(np.arange(V), np.full(V, x))
         hits += np.minimum(to_x[src], to_x[dst]) == floor
     return np.where(hits >= count[inverse], 0, floor)
+
+
+#: BFS work (sources x links) :func:`diameter_bounds` spends on an exact diameter: about 10 s
+DIAMETER_WORK = 10 ** 8
+
+
+def diameter_bounds(t, group=None, work=DIAMETER_WORK):
+    """``(lo, hi)``: the diameter of ``t`` over its compute vertices, exact (``lo == hi``) when one BFS per
+    vertex orbit of ``group`` (every compute vertex without one) costs at most ``work`` (sources x links).
+
+    Otherwise bounds: below, the largest eccentricity floor and the eccentricities of the first compute
+    vertex; above, ``ecc_in(v) + ecc_out(v)`` of that vertex (a path through it), and on a damaged torus,
+    lattice torus or grid the healthy diameter plus the largest detour ``d(p, q) - d_healthy(p, q)``
+    between vertices next to a failure (a healthy shortest path meets failures only between the first
+    and the last such vertex on it, and that stretch can be replaced by a detour).
+
+    >>> from synth.topology.torus import parse_torus
+    >>> from synth.topology.failures import damage, parse_failures
+    >>> t = parse_torus("8x8")
+    >>> d = damage(t, parse_failures(t, links=["0-1"]))
+    >>> diameter_bounds(d), diameter_bounds(d, work=0)
+    ((8, 8), (8, 10))
+    """
+    comp = t.compute
+    reps = comp if group is None else comp[np.unique(group.vertex_orbit[comp], return_index=True)[1]]
+    bfs = _Distances(t)
+    if reps.size * max(t.n_links, 1) <= work:
+        best = 0
+        for lo, hi in _batches(reps.size, bfs.batch, bfs.batch):
+            rows, index = bfs.rows(reps[lo:hi])
+            best = max(best, int(rows[index].max()))
+        return best, best
+    first = int(comp[0])
+    into = int(t.bfs([first], reverse=True)[comp].max())
+    out = int(t.bfs([first])[comp].max())
+    vfloor, _ = eccentricity_floors(t)
+    lo, hi = max(into, out, int(vfloor[comp].max())), into + out
+    detour = _detour(t)
+    if detour is not None:
+        hi = min(hi, int(np.asarray(t.healthy.eccentricity(np.arange(t.n_vertices))).max()) + detour)
+    return lo, max(lo, hi)
+
+
+def _detour(t):
+    """The largest ``d(p, q) - d_healthy(p, q)`` over live vertices ``p, q`` next to a failure of a damaged
+    torus, lattice torus or grid; None elsewhere or when one cannot reach another."""
+    if not isinstance(t, Damaged) or not isinstance(t.healthy, Grid) or not hasattr(t.healthy, "dist"):
+        return None
+    h = t.healthy
+    nodes = np.asarray(t.failures.nodes, dtype=np.int64)
+    near = [np.asarray(t.failures.links, dtype=np.int64).ravel()]
+    if nodes.size:
+        at = np.isin(h.link_src, nodes)
+        near.append(h.link_dst[at])
+    border = np.unique(np.concatenate(near))
+    border = border[~np.isin(border, nodes)]
+    if border.size == 0:
+        return 0
+    from scipy.sparse import coo_matrix   # as in _Distances
+    from scipy.sparse.csgraph import shortest_path
+
+    graph = coo_matrix((np.ones(t.n_links), (t.link_src, t.link_dst)), shape=(t.n_vertices,) * 2).tocsr()
+    d = shortest_path(graph, unweighted=True, indices=border)[:, border]
+    if np.isinf(d).any():
+        return None
+    P, Q = np.meshgrid(border, border, indexing="ij")
+    return int((d.astype(np.int64) - h.dist(P.ravel(), Q.ravel()).reshape(P.shape)).max())

@@ -80,3 +80,15 @@ def test_bound_on_a_damaged_pod_measures_a_few_vertices(monkeypatch):
     sources.clear()
     assert round_lower_bound(t, default_group(t)) == (191, "adjacent pair (0, 96)")
     assert len(sources) <= 64
+
+
+@pytest.mark.parametrize("kind,arg,links,nodes", CASES)
+def test_diameter_bounds_hold_and_are_exact_within_budget(kind, arg, links, nodes):
+    from synth.check.eccentricity import diameter_bounds
+
+    h = _build(kind, arg)
+    t = damage(h, parse_failures(h, links=links, nodes=nodes))
+    truth = max(int(t.bfs([v])[t.compute].max()) for v in t.compute.tolist())
+    assert diameter_bounds(t) == (truth, truth) == diameter_bounds(t, default_group(t))
+    lo, hi = diameter_bounds(t, work=0)
+    assert lo <= truth <= hi
