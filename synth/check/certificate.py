@@ -46,7 +46,7 @@ import numpy as np
 
 from synth._version import __version__
 from synth.errors import FileFormatError, ScheduleError, SynthError, check_instance, check_path
-from synth.fileio import read_json, write_atomic
+from synth.fileio import LIMITS, read_json, write_atomic
 from synth.symmetry.group import Group
 from synth.symmetry.spec import named_group
 from synth.topology.spec import build_topology, spec_size
@@ -56,13 +56,10 @@ from synth.topology import check_size
 __all__ = ["Certificate", "FORMAT", "VERSION", "base_to_json", "base_from_json", "base_shape",
            "collective_to_json", "collective_from_json",
            "check_declared_size", "read_certificate",
-           "write_certificate", "certificate_to_json", "certificate_lines", "dumps", "MAX_CERTIFICATE_BYTES"]
+           "write_certificate", "certificate_to_json", "certificate_lines", "dumps"]
 
 FORMAT = "synth-certificate"
 VERSION = 1
-#: a certificate larger than this is refused unread: a 32x32 torus with a failed link writes about 190 MB
-#: (5 million base transmissions); json reads such a file in about 20 CPU s and 2 GB
-MAX_CERTIFICATE_BYTES = 256 << 20
 
 
 @dataclass(frozen=True, eq=False)
@@ -300,7 +297,7 @@ def write_certificate(cert: Certificate, path) -> None:
     """Write ``cert`` atomically: the bytes of ``dumps(certificate_to_json(cert))``, streamed from the arrays."""
     check_instance(cert, "cert", Certificate)
     check_path(path)
-    write_atomic(path, certificate_lines(cert))
+    write_atomic(path, certificate_lines(cert), kind="certificate")
 
 
 def certificate_lines(cert: Certificate):
@@ -344,7 +341,7 @@ def _row_texts(base: BaseSchedule, order) -> list:
 def read_certificate(path_or_data) -> Certificate:
     """Read and structurally validate a certificate (claims are *not* checked here)."""
     isinstance(path_or_data, dict) or check_path(path_or_data, "path_or_data")
-    data = read_json(path_or_data, MAX_CERTIFICATE_BYTES) if not isinstance(path_or_data, dict) else path_or_data
+    data = read_json(path_or_data, LIMITS["certificate"]) if not isinstance(path_or_data, dict) else path_or_data
     if data.get("format") != FORMAT:
         raise FileFormatError(f"not a synth certificate (format {str(data.get('format'))[:40]!r})")
     if data.get("version") != VERSION:

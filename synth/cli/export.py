@@ -15,7 +15,7 @@ from synth.errors import SynthError
 from synth.check.certificate import read_certificate
 from synth.check.claims import file_kind
 from synth.check.explicit import write_explicit
-from synth.fileio import check_writable, read_json
+from synth.fileio import check_writable
 from synth.runtime.explicit_export import reemit_explicit
 from synth.runtime.msccl import DEFAULT_MAX_BYTES, export_msccl, export_summary_json
 from synth.runtime.msccl.check import check_xml
@@ -46,7 +46,7 @@ def cmd_export(args) -> int:
         else:
             print(line, file=stdout_for(args))
         return EXIT_OK
-    cert = read_certificate(read_json(args.file))
+    cert = read_certificate(args.file)
     n = cert.base.n_transmissions * cert.group.order
     if n > args.max_transmissions:
         raise SynthError(f"the explicit schedule has {n:,} transmissions, over --max-transmissions "
