@@ -45,10 +45,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from synth._version import __version__
-from synth.errors import FileFormatError, ScheduleError, SynthError, check_instance, check_path
+from synth.errors import FileFormatError, InvalidScheduleError, ScheduleError, SynthError, check_instance, check_path
 from synth.fileio import LIMITS, read_json, write_atomic
 from synth.symmetry.group import Group
 from synth.symmetry.spec import named_group
+from synth.topology.failures import failed_step
 from synth.topology.spec import build_topology, spec_size
 from synth.schedule import ALLREDUCE, COLLECTIVES, OPS, BaseSchedule
 from synth.topology import check_size
@@ -136,7 +137,11 @@ def _row(topology, tr):
     links = topology.link_ids(verts[:-1], verts[1:])
     if np.any(links < 0):
         k = int(np.argmax(links < 0))
-        raise ValueError(f"route step {verts[k]}->{verts[k + 1]} is not a link")
+        u, v = int(verts[k]), int(verts[k + 1])
+        failed = failed_step(topology, u, v)
+        if failed:
+            raise InvalidScheduleError(f"route step {u}->{v} crosses {failed}: a false schedule")
+        raise ValueError(f"route step {u}->{v} is not a link")
     return rnd, src, dst, OPS.index(op), links
 
 
@@ -183,6 +188,8 @@ def _slow_rows(topology, c, transmissions) -> tuple:
     for j, tr in enumerate(transmissions):
         try:
             rows.append(_row(topology, tr))
+        except InvalidScheduleError as exc:
+            raise InvalidScheduleError(f"component {c}, transmission {j}: {exc}") from None
         except (TypeError, ValueError) as exc:
             raise FileFormatError(f"component {c}, transmission {j}: {exc}") from None
     cols = np.array([r[:4] for r in rows], dtype=np.int64).reshape(-1, 4)

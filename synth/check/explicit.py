@@ -29,8 +29,9 @@ from array import array
 
 import numpy as np
 
-from synth.errors import FileFormatError, SynthError, check_instance, check_path
+from synth.errors import FileFormatError, InvalidScheduleError, SynthError, check_instance, check_path
 from synth.fileio import LIMITS, loads_strict, open_regular, read_line, write_atomic
+from synth.topology.failures import failed_step
 from synth.topology.spec import build_topology, spec_size
 from synth.schedule import ALLREDUCE, COLLECTIVES, OPS, Block, Schedule, positive_chunks
 from synth.topology import Topology
@@ -227,8 +228,12 @@ def read_explicit(path):
         links = t.link_ids(verts[:, :-1], verts[:, 1:])
         if np.any(links < 0):
             i, k = np.argwhere(links < 0)[0]
-            raise FileFormatError(f"{path}, line {lines[i]}: route step {verts[i, k]}->{verts[i, k + 1]} "
-                                  "is not a link of the header")
+            u, v = int(verts[i, k]), int(verts[i, k + 1])
+            failed = failed_step(t, u, v)
+            if failed:
+                raise InvalidScheduleError(f"{path}, line {lines[i]}: route step {u}->{v} crosses {failed}: a "
+                                           "false schedule")
+            raise FileFormatError(f"{path}, line {lines[i]}: route step {u}->{v} is not a link of the header")
         blocks.append(Block(rnd, op, np.frombuffer(chunks, dtype=np.int32).copy(), links.astype(np.int32)))
     collective, owner = _header_collective(path, header, t, sizes)
     try:

@@ -13,7 +13,7 @@ import sys
 from synth.cli._common import EXIT_OK, MAX_ELEMENTS, flags_in, int_in, progress, stdout_for
 from synth.errors import SynthError
 from synth.check.certificate import read_certificate
-from synth.check.claims import file_kind
+from synth.check.claims import file_kind, require_valid
 from synth.check.explicit import write_explicit
 from synth.fileio import check_writable
 from synth.runtime.explicit_export import reemit_explicit
@@ -34,11 +34,11 @@ def cmd_export(args) -> int:
     Example: ``synth export cert.json --format explicit --out schedule.jsonl``
     """
     check_writable(args.out)
+    if args.format not in ("explicit", "msccl-xml"):
+        raise SynthError(f"unknown export format {args.format!r}; valid: explicit, msccl-xml")
+    require_valid(args.file, "not exported")   # never copy a forged schedule or claim into another format
     if args.format == "msccl-xml":
         return export_msccl_from_args(args)
-    if args.format != "explicit":
-        raise SynthError(f"unknown export format {args.format!r}; valid: explicit, msccl-xml")
-
     if file_kind(args.file) == "explicit":  # e.g. a baseline: already explicit, re-written after validation
         line = reemit_explicit(args.file, args.out, args.elements)
         if args.json:

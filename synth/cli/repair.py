@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from synth.check.certificate import read_certificate, write_certificate
+from synth.check.claims import require_valid
 from synth.cli._common import DEFAULT_TIME_LIMIT, progress, seconds
 from synth.cli.solve import print_result
 from synth.fileio import check_writable
@@ -23,6 +24,7 @@ def cmd_repair(args) -> int:
     """
     if args.out is not None:
         check_writable(args.out)
+    require_valid(args.file, "not repaired")   # the repaired certificate's provenance names this file
     cert = read_certificate(args.file)
     failures = parse_failures(cert.topology, args.fail_link, args.fail_node)
     result = repair(cert, failures, time_limit=args.time_limit, mode=args.mode, progress=progress)

@@ -36,6 +36,7 @@ from synth.analysis.cost import Network
 from synth.analysis.draw.contents import scene
 from synth.analysis.draw.layout import layout
 from synth.analysis.draw.panels import heat_panel, timeline_panel, tree_panel
+from synth.check.claims import require_valid
 from synth.errors import OptionError
 from synth.fileio import check_writable, write_atomic
 from synth.units import format_size
@@ -166,9 +167,13 @@ def draw(path, out, *, round_=None, size: int = 1 << 20, net: Network = Network(
         (:data:`synth.analysis.draw.contents.MAX_DRAWN_VERTICES`) or a size below one element.
     FileFormatError
         If ``path`` cannot be read as a certificate or explicit file, or ``out`` cannot be written.
+    InvalidScheduleError
+        If the checker finds ``path`` INVALID (:func:`synth.check.claims.require_valid`): nothing is drawn.
     """
     fmt = _format(out)
     check_writable(out)
-    fig, drawing = render(scene(path, size, net, round_))
+    contents = scene(path, size, net, round_)
+    require_valid(path, "not drawn")
+    fig, drawing = render(contents)
     write_atomic(out, picture_bytes(fig, fmt))
     return drawing
