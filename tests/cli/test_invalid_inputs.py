@@ -75,3 +75,10 @@ def test_commands_refuse_what_check_finds_invalid(damaged, tmp_path, capsys, for
     err = capsys.readouterr().err
     assert code == 1 and err.count("\n") == 1 and "synth: " in err
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+
+
+def test_repair_of_an_explicit_file_says_it_needs_a_certificate(damaged, tmp_path, capsys):
+    assert main(["repair", str(damaged / "e.jsonl"), "--fail-node", "9", "--out", str(tmp_path / "r.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "synth repair needs a certificate" in err and "JSON" not in err
+    assert not (tmp_path / "r.json").exists()
