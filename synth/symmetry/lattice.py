@@ -41,7 +41,7 @@ import numpy as np
 from synth.errors import GroupError
 from synth.symmetry.affine import affine_order, closure
 from synth.symmetry.group import Group
-from synth.symmetry.residual import fixing
+from synth.symmetry.residual import fixes_failures, fixing
 from synth.topology.lattice import LatticeTorus
 
 __all__ = ["point_group", "automorphism_order", "lattice_gamma", "lattice_stabilizer",
@@ -272,7 +272,8 @@ def lattice_stabilizer(t, failures) -> np.ndarray:
         shift = shift[~np.any(shift[:, ~w] != 0, axis=1)]   # an unwrapped side does not translate
         for tau in shift:
             key = tuple(t.vertex(_point_coords(t, e, probe) + tau).tolist())
-            if key in seen or not _fixes(failures, touched, t.vertex(image + tau).astype(np.int64), V):
+            moved = t.vertex(image + tau).astype(np.int64)[None, :]
+            if key in seen or not fixes_failures(moved, touched, failures, V)[0]:
                 continue
             seen.add(key)
             everyone = t.coords(np.arange(V)).astype(np.int64) if everyone is None else everyone
@@ -287,20 +288,6 @@ def _point_coords(t, element, c) -> np.ndarray:
     sg = np.asarray(signs)
     n = t.sides
     return np.where(np.asarray(t.wrap), c * sg, np.where(sg > 0, c, n - 1 - c))
-
-
-def _fixes(failures, touched, images, V) -> bool:
-    """Does the map sending ``touched[i]`` to ``images[i]`` map the failed vertices and links onto themselves?"""
-    if failures.nodes:
-        nodes = np.asarray(failures.nodes, dtype=np.int64)
-        if not np.array_equal(np.sort(images[np.searchsorted(touched, nodes)]), nodes):
-            return False
-    if failures.links:
-        pairs = np.asarray(failures.links, dtype=np.int64)
-        a, b = images[np.searchsorted(touched, pairs[:, 0])], images[np.searchsorted(touched, pairs[:, 1])]
-        if not np.array_equal(np.sort(np.minimum(a, b) * V + np.maximum(a, b)), np.sort(pairs[:, 0] * V + pairs[:, 1])):
-            return False
-    return True
 
 
 def lattice_translations(t) -> Group:

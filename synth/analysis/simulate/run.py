@@ -26,8 +26,8 @@ import numpy as np
 from synth.fileio import read_json
 from synth.errors import OptionError, SynthError
 
-__all__ = ["SimGridUnavailable", "failure_line", "INSTALL_HINT", "simgrid_python", "simgrid_available", "write_inputs", "run_driver",
-           "wait_list_for", "Delays", "DRIVER", "DRIVERS"]
+__all__ = ["SimGridUnavailable", "INSTALL_HINT", "simgrid_python", "simgrid_available", "write_inputs", "run_driver",
+           "wait_list_for", "Delays", "DRIVER", "DRIVERS", "failure_line"]
 
 DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_driver.py")
 INSTALL_HINT = ("SimGrid's Python bindings are not installed: as root, run `apt-get install -y python3-simgrid` "
