@@ -23,15 +23,27 @@ import time
 from synth.errors import FileFormatError
 
 __all__ = ["write_atomic", "check_writable", "read_json", "loads_strict", "open_regular", "read_capped", "read_line",
-           "read_text", "printable", "MAX_JSON_BYTES", "MAX_INT"]
+           "read_text", "printable", "LIMITS", "MAX_JSON_BYTES", "MAX_INT"]
 
-MAX_JSON_BYTES = 64 << 20  # 64 MiB: 200x the largest certificate in instances/ (64x64 is 0.34 MB)
+#: The size limit of each kind of file, in bytes: every reader of a kind takes a file up to its limit, and
+#: every writer refuses (one line, nothing written) a file above it, so synth never writes what it cannot read.
+LIMITS = {
+    "json": 64 << 20,          # topology, campaign, cache and result files: 200x the largest certificate in instances/
+    "certificate": 256 << 20,  # a 32x32 torus with a failed link writes about 190 MB (json reads it in 20 CPU s, 2 GB)
+    "explicit": 1 << 30,       # about 10 M transmissions (the 8x8 export of docs/usage.md is 0.5 MB)
+    "explicit-line": 1 << 20,  # one transmission of an explicit file: a route of 100,000 vertices still fits
+    "msccl-xml": 1 << 30,      # an MSCCL algorithm: exports of big schedules are large
+}
+MAX_JSON_BYTES = LIMITS["json"]
 MAX_INT = 1 << 53          # |integers| in files must stay below this (see the module docstring)
 
 
-def write_atomic(path, lines) -> None:
+def write_atomic(path, lines, kind: str | None = None) -> None:
     """Write ``lines`` (a string, an iterable of strings, or ``bytes`` written as they are) to ``path``
     via a temp file and rename.
+
+    ``kind`` (a key of :data:`LIMITS`): a file that would be larger than its limit is refused, and
+    nothing is written (the temp file goes; on standard output, nothing is printed).
 
     A reader never sees a half-written file, and a failure leaves any old file in place.
     ``path`` ``"-"`` writes to standard output instead (the CLI's ``--out -``).
@@ -51,8 +63,13 @@ def write_atomic(path, lines) -> None:
         ``path`` is a folder, or the disk fails (e.g. full).
     """
     path = os.fspath(path)
+    cap = None if kind is None else LIMITS[kind]
     if path == "-":
         out = sys.stdout.buffer if isinstance(lines, bytes) else sys.stdout
+        if cap is not None:   # held until it is known to fit: a refusal prints nothing
+            held = []
+            _write_lines(_Counter(held.append, cap, path, kind), lines)
+            lines = b"".join(held) if isinstance(lines, bytes) else "".join(held)
         _write_lines(out, lines)
         out.flush()
         return
@@ -70,7 +87,7 @@ def write_atomic(path, lines) -> None:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask gives the usual permissions
         with (os.fdopen(fd, "wb") if isinstance(lines, bytes) else
               os.fdopen(fd, "w", encoding="utf-8", newline="\n")) as f:
-            _write_lines(f, lines)
+            _write_lines(f if cap is None else _Counter(f.write, cap, path, kind), lines)
         os.replace(tmp, path)
     except OSError as exc:
         raise FileFormatError(f"cannot write {printable(path)}: {_reason(exc)}") from None
@@ -144,6 +161,21 @@ def check_writable(path) -> None:
         os.rmdir(tempfile.mkdtemp(prefix=".synth-probe-", dir=folder))
     except OSError as exc:
         raise FileFormatError(f"cannot write {printable(path)}: {_reason(exc)}") from None
+
+
+class _Counter:
+    """A ``write`` that counts the bytes it passes on and refuses (:class:`FileFormatError`) past ``cap``."""
+
+    def __init__(self, write, cap, path, kind):
+        self._write, self.cap, self.path, self.kind, self.size = write, cap, path, kind, 0
+
+    def write(self, text) -> None:
+        self.size += len(text) if isinstance(text, bytes) or text.isascii() else len(text.encode("utf-8"))
+        if self.size > self.cap:
+            raise FileFormatError(f"cannot write {printable(self.path)}: it would be larger than "
+                                  f"{_cap_text(self.cap)}, the limit for a {self.kind} file (synth could not read it "
+                                  "back); nothing written")
+        self._write(text)
 
 
 def _write_lines(f, lines) -> None:

@@ -34,13 +34,12 @@ from pathlib import Path
 
 from synth.campaign.spec import Task, task_from_json
 from synth.errors import CampaignError
+from synth.fileio import LIMITS
 
 __all__ = ["parse_campaign", "read_campaign", "expand_grid", "MAX_TASKS"]
 
 #: the most tasks one campaign file may expand into
 MAX_TASKS = 1_000_000
-#: a campaign file larger than this is not a campaign file
-MAX_FILE_BYTES = 64 << 20
 
 
 def _flag_value(value) -> str:
@@ -112,8 +111,8 @@ def read_campaign(path) -> list[Task]:
     path = Path(path)
     if path.is_dir():
         raise CampaignError(f"{path}: a folder, not a campaign file")
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise CampaignError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB, not a campaign file")
+    if path.stat().st_size > LIMITS["json"]:
+        raise CampaignError(f"{path}: larger than {LIMITS['json'] >> 20} MiB, not a campaign file")
     raw = path.read_bytes()
     try:
         if path.suffix.lower() == ".toml":

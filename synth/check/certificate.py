@@ -45,10 +45,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from synth._version import __version__
-from synth.errors import FileFormatError, ScheduleError, SynthError, check_instance, check_path
-from synth.fileio import read_json, write_atomic
+from synth.errors import FileFormatError, InvalidScheduleError, ScheduleError, SynthError, check_instance, check_path
+from synth.fileio import LIMITS, read_json, write_atomic
 from synth.symmetry.group import Group
 from synth.symmetry.spec import named_group
+from synth.topology.failures import failed_step
 from synth.topology.spec import build_topology, spec_size
 from synth.schedule import ALLREDUCE, COLLECTIVES, OPS, BaseSchedule
 from synth.topology import check_size
@@ -56,13 +57,10 @@ from synth.topology import check_size
 __all__ = ["Certificate", "FORMAT", "VERSION", "base_to_json", "base_from_json", "base_shape",
            "collective_to_json", "collective_from_json",
            "check_declared_size", "read_certificate",
-           "write_certificate", "certificate_to_json", "certificate_lines", "dumps", "MAX_CERTIFICATE_BYTES"]
+           "write_certificate", "certificate_to_json", "certificate_lines", "dumps"]
 
 FORMAT = "synth-certificate"
 VERSION = 1
-#: a certificate larger than this is refused unread: a 32x32 torus with a failed link writes about 190 MB
-#: (5 million base transmissions); json reads such a file in about 20 CPU s and 2 GB
-MAX_CERTIFICATE_BYTES = 256 << 20
 
 
 @dataclass(frozen=True, eq=False)
@@ -139,7 +137,11 @@ def _row(topology, tr):
     links = topology.link_ids(verts[:-1], verts[1:])
     if np.any(links < 0):
         k = int(np.argmax(links < 0))
-        raise ValueError(f"route step {verts[k]}->{verts[k + 1]} is not a link")
+        u, v = int(verts[k]), int(verts[k + 1])
+        failed = failed_step(topology, u, v)
+        if failed:
+            raise InvalidScheduleError(f"route step {u}->{v} crosses {failed}: a false schedule")
+        raise ValueError(f"route step {u}->{v} is not a link")
     return rnd, src, dst, OPS.index(op), links
 
 
@@ -186,6 +188,8 @@ def _slow_rows(topology, c, transmissions) -> tuple:
     for j, tr in enumerate(transmissions):
         try:
             rows.append(_row(topology, tr))
+        except InvalidScheduleError as exc:
+            raise InvalidScheduleError(f"component {c}, transmission {j}: {exc}") from None
         except (TypeError, ValueError) as exc:
             raise FileFormatError(f"component {c}, transmission {j}: {exc}") from None
     cols = np.array([r[:4] for r in rows], dtype=np.int64).reshape(-1, 4)
@@ -300,7 +304,7 @@ def write_certificate(cert: Certificate, path) -> None:
     """Write ``cert`` atomically: the bytes of ``dumps(certificate_to_json(cert))``, streamed from the arrays."""
     check_instance(cert, "cert", Certificate)
     check_path(path)
-    write_atomic(path, certificate_lines(cert))
+    write_atomic(path, certificate_lines(cert), kind="certificate")
 
 
 def certificate_lines(cert: Certificate):
@@ -344,7 +348,7 @@ def _row_texts(base: BaseSchedule, order) -> list:
 def read_certificate(path_or_data) -> Certificate:
     """Read and structurally validate a certificate (claims are *not* checked here)."""
     isinstance(path_or_data, dict) or check_path(path_or_data, "path_or_data")
-    data = read_json(path_or_data, MAX_CERTIFICATE_BYTES) if not isinstance(path_or_data, dict) else path_or_data
+    data = read_json(path_or_data, LIMITS["certificate"]) if not isinstance(path_or_data, dict) else path_or_data
     if data.get("format") != FORMAT:
         raise FileFormatError(f"not a synth certificate (format {str(data.get('format'))[:40]!r})")
     if data.get("version") != VERSION:

@@ -31,17 +31,17 @@ from synth.check.certificate import Certificate, read_certificate
 from synth.check.execution import execute
 from synth.check.explicit import FORMAT as EXPLICIT_FORMAT, read_explicit
 from synth.check.metrics import Metrics, measure_explicit, measure_symmetric, round_lower_bound
-from synth.errors import (FileFormatError, OptionError, ScheduleError, SynthError, check_instance, check_int,
-                          check_path)
-from synth.fileio import MAX_INT, open_regular, read_line
+from synth.errors import (FileFormatError, InvalidScheduleError, OptionError, ScheduleError, SynthError,
+                          check_instance, check_int, check_path)
+from synth.fileio import MAX_INT, open_regular, printable, read_line
 from synth.schedule.lift import default_elements, lift, lifted_chunk_elements
 from synth.symmetry.spec import default_group
 from synth.schedule import ALLREDUCE
 from synth.schedule.data import BaseSchedule, phases, require_elements
 from synth.symmetry.group import Group
 
-__all__ = ["Report", "certify", "check_certificate", "check_explicit", "check_file", "claims_of", "file_kind",
-           "MODES", "EXPLICIT_LIMIT", "EXPLICIT_HARD_LIMIT"]
+__all__ = ["Report", "certify", "check_certificate", "check_explicit", "check_file", "require_valid", "claims_of",
+           "file_kind", "MODES", "EXPLICIT_LIMIT", "EXPLICIT_HARD_LIMIT"]
 
 MODES = ("auto", "explicit", "symmetric")
 EXPLICIT_LIMIT = 30_000_000  # lifted transmissions up to which 'auto' executes explicitly
@@ -326,8 +326,25 @@ def check_file(path, mode: str = "auto") -> Report:
     check_path(path)
     if mode not in MODES:
         raise SynthError(f"unknown check mode {mode!r}; valid: {', '.join(MODES)}")
-    if file_kind(path) == "explicit":
-        if mode == "symmetric":
-            raise SynthError("an explicit file can only be checked in explicit mode")
-        return check_explicit(path)
-    return check_certificate(read_certificate(path), mode)
+    kind = file_kind(path)
+    if kind == "explicit" and mode == "symmetric":
+        raise SynthError("an explicit file can only be checked in explicit mode")
+    try:
+        return check_explicit(path) if kind == "explicit" else check_certificate(read_certificate(path), mode)
+    except InvalidScheduleError as exc:   # a transmission over a failure: a false schedule, read no further
+        return Report(kind, "explicit" if kind == "explicit" else mode, [str(exc)])
+
+
+def require_valid(path, what: str = "used") -> Report:
+    """The checker's report on the file at ``path``, or :class:`~synth.errors.InvalidScheduleError` (the CLI
+    exits 1) naming its first problem when it is INVALID: a command never uses a schedule ``synth check``
+    rejects.  ``what`` ends the message (``'not simulated'``)."""
+    report = check_file(path)
+    if report.valid:
+        return report
+    failed = [f"{key}: claimed {c}, measured {m}" for key, (c, m, ok) in report.claims.items() if not ok]
+    first = " ".join(str((report.errors + failed + ["INVALID"])[0]).split())[:300]
+    more = len(report.errors) + len(failed) - 1
+    raise InvalidScheduleError(f"{printable(path)} does not check ({printable(first)}"
+                               f"{f'; {more} more problem(s)' if more > 0 else ''}): {what}; "
+                               "synth check lists every problem")

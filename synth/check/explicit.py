@@ -29,19 +29,17 @@ from array import array
 
 import numpy as np
 
-from synth.errors import FileFormatError, SynthError, check_instance, check_path
-from synth.fileio import MAX_JSON_BYTES, loads_strict, open_regular, read_line, write_atomic
+from synth.errors import FileFormatError, InvalidScheduleError, SynthError, check_instance, check_path
+from synth.fileio import LIMITS, loads_strict, open_regular, read_line, write_atomic
+from synth.topology.failures import failed_step
 from synth.topology.spec import build_topology, spec_size
 from synth.schedule import ALLREDUCE, COLLECTIVES, OPS, Block, Schedule, positive_chunks
 from synth.topology import Topology
 
-__all__ = ["FORMAT", "VERSION", "write_explicit", "read_explicit", "explicit_lines", "MAX_EXPLICIT_BYTES",
-           "MAX_ROW_BYTES"]
+__all__ = ["FORMAT", "VERSION", "write_explicit", "read_explicit", "explicit_lines"]
 
 FORMAT = "synth-explicit"
 VERSION = 1
-MAX_EXPLICIT_BYTES = 1 << 30  # 1 GiB: about 10 M transmissions (the 8x8 export of docs/usage.md is 0.5 MB)
-MAX_ROW_BYTES = 1 << 20       # one transmission line; a route of 100,000 vertices still fits
 
 
 def explicit_lines(schedule: Schedule, chunk_elements, claims=None):
@@ -68,7 +66,17 @@ def write_explicit(schedule: Schedule, chunk_elements, path, claims=None) -> Non
     check_instance(schedule, "schedule", Schedule)
     check_path(path)
     positive_chunks(chunk_elements)
-    write_atomic(path, explicit_lines(schedule, chunk_elements, claims))
+    write_atomic(path, _within_line_limits(path, explicit_lines(schedule, chunk_elements, claims)), kind="explicit")
+
+
+def _within_line_limits(path, lines):
+    """``lines``, refusing (before the file exists) a header or a transmission line :func:`read_explicit` refuses."""
+    for i, line in enumerate(lines):
+        cap = LIMITS["json"] if i == 0 else LIMITS["explicit-line"]
+        if (len(line) if line.isascii() else len(line.encode("utf-8"))) > cap:
+            raise FileFormatError(f"cannot write {path}: line {i + 1} would be longer than {cap >> 10} KiB, the "
+                                  "limit for a line of an explicit file; nothing written")
+        yield line
 
 
 def _is_int(x) -> bool:
@@ -135,8 +143,8 @@ def _row(line: bytes, where: str, rounds: int, n_chunks: int, n_vertices: int):
 def read_explicit(path):
     """Read an explicit file: returns ``(schedule, chunk_elements, header)``.
 
-    The file is streamed: at most ``MAX_EXPLICIT_BYTES`` in all, a header line of at most
-    :data:`synth.fileio.MAX_JSON_BYTES`, transmission lines of at most ``MAX_ROW_BYTES``,
+    The file is streamed: at most ``LIMITS["explicit"]`` bytes in all, a header line of at most
+    ``LIMITS["json"]``, transmission lines of at most ``LIMITS["explicit-line"]`` (:data:`synth.fileio.LIMITS`),
     each parsed strictly (:func:`synth.fileio.loads_strict`) and kept as packed int32
     arrays.  The header's counts are checked against the lines before anything of their
     size is made: ``rounds`` is the last round with a transmission and at most the number
@@ -151,11 +159,12 @@ def read_explicit(path):
     """
     check_path(path)
     with open_regular(path) as f:
-        if os.fstat(f.fileno()).st_size > MAX_EXPLICIT_BYTES:
-            raise FileFormatError(f"{path}: larger than {MAX_EXPLICIT_BYTES >> 20} MiB, the limit for explicit files")
-        first = read_line(f, MAX_JSON_BYTES)
-        if len(first) > MAX_JSON_BYTES:
-            raise FileFormatError(f"{path}: line 1 is longer than {MAX_JSON_BYTES >> 20} MiB")
+        cap, header_cap, row_cap = LIMITS["explicit"], LIMITS["json"], LIMITS["explicit-line"]
+        if os.fstat(f.fileno()).st_size > cap:
+            raise FileFormatError(f"{path}: larger than {cap >> 20} MiB, the limit for explicit files")
+        first = read_line(f, header_cap)
+        if len(first) > header_cap:
+            raise FileFormatError(f"{path}: line 1 is longer than {header_cap >> 10} KiB")
         try:
             header = loads_strict(first.decode("utf-8"), f"{path}, line 1")
         except UnicodeDecodeError:
@@ -182,15 +191,15 @@ def read_explicit(path):
         n_rows, last, total = 0, 0, len(first)
         lineno = 1
         while True:
-            line = read_line(f, MAX_ROW_BYTES)
+            line = read_line(f, row_cap)
             if not line:
                 break
             lineno += 1
             total += len(line)
-            if len(line) > MAX_ROW_BYTES:
-                raise FileFormatError(f"{path}, line {lineno}: longer than {MAX_ROW_BYTES >> 10} KiB")
-            if total > MAX_EXPLICIT_BYTES:
-                raise FileFormatError(f"{path}: larger than {MAX_EXPLICIT_BYTES >> 20} MiB, the limit for "
+            if len(line) > row_cap:
+                raise FileFormatError(f"{path}, line {lineno}: longer than {row_cap >> 10} KiB")
+            if total > cap:
+                raise FileFormatError(f"{path}: larger than {cap >> 20} MiB, the limit for "
                                       "explicit files")
             if not line.strip():
                 continue
@@ -219,8 +228,12 @@ def read_explicit(path):
         links = t.link_ids(verts[:, :-1], verts[:, 1:])
         if np.any(links < 0):
             i, k = np.argwhere(links < 0)[0]
-            raise FileFormatError(f"{path}, line {lines[i]}: route step {verts[i, k]}->{verts[i, k + 1]} "
-                                  "is not a link of the header")
+            u, v = int(verts[i, k]), int(verts[i, k + 1])
+            failed = failed_step(t, u, v)
+            if failed:
+                raise InvalidScheduleError(f"{path}, line {lines[i]}: route step {u}->{v} crosses {failed}: a "
+                                           "false schedule")
+            raise FileFormatError(f"{path}, line {lines[i]}: route step {u}->{v} is not a link of the header")
         blocks.append(Block(rnd, op, np.frombuffer(chunks, dtype=np.int32).copy(), links.astype(np.int32)))
     collective, owner = _header_collective(path, header, t, sizes)
     try:

@@ -56,6 +56,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from synth.check.eccentricity import least_eccentricities
 from synth.errors import ScheduleError, check_instance
 from synth.schedule import ALLREDUCE, COLLECTIVES, BaseSchedule, Schedule, positive_chunks
 from synth.schedule.data import phases
@@ -342,9 +343,11 @@ def round_lower_bound(topology, group=None, collective=ALLREDUCE):
     """docs/spec.md §3: ``min(2 min_v ecc(v), 2 min_{ab in E} ecc({a,b}) + 1)`` over compute nodes.
 
     Valid for schedules with ``2p-2`` one-hop transmissions per chunk.  With a
-    verified ``group`` one BFS per vertex orbit and per link orbit suffices
-    (eccentricities are invariant under automorphisms).  For a reduce-scatter or
-    allgather: ``max_v ecc(v)``, valid for every one-hop schedule (module docstring).
+    verified ``group`` one vertex per orbit and one link per orbit suffices
+    (eccentricities are invariant under automorphisms); of those, only the ones whose
+    closed-form floor could beat the best found are measured (:mod:`synth.check.eccentricity`).
+    For a reduce-scatter or allgather: ``max_v ecc(v)``, valid for every one-hop schedule
+    (module docstring).
 
     Returns
     -------
@@ -354,7 +357,6 @@ def round_lower_bound(topology, group=None, collective=ALLREDUCE):
     check_instance(topology, "topology", Topology, " (e.g. synth.parse_torus('4x4'))")
     group is None or check_instance(group, "group", Group)
     comp = topology.compute
-    is_c = topology.is_compute
     if group is not None:
         # the first member of each orbit, orbits in label order (one pass, not one per orbit)
         vert = comp[np.unique(group.vertex_orbit[comp], return_index=True)[1]].astype(np.int64).tolist()
@@ -368,23 +370,7 @@ def round_lower_bound(topology, group=None, collective=ALLREDUCE):
         return _farthest(topology, vert)
     if isinstance(topology, LatticeTorus):
         return _lattice_round_bound(topology, vert, link_reps)
-    to = _distances_to(topology, vert + [int(topology.link_src[e]) for e in link_reps]
-                       + [int(topology.link_dst[e]) for e in link_reps])
-    best_v, arg_v = None, None
-    for v in vert:
-        e = int(to(v).max())
-        if best_v is None or e < best_v:
-            best_v, arg_v = e, v
-    best_p, arg_p = None, None
-    for e in link_reps:
-        a, b = int(topology.link_src[e]), int(topology.link_dst[e])
-        if not (is_c[a] and is_c[b]):
-            continue
-        da, db = to(a), to(b)
-        d = np.where((da >= 0) & (db >= 0), np.minimum(da, db), np.maximum(da, db))
-        ecc = int(d.max()) if (d >= 0).all() else None
-        if ecc is not None and (best_p is None or ecc < best_p):
-            best_p, arg_p = ecc, (a, b)
+    best_v, arg_v, best_p, arg_p = least_eccentricities(topology, vert, link_reps)
     if best_v is None:
         raise ScheduleError("the topology has no compute vertex")
     cands = [(2 * best_v, f"node {arg_v}")]
@@ -414,31 +400,6 @@ def _lattice_round_bound(t, vert, link_reps):
         if int(pair.max()) == m - 1:
             return 2 * m - 1, f"adjacent pair ({a}, {b})"
     return 2 * m, f"node {arg_v}"
-
-
-def _distances_to(topology, vertices, max_entries=1 << 24):
-    """``to(v)``: hop distances from every compute vertex to ``v`` (``-1``: unreachable), as ``topology.bfs``.
-
-    Up to ``max_entries`` distances are computed at once by scipy's BFS (in C); beyond that, one BFS per call.
-    A lattice torus reads them from its distances from vertex 0 (one BFS, kept): on the full Fugaku
-    (1.6 million links) seven BFS took a second.
-    """
-    if isinstance(topology, LatticeTorus) and topology.is_vertex_transitive:
-        comp = topology.compute
-        return lambda v: topology.dist(comp, np.full(comp.size, v))
-    from scipy.sparse import coo_matrix   # scipy.sparse only here: the checker's other paths do not need it
-    from scipy.sparse.csgraph import shortest_path
-
-    comp = topology.compute
-    wanted = np.unique(np.asarray(vertices, dtype=np.int64))
-    if wanted.size * max(topology.n_vertices, 1) > max_entries:
-        return lambda v: topology.bfs([v], reverse=True)[comp]
-    graph = coo_matrix((np.ones(topology.n_links), (topology.link_dst, topology.link_src)),
-                       shape=(topology.n_vertices,) * 2).tocsr()
-    dist = shortest_path(graph, unweighted=True, indices=wanted)[:, comp] if wanted.size else np.zeros((0, comp.size))
-    dist = np.where(np.isinf(dist), -1, dist).astype(np.int64)
-    row = {int(v): i for i, v in enumerate(wanted.tolist())}
-    return lambda v: dist[row[v]]
 
 
 def _farthest(topology, vertices):

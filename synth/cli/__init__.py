@@ -10,8 +10,9 @@ Dask, MPI and JAX (a test in ``tests/test_isolation.py`` says so).
 
 :func:`main` turns every expected failure (a :class:`~synth.errors.SynthError`, and as a safety net
 any ``OSError``, ``ValueError``, ``OverflowError``, ``RecursionError`` or ``MemoryError``) into one
-line ``synth: error: ...`` on stderr with exit code 2.  ``synth check`` exits 1 only when a schedule
-fails its check (INVALID); a crash is never 1.  SIGTERM is handled like Ctrl-C, so a write in
+line ``synth: error: ...`` on stderr with exit code 2.  Exit 1 means only that a schedule fails its
+check (INVALID): ``synth check`` says so, and any command given such a file refuses it with one line
+(:class:`~synth.errors.InvalidScheduleError`); a crash is never 1.  SIGTERM is handled like Ctrl-C, so a write in
 progress removes its temp file; either stops the whole command (every solve, sweep and by-size
 loop lets it through), never writes ``--out``, and exits 130 (Ctrl-C) or 143 (SIGTERM), with what
 an interrupted solve kept said on the same line.  Flags are validated where they are parsed: time limits finite and
@@ -31,8 +32,8 @@ import threading
 from synth._version import __version__
 from synth.cli import (baseline, bound, campaign, check, compare, draw, export, info, repair, run, simulate, solve,
                        sweep)
-from synth.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, Parser, with_flags
-from synth.errors import SynthError
+from synth.cli._common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, Parser, with_flags
+from synth.errors import InvalidScheduleError, SynthError
 from synth.fileio import printable
 
 __all__ = ["main"]
@@ -118,6 +119,8 @@ def _failure(exc: BaseException) -> tuple:
     An interrupt's line carries what the interrupted work says it kept (its notes, e.g. the
     best tree so far, kept in the solve cache marked interrupted).
     """
+    if isinstance(exc, InvalidScheduleError):   # the checker finds the file INVALID: exit 1, as synth check
+        return f"synth: {_one_line(exc)}", EXIT_FAILED
     if isinstance(exc, (SynthError, OSError)):
         return f"synth: error: {_one_line(exc)}", EXIT_USAGE
     if isinstance(exc, KeyboardInterrupt):

@@ -11,6 +11,7 @@ import json
 import sys
 
 from synth.cli._common import EXIT_FAILED, EXIT_OK, MAX_ELEMENTS, flags_in, int_in, progress, stdout_for
+from synth.check.claims import require_valid
 from synth.fileio import check_writable
 from synth.runtime.explicit_export import MAX_TRANSMISSIONS
 from synth.runtime.formats import EXPORT_FORMATS
@@ -27,6 +28,7 @@ def cmd_export(args) -> int:
     Example: ``synth export cert.json --format explicit --out schedule.jsonl``
     """
     check_writable(args.out)
+    require_valid(args.file, "not exported")   # never copy a forged schedule or claim into another format
     fmt = EXPORT_FORMATS[args.format]
     done = fmt.export(args.file, args.out, {k: getattr(args, k, None) for k in fmt.options}, progress)
     summary = dict(done.summary)

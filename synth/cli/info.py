@@ -10,7 +10,9 @@ import numpy as np
 from synth.cli._common import EXIT_OK, add_topology_args, print_table, topology_from_args
 from synth.solving.summary import ROUND_BOUND_SCOPE
 from synth.check import round_lower_bound
+from synth.check.eccentricity import diameter_bounds
 from synth.symmetry.spec import lifting_group
+from synth.topology.failures import Damaged
 
 __all__ = ["add_parser", "cmd_info"]
 
@@ -25,9 +27,10 @@ def cmd_info(args) -> int:
     bound, witness = round_lower_bound(t, g)
     first = int(t.compute[0])
     dist = t.bfs([first])[t.compute]
+    lo, hi = _diameter(t, g)
     info = {"topology": t.name, "vertices": t.n_vertices, "compute_nodes": t.n_compute, "links": t.n_links,
             "out_degree": sorted(set(np.bincount(t.link_src, minlength=t.n_vertices)[t.compute].tolist())),
-            "diameter": getattr(t, "diameter", None) or int(dist.max()),
+            "diameter": lo if lo == hi else None, **({} if lo == hi else {"diameter_bounds": [lo, hi]}),
             "distance_distribution": np.bincount(dist).tolist(),
             "group": g.name if g else None, "group_order": g.order if g else None,
             "link_orbits": g.n_link_orbits if g else None, "orbit_sizes": g.orbit_sizes.tolist() if g else None,
@@ -36,8 +39,19 @@ def cmd_info(args) -> int:
     if args.json:
         print(json.dumps({**info, "round_lower_bound_scope": ROUND_BOUND_SCOPE}))
     else:
-        print_table({**info, "orbit_sizes": _sizes(info["orbit_sizes"])}, sys.stdout)
+        shown = {**info, "orbit_sizes": _sizes(info["orbit_sizes"])}
+        if lo != hi:
+            shown.pop("diameter_bounds")
+            shown["diameter"] = f"{lo}..{hi} (bounds: the exact value needs a BFS from every vertex orbit)"
+        print_table(shown, sys.stdout)
     return EXIT_OK
+
+
+def _diameter(t, group):
+    """``(lo, hi)``: the closed form when the topology has one (``lo == hi``), else :func:`diameter_bounds`."""
+    if isinstance(t, Damaged) or getattr(t, "diameter", None) is None:
+        return diameter_bounds(t, group)
+    return t.diameter, t.diameter
 
 
 def _sizes(sizes, show=8):

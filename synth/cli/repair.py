@@ -5,9 +5,11 @@ from __future__ import annotations
 import sys
 
 from synth.check.certificate import read_certificate, write_certificate
+from synth.check.claims import file_kind, require_valid
 from synth.cli._common import DEFAULT_TIME_LIMIT, progress, seconds
 from synth.cli.solve import print_result
-from synth.fileio import check_writable
+from synth.errors import FileFormatError
+from synth.fileio import check_writable, printable
 from synth.solving import check_written
 from synth.solving.repair import repair
 from synth.topology.failures import parse_failures
@@ -23,6 +25,10 @@ def cmd_repair(args) -> int:
     """
     if args.out is not None:
         check_writable(args.out)
+    if file_kind(args.file) == "explicit":
+        raise FileFormatError(f"{printable(args.file)} is an explicit schedule file: synth repair needs a certificate "
+                              "of the healthy network (synth solve --out writes one)")
+    require_valid(args.file, "not repaired")   # the repaired certificate's provenance names this file
     cert = read_certificate(args.file)
     failures = parse_failures(cert.topology, args.fail_link, args.fail_node)
     result = repair(cert, failures, time_limit=args.time_limit, mode=args.mode, progress=progress)

@@ -46,7 +46,7 @@ def cmd_sweep(args) -> int:
                   net=net, progress=progress, report=progress_always, engine=args.engine, solve_many=solve_many,
                   **kw)
     if args.out:
-        write_atomic(args.out, json.dumps(table.to_json(), indent=1) + "\n")
+        write_atomic(args.out, json.dumps(table.to_json(), indent=1) + "\n", kind="json")
     stream = stdout_for(args)
     if args.json:
         print(json.dumps(table.to_json()), file=stream)

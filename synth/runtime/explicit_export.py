@@ -30,7 +30,6 @@ from synth.check.certificate import read_certificate
 from synth.check.claims import file_kind
 from synth.check.explicit import read_explicit, write_explicit
 from synth.errors import SynthError
-from synth.fileio import read_json
 from synth.schedule.data import block_chunk_elements, chunk_elements, require_elements
 from synth.schedule.lift import lift, lifted_chunk_elements
 
@@ -61,7 +60,7 @@ def export_explicit(path, out, elements: int | None = None, max_transmissions: i
     if file_kind(path) == "explicit":  # e.g. a baseline: already explicit, re-written after validation
         line = reemit_explicit(path, out, elements)
         return {"file": out, "format": "explicit", "note": line}, line
-    cert = read_certificate(read_json(path))
+    cert = read_certificate(path)
     n = cert.base.n_transmissions * cert.group.order
     if n > max_transmissions:
         raise SynthError(f"the explicit schedule has {n:,} transmissions, over `max_transmissions` "

@@ -40,7 +40,6 @@ from synth.check.certificate import read_certificate
 from synth.check.claims import file_kind
 from synth.check.explicit import read_explicit
 from synth.errors import ScheduleError
-from synth.fileio import read_json
 from synth.schedule.lift import lift, lifted_weights
 from synth.schedule import COPY, REDUCE, Schedule, block_chunk_elements, chunk_elements
 from synth.topology.base import count_of
@@ -102,7 +101,7 @@ def _load_path(path):
         if int(sizes.sum()) <= 0:
             sizes = np.ones(schedule.n_chunks, dtype=np.int64)
         return schedule, _weights(sizes, schedule.n_chunks), f"explicit file {os.path.basename(str(path))}"
-    cert = read_certificate(read_json(path))
+    cert = read_certificate(path)
     schedule, weights, label = load_schedule(cert)
     return schedule, weights, f"{label} ({os.path.basename(str(path))})"
 

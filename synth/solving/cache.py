@@ -158,7 +158,7 @@ def write_entry(path, t, rec: TreeRecord) -> str | None:
     try:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, json.dumps(entry(t, rec)))
+        write_atomic(path, json.dumps(entry(t, rec)), kind="json")
         return None
     except (OSError, SynthError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)

@@ -41,7 +41,7 @@ import numpy as np
 from synth.errors import GroupError
 from synth.symmetry.affine import affine_order, closure
 from synth.symmetry.group import Group
-from synth.symmetry.residual import fixing
+from synth.symmetry.residual import fixes_failures, fixing
 from synth.topology.lattice import LatticeTorus
 
 __all__ = ["point_group", "automorphism_order", "lattice_gamma", "lattice_stabilizer",
@@ -97,13 +97,7 @@ def automorphism_order(t) -> int:
 
 def vertex_map(t, element) -> np.ndarray:
     """The vertex permutation of a point-group element ``(perm, signs)`` (:func:`point_group`)."""
-    perm, signs = element
-    c = t.coords(np.arange(t.n_vertices))[:, list(perm)]
-    sg = np.asarray(signs)
-    n = t.sides
-    w = np.asarray(t.wrap)
-    img = np.where(w, c * sg, np.where(sg > 0, c, n - 1 - c))
-    return t.vertex(img).astype(np.int64)
+    return t.vertex(_point_coords(t, element, t.coords(np.arange(t.n_vertices)))).astype(np.int64)
 
 
 def _step_action(t, element, table=None) -> list:
@@ -257,21 +251,43 @@ def lattice_stabilizer(t, failures) -> np.ndarray:
     """
     _check(t)
     V = t.n_vertices
-    C = t.coords(np.arange(V)).astype(np.int64)
     w = np.asarray(t.wrap)
     ends = np.asarray(failures.nodes, dtype=np.int64) if failures.nodes else \
         np.unique(np.asarray(failures.links, dtype=np.int64).ravel())
     if ends.size == 0:
         raise ValueError("lattice_stabilizer needs a failure")
-    anchor = int(ends[0])
-    maps = np.unique(np.stack([vertex_map(t, e) for e in point_group(t)]), axis=0)
-    out = []
-    for m in maps:
-        shift = C[ends] - C[m[anchor]]                   # translations taking the anchor's image to a failure
+    # every vertex a failure touches: a candidate is tried on these first, and mapped whole only if it
+    # fixes the failure set (on the Tofu-D pod, 769 point elements of 158,976 vertices each would not fit)
+    touched = np.unique(np.concatenate([np.asarray(failures.nodes, dtype=np.int64),
+                                        np.asarray(failures.links, dtype=np.int64).ravel()]))
+    C_touched = t.coords(touched).astype(np.int64)
+    anchor = int(np.searchsorted(touched, ends[0]))
+    C_ends = t.coords(ends).astype(np.int64)
+    # an affine map of Z^d / L is known by its images of 0 and the unit vectors: distinct maps only
+    probe = np.vstack([np.zeros(t.ndim, dtype=np.int64), np.eye(t.ndim, dtype=np.int64)])
+    out, seen, everyone = [], set(), None
+    for e in point_group(t):
+        image = _point_coords(t, e, C_touched)
+        shift = C_ends - image[anchor]                     # translations taking the anchor's image to a failure
         shift = shift[~np.any(shift[:, ~w] != 0, axis=1)]   # an unwrapped side does not translate
         for tau in shift:
-            out.append(t.vertex(C[m] + tau).astype(np.int64))
+            key = tuple(t.vertex(_point_coords(t, e, probe) + tau).tolist())
+            moved = t.vertex(image + tau).astype(np.int64)[None, :]
+            if key in seen or not fixes_failures(moved, touched, failures, V)[0]:
+                continue
+            seen.add(key)
+            everyone = t.coords(np.arange(V)).astype(np.int64) if everyone is None else everyone
+            out.append(t.vertex(_point_coords(t, e, everyone) + tau).astype(np.int64))
     return fixing(np.stack(out), failures)
+
+
+def _point_coords(t, element, c) -> np.ndarray:
+    """The coordinates (not reduced modulo ``L``) of the image of coordinates ``c`` under a point element."""
+    perm, signs = element
+    c = c[:, list(perm)]
+    sg = np.asarray(signs)
+    n = t.sides
+    return np.where(np.asarray(t.wrap), c * sg, np.where(sg > 0, c, n - 1 - c))
 
 
 def lattice_translations(t) -> Group:

@@ -27,13 +27,43 @@ import numpy as np
 
 from synth.symmetry.group import Group
 
-__all__ = ["residual_elements", "residual_group", "trivial_group", "fixing"]
+#: entries of one block of vertex images (a group order x vertices block)
+_BLOCK = 1 << 22
+
+__all__ = ["residual_elements", "residual_group", "trivial_group", "fixing", "fixes_failures"]
 
 
 def residual_elements(healthy_group: Group, failures) -> np.ndarray:
-    """Vertex permutations (rows) of the healthy group's elements that fix the failure set, identity first."""
+    """Vertex permutations (rows) of the healthy group's elements that fix the failure set, identity first.
+
+    The elements are tried on the vertices the failures touch first; only those that fix the failure set
+    are mapped whole, a block of vertices at a time (Γ of a 64x64 torus has 32,768 elements of 4,096
+    vertices: 1 GiB whole, sorted row by row, for the four that fix one failed link).
+    """
     V = healthy_group.topology.n_vertices
-    return fixing(healthy_group.vertex_images(np.arange(V)).astype(np.int64), failures)
+    touched = np.unique(np.concatenate([np.asarray(failures.nodes, dtype=np.int64),
+                                        np.asarray(failures.links, dtype=np.int64).ravel()]))
+    keep = np.flatnonzero(fixes_failures(healthy_group.vertex_images(touched).astype(np.int64), touched, failures, V))
+    perms = np.empty((keep.size, V), dtype=np.int64)
+    step = max(1, _BLOCK // max(1, healthy_group.order))
+    for a in range(0, V, step):
+        perms[:, a:a + step] = healthy_group.vertex_images(np.arange(a, min(V, a + step)))[keep]
+    return fixing(perms, failures)
+
+
+def fixes_failures(images, touched, failures, V) -> np.ndarray:
+    """Which rows of ``images`` (the images of the vertices ``touched``, sorted) map the failed vertices onto
+    themselves and the failed connections onto themselves."""
+    ok = np.ones(images.shape[0], dtype=bool)
+    if failures.nodes:
+        nodes = np.asarray(failures.nodes, dtype=np.int64)
+        ok &= (np.sort(images[:, np.searchsorted(touched, nodes)], axis=1) == nodes).all(axis=1)
+    if failures.links:
+        pairs = np.asarray(failures.links, dtype=np.int64)
+        keys = np.sort(pairs[:, 0] * V + pairs[:, 1])
+        a, b = images[:, np.searchsorted(touched, pairs[:, 0])], images[:, np.searchsorted(touched, pairs[:, 1])]
+        ok &= (np.sort(np.minimum(a, b) * V + np.maximum(a, b), axis=1) == keys).all(axis=1)
+    return ok
 
 
 def fixing(perms: np.ndarray, failures) -> np.ndarray:
@@ -41,18 +71,9 @@ def fixing(perms: np.ndarray, failures) -> np.ndarray:
     and the failed connections onto themselves, identity first."""
     perms = np.unique(np.asarray(perms, dtype=np.int64), axis=0)
     V = perms.shape[1]
-    ok = np.ones(perms.shape[0], dtype=bool)
-    if failures.nodes:
-        nodes = np.asarray(failures.nodes, dtype=np.int64)
-        ok &= (np.sort(perms[:, nodes], axis=1) == nodes).all(axis=1)
-    if failures.links:
-        pairs = np.asarray(failures.links, dtype=np.int64)
-        keys = np.sort(pairs[:, 0] * V + pairs[:, 1])
-        a, b = perms[:, pairs[:, 0]], perms[:, pairs[:, 1]]
-        images = np.sort(np.minimum(a, b) * V + np.maximum(a, b), axis=1)
-        ok &= (images == keys).all(axis=1)
-    kept = perms[ok]
-    identity = np.flatnonzero((kept == np.arange(V)).all(axis=1))
+    everyone = np.arange(V)
+    kept = perms[fixes_failures(perms, everyone, failures, V)]
+    identity = np.flatnonzero((kept == everyone).all(axis=1))
     order = np.concatenate([identity, np.setdiff1d(np.arange(kept.shape[0]), identity)])
     return kept[order]
 
@@ -97,9 +118,9 @@ def _generators(t, elements, check: bool):
     ``check``, only those that keep a link with a trivial stabilizer) and the group they generate."""
     V = t.n_vertices
     gens = np.zeros((0, V), dtype=np.int64)
-    reached = {tuple(range(V))}
+    reached = {np.arange(V, dtype=np.int64).tobytes(): np.arange(V, dtype=np.int64)}
     for perm in elements[1:]:
-        if tuple(perm.tolist()) in reached:
+        if np.ascontiguousarray(perm, dtype=np.int64).tobytes() in reached:
             continue
         more = np.vstack([gens, perm])
         closure = _closure(more)
@@ -109,32 +130,33 @@ def _generators(t, elements, check: bool):
     return gens, reached
 
 
-def _numbers_chunks(t, elements: set) -> bool:
-    """Does some live link have a trivial stabilizer in the group of ``elements`` (its orbit has
-    ``|elements|`` links)?  Lifting needs one (:meth:`synth.symmetry.group.Group.from_generators`)."""
+def _numbers_chunks(t, elements: dict) -> bool:
+    """Does some live link have a trivial stabilizer in the group of ``elements`` (no other element maps
+    it onto itself)?  Lifting needs one (:meth:`synth.symmetry.group.Group.from_generators`)."""
     if len(elements) == 1:
         return True
-    P = np.array(list(elements), dtype=np.int64)
-    V = P.shape[1]
-    # a link's image as its (source, target) pair: distinct pairs are distinct links
-    imgs = np.sort(P[:, t.link_src] * V + P[:, t.link_dst], axis=0)       # (elements, E)
-    distinct = 1 + (np.diff(imgs, axis=0) != 0).sum(axis=0)
-    return bool((distinct == P.shape[0]).any())
+    free = np.ones(t.n_links, dtype=bool)
+    identity = np.arange(t.n_vertices, dtype=np.int64).tobytes()
+    for key, p in elements.items():
+        if key != identity:
+            free &= ~((p[t.link_src] == t.link_src) & (p[t.link_dst] == t.link_dst))
+    return bool(free.any())
 
 
-def _closure(gens: np.ndarray) -> set:
-    """Every element (as a tuple) the permutations ``gens`` generate; the residual groups are small."""
+def _closure(gens: np.ndarray) -> dict:
+    """Every element the permutations ``gens`` generate, keyed by its bytes; the residual groups are small."""
     V = gens.shape[1]
-    seen = {tuple(range(V))}
-    frontier = [np.arange(V)]
+    identity = np.arange(V, dtype=np.int64)
+    seen = {identity.tobytes(): identity}
+    frontier = [identity]
     while frontier:
         nxt = []
         for p in frontier:
             for g in gens:
-                q = g[p]
-                key = tuple(q.tolist())
+                q = np.ascontiguousarray(g[p], dtype=np.int64)
+                key = q.tobytes()
                 if key not in seen:
-                    seen.add(key)
+                    seen[key] = q
                     nxt.append(q)
         frontier = nxt
     return seen

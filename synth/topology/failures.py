@@ -45,7 +45,8 @@ import numpy as np
 from synth.errors import TopologyError
 from synth.topology.base import Grid, Topology
 
-__all__ = ["Failures", "Damaged", "damage", "parse_failures", "failures_from_json", "parse_vertex", "healthy_spec"]
+__all__ = ["Failures", "Damaged", "damage", "parse_failures", "failures_from_json", "parse_vertex", "healthy_spec",
+           "failed_step"]
 
 _ID = re.compile(r"^\d{1,9}$")
 _COORD = re.compile(r"^\d{1,9}(\.\d{1,9})+$")
@@ -91,6 +92,26 @@ class Damaged(Topology):
     def diameter(self) -> int:
         """The largest hop distance between two compute vertices (one BFS per compute vertex)."""
         return max(int(self.bfs([int(v)])[self.compute].max()) for v in self.compute)
+
+
+def failed_step(t: Topology, u: int, v: int) -> str | None:
+    """Why the step ``u -> v``, not a link of ``t``, is one of its failures (a failed link, or a link at a
+    failed chip of the healthy topology), or None when it is no link of the healthy topology either.
+
+    A route over a failure is a false schedule, not a malformed file: the checker calls it INVALID.
+
+    >>> from synth.topology.torus import parse_torus
+    >>> d = damage(parse_torus("4x4"), parse_failures(parse_torus("4x4"), links=["0-1"], nodes=["5"]))
+    >>> failed_step(d, 1, 0), failed_step(d, 4, 5), failed_step(d, 0, 5)
+    ('the failed link 0-1', 'the failed node 5', None)
+    """
+    if not isinstance(t, Damaged):
+        return None
+    h = t.healthy
+    if not (0 <= u < h.n_vertices and 0 <= v < h.n_vertices) or h.link_ids(np.array([u]), np.array([v]))[0] < 0:
+        return None
+    dead = [w for w in (u, v) if w in t.failures.nodes]
+    return f"the failed node {dead[0]}" if dead else f"the failed link {min(u, v)}-{max(u, v)}"
 
 
 def healthy_spec(spec: dict) -> dict:

@@ -10,6 +10,7 @@ import synth.check.certificate as C
 from synth.check.certificate import (Certificate, base_from_json, certificate_lines, certificate_to_json, dumps,
                                      read_certificate)
 from synth.errors import FileFormatError
+from synth.fileio import LIMITS
 from synth.schedule.data import BaseSchedule
 from synth.symmetry.torus import torus_gamma
 from synth.topology.failures import damage, parse_failures
@@ -80,6 +81,6 @@ def test_the_certificate_cap_is_its_own(packed, tmp_path, monkeypatch):
     path = tmp_path / "c.json"
     path.write_text(dumps(certificate_to_json(packed)))
     assert read_certificate(str(path)).base.n_transmissions == packed.base.n_transmissions
-    monkeypatch.setattr(C, "MAX_CERTIFICATE_BYTES", 1000)
+    monkeypatch.setitem(LIMITS, "certificate", 1000)
     with pytest.raises(FileFormatError, match="larger than"):
         read_certificate(str(path))

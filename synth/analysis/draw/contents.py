@@ -48,7 +48,6 @@ from synth.check.claims import file_kind
 from synth.check.explicit import read_explicit
 from synth.check.metrics import link_loads_explicit, link_loads_symmetric, measure_explicit, measure_symmetric
 from synth.errors import OptionError
-from synth.fileio import read_json
 from synth.schedule import ALLREDUCE, COPY, REDUCE, block_chunk_elements, chunk_elements
 from synth.schedule.lift import lift, lifted_chunk_elements
 from synth.schedule.weights import keep_chunks
@@ -137,7 +136,7 @@ def _check_size(topology) -> None:
 
 
 def _certificate(path, n_elements, round_):
-    cert = read_certificate(read_json(path))
+    cert = read_certificate(path)
     base, t = cert.base, cert.topology
     _check_size(t)
     sizes = lifted_chunk_elements(base, cert.group, n_elements)

@@ -36,6 +36,7 @@ from synth.analysis.cost import Network
 from synth.analysis.draw.contents import scene
 from synth.analysis.draw.layout import layout
 from synth.analysis.draw.panels import heat_panel, timeline_panel, tree_panel
+from synth.check.claims import require_valid
 from synth.errors import OptionError
 from synth.fileio import check_writable, write_atomic
 from synth.units import format_size
@@ -98,10 +99,11 @@ def render(sc):
     height = round((top_h + rows * heat_h + 0.6) * DPI) / DPI  # a whole number of pixels
     fig = Figure(figsize=(WIDTH, height), dpi=DPI)
     FigureCanvasAgg(fig)
-    outer = fig.add_gridspec(2, 1, height_ratios=[top_h, rows * heat_h], hspace=0.12, left=0.02, right=0.95,
+    outer = fig.add_gridspec(2, 1, height_ratios=[top_h, rows * heat_h], hspace=0.2, left=0.02, right=0.95,
                              top=1 - 0.75 / fig.get_figheight(), bottom=0.02)
-    top = outer[0].subgridspec(1, len(sc.trees) + 1, width_ratios=[1.4] * len(sc.trees) + [1.0], wspace=0.08)
-    tree_w = WIDTH * 0.96 * 1.4 / (1.4 * len(sc.trees) + 1.0) * 72
+    # an empty column before the timeline holds its tick labels and y-axis label clear of the last tree
+    top = outer[0].subgridspec(1, len(sc.trees) + 2, width_ratios=[1.4] * len(sc.trees) + [0.35, 1.0], wspace=0.08)
+    tree_w = WIDTH * 0.96 * 1.4 / (1.4 * len(sc.trees) + 1.35) * 72
     for i, tree in enumerate(sc.trees):
         ax = fig.add_subplot(top[0, i])
         tree_panel(ax, lay, t, tree, tree_w)
@@ -166,9 +168,13 @@ def draw(path, out, *, round_=None, size: int = 1 << 20, net: Network = Network(
         (:data:`synth.analysis.draw.contents.MAX_DRAWN_VERTICES`) or a size below one element.
     FileFormatError
         If ``path`` cannot be read as a certificate or explicit file, or ``out`` cannot be written.
+    InvalidScheduleError
+        If the checker finds ``path`` INVALID (:func:`synth.check.claims.require_valid`): nothing is drawn.
     """
     fmt = _format(out)
     check_writable(out)
-    fig, drawing = render(scene(path, size, net, round_))
+    contents = scene(path, size, net, round_)
+    require_valid(path, "not drawn")
+    fig, drawing = render(contents)
     write_atomic(out, picture_bytes(fig, fmt))
     return drawing

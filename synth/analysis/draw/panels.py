@@ -141,9 +141,10 @@ def timeline_panel(ax, times: np.ndarray, size_text: str, highlight=()) -> None:
         ax.bar([s], [bottom[s - 1]], width=0.8, fill=False, edgecolor="black", linewidth=1.2)
     ax.set_xlabel("round")
     ax.set_ylabel("modeled time (us)")
-    ax.set_title(f"modeled time at {size_text}: {bottom.sum():.2f} us in {us.shape[1]} rounds", fontsize=10)
+    # two lines and a legend of one column: the panel is narrow, and nothing may spill onto the next one
+    ax.set_title(f"modeled time at {size_text}:\n{bottom.sum():.2f} us in {us.shape[1]} rounds", fontsize=9)
     ax.set_xlim(0.3, us.shape[1] + 0.7)
-    ax.set_ylim(0, bottom.max() * 1.3)  # room for the legend above the bars
+    ax.set_ylim(0, bottom.max() * 1.6)  # room for the legend's three lines above the bars
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.legend(loc="upper center", ncol=3, fontsize=8, frameon=False)
+    ax.legend(loc="upper left", ncol=1, fontsize=7, frameon=False)
     ax.spines[["top", "right"]].set_visible(False)

@@ -49,16 +49,15 @@ from synth.analysis.cost import Network, goodput_bound, model_time
 from synth.analysis.simulate.packing import MODES, Flows, pack
 from synth.analysis.simulate.run import (INSTALL_HINT, Delays, SimGridUnavailable, run_driver, simgrid_available,
                                          simgrid_python, write_inputs)
-from synth.check.claims import check_file
+from synth.check.claims import require_valid
 from synth.check.metrics import measure_explicit
-from synth.errors import InvalidScheduleError, OptionError
-from synth.fileio import printable
+from synth.errors import OptionError
 from synth.runtime.plan import load_schedule
 from synth.schedule.data import chunk_elements
 from synth.schedule.weights import keep_chunks
 from synth.units import format_size
 
-__all__ = ["SimResult", "SimOptions", "simulate", "simulate_schedule", "verify_file", "simulated_seconds", "pack",
+__all__ = ["SimResult", "SimOptions", "simulate", "simulate_schedule", "simulated_seconds", "pack",
            "Flows", "MODES",
            "SimGridUnavailable", "INSTALL_HINT", "simgrid_python", "simgrid_available", "ENGINES", "LATENCY_AT"]
 
@@ -226,23 +225,10 @@ def simulate(source, sizes, net: Network = Network(), mode: str = "rounds", *, t
         When the checker finds the file INVALID; the message names the first problem.
     """
     if isinstance(source, (str, os.PathLike)):
-        verify_file(source)
+        require_valid(source, "not simulated")
     schedule, weights, label = load_schedule(source)
     return simulate_schedule(schedule, weights, sizes, net, mode, label, progress=progress,
                              options=SimOptions(hop_latency_at=hop_latency_at, timeout=timeout))
-
-
-def verify_file(path) -> None:
-    """Raise :class:`~synth.errors.InvalidScheduleError` unless the checker finds the file at ``path`` VALID."""
-    report = check_file(path)
-    if report.valid:
-        return
-    failed = [f"{key}: claimed {c}, measured {m}" for key, (c, m, ok) in report.claims.items() if not ok]
-    first = " ".join(str((report.errors + failed + ["INVALID"])[0]).split())[:300]
-    more = len(report.errors) + len(failed) - 1
-    raise InvalidScheduleError(f"{printable(path)} does not check ({printable(first)}"
-                               f"{f'; {more} more problem(s)' if more > 0 else ''}): not simulated; "
-                               "synth check lists every problem")
 
 
 def simulated_seconds(schedule, weights, sizes, net: Network = Network(), mode: str = "rounds") -> list:

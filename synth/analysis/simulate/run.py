@@ -14,6 +14,8 @@ import collections
 import functools
 import json
 import os
+import re
+import signal
 import subprocess
 import threading
 import time
@@ -25,7 +27,7 @@ from synth.fileio import read_json
 from synth.errors import OptionError, SynthError
 
 __all__ = ["SimGridUnavailable", "INSTALL_HINT", "simgrid_python", "simgrid_available", "write_inputs", "run_driver",
-           "wait_list_for", "Delays", "DRIVER", "DRIVERS"]
+           "wait_list_for", "Delays", "DRIVER", "DRIVERS", "failure_line"]
 
 DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_driver.py")
 INSTALL_HINT = ("SimGrid's Python bindings are not installed: as root, run `apt-get install -y python3-simgrid` "
@@ -167,7 +169,7 @@ def run_driver(directory, tag: str, message_bytes, timeout: float | None = None,
     python = simgrid_python()
     _write(directory, f"bytes-{tag}.q", message_bytes, np.int64)
     n = int(np.count_nonzero(np.asarray(message_bytes) > 0))
-    tail = collections.deque(maxlen=5)
+    tail = collections.deque(maxlen=200)   # enough to reach above a backtrace to its reason (failure_line)
 
     def read(stream):  # the driver's stderr (and stdout): progress lines to ``progress``, the rest kept
         for line in stream:
@@ -198,8 +200,7 @@ def run_driver(directory, tag: str, message_bytes, timeout: float | None = None,
             reader.join(5)
     path = os.path.join(directory, f"result-{tag}.json")
     if not os.path.exists(path):
-        last = tail[-1] if tail else "no output"
-        raise SynthError(f"the SimGrid driver failed (exit {returncode}): {last[:300]}")
+        raise SynthError(failure_line(tail, returncode))
     result = read_json(path)
     if result["unfinished_events"]:
         raise SynthError(f"the simulation ended with {result['unfinished_events']} events never started "
@@ -207,3 +208,44 @@ def run_driver(directory, tag: str, message_bytes, timeout: float | None = None,
     result["wall_seconds"] = time.perf_counter() - start
     finish = np.fromfile(os.path.join(directory, f"finish-{tag}.d"), dtype="<f8")
     return result, finish
+
+
+#: lines of a backtrace (Python's, SimGrid's xbt, gdb-like frames) and of Python's caret markers: never the reason
+_FRAME = re.compile(r"^(Traceback|File \"|\d+# |#\d+ |-> |at |in |0x[0-9a-fA-F]+|\[0x|Backtrace|[~^ ]+$)")
+#: a line that says what went wrong
+_REASON = re.compile(r"(Error\b|Exception\b|error:|terminate called|what\(\)|bad_alloc|Aborted|Segmentation|"
+                     r"xbt_die|Assertion|Cannot allocate|Killed|CRITICAL)")
+#: what a driver that ran out of memory (or of room for its actors' stacks) says
+_MEMORY = re.compile(r"(bad_alloc|MemoryError|Cannot allocate memory|Resource temporarily unavailable|out of memory|"
+                     r"mmap|ENOMEM)", re.I)
+
+
+def failure_line(tail, returncode) -> str:
+    """The one line that says why the SimGrid driver failed, from its output ``tail`` (stripped lines) and exit
+    code: its reason (an exception, an error, a C++ terminate message), never a backtrace frame; and when it
+    ran out of memory, what to do.
+
+    >>> failure_line(["Backtrace (displayed in actor maestro):", "0# xbt::Backtrace::Backtrace() at ./src/x.cpp:25",
+    ...               "1# simgrid::kernel::context::SwappedContext::SwappedContext in libsimgrid.so"], -6)
+    'the SimGrid driver failed (killed by SIGABRT)'
+    >>> print(failure_line(["terminate called after throwing an instance of 'std::bad_alloc'",
+    ...                     "what():  std::bad_alloc", "0# foo at bar.cpp:1"], -6))   # doctest: +ELLIPSIS
+    the SimGrid driver ran out of memory (killed by SIGABRT: what(): std::bad_alloc); raise the address-space ...
+    """
+    lines = [" ".join(str(line).split()) for line in tail]
+    said = [line for line in lines if line and not _FRAME.match(line)]
+    reasons = [line for line in said if _REASON.search(line)]
+    how = f"exit {returncode}" if returncode is None or returncode >= 0 else f"killed by {_signal_name(-returncode)}"
+    last = (reasons or said or [""])[-1][:300]
+    detail = f"{how}: {last}" if last else how
+    if any(_MEMORY.search(line) for line in lines):
+        return (f"the SimGrid driver ran out of memory ({detail}); raise the address-space limit (ulimit -v) or "
+                "simulate a smaller schedule")
+    return f"the SimGrid driver failed ({detail})"
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"

@@ -156,7 +156,7 @@ class MscclExport:
 
     def write(self, path) -> None:
         """Write the XML atomically (temp file + rename)."""
-        write_atomic(path, [self.xml])
+        write_atomic(path, [self.xml], kind="msccl-xml")
 
     def summary(self) -> str:
         return (f"{self.name}: {self.ngpus} GPUs, nchunksperloop {self.nchunksperloop}, {self.nchannels} channel(s), "

@@ -23,7 +23,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 from synth.errors import XmlError
-from synth.fileio import read_text as read_file_text
+from synth.fileio import LIMITS, read_text as read_file_text
 
 __all__ = ["Algo", "Gpu", "ThreadBlock", "Step", "XmlError", "parse_xml", "read_text", "STEP_TYPES", "SENDS", "RECVS",
            "READS_SRC", "WRITES_DST", "ALGO_ATTRS"]
@@ -139,5 +139,5 @@ def read_text(text_or_path) -> str:
     """The XML text itself (a string starting with ``<``), or the text of the file at that path."""
     if isinstance(text_or_path, str) and text_or_path.lstrip().startswith("<"):
         return text_or_path
-    # a regular file only, never blocking (synth.fileio); 1 GiB: exports of big schedules are large
-    return read_file_text(text_or_path, 1 << 30)
+    # a regular file only, never blocking, up to the limit export writes to (synth.fileio.LIMITS)
+    return read_file_text(text_or_path, LIMITS["msccl-xml"])
