@@ -354,7 +354,7 @@ def judge(code, err, seconds, mib, allowed) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--only", help="run only probes whose name contains this")
     parser.add_argument("--json", action="store_true", help="one JSON object per probe")
     args = parser.parse_args(argv)
