@@ -28,12 +28,13 @@ import threading
 
 from synth._version import __version__
 from synth.cli import (baseline, bound, campaign, check, compare, draw, export, info, repair, run, simulate, solve,
-                       sweep)
+                       sweep, task)
 from synth.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, Parser, with_flags
-from synth.errors import SynthError
+from synth.cli.task import refusal as _task_refusal
+from synth.errors import CampaignError, SynthError
 from synth.fileio import printable
 
-__all__ = ["main"]
+__all__ = ["main", "task_main", "task_vetter"]
 
 #: the commands in the order ``synth --help`` lists them
 COMMANDS = (solve, repair, check, export, run, simulate, bound, baseline, compare, sweep, draw, info, campaign)
@@ -42,7 +43,9 @@ COMMANDS = (solve, repair, check, export, run, simulate, bound, baseline, compar
 def _parser() -> argparse.ArgumentParser:
     p = Parser(prog="synth", description="Provably optimal allreduce schedules on symmetric networks.")
     p.add_argument("--version", action="version", version=f"synth {__version__}")
-    p.set_defaults(main=main)  # the entry point, for commands that run synth command lines elsewhere (campaign)
+    # the entry point of campaign tasks, and its check of a campaign file, for the commands that run synth
+    # command lines elsewhere (campaign, compare --cluster)
+    p.set_defaults(main=task_main, task_vetter=task_vetter)
     sub = p.add_subparsers(dest="command", parser_class=Parser)
     for command in COMMANDS:
         command.add_parser(sub)
@@ -75,6 +78,26 @@ def main(argv=None) -> int:
             signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
+def task_main(argv) -> int:
+    """Run one campaign task's command line (the ``entry`` of :func:`synth.campaign.run_campaign`).
+
+    As :func:`main`, except that what a task may not do (:func:`synth.cli.task.refusal`: write files,
+    run programs, join clusters) ends it with exit 2 before it starts, and Ctrl-C or SIGTERM is raised
+    on to the campaign (which stops, leaving the task pending) instead of ending the task alone.  It
+    installs no signal handler: the campaign's own process decides what a signal does.
+
+    >>> task_main(["info", "--torus", "4x4", "--out", "x.json"])
+    2
+    """
+    return _main(argv, as_task=True)
+
+
+def task_vetter() -> task.Vetter:
+    """The check of a campaign file's command lines before any task runs (``vet`` of
+    :func:`synth.campaign.read_campaign`): it refuses what :func:`task_main` would refuse."""
+    return task.Vetter(_parser())
+
+
 def _one_line(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         text = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
@@ -84,18 +107,24 @@ def _one_line(exc: BaseException) -> str:
     return text if len(text) <= 400 else text[:400] + " ..."
 
 
-def _main(argv) -> int:
+def _main(argv, as_task: bool = False) -> int:
     parser = _parser()
     try:
         args = parser.parse_args(argv)
         if not getattr(args, "command", None):
             parser.print_help()
             return EXIT_USAGE
+        if as_task:
+            why = _task_refusal(args)
+            if why is not None:
+                raise CampaignError(why)
         return args.func(args)
     except BrokenPipeError:  # e.g. `synth check FILE | head`: stop quietly like other shell tools
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
     except (Exception, KeyboardInterrupt) as exc:
+        if as_task and isinstance(exc, KeyboardInterrupt):
+            raise
         line, code = _failure(exc)
         print(line, file=sys.stderr)
         return code

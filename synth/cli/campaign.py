@@ -33,7 +33,7 @@ def _open(path) -> Store:
 
 def _run(args) -> int:
     parse_cluster(args.cluster)  # refused before anything is read or written
-    tasks = read_campaign(args.file)
+    tasks = read_campaign(args.file, vet=args.task_vetter())
     store = args.store or _default_store(args.file)
     tty = sys.stderr.isatty()
 
