@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from synth.campaign.client import connect, has_dashboard, parse_cluster
+from synth.campaign.client import connect, has_dashboard, parse_cluster, probe
 from synth.campaign.execute import execute, one_line
 from synth.campaign.store import Store
 
@@ -114,7 +114,9 @@ def run_campaign(tasks, store_path, cluster="local", *, entry=None, retry_failed
     ``progress`` gets :func:`progress_text` after every task, ``on_row`` (if given) each
     ``(task, outcome)``; ``retry_failed`` runs the tasks that failed before again.
     """
-    parse_cluster(cluster)  # a bad --cluster is refused before the store is touched
+    spec = parse_cluster(cluster)  # a bad --cluster, or an address where no scheduler answers, is refused
+    if spec.kind == "address":      # before the store is touched
+        probe(spec.address)
     with Store(store_path) as store:
         store.add(tasks)
         finished = store.finished(retry_failed)
