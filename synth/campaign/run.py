@@ -117,7 +117,7 @@ def run_campaign(tasks, store_path, cluster="local", *, entry=None, retry_failed
     spec = parse_cluster(cluster)  # a bad --cluster, or an address where no scheduler answers, is refused
     if spec.kind == "address":      # before the store is touched
         probe(spec.address)
-    with Store(store_path) as store:
+    with Store(store_path, exclusive=True) as store:
         store.add(tasks)
         finished = store.finished(retry_failed)
         todo = [t for t in tasks if t.key not in finished]
