@@ -60,6 +60,10 @@ FORMAT, VERSION = "synth-campaign", 1
 STATUSES = ("pending", "done", "failed")
 #: the columns that differ between two runs of the same tasks
 TIMING_COLUMNS = ("seconds", "worker", "finished_at")
+#: the columns of ``results``, in order
+COLUMNS = ("key", "position", "task", "status", "result", "error", "seconds", "worker", "finished_at")
+#: what a store's schema holds besides the indexes SQLite makes for primary keys
+_OBJECTS = {("table", "meta"), ("table", "results")}
 #: the files SQLite keeps beside a store (with its own name in front)
 COMPANIONS = ("", "-wal", "-shm", "-journal")
 
@@ -138,6 +142,7 @@ class Store:
         except sqlite3.Error as exc:
             raise CampaignError(f"{self.name}: cannot open the store: {exc}") from None
         with self._sql():
+            self.db.execute("pragma trusted_schema = off")  # a planted schema may not call functions
             self._create() if fresh else self._check()
             if not readonly:
                 # write-ahead log, synced at checkpoints: a row's commit costs about 0.1 ms instead of two
@@ -165,13 +170,18 @@ class Store:
                                 [("format", FORMAT), ("version", str(VERSION)), ("synth", __version__)])
 
     def _check(self):
+        """Refuse a file that is not a store this synth wrote: the two tables with their columns, and nothing
+        else in its schema (a trigger or a view of a planted file would run inside our transactions)."""
         foreign = f"{self.name}: not a synth campaign store (refusing to touch it)"
         try:
             meta = dict(self.db.execute("select name, value from meta").fetchall())
-            columns = [row[1] for row in self.db.execute("pragma table_info(results)")]
-        except sqlite3.Error:
+            columns = tuple(row[1] for row in self.db.execute("pragma table_info(results)"))
+            objects = self.db.execute("select type, name from sqlite_master").fetchall()
+        except (sqlite3.Error, TypeError, ValueError):
             raise CampaignError(foreign) from None
-        if meta.get("format") != FORMAT or "key" not in columns:
+        extra = [o for o in objects if o not in _OBJECTS and not (o[0] == "index" and
+                                                                  str(o[1]).startswith("sqlite_autoindex_"))]
+        if meta.get("format") != FORMAT or columns != COLUMNS or extra:
             raise CampaignError(foreign)
         if meta.get("version") != str(VERSION):
             raise CampaignError(f"{self.name}: a campaign store of format version {meta.get('version')}; this "

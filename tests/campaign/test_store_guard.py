@@ -130,3 +130,19 @@ def test_two_real_runs_on_one_store_the_second_is_refused_while_the_first_runs(c
     finally:
         first.send_signal(signal.SIGTERM)
         first.communicate(timeout=60)
+
+
+@pytest.mark.parametrize("plant", [
+    "create trigger t after update on results begin insert into meta values ('x', 'y'); end",
+    "create view v as select * from results",
+    "create table extra (a)",
+    "alter table results add column more text",
+])
+def test_a_store_with_anything_else_in_its_schema_is_refused_and_left_alone(campaign, capsys, plant):
+    Store("c.sqlite").close()
+    with contextlib.closing(sqlite3.connect("c.sqlite")) as db:
+        db.execute(plant)
+        db.commit()
+    before = (campaign / "c.sqlite").read_bytes()
+    _one_line_exit_2(["campaign", "run", "c.json", "--cluster", "serial"], capsys, "not a synth campaign store")
+    assert (campaign / "c.sqlite").read_bytes() == before
