@@ -211,11 +211,15 @@ class Store:
                     [(t.key, start + i, json.dumps(t.to_json())) for i, t in enumerate(tasks)])
 
     def finished(self, retry_failed: bool = False) -> set:
-        """The keys of the tasks whose rows are final (``done``, and ``failed`` unless ``retry_failed``)."""
+        """The keys of the tasks whose rows are final (``done``, and ``failed`` unless ``retry_failed``).
+
+        A row that failed with ``exit 130`` or ``exit 143`` is not final: it is a task that Ctrl-C or
+        SIGTERM stopped, recorded so by an earlier synth that let a serial campaign go on after it.
+        """
         with self._sql():
-            wanted = ("done",) if retry_failed else ("done", "failed")
-            marks = ",".join("?" * len(wanted))
-            return {k for (k,) in self.db.execute(f"select key from results where status in ({marks})", wanted)}
+            failed = "" if retry_failed else (" or (status = 'failed' and coalesce(error, '') not like 'exit 130:%' "
+                                              "and coalesce(error, '') not like 'exit 143:%')")
+            return {k for (k,) in self.db.execute(f"select key from results where status = 'done'{failed}")}
 
     def record(self, key: str, outcome: dict) -> None:
         """Write one finished task's row (its own transaction)."""
