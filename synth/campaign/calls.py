@@ -95,7 +95,7 @@ def khop_solver(cluster, notice=lambda message: None):
 def compare_simulator(argv, cluster, entry, notice=lambda message: None):
     """A ``simulate_many`` for :func:`synth.analysis.compare.compare`: each candidate the command line
     ``argv + ["--algorithms", NAME]`` (a ``synth compare --engine simgrid`` of it alone) on ``cluster``,
-    run through ``entry`` (``synth.cli.main``); returns ``name -> [seconds per size]``."""
+    run through ``entry`` (``synth.cli.task_main``); returns ``name -> [seconds per size]``."""
     def simulate_many(names):
         tasks = [Task(argv=(*argv, "--algorithms", name, "--json")) for name in names]
         outs = run_tasks(tasks, cluster, entry=entry, notice=notice)

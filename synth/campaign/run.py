@@ -68,7 +68,7 @@ def _on_worker(task, entry):
 def outcomes(tasks, cluster="local", *, entry=None, uploads=(), notice=lambda message: None):
     """Yield ``(task, outcome)`` as the tasks finish on ``cluster`` (:func:`synth.campaign.client.parse_cluster`).
 
-    ``entry`` runs command lines (``synth.cli.main``); ``uploads`` are Python files sent to every
+    ``entry`` runs command lines (``synth.cli.task_main``); ``uploads`` are Python files sent to every
     worker (Dask's ``upload_file``), for calls of modules the workers do not have; ``notice`` gets
     the dashboard's address.
     """
