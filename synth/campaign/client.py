@@ -185,5 +185,8 @@ def connect(cluster: Cluster):
         except (OSError, TimeoutError) as exc:
             raise CampaignError(f"cannot reach the Dask scheduler at {cluster.address} within "
                                 f"{CONNECT_TIMEOUT:g} s ({' '.join(str(exc).split())[:160]})") from None
+        except (TypeError, ValueError) as exc:  # e.g. tls:// without certificates in Dask's configuration
+            raise CampaignError(f"cannot connect to the Dask scheduler at {cluster.address}: "
+                                f"{' '.join(str(exc).split())[:200]}") from None
     with client:
         yield client

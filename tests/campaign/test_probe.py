@@ -110,3 +110,13 @@ def test_campaign_run_against_it_is_one_line_and_exit_2_and_writes_no_store(peer
     assert err.startswith(f"synth: error: {peer.address}") and err.count("\n") == 1, err
     assert time.monotonic() - start < 5
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json"]
+
+
+@pytest.mark.parametrize("peer", [SILENT], indirect=True)
+def test_tls_without_certificates_is_one_line(peer, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.json").write_text(json.dumps({"tasks": [["info", "--torus", "4x4"]]}))
+    address = peer.address.replace("tcp://", "tls://")
+    assert main(["campaign", "run", "c.json", "--cluster", address]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"synth: error: cannot connect to the Dask scheduler at {address}") and err.count("\n") == 1
