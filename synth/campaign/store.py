@@ -100,8 +100,11 @@ class Store:
                 self._lock()
             self._open(fresh, readonly)
         except BaseException:
+            # a store we made and could not make whole is not left behind to be refused next time; unless
+            # another run took it between our creating and locking it (then it is that run's store)
+            owned = fresh and (not exclusive or self._lock_fd is not None)
             self.close()
-            if fresh:  # a store that could not be made whole is not left behind to be refused next time
+            if owned:
                 for suffix in COMPANIONS:
                     with contextlib.suppress(OSError):
                         os.unlink(f"{self.path}{suffix}")

@@ -16,6 +16,10 @@ an interrupted solve kept said on the same line.  Flags are validated where they
 positive, seeds 32-bit, counts and sizes in range.
 
 Exit codes: 0 success, 1 a failed check or run (INVALID), 2 an error, 130 Ctrl-C, 143 SIGTERM.
+
+:func:`task_main` runs a campaign task's command line (on a Dask worker, or in the campaign's own
+process): it refuses what a task may not do (:mod:`synth.cli.task`) and lets an interrupt reach the
+campaign; :func:`task_vetter` makes the same check of a campaign file before any task runs.
 """
 
 from __future__ import annotations
@@ -30,7 +34,6 @@ from synth._version import __version__
 from synth.cli import (baseline, bound, campaign, check, compare, draw, export, info, repair, run, simulate, solve,
                        sweep, task)
 from synth.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, Parser, with_flags
-from synth.cli.task import refusal as _task_refusal
 from synth.errors import CampaignError, SynthError
 from synth.fileio import printable
 
@@ -115,7 +118,7 @@ def _main(argv, as_task: bool = False) -> int:
             parser.print_help()
             return EXIT_USAGE
         if as_task:
-            why = _task_refusal(args)
+            why = task.refusal(args)
             if why is not None:
                 raise CampaignError(why)
         return args.func(args)

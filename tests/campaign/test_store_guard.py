@@ -146,3 +146,23 @@ def test_a_store_with_anything_else_in_its_schema_is_refused_and_left_alone(camp
     before = (campaign / "c.sqlite").read_bytes()
     _one_line_exit_2(["campaign", "run", "c.json", "--cluster", "serial"], capsys, "not a synth campaign store")
     assert (campaign / "c.sqlite").read_bytes() == before
+
+
+def test_a_store_that_could_not_be_made_is_removed_unless_another_run_took_it(tmp_path, monkeypatch):
+    path = tmp_path / "c.sqlite"
+
+    def broken(self):
+        raise CampaignError("disk full, say")
+
+    monkeypatch.setattr(Store, "_create", broken)
+    with pytest.raises(CampaignError, match="disk full"):
+        Store(path, exclusive=True)
+    assert sorted(tmp_path.iterdir()) == []  # ours, half made: removed
+
+    def taken(self):  # another run created nothing, but locked the file between our O_EXCL and our flock
+        raise CampaignError("another synth campaign run is using this store")
+
+    monkeypatch.setattr(Store, "_lock", taken)
+    with pytest.raises(CampaignError, match="another synth campaign run"):
+        Store(path, exclusive=True)
+    assert path.exists()  # theirs now: left alone
