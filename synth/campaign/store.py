@@ -134,7 +134,7 @@ class Store:
         except OSError:
             os.close(fd)
             raise CampaignError(f"{self.name}: another synth campaign run is using this store; wait for it to "
-                                f"end, or give another --store") from None
+                                f"end, or use another store") from None
         self._lock_fd = fd
 
     def _open(self, fresh: bool, readonly: bool) -> None:
