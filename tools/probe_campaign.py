@@ -1,4 +1,4 @@
-"""Probes of ``synth campaign run`` with hostile campaign files (issue 48): calls of other modules, flags that
+"""Probes of ``synth campaign run`` with hostile campaign files: calls of other modules, flags that
 write files or run programs, however spelt.  Each must end with one line and exit 2 before any task runs;
 :mod:`probe_hostile` runs them with its other probes.
 """
