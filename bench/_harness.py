@@ -124,7 +124,7 @@ def parser(doc, sets=None, *, default_set="quick", fields=(str, int), required=N
     >>> parser("B.\\nmore", {"quick": [("8x8", 3)]}, seed=0).parse_args([]).set
     'quick'
     """
-    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0], allow_abbrev=False)
     ap.set_defaults(_sets=sets, _fields=fields, _required=required)
     if sets is not None:
         ap.add_argument("--set", choices=sorted(sets), default=default_set, help="instance set (default %(default)s)")

@@ -29,7 +29,7 @@ from pathlib import Path
 from _harness import Col, Table, log, parse_args, parser
 
 from synth.campaign import Store, comparable, run_campaign, task_from_json
-from synth.cli import main as synth_main
+from synth.cli import task_main
 
 #: ``dask scheduler`` / ``dask worker`` of this interpreter: python -m distributed.cli.dask_<what>
 DASK = [sys.executable, "-m"]
@@ -51,7 +51,7 @@ def timed_run(tasks, cluster, folder):
         marks["ready"] = time.monotonic()
         log(message)
 
-    run_campaign(tasks, path, cluster, entry=synth_main, notice=notice)
+    run_campaign(tasks, path, cluster, entry=task_main, notice=notice)
     end = time.monotonic()
     ready = marks.get("ready", marks["t0"])
     with Store(path) as store:

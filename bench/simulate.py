@@ -60,7 +60,8 @@ from pathlib import Path
 from _harness import Col, Ratio, Table, log, parse_args, parser
 
 from synth.analysis.cost import PAPER_SIZES, Network
-from synth.campaign import CLUSTER_HELP, Store, parse_cluster, run_campaign, task_from_json
+from synth.campaign import CLUSTER_HELP, Store, Task, parse_cluster, run_campaign
+from synth.campaign.spec import canonical
 from synth.analysis.simulate import INSTALL_HINT, SimOptions, simgrid_available, simulate_schedule
 from synth.baselines import BASELINES, build_baseline
 from synth.errors import SynthError
@@ -285,9 +286,9 @@ def simulate_case(exp, case, schedule, sizes=None):
 
 def tasks_of(exp, sizes, notes):
     """The campaign tasks of one experiment: one call of :func:`simulate_case` per (case, schedule)."""
-    return [task_from_json({"call": "simulate:simulate_case",
-                            "kwargs": {"exp": exp, "case": i, "schedule": name,
-                                       "sizes": list(sizes) if sizes else None}})
+    # built here, not read from a file: a campaign file may call only synth's own task functions
+    return [Task(call="simulate:simulate_case",
+                 kwargs=canonical({"exp": exp, "case": i, "schedule": name, "sizes": list(sizes) if sizes else None}))
             for i, (_, scheds, *_) in enumerate(cases(exp, notes, sizes)) for name in scheds]
 
 

@@ -101,7 +101,7 @@ def stale(path: Path = TARGET) -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     p.add_argument("--check", action="store_true", help="do not write: exit 1 if docs/cli.md is stale")
     args = p.parse_args(argv)
     if args.check:

@@ -25,7 +25,7 @@ OUT = Path(__file__).resolve().parents[1] / "instances" / "torus"
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     ap.add_argument("--time-limit", type=float, default=600.0)
     ap.add_argument("--only", help="SHAPE:K,SHAPE:K (default: all of Table 1)")
     ap.add_argument("--cache-dir", help="solver cache to use (default: a fresh temporary one)")

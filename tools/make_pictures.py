@@ -42,7 +42,7 @@ def draw_all(folder: Path) -> list:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     ap.add_argument("--check", action="store_true", help="compare with docs/images/ instead of writing there")
     args = ap.parse_args(argv)
     if not args.check:

@@ -28,6 +28,7 @@ import tempfile
 from pathlib import Path
 
 from _probe_run import MEMORY_LIMIT_MIB, WALL_LIMIT, run, synth_argv, write
+from probe_campaign import campaign_probes
 from probe_signals import special_probes
 
 def _fixtures(folder: Path) -> dict:
@@ -195,6 +196,7 @@ def probes(folder: Path, fx: dict) -> list:
             ["export", cert, "--format", "explicit", "--elements", value, "--out", str(folder / "el.jsonl")], bad)
     out.extend(reader_probes(folder, fx))
     out += _group_search_probes(folder)
+    out += campaign_probes(folder)
     return out
 
 
@@ -354,7 +356,7 @@ def judge(code, err, seconds, mib, allowed) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--only", help="run only probes whose name contains this")
     parser.add_argument("--json", action="store_true", help="one JSON object per probe")
     args = parser.parse_args(argv)

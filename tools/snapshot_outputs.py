@@ -144,10 +144,10 @@ def compare(a: Path, b: Path) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     sub = parser.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("record").add_argument("folder", type=Path)
-    cmp = sub.add_parser("compare")
+    sub.add_parser("record", allow_abbrev=False).add_argument("folder", type=Path)
+    cmp = sub.add_parser("compare", allow_abbrev=False)
     cmp.add_argument("a", type=Path)
     cmp.add_argument("b", type=Path)
     args = parser.parse_args(argv)

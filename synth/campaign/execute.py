@@ -2,9 +2,11 @@
 
 :func:`execute` never raises for the task's own failure: a command that exits non-zero, prints
 no JSON object, or a call that raises, gives ``status`` ``"failed"`` and a one-line ``error``.
-A command line runs in-process through the entry point it is given (``synth.cli.main``, passed
-down by the caller: this stage sits below the CLI and does not import it), its stdout and stderr
-captured.
+A command line runs in-process through the entry point it is given (``synth.cli.task_main``,
+passed down by the caller: this stage sits below the CLI and does not import it), its stdout and
+stderr captured; that entry point refuses what a task may not do, and lets Ctrl-C and SIGTERM
+through to the campaign.  A call runs the function its task names: a task read from a campaign
+file names one of :data:`synth.campaign.spec.CALLS` (checked when the file is read).
 
 Examples
 --------
@@ -87,7 +89,7 @@ def _run_call(task: Task):
 def execute(task: Task, entry=None) -> dict:
     """Run ``task``: ``{"status", "result", "error", "seconds"}`` (module docstring).
 
-    ``entry`` runs a command line (``entry(argv) -> exit code``): ``synth.cli.main``.
+    ``entry`` runs a command line (``entry(argv) -> exit code``): ``synth.cli.task_main``.
     """
     start = time.perf_counter()
     try:

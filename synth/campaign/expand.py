@@ -10,7 +10,8 @@ varying fastest) and fixed arguments (``args``, given as they are)::
                 "args": ["--time-limit", "10"]}]}
 
 A ``true`` value in ``vary`` is a bare flag, ``false`` leaves the flag out.  Tasks with the same
-content key are run once (the first kept).
+content key are run once (the first kept).  ``vet``, when given (``synth.cli.task_vetter()``), judges
+each command line as synth's parser reads it; a task it refuses refuses the whole file.
 
 Examples
 --------
@@ -33,8 +34,8 @@ import tomllib
 from pathlib import Path
 
 from synth.campaign.spec import Task, task_from_json
-from synth.errors import CampaignError
-from synth.fileio import LIMITS
+from synth.errors import CampaignError, FileFormatError
+from synth.fileio import LIMITS, printable, read_capped
 
 __all__ = ["parse_campaign", "read_campaign", "expand_grid", "MAX_TASKS"]
 
@@ -81,8 +82,11 @@ def expand_grid(grid) -> list:
     return out
 
 
-def parse_campaign(data) -> list:
-    """The tasks of a campaign (the parsed JSON or TOML of its file), grids expanded, duplicates dropped."""
+def parse_campaign(data, vet=None) -> list:
+    """The tasks of a campaign (the parsed JSON or TOML of its file), grids expanded, duplicates dropped.
+
+    ``vet(argv)`` raises :class:`~synth.errors.CampaignError` for a command line that may not run.
+    """
     if not isinstance(data, dict):
         raise CampaignError("a campaign is an object with 'tasks' and/or 'grids'")
     extra = set(data) - {"tasks", "grids"}
@@ -91,6 +95,8 @@ def parse_campaign(data) -> list:
     entries, grids = data.get("tasks", []), data.get("grids", [])
     if not isinstance(entries, list) or not isinstance(grids, list):
         raise CampaignError("'tasks' and 'grids' are lists")
+    if len(entries) > MAX_TASKS:
+        raise CampaignError(f"the campaign has more than {MAX_TASKS:,} tasks")
     for grid in grids:
         entries = entries + expand_grid(grid)
         if len(entries) > MAX_TASKS:
@@ -99,6 +105,11 @@ def parse_campaign(data) -> list:
     for entry in entries:
         task = task_from_json(entry)
         if task.key not in seen:
+            if vet is not None and task.argv:
+                try:
+                    vet(task.argv)
+                except CampaignError as exc:
+                    raise CampaignError(f"task {printable(task.label()[:120])}: {exc}") from None
             seen.add(task.key)
             tasks.append(task)
     if not tasks:
@@ -106,14 +117,14 @@ def parse_campaign(data) -> list:
     return tasks
 
 
-def read_campaign(path) -> list[Task]:
-    """The tasks of the campaign file at ``path``: TOML when it ends in ``.toml``, JSON otherwise."""
+def read_campaign(path, vet=None) -> list[Task]:
+    """The tasks of the campaign file at ``path``: TOML when it ends in ``.toml``, JSON otherwise
+    (a regular file within ``synth.fileio.LIMITS['json']``); ``vet`` as in :func:`parse_campaign`."""
     path = Path(path)
-    if path.is_dir():
-        raise CampaignError(f"{path}: a folder, not a campaign file")
-    if path.stat().st_size > LIMITS["json"]:
-        raise CampaignError(f"{path}: larger than {LIMITS['json'] >> 20} MiB, not a campaign file")
-    raw = path.read_bytes()
+    try:
+        raw = read_capped(path, LIMITS["json"])
+    except FileFormatError as exc:
+        raise CampaignError(str(exc)) from None
     try:
         if path.suffix.lower() == ".toml":
             data = tomllib.loads(raw.decode("utf-8"))
@@ -121,8 +132,8 @@ def read_campaign(path) -> list[Task]:
             data = json.loads(raw)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         kind = "TOML" if path.suffix.lower() == ".toml" else "JSON"
-        raise CampaignError(f"{path}: not {kind}: {' '.join(str(exc).split())[:200]}") from None
+        raise CampaignError(f"{printable(path)}: not {kind}: {' '.join(str(exc).split())[:200]}") from None
     try:
-        return parse_campaign(data)
+        return parse_campaign(data, vet)
     except CampaignError as exc:
-        raise CampaignError(f"{path}: {exc}") from None
+        raise CampaignError(f"{printable(path)}: {exc}") from None

@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from synth.campaign.client import connect, has_dashboard, parse_cluster
+from synth.campaign.client import connect, has_dashboard, parse_cluster, probe
 from synth.campaign.execute import execute, one_line
 from synth.campaign.store import Store
 
@@ -68,7 +68,7 @@ def _on_worker(task, entry):
 def outcomes(tasks, cluster="local", *, entry=None, uploads=(), notice=lambda message: None):
     """Yield ``(task, outcome)`` as the tasks finish on ``cluster`` (:func:`synth.campaign.client.parse_cluster`).
 
-    ``entry`` runs command lines (``synth.cli.main``); ``uploads`` are Python files sent to every
+    ``entry`` runs command lines (``synth.cli.task_main``); ``uploads`` are Python files sent to every
     worker (Dask's ``upload_file``), for calls of modules the workers do not have; ``notice`` gets
     the dashboard's address.
     """
@@ -114,8 +114,10 @@ def run_campaign(tasks, store_path, cluster="local", *, entry=None, retry_failed
     ``progress`` gets :func:`progress_text` after every task, ``on_row`` (if given) each
     ``(task, outcome)``; ``retry_failed`` runs the tasks that failed before again.
     """
-    parse_cluster(cluster)  # a bad --cluster is refused before the store is touched
-    with Store(store_path) as store:
+    spec = parse_cluster(cluster)  # a bad --cluster, or an address where no scheduler answers, is refused
+    if spec.kind == "address":      # before the store is touched
+        probe(spec.address)
+    with Store(store_path, exclusive=True) as store:
         store.add(tasks)
         finished = store.finished(retry_failed)
         todo = [t for t in tasks if t.key not in finished]

@@ -1,8 +1,13 @@
 """Campaign tasks: what one task runs, and the content key that names its result.
 
 A task is either a ``synth`` command line (its command first; ``--json`` is added when missing, so
-the command prints one JSON object, the task's result) or a call of a library function
-(``"module:function"`` with JSON keyword arguments; its return value, JSON data, is the result).
+the command prints one JSON object, the task's result) or a call of one of synth's own task functions
+(:data:`CALLS`: ``"module:function"`` with JSON keyword arguments; its return value, JSON data, is the
+result).  :func:`task_from_json` reads a task from a campaign file, which is untrusted: a call it
+accepts is one of :data:`CALLS`, with known keyword arguments, and a command line starts with one of
+:data:`JSON_COMMANDS` (its flags are judged by synth's parser, :mod:`synth.cli.task`, which this
+stage sits below).  Python code may build a :class:`Task` of any function itself (``bench/simulate.py``
+sends its own module to the workers).
 The content key is a hash of the task's canonical JSON, synth's version and, for tasks that may
 solve, the k-hop solver's revision: the same work under the same code has the same key, so a
 restarted campaign skips what is already in its store.
@@ -17,32 +22,33 @@ Examples
 >>> c = task_from_json({"call": "synth.campaign.calls:khop_entry", "kwargs": {"shape": [4, 4], "k": 2}})
 >>> c.call, c.arguments()
 ('synth.campaign.calls:khop_entry', {'k': 2, 'shape': [4, 4]})
->>> task_from_json(["solve", "--torus", "4x4", "--out", "x.json"])  # doctest: +NORMALIZE_WHITESPACE
+>>> task_from_json({"call": "os:system", "kwargs": {"command": "touch x"}})  # doctest: +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
 ...
-synth.errors.CampaignError: task ["solve", "--torus", "4x4", "--out", "x.json"]: --out would leave its file on
-the worker; results come back through the store
+synth.errors.CampaignError: task {"call": "os:system", "kwargs": {"command": "touch x"}}: 'call' must be one of
+synth's task functions (synth.campaign.calls:khop_entry, synth.units:parse_size)
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 
 from synth._version import __version__
 from synth.errors import CampaignError
 
-__all__ = ["Task", "task_from_json", "content_key", "canonical", "JSON_COMMANDS", "SOLVING_COMMANDS"]
+__all__ = ["Task", "task_from_json", "content_key", "canonical", "JSON_COMMANDS", "SOLVING_COMMANDS", "CALLS"]
 
 #: the synth commands that print one JSON object with ``--json`` (a task may run any of them)
 JSON_COMMANDS = ("solve", "check", "export", "run", "simulate", "bound", "baseline", "compare", "sweep", "info")
 #: commands whose result depends on the k-hop solver: their keys include its revision
 SOLVING_COMMANDS = ("solve", "sweep", "compare", "export", "run")
-#: flags that write files, which would stay on the worker that ran the task
-_FILE_FLAGS = ("--out", "--workdir")
-_CALL = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
+#: the functions a campaign file may call: name -> (required keyword arguments, optional ones)
+CALLS = {
+    "synth.campaign.calls:khop_entry": (("shape", "k"), ("time_limit", "seed", "solver", "cache")),
+    "synth.units:parse_size": (("text",), ()),
+}
 MAX_ARGS, MAX_ARG_CHARS = 1000, 10_000
 
 
@@ -106,10 +112,6 @@ def _argv_task(obj: list) -> Task:
     if obj[0] not in JSON_COMMANDS:
         raise CampaignError(f"task {_short(obj)}: the first item must be a synth command that prints JSON "
                             f"({', '.join(JSON_COMMANDS)})")
-    for flag in _FILE_FLAGS:
-        if any(a == flag or a.startswith(flag + "=") for a in obj):
-            raise CampaignError(f"task {_short(obj)}: {flag} would leave its file on the worker; results come "
-                                f"back through the store")
     argv = tuple(obj) if "--json" in obj else (*obj, "--json")
     return Task(argv=argv)
 
@@ -120,10 +122,18 @@ def _call_task(obj: dict) -> Task:
         raise CampaignError(f"task {_short(obj)}: unknown field(s) {', '.join(sorted(map(str, extra)))} "
                             f"(a call has 'call' and 'kwargs')")
     call, kwargs = obj.get("call"), obj.get("kwargs", {})
-    if not isinstance(call, str) or not _CALL.fullmatch(call):
-        raise CampaignError(f"task {_short(obj)}: 'call' must be 'module:function'")
+    if not isinstance(call, str) or call not in CALLS:  # compared by value: nothing else is ever imported
+        raise CampaignError(f"task {_short(obj)}: 'call' must be one of synth's task functions "
+                            f"({', '.join(CALLS)})")
     if not isinstance(kwargs, dict):
         raise CampaignError(f"task {_short(obj)}: 'kwargs' must be an object")
+    required, optional = CALLS[call]
+    unknown = sorted(map(str, set(kwargs) - set(required) - set(optional)))
+    missing = [name for name in required if name not in kwargs]
+    if unknown or missing:
+        raise CampaignError(f"task {_short(obj)}: " + (f"unknown keyword argument(s) {', '.join(unknown)}" if unknown
+                            else f"missing keyword argument(s) {', '.join(missing)}") +
+                            f" of {call} (it takes {', '.join(required + optional)})")
     try:
         text = canonical(kwargs)
     except (TypeError, ValueError):

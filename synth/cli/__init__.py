@@ -19,6 +19,10 @@ an interrupted solve kept said on the same line.  Flags are validated where they
 positive, seeds 32-bit, counts and sizes in range.
 
 Exit codes: 0 success, 1 a failed check or run (INVALID), 2 an error, 130 Ctrl-C, 143 SIGTERM.
+
+:func:`task_main` runs a campaign task's command line (on a Dask worker, or in the campaign's own
+process): it refuses what a task may not do (:mod:`synth.cli.task`) and lets an interrupt reach the
+campaign; :func:`task_vetter` makes the same check of a campaign file before any task runs.
 """
 
 from __future__ import annotations
@@ -31,12 +35,12 @@ import threading
 
 from synth._version import __version__
 from synth.cli import (baseline, bound, campaign, check, compare, draw, export, info, repair, run, simulate, solve,
-                       sweep)
+                       sweep, task)
 from synth.cli._common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, Parser, with_flags
-from synth.errors import InvalidScheduleError, SynthError
+from synth.errors import CampaignError, InvalidScheduleError, SynthError
 from synth.fileio import printable
 
-__all__ = ["main"]
+__all__ = ["main", "task_main", "task_vetter"]
 
 #: the commands in the order ``synth --help`` lists them
 COMMANDS = (solve, repair, check, export, run, simulate, bound, baseline, compare, sweep, draw, info, campaign)
@@ -45,7 +49,9 @@ COMMANDS = (solve, repair, check, export, run, simulate, bound, baseline, compar
 def _parser() -> argparse.ArgumentParser:
     p = Parser(prog="synth", description="Provably optimal allreduce schedules on symmetric networks.")
     p.add_argument("--version", action="version", version=f"synth {__version__}")
-    p.set_defaults(main=main)  # the entry point, for commands that run synth command lines elsewhere (campaign)
+    # the entry point of campaign tasks, and its check of a campaign file, for the commands that run synth
+    # command lines elsewhere (campaign, compare --cluster)
+    p.set_defaults(main=task_main, task_vetter=task_vetter)
     sub = p.add_subparsers(dest="command", parser_class=Parser)
     for command in COMMANDS:
         command.add_parser(sub)
@@ -78,6 +84,26 @@ def main(argv=None) -> int:
             signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
+def task_main(argv) -> int:
+    """Run one campaign task's command line (the ``entry`` of :func:`synth.campaign.run_campaign`).
+
+    As :func:`main`, except that what a task may not do (:func:`synth.cli.task.refusal`: write files,
+    run programs, join clusters) ends it with exit 2 before it starts, and Ctrl-C or SIGTERM is raised
+    on to the campaign (which stops, leaving the task pending) instead of ending the task alone.  It
+    installs no signal handler: the campaign's own process decides what a signal does.
+
+    >>> task_main(["info", "--torus", "4x4", "--out", "x.json"])
+    2
+    """
+    return _main(argv, as_task=True)
+
+
+def task_vetter() -> task.Vetter:
+    """The check of a campaign file's command lines before any task runs (``vet`` of
+    :func:`synth.campaign.read_campaign`): it refuses what :func:`task_main` would refuse."""
+    return task.Vetter(_parser())
+
+
 def _one_line(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         text = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
@@ -87,18 +113,24 @@ def _one_line(exc: BaseException) -> str:
     return text if len(text) <= 400 else text[:400] + " ..."
 
 
-def _main(argv) -> int:
+def _main(argv, as_task: bool = False) -> int:
     parser = _parser()
     try:
         args = parser.parse_args(argv)
         if not getattr(args, "command", None):
             parser.print_help()
             return EXIT_USAGE
+        if as_task:
+            why = task.refusal(args)
+            if why is not None:
+                raise CampaignError(why)
         return args.func(args)
     except BrokenPipeError:  # e.g. `synth check FILE | head`: stop quietly like other shell tools
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
     except (Exception, KeyboardInterrupt) as exc:
+        if as_task and isinstance(exc, KeyboardInterrupt):
+            raise
         line, code = _failure(exc)
         print(line, file=sys.stderr)
         return code

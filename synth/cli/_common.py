@@ -35,6 +35,16 @@ MAX_ELEMENTS = 2**48
 
 
 class Parser(argparse.ArgumentParser):
+    """synth's argument parser: one-line errors, and flags only as written in full.
+
+    No abbreviations (``--ou`` is not ``--out``): a script must not change meaning when a flag is
+    added, and what a flag does is decided by what it is, not by what it starts with.
+    """
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
     def error(self, message):  # one line, exit 2 (argparse prints the usage too)
         raise SynthError(f"{self.prog}: {message}")
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from synth.campaign import CLUSTER_HELP, Store, parse_cluster, read_campaign, run_campaign
 from synth.cli._common import EXIT_OK
-from synth.errors import CampaignError
+from synth.fileio import printable
 
 __all__ = ["add_parser", "cmd_campaign"]
 
@@ -26,14 +26,12 @@ def _default_store(file) -> str:
 
 
 def _open(path) -> Store:
-    if not Path(path).is_file():
-        raise CampaignError(f"{path}: no such campaign store")
-    return Store(path)
+    return Store(path, readonly=True)
 
 
 def _run(args) -> int:
     parse_cluster(args.cluster)  # refused before anything is read or written
-    tasks = read_campaign(args.file)
+    tasks = read_campaign(args.file, vet=args.task_vetter())
     store = args.store or _default_store(args.file)
     tty = sys.stderr.isatty()
 
@@ -66,8 +64,8 @@ def _report(args) -> int:
         print(json.dumps(rows))
     else:
         for row in rows:
-            task = row["task"] if isinstance(row["task"], dict) else " ".join(row["task"])
-            print(f"{row['key'][:12]}  {row['status']:<7}  {task}  {row['error'] or ''}".rstrip())
+            task = " ".join(map(str, row["task"])) if isinstance(row["task"], list) else row["task"]
+            print(printable(f"{row['key'][:12]}  {row['status']:<7}  {task}  {row['error'] or ''}".rstrip()))
     return EXIT_OK
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from clusters import external, wait_until  # noqa: F401  (external: a fixture)
 from synth.campaign import Store, comparable, parse_campaign, run_campaign
-from synth.cli import main
+from synth.cli import main, task_main
 
 SYNTH = [sys.executable, "-m", "synth"]
 #: solves of a few seconds altogether: distinct seeds, so no worker answers one from its cache
@@ -24,7 +24,7 @@ SMALL = {"tasks": [["info", "--torus", "4x4"], ["info", "--torus", "6x6"], ["sol
 
 
 def _serial(campaign, path):
-    run_campaign(parse_campaign(campaign), path, "serial", entry=main)
+    run_campaign(parse_campaign(campaign), path, "serial", entry=task_main)
     with Store(path) as store:
         return store.rows()
 
@@ -39,7 +39,7 @@ def _done(path) -> int:
 
 def test_the_external_cluster_gives_the_serial_table(external, tmp_path):
     serial = _serial(SMALL, tmp_path / "serial.sqlite")
-    run_campaign(parse_campaign(SMALL), tmp_path / "ext.sqlite", external.address, entry=main)
+    run_campaign(parse_campaign(SMALL), tmp_path / "ext.sqlite", external.address, entry=task_main)
     with Store(tmp_path / "ext.sqlite") as store:
         rows = store.rows()
     assert comparable(rows) == comparable(serial)

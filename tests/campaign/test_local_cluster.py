@@ -8,7 +8,7 @@ import pytest
 
 import synth.campaign.client as client
 from synth.campaign import Store, comparable, parse_campaign, run_campaign
-from synth.cli import main
+from synth.cli import main, task_main
 from clusters import local_address  # noqa: F401  (a fixture)
 
 CAMPAIGN = {"tasks": [["info", "--torus", "4x4"], ["info", "--torus", "4x4x4"], ["solve", "--torus", "4x4"],
@@ -19,7 +19,7 @@ CAMPAIGN = {"tasks": [["info", "--torus", "4x4"], ["info", "--torus", "4x4x4"], 
 @pytest.fixture(scope="module")
 def serial_rows(tmp_path_factory):
     path = tmp_path_factory.mktemp("serial") / "serial.sqlite"
-    run_campaign(parse_campaign(CAMPAIGN), path, "serial", entry=main)
+    run_campaign(parse_campaign(CAMPAIGN), path, "serial", entry=task_main)
     with Store(path) as store:
         return store.rows()
 

@@ -64,3 +64,16 @@ def test_a_store_that_is_not_ours_is_refused_and_left_alone(tmp_path, make):
     with pytest.raises(CampaignError, match="not a synth campaign store|format version 99"):
         run_campaign(TASKS, path, "serial")
     assert path.read_bytes() == before
+
+
+def test_a_row_an_interrupt_recorded_as_failed_runs_again(tmp_path):
+    """Earlier versions recorded a serial task stopped by SIGTERM as failed with exit 143: it was never run
+    again. Such rows (exit 130, exit 143) are not final; a task's own failure still is."""
+    path = tmp_path / "c.sqlite"
+    run_campaign(TASKS, path, "serial")
+    with sqlite3.connect(path) as db:
+        db.execute("update results set status = 'failed', error = 'exit 143: synth: terminated' where key = ?",
+                   (TASKS[0].key,))
+    ran = []
+    summary = run_campaign(TASKS, path, "serial", on_row=lambda task, out: ran.append(task.key))
+    assert ran == [TASKS[0].key] and (summary.skipped, summary.failed) == (2, 0)

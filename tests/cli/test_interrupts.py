@@ -6,6 +6,7 @@ and that nothing after the interrupted depth ran.  A k-hop solve that caught the
 interrupt would exit 0 and write the interrupted tree over ``--out``, and a sweep would go on to the next depth.
 """
 
+import contextlib
 import json
 import os
 import signal
@@ -118,3 +119,61 @@ def test_a_later_run_solves_again_and_says_so(tmp_path):
     assert "interrupted solve" in done.stderr and "solved again" in done.stderr
     assert "read from the cache" not in done.stderr
     assert [p.name for p in cache.iterdir()] == [entry.name]
+
+
+def _rows(store):
+    """The store's (status, error) per row, read-only; [] while it is not there yet."""
+    import sqlite3
+
+    if not store.exists():
+        return []
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True)) as db:
+            return db.execute("select status, error from results order by position").fetchall()
+    except sqlite3.Error:
+        return []
+
+
+def _campaign(tmp_path, data):
+    (tmp_path / "c.json").write_text(json.dumps(data))
+    store = tmp_path / "c.sqlite"
+    proc = _start(["campaign", "run", str(tmp_path / "c.json"), "--cluster", "serial", "--store", str(store)],
+                  tmp_path / "cache")
+    return proc, store
+
+
+def _signal_when(proc, store, sig, done: int):
+    """Send ``sig`` once ``done`` rows are finished (at most 120 s of waiting); (code, seconds, stderr)."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and sum(s != "pending" for s, _ in _rows(store)) < done:
+        assert proc.poll() is None, proc.stderr.read()
+        time.sleep(0.05)
+    t0 = time.monotonic()
+    proc.send_signal(sig)
+    _out, err = proc.communicate(timeout=60)
+    return proc.returncode, time.monotonic() - t0, err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_serial_campaign_stops_and_leaves_the_running_task_pending(tmp_path, sig):
+    """As with --cluster local: the campaign ends with 143 (130), the task it was running stays pending (so
+    the next run runs it), and nothing after it ran."""
+    proc, store = _campaign(tmp_path, {"tasks": [
+        ["info", "--torus", "4x4"],
+        ["solve", "--depth", "3", "--torus", "12x12", "--seed", "5", "--time-limit", "60"],
+        ["info", "--torus", "6x6"]]})
+    code, seconds, err = _signal_when(proc, store, sig, done=1)
+    assert (code, err.strip().splitlines()[-1].split(" (")[0]) == CODES[sig], err
+    assert seconds < PROMPT and "Traceback" not in err
+    assert _rows(store) == [("done", None), ("pending", None), ("pending", None)]
+
+
+def test_a_serial_campaign_of_many_short_tasks_stops_too(tmp_path):
+    """Thousands of short tasks: the signal lands inside one of them, and still ends the campaign."""
+    shapes = [f"{a}x{b}" for a in range(3, 60) for b in range(3, 60)]
+    proc, store = _campaign(tmp_path, {"grids": [{"command": "info", "vary": {"--torus": shapes}}]})
+    code, seconds, err = _signal_when(proc, store, signal.SIGTERM, done=50)
+    rows = _rows(store)
+    assert code == 143 and seconds < PROMPT, err
+    assert all(status != "failed" for status, _ in rows), [r for r in rows if r[0] == "failed"][:3]
+    assert 50 <= sum(status == "done" for status, _ in rows) < len(shapes)
