@@ -23,6 +23,7 @@ Examples
 
 from __future__ import annotations
 
+import time
 from fractions import Fraction
 
 from synth.errors import OptionError, SynthError
@@ -180,22 +181,30 @@ def _solve_routed(topology, group, elements, mode, progress, collective, reason,
 def _solve_depth(topology, group, elements, mode, progress, collective, reason, time_limit, depth, H):
     """``depth`` below the layered trees' ``H``: arcs of up to ``ceil(H / depth)`` hops
     (:mod:`synth.models.packing.depth`)."""
-    from synth.models.packing.depth import choose_depth_arcs, hops_per_level   # solvers, on demand
+    from synth.models.packing.core import TIME_LIMIT_HINT   # the models load with the solvers, on demand
+    from synth.models.packing.depth import choose_depth_arcs, hops_per_level
 
     m, levels = hops_per_level(H, depth)
     progress(f"depth bound {depth} below H = {H}: arcs of up to {m} hops, {levels} levels")
-    failed = None
+    failed, deadline = None, None if time_limit is None else time.monotonic() + time_limit
     for data, restricted in choose_depth_arcs(topology, depth, group):
+        left = None if deadline is None else max(deadline - time.monotonic(), 0.01)
+        if failed is not None and left is not None and left < 1.0:   # the steps share the time limit
+            break
         if failed is not None:
             progress(f"{failed}; a smaller LP")
         try:
             cert, notes = _pack_routes(topology, group, data, f"depth-bounded LP, arcs of up to {m} hops", elements,
-                                       mode, progress, collective, reason, time_limit,
+                                       mode, progress, collective, reason, left,
                                        {"depth_bound": depth, "hops_per_arc": m, "restricted": restricted or None})
         except SynthError as exc:   # the LP found no solution within the time limit: the next step is smaller
             failed = str(exc)
             continue
         return cert, levels, notes + ([restricted] if restricted else [])
+    if failed is not None and failed.endswith(TIME_LIMIT_HINT):
+        raise SynthError(f"the depth-bounded LP on {topology.name} found no solution within the time limit "
+                         f"({time_limit:g} s, shared by every size of LP tried): {TIME_LIMIT_HINT}, or a larger "
+                         "`depth` (arcs of fewer hops: a smaller LP)")
     raise SynthError(failed or f"no depth-bounded LP for depth {depth} on {topology.name}")
 
 

@@ -78,3 +78,12 @@ def test_depth_sets_the_rounds_of_the_timed_trees_and_size_says_to_use_it(capsys
     assert main(["solve", "--torus", "4x4", "--fail-link", "0.0-0.1", "--size", "1MiB"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "give --depth K instead" in err[0]
+
+
+def test_a_depth_bounded_lp_out_of_time_says_so_and_what_to_do(capsys):
+    """HiGHS stopped by the time limit without a solution: the line says the time ran out, that the LPs tried
+    shared it, and which flags help; not the solver's bare status."""
+    assert main(["solve", "--mesh", "8x8", "--depth", "2", "--time-limit", "0.05"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "depth-bounded LP on mesh 8x8 found no solution within the time limit (0.05 s" in err[0]
+    assert "give a larger --time-limit" in err[0] and "or a larger --depth" in err[0] and "(unknown)" not in err[0]
