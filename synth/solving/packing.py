@@ -34,7 +34,7 @@ from synth.symmetry.spec import default_group
 from synth.topology.torus import Torus
 
 __all__ = ["solve_packed", "class_bound_note", "healthy_reference", "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS",
-           "FREE_SHARES_ARCS", "TIMED_MAX_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_ITERATIONS"]
+           "FREE_SHARES_ARCS", "TIMED_MAX_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_ITERATIONS", "timed_rounds"]
 
 #: units per owner in the rounding: 1,024 keeps the certified term within about 0.1 % of the LP's
 DEFAULT_UNITS = 1024
@@ -98,12 +98,13 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
     H = data.H
     if depth is not None and depth < H:
         return _solve_depth(topology, group, elements, mode, progress, collective, reason, time_limit, depth, H)
-    R = H + TIMED_EXTRA_ROUNDS if depth is None else depth      # depth >= H here
-    timed = collective == ALLREDUCE and 2 * R * (topology.n_links if group is None else group.n_link_orbits) \
-        <= TIMED_MAX_ROWS
+    orbits = topology.n_links if group is None else group.n_link_orbits
+    R, clipped = timed_rounds(H, depth, orbits)
+    timed = collective == ALLREDUCE and clipped is not False
     order = 1 if group is None else group.order
     notes = [f"{reason + ': ' if reason else ''}no symmetry balances this network; the packing model chooses "
              f"trees, owners and shares (layered LP, group of order {order})"]
+    notes += [n for n in [_depth_note(depth, H, R, clipped, collective, orbits)] if n]
     reference = healthy_reference(topology) if data.n_arcs > FULL_LP_ARCS else None
     # a reduce-scatter or allgather gives every node an equal block: every owner needs a share (free ones can be 0)
     free = (reference is None or data.n_arcs <= FREE_SHARES_ARCS) and collective == ALLREDUCE
@@ -134,6 +135,40 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
     if timed and _fraction(cert) < 1:   # nothing beats a schedule that meets the bound
         return _timed(topology, group, res, R, notes, mode, progress, time_limit)
     return cert, H, notes
+
+
+def timed_rounds(H, depth, orbits):
+    """``(R, clipped)``: the timed trees' reduce rounds for a depth bound ``depth`` (None or ``>= H``) on a network
+    of ``orbits`` link orbits; ``clipped`` is None when they are as asked, True when ``depth`` was clipped to
+    fit, False when no timed trees fit (the layered trees, depth ``H``, are the schedule).
+
+    ``depth`` K sets ``R = K``, at most what keeps the master LP within :data:`TIMED_MAX_ROWS` rows (``2 R``
+    rows per link orbit), never below ``H``; the default is ``H`` + :data:`TIMED_EXTRA_ROUNDS` when it fits.
+
+    >>> timed_rounds(8, None, 66), timed_rounds(8, 20, 66), timed_rounds(8, 100, 66), timed_rounds(16, 20, 300)
+    ((12, None), (20, None), (49, True), (16, False))
+    """
+    fit = TIMED_MAX_ROWS // (2 * orbits)
+    R = H + TIMED_EXTRA_ROUNDS if depth is None else depth
+    if R <= fit:
+        return R, None
+    if depth is not None and fit >= H:
+        return fit, True
+    return H, False
+
+
+def _depth_note(depth, H, R, clipped, collective, orbits):
+    """What became of a depth bound ``depth > H`` on the packing path (None when it was taken as asked)."""
+    if depth is None or depth <= H or (clipped is None and collective == ALLREDUCE):
+        return None
+    rows = f"at most {TIMED_MAX_ROWS:,} load rows (2 x reduce rounds x {orbits:,} link orbits)"
+    if collective != ALLREDUCE:
+        return f"depth {depth} exceeds the layered trees' depth H = {H}, which a {collective} takes ({H} rounds)"
+    if clipped:
+        return (f"depth {depth}: the timed trees' master LP takes {rows}, so their reduce rounds are clipped to "
+                f"{R} ({2 * R} rounds in all)")
+    return (f"depth {depth}: the timed trees' master LP takes {rows}, too few for {H} reduce rounds here: the "
+            f"layered trees, depth H = {H}")
 
 
 def _lp_notes(kind, sol, cert, collective, local=False) -> list:
