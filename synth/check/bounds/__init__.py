@@ -42,8 +42,8 @@ from synth.topology.lattice import LatticeTorus
 from synth.topology.torus import Torus
 
 __all__ = ["khop_dual_bound", "DualBound", "KIND", "CONE_KIND", "STEINER_KIND", "KINDS", "DUAL_FIELDS",
-           "cone_count_bound", "layered_dual_bound", "root_stabilizer_perms", "terminal_bound", "excess_tables", "steiner_dual",
-           "splits", "MAX_CONE_VERTICES", "MAX_LAGRANGIAN_VERTICES", "MAX_TERMINALS", "MAX_CELLS"]
+           "cone_count_bound", "layered_dual_bound", "root_stabilizer_perms", "terminal_bound", "excess_tables",
+           "steiner_dual", "splits", "MAX_CONE_VERTICES", "MAX_LAGRANGIAN_VERTICES", "MAX_TERMINALS", "MAX_CELLS"]
 
 #: the re-derivation of each kind, called as ``f(t, k, dual)`` with ``k`` the dual's own depth
 _DERIVE = {
