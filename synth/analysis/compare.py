@@ -95,8 +95,8 @@ def candidates(topology, algorithms=None, progress=lambda m: None, notes=None, c
 
     group = default_group(topology)
     if wanted is None or "sp" in wanted:
-        progress(f"solving synth's schedule on {topology.name} (up to `time_limit` {time_limit:g} s where a "
-                 "model solves)")
+        progress(f"solving synth's schedule on {topology.name} (where a model solves: up to the time limit, "
+                 f"{time_limit:g} s)")
         cert = solve(topology, collective=collective, time_limit=time_limit, progress=progress).certificate
         out["sp"] = symmetric(cert.base, cert.group, "sp")
     is_torus = isinstance(topology, Torus)

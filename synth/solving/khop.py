@@ -172,7 +172,7 @@ def khop_notes(rec: TreeRecord) -> list:
         notes.append(f"{rec.uncached}: the same command solves again")
     if rec.cached:
         notes.append("tree read from the cache, which serves only what synth check re-derives (the tree and its "
-                     "dual's bound), never the solver's own claims: a fresh solve (another --seed, or an empty "
+                     "dual's bound), never the solver's own claims: a fresh solve (another `seed`, or an empty "
                      "$SYNTH_CACHE_DIR) makes those again")
     if rec.start_weight is not None:
         notes.append(f"started from a tree of weight {rec.start_weight}")
