@@ -19,11 +19,11 @@ from synth.fileio import check_writable, printable
 from synth.schedule.data import COLLECTIVES
 from synth.schedule.forest import forest_depths
 from synth.solving import check_written, solve
-from synth.analysis.by_size import choose_by_size, size_note, size_summary
+from synth.solving.by_size import choose_by_size, size_note, size_summary
 from synth.solving.cache import cache_dir, cache_writable
 from synth.solving.khop import start_tree
 from synth.solving.summary import solve_summary
-from synth.analysis.sweep import cached_depths
+from synth.solving.sweep import cached_depths
 from synth.topology.torus import Torus
 
 __all__ = ["add_parser", "cmd_solve", "print_result"]

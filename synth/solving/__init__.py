@@ -4,8 +4,8 @@
 exchange, k-hop trees and families, balanced families under smaller groups), HyperX,
 spine-leaf and user graphs.  The submodules hold what the torus solves need:
 :mod:`~synth.solving.khop` (k-hop trees, from the cache of :mod:`~synth.solving.cache` or the
-models), :mod:`~synth.solving.record`, :mod:`~synth.analysis.sweep` (every depth bound),
-:mod:`~synth.analysis.by_size` (a depth chosen by message size) and :mod:`~synth.solving.summary`
+models), :mod:`~synth.solving.record`, :mod:`~synth.solving.sweep` (every depth bound),
+:mod:`~synth.solving.by_size` (a depth chosen by message size) and :mod:`~synth.solving.summary`
 (what ``synth solve`` prints).  Errors in the parameters are :class:`~synth.errors.OptionError`
 s that begin with the parameter's name; the CLI says its flag.
 

@@ -1,4 +1,4 @@
-"""Schedules on lattice tori and grids (issue 40), through the constructions synth already has.
+"""Schedules on lattice tori and grids, through the constructions synth already has.
 
 * A lattice torus whose group (:func:`synth.symmetry.lattice.lattice_gamma`) is regular on the links
   (the twisted tori): the BFS tree from 0 lifts to Ψ = Θ = Ω = 1 in ``2H`` rounds (the balance
@@ -142,7 +142,7 @@ def _solve_grid(t, elements, mode, exchange, progress, time_limit, seed, collect
     cert = certify(collective_half(base, collective), grp, elements, mode=mode,
                    provenance={"algorithm": "shortest-path-tree", "group": grp.spec["kind"], "seed": None})
     if cert.claims["omega"] != "1":
-        # issue 41's packing model: trees, owners and shares chosen by an LP where symmetry cannot balance
+        # the packing model: trees, owners and shares chosen by an LP where symmetry cannot balance
         why = f"{t.name} is not vertex-transitive (a side does not wrap)"
         try:
             packed = solve_packed(t, None, elements, mode, progress, collective, why, time_limit)

@@ -216,7 +216,7 @@ def _solve_routed(topology, group, elements, mode, progress, collective, reason,
 def _solve_depth(topology, group, elements, mode, progress, collective, reason, time_limit, depth, H):
     """``depth`` below the layered trees' ``H``: arcs of up to ``ceil(H / depth)`` hops
     (:mod:`synth.models.packing.depth`)."""
-    from synth.models.packing.core import TIME_LIMIT_HINT   # the models load with the solvers, on demand
+    from synth.models.packing.arcs import TIME_LIMIT_HINT   # the models load with the solvers, on demand
     from synth.models.packing.depth import choose_depth_arcs, hops_per_level
 
     m, levels = hops_per_level(H, depth)

@@ -1,7 +1,7 @@
 """Choose a schedule by message size: the depth bound (or the exchange) with the least modeled time.
 
 What ``synth solve --size BYTES`` does before it solves: sweep every depth bound once
-(:func:`synth.analysis.sweep.sweep`, at that one size), take the candidate whose modeled time
+(:func:`synth.solving.sweep.sweep`, at that one size), take the candidate whose modeled time
 (:func:`synth.analysis.cost.model_time`) is least, and read the input elements per node from the byte count.
 After the solve, :func:`size_summary` reports the chosen schedule's modeled time and goodput.
 
@@ -24,7 +24,7 @@ from synth.analysis.cost import Network, goodput, model_time
 from synth.units import format_size
 from synth.schedule.data import chunk_elements
 from synth.schedule.lift import lifted_weights
-from synth.analysis.sweep import sweep, sweep_note
+from synth.solving.sweep import sweep, sweep_note
 
 __all__ = ["SizeChoice", "choose_by_size", "elements_for", "size_note", "size_summary"]
 
@@ -34,7 +34,7 @@ class SizeChoice:
     """The schedule :func:`choose_by_size` picked for one message size."""
 
     nbytes: int
-    chosen: str  # "k=K" or "exchange", as in :attr:`synth.analysis.sweep.SweepTable.best`
+    chosen: str  # "k=K" or "exchange", as in :attr:`synth.solving.sweep.SweepTable.best`
     depth: int | None  # the depth bound K; None for the exchange
     exchange: bool
     modeled_seconds: float  # the time of the chosen schedule at ``nbytes`` under ``engine``
@@ -64,7 +64,7 @@ def choose_by_size(topology, nbytes: int, *, time_limit=60.0, seed=0, solver="au
     Every depth bound below the diameter is solved once (up to ``time_limit`` each, from the
     cache of :func:`synth.solving.khop.khop_tree` when solved before); ``progress``, ``report``,
     ``engine`` (``"model"``: the cost model; ``"simgrid"``: a SimGrid replay) and ``solve_many``
-    (who solves the depths) are passed to :func:`synth.analysis.sweep.sweep`.
+    (who solves the depths) are passed to :func:`synth.solving.sweep.sweep`.
     """
     table = sweep(topology, time_limit=time_limit, seed=seed, solver=solver, sizes=[nbytes], net=net, cache=cache,
                   progress=progress, report=report, engine=engine, solve_many=solve_many)
