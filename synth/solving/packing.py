@@ -142,18 +142,20 @@ def timed_rounds(H, depth, orbits):
     of ``orbits`` link orbits; ``clipped`` is None when they are as asked, True when ``depth`` was clipped to
     fit, False when no timed trees fit (the layered trees, depth ``H``, are the schedule).
 
-    ``depth`` K sets ``R = K``, at most what keeps the master LP within :data:`TIMED_MAX_ROWS` rows (``2 R``
-    rows per link orbit), never below ``H``; the default is ``H`` + :data:`TIMED_EXTRA_ROUNDS` when it fits.
+    ``depth`` K sets ``R = K`` when the master LP keeps within :data:`TIMED_MAX_ROWS` rows (``2 R`` rows per
+    link orbit); a K beyond that is clipped to the default ``H`` + :data:`TIMED_EXTRA_ROUNDS` (or the most that
+    fits, never below ``H``): a master near the row limit takes minutes per solve (8x8 with a failed link,
+    R = 45: over 170 CPU s without finishing), so the largest R that fits is no useful default.
 
     >>> timed_rounds(8, None, 66), timed_rounds(8, 20, 66), timed_rounds(8, 100, 66), timed_rounds(16, 20, 300)
-    ((12, None), (20, None), (49, True), (16, False))
+    ((12, None), (20, None), (12, True), (16, False))
     """
     fit = TIMED_MAX_ROWS // (2 * orbits)
     R = H + TIMED_EXTRA_ROUNDS if depth is None else depth
     if R <= fit:
         return R, None
     if depth is not None and fit >= H:
-        return fit, True
+        return min(H + TIMED_EXTRA_ROUNDS, fit), True
     return H, False
 
 
@@ -166,7 +168,7 @@ def _depth_note(depth, H, R, clipped, collective, orbits):
         return f"depth {depth} exceeds the layered trees' depth H = {H}, which a {collective} takes ({H} rounds)"
     if clipped:
         return (f"depth {depth}: the timed trees' master LP takes {rows}, so their reduce rounds are clipped to "
-                f"{R} ({2 * R} rounds in all)")
+                f"{R} ({2 * R} rounds in all, the default where it fits)")
     return (f"depth {depth}: the timed trees' master LP takes {rows}, too few for {H} reduce rounds here: the "
             f"layered trees, depth H = {H}")
 
