@@ -26,9 +26,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from synth.errors import SynthError
 from synth.models.backends.linear import LinearModel
 
-__all__ = ["ArcSet", "build_packing_lp", "lifted_links"]
+__all__ = ["ArcSet", "build_packing_lp", "lifted_links", "no_solution", "TIME_LIMIT_HINT"]
+
+#: what to do when an LP ran out of time (the CLI spells `time_limit` as its flag)
+TIME_LIMIT_HINT = "give a larger `time_limit`"
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,3 +98,21 @@ def build_packing_lp(name, n_roots, group, n_rounds, n_links, n_vertices, arcset
     vals = np.concatenate([np.ones(sum(r.size for r in rows[:-1])), -np.ones(n_rounds * E)])
     m.add_rows(np.concatenate(rows), np.concatenate(cols), vals, n_rounds * E, -np.inf, 0.0, "load")
     return m, ys, w, M
+
+
+def no_solution(kind: str, t, sol, time_limit, hint: str = TIME_LIMIT_HINT) -> SynthError:
+    """The error of the ``kind`` LP on ``t`` that ended without a solution (``sol``, a HiGHS run).
+
+    When it ran until ``time_limit`` (seconds) it says so, and ``hint``; else it names HiGHS's status.
+
+    >>> from types import SimpleNamespace as run
+    >>> t = run(name="mesh 16x16")
+    >>> str(no_solution("depth-bounded", t, run(status="unknown", seconds=19.9), 20.0))
+    'the depth-bounded LP on mesh 16x16 found no solution within the time limit (20 s): give a larger `time_limit`'
+    >>> str(no_solution("routed", t, run(status="infeasible", seconds=0.1), 20.0))
+    'the routed LP found no solution on mesh 16x16 (infeasible)'
+    """
+    if str(sol.status) == "unknown" and time_limit is not None and sol.seconds >= 0.95 * time_limit:
+        return SynthError(f"the {kind} LP on {t.name} found no solution within the time limit ({time_limit:g} s): "
+                          f"{hint}")
+    return SynthError(f"the {kind} LP found no solution on {t.name} ({sol.status})")

@@ -37,7 +37,7 @@ import numpy as np
 from synth.check.bounds.layered_class import reverse_links
 from synth.errors import SynthError
 from synth.models.backends.solvers import solve_highs
-from synth.models.packing.arcs import ArcSet, build_packing_lp
+from synth.models.packing.arcs import ArcSet, build_packing_lp, no_solution
 
 __all__ = ["LayeredArcs", "LayeredSolution", "layered_arcs", "build_layered", "solve_layered", "root_reps",
            "SIMPLEX_ARCS", "IPM_CROSSOVER"]
@@ -151,7 +151,7 @@ def solve_layered(data: LayeredArcs, free_shares: bool = True, time_limit=None, 
     n_load = M.size * data.topology.n_links          # the load rows come last, row (s - 1) |E| + e
     dual = None if sol.row_dual is None else -sol.row_dual[-n_load:].reshape(M.size, -1)
     if sol.values is None:
-        raise SynthError(f"the layered LP found no solution on {data.topology.name} ({sol.status})")
+        raise no_solution("layered", data.topology, sol, time_limit)
     t = data.topology
     vol = 2 * (t.n_compute - 1) * min_compute_distance(t) / t.n_links
     return LayeredSolution(data, str(sol.status), float(sol.objective), vol, np.maximum(sol.values[w], 0.0),

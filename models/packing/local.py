@@ -38,7 +38,7 @@ import numpy as np
 from synth.check.bounds.bandwidth import min_compute_distance
 from synth.errors import SynthError
 from synth.models.backends.linear import LinearModel
-from synth.models.packing.arcs import lifted_links
+from synth.models.packing.arcs import lifted_links, no_solution
 from synth.models.packing.layered import LayeredArcs, LayeredSolution, layered_arcs
 from synth.schedule.data import REDUCE
 
@@ -158,7 +158,7 @@ def solve_local(data: LayeredArcs, ref: Reference, radius: int = 3, time_limit=N
     m.add_rows(all_rows, all_cols, vals, touched.size, -np.inf, -const[touched], "load")
     sol = m.solve_highs(time_limit=time_limit, threads=threads, relax=True)
     if sol.values is None:
-        raise SynthError(f"the local layered LP found no solution on {t.name} ({sol.status})")
+        raise no_solution("local layered", t, sol, time_limit)
     y_all = np.zeros(data.n_arcs)
     y_all[fx] = y_fixed
     y_all[fr] = np.maximum(sol.values[y], 0.0)
@@ -205,7 +205,7 @@ def _solve_local_free(data, ref, radius, time_limit, threads, near) -> LayeredSo
     m.add_rows(np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), 2 * H * E, -np.inf, 0.0, "load")
     sol = m.solve_highs(time_limit=time_limit, threads=threads, relax=True)
     if sol.values is None:
-        raise SynthError(f"the local layered LP found no solution on {t.name} ({sol.status})")
+        raise no_solution("local layered", t, sol, time_limit)
     w_val = np.maximum(sol.values[w], 0.0)
     y_all = np.zeros(data.n_arcs)
     y_all[fx] = w_val[data.root[fx]] * f[fx]

@@ -42,7 +42,7 @@ import numpy as np
 
 from synth.check.claims import certify
 from synth.errors import SynthError
-from synth.models.packing.arcs import ArcSet, build_packing_lp
+from synth.models.packing.arcs import ArcSet, build_packing_lp, no_solution
 from synth.models.packing.rounding import expand, packed_base, split_units, unit_cuts
 from synth.models.packing.layered import LayeredSolution, root_reps
 from synth.schedule.collective import collective_half
@@ -254,7 +254,7 @@ def solve_routed(data: RoutedArcs, free_shares: bool = True, time_limit=None, th
                                        t.n_vertices, _arcsets(data), free_shares)
     sol = model.solve_highs(time_limit=time_limit, threads=threads, relax=True)
     if sol.values is None:
-        raise SynthError(f"the routed LP found no solution on {t.name} ({sol.status})")
+        raise no_solution(data.kind, t, sol, time_limit)
     vol = 2 * (t.n_compute - 1) * min_compute_distance(t) / t.n_links
     y = np.maximum(np.concatenate([sol.values[c] for c in ys]), 0.0)
     return LayeredSolution(data, str(sol.status), float(sol.objective), vol, np.maximum(sol.values[w], 0.0), y,

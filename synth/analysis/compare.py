@@ -4,7 +4,11 @@ Every candidate is a checked schedule: the base schedules through the
 checker's symmetric mode, the baselines executed transmission by transmission
 once; then each is measured at every message size (integer chunk sizes for
 that size, so Ω is honest when a size does not divide evenly) and costed with
-:func:`synth.analysis.cost.model_time`.
+:func:`synth.analysis.cost.model_time`.  A candidate with more chunks than a size
+has elements (the packed schedules of damaged networks: about 1,024 weight units per
+owner) is measured at that size in 1-byte elements, with a note; one that needs more
+elements than the size has bytes is left out at that size, with a note.  Its fraction of
+the bound is of :func:`synth.analysis.cost.goodput_bound`, a true bound on every network.
 
 ``collective`` ``"reduce-scatter"`` or ``"allgather"`` compares the halves instead: SP's
 (:func:`synth.solving.solve`) and the baselines' phases (:mod:`synth.baselines.halves`; those
@@ -26,23 +30,25 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from synth.analysis.cost import Network, goodput, goodput_bound, model_time
 from synth.analysis.simulate import ENGINES, simulated_seconds
 from synth.baselines import BASELINES, build_baseline
 from synth.baselines.halves import baseline_half
 from synth.check import execute, measure_explicit, measure_symmetric
-from synth.errors import OptionError, SynthError
+from synth.errors import OptionError, ScheduleError, SynthError
 from synth.schedule.exchange import exchange_allreduce
 from synth.schedule.lift import lift, lifted_chunk_elements, lifted_weights
 from synth.symmetry.spec import default_group
 from synth.solving import solve
 from synth.topology.torus import Torus
 
-__all__ = ["Row", "compare", "candidates", "EXPLICIT_BASELINE_LIMIT"]
+__all__ = ["Row", "compare", "candidates", "EXPLICIT_BASELINE_LIMIT", "DEFAULT_SOLVE_SECONDS"]
 
 EXPLICIT_BASELINE_LIMIT = 20_000_000  # transmissions; bigger baselines are skipped with a note
+#: the time limit of synth's own schedule's solve (where it solves at all: packing, balance models)
+DEFAULT_SOLVE_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -68,11 +74,12 @@ class Row:
 
 
 def candidates(topology, algorithms=None, progress=lambda m: None, notes=None, collective="allreduce",
-               sources=None):
+               sources=None, time_limit=DEFAULT_SOLVE_SECONDS):
     """``name -> measure(n_elements)`` for every candidate, each checked once for correctness.
 
     ``sources``, a dict if given, receives ``name -> (schedule, chunk weights)`` thunks for the
-    candidates (what a simulator replays).
+    candidates (what a simulator replays).  ``time_limit`` (seconds) is that of synth's own
+    schedule's solve (:func:`synth.solving.solve`).
     """
     notes = notes if notes is not None else []
     sources = sources if sources is not None else {}
@@ -88,7 +95,9 @@ def candidates(topology, algorithms=None, progress=lambda m: None, notes=None, c
 
     group = default_group(topology)
     if wanted is None or "sp" in wanted:
-        cert = solve(topology, collective=collective).certificate
+        progress(f"solving synth's schedule on {topology.name} (where a model solves: up to the time limit, "
+                 f"{time_limit:g} s)")
+        cert = solve(topology, collective=collective, time_limit=time_limit, progress=progress).certificate
         out["sp"] = symmetric(cert.base, cert.group, "sp")
     is_torus = isinstance(topology, Torus)
     if collective != "allreduce" and wanted is not None and "exchange" in wanted:
@@ -125,7 +134,7 @@ def candidates(topology, algorithms=None, progress=lambda m: None, notes=None, c
 
 
 def compare(topology, sizes, net: Network = Network(), algorithms=None, progress=lambda m: None, notes=None,
-            collective="allreduce", engine: str = "model", simulate_many=None):
+            collective="allreduce", engine: str = "model", simulate_many=None, time_limit=DEFAULT_SOLVE_SECONDS):
     """Rows for every candidate at every size (bytes); the fastest per size has ``best=True``.
 
     ``engine="simgrid"`` times every candidate by a SimGrid replay (rounds mode,
@@ -133,23 +142,21 @@ def compare(topology, sizes, net: Network = Network(), algorithms=None, progress
     are measured as before.  The replay times allreduce schedules only.  ``simulate_many``, if
     given, replays the candidates in place of this process: it takes their names and returns
     ``name -> [seconds per size]`` (``synth compare --cluster`` passes one that runs each as a
-    campaign task).
+    campaign task).  ``time_limit``: of synth's own schedule's solve (:func:`candidates`).
     """
     if engine not in ENGINES:
         raise OptionError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     if engine != "model" and collective != "allreduce":
         raise OptionError(f"`engine` {engine} times allreduce schedules only, not {collective}")
+    notes = notes if notes is not None else []
     sources = {}
-    cands = candidates(topology, algorithms, progress, notes, collective, sources)
+    cands = candidates(topology, algorithms, progress, notes, collective, sources, time_limit)
     bound = goodput_bound(topology, net, collective)
-    elements = []
-    for size in sizes:
-        n = size // net.element_bytes
-        if collective != "allreduce":  # equal blocks: a multiple of p elements
-            n -= n % topology.n_compute
-        if n < 1:
-            raise SynthError(f"size {size} bytes is smaller than one element of {net.element_bytes} bytes")
-        elements.append(n)
+    elements = [_elements(size, net.element_bytes, topology.n_compute, collective) for size in sizes]
+    if min(elements) < 1:
+        size = sizes[elements.index(min(elements))]
+        raise SynthError(f"size {size} bytes is smaller than one element of {net.element_bytes} bytes"
+                         + ("" if collective == "allreduce" else f" per node ({topology.n_compute} blocks)"))
     simulated = {}
     if engine == "simgrid" and simulate_many is not None:
         simulated = simulate_many(list(cands))
@@ -159,13 +166,41 @@ def compare(topology, sizes, net: Network = Network(), algorithms=None, progress
             simulated[name] = simulated_seconds(*sources[name](), sizes, net)
     rows = []
     for i, (size, n) in enumerate(zip(sizes, elements)):
+        progress(f"measuring {len(cands)} candidate(s) at {size:,} bytes")
         block = []
         for name, measure in cands.items():
-            m = measure(n)
-            t = model_time(m, net) if engine == "model" else simulated[name][i]
-            g = goodput(m, net) if engine == "model" else n * net.element_bytes * (m.compute_nodes - 1) / (
+            m, at = _measure(measure, size, n, net, topology.n_compute, collective)
+            if m is None:
+                notes.append(f"{name}: left out at {size:,} bytes, fewer bytes than its chunks need")
+                continue
+            if at is not net:
+                notes.append(f"{name}: measured at {size:,} bytes in {m.elements:,} elements of 1 byte (its chunks "
+                             f"need more than {n:,} elements of {net.element_bytes} bytes)")
+            t = model_time(m, at) if engine == "model" else simulated[name][i]
+            g = goodput(m, at) if engine == "model" else m.elements * at.element_bytes * (m.compute_nodes - 1) / (
                 m.compute_nodes * t)
             block.append(Row(name, size, m.rounds, m.psi, m.theta, m.omega, t, g, g / bound))
-        fastest = min(r.seconds for r in block)
+        fastest = min((r.seconds for r in block), default=None)
         rows.extend(Row(**{**r.__dict__, "best": r.seconds == fastest}) for r in block)
     return rows
+
+
+def _elements(size, element_bytes, p, collective):
+    """The elements of a message of ``size`` bytes: whole elements, a multiple of ``p`` for a half (equal blocks)."""
+    n = size // element_bytes
+    return n if collective == "allreduce" else n - n % p
+
+
+def _measure(measure, size, n, net, p, collective):
+    """``(metrics, network)`` of a candidate at ``n`` elements, or in 1-byte elements when its chunks need more
+    than ``n`` (the network then says so); ``(None, net)`` when even those are too few."""
+    try:
+        return measure(n), net
+    except ScheduleError:           # a chunk would get no element
+        fine = _elements(size, 1, p, collective)
+        if fine <= n:
+            return None, net
+    try:
+        return measure(fine), replace(net, element_bytes=1)
+    except ScheduleError:
+        return None, net

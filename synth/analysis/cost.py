@@ -3,10 +3,13 @@
 ``T = sum_s (alpha + lam * h_s + beta * max_e load_s(e))``: per round a fixed
 overhead ``alpha``, the hop latency ``lam`` times the longest route ``h_s`` of
 the round, and the busiest link's bytes at ``beta = 1 / bandwidth`` seconds per
-byte.  Goodput ``G = N (p-1) / (p T)`` (``N`` in bytes) is at most
-``G_max = D B / 2`` for ``D`` links per compute node (docs/spec.md §1).  A reduce-scatter or
-allgather of the same ``N`` moves half the minimum volume (``N(p-1)``, :mod:`synth.schedule.data`),
-so its bound is ``D B`` (``goodput_bound(..., collective=...)``).
+byte.  Goodput ``G = N (p-1) / (p T)`` (``N`` in bytes) is at most :func:`goodput_bound`: ``T`` is at
+least its bandwidth term, ``beta`` times the least ``Q`` any correct schedule of the collective has on the
+network (:func:`synth.check.bounds.bandwidth.collective_bound`: volume, endpoint volume, per-vertex and
+least cuts; docs/bounds.md, section 6).  On a torus that is ``D B / 2`` for allreduce, ``D`` links per
+node (docs/spec.md §1), and ``D B`` for reduce-scatter and allgather, which move half the minimum
+volume (``N(p-1)``, :mod:`synth.schedule.data`); on meshes, damaged and irregular networks it is what
+their cuts and volume allow, never the least degree's ``D B / 2``.
 
 Defaults follow the paper's simulations for the network: 400 Gb/s links and
 400 ns per hop (100 ns of link latency, 300 ns of router processing).  The
@@ -41,6 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from synth.check.bounds.bandwidth import best_cut, collective_bound
 from synth.check.metrics import Metrics
 from synth.errors import check_instance
 from synth.topology.base import Topology
@@ -92,8 +96,24 @@ def goodput(metrics, net: Network = Network()) -> float:
 
 
 def goodput_bound(topology, net: Network = Network(), collective: str = "allreduce") -> float:
-    """``G_max = D B / 2``, ``D`` the fewest out-links of a compute node (``D B`` for reduce-scatter, allgather)."""
+    """Bytes per second no correct schedule of ``collective`` on ``topology`` exceeds under the cost model.
+
+    ``N (p-1) bandwidth / (p Q)``, ``Q`` the least bandwidth term of any such schedule of ``N`` elements
+    per node (:func:`~synth.check.bounds.bandwidth.collective_bound` at the least cut, linear in ``N``, so
+    the bound is the same for every size): ``T >= beta Q`` bytes.
+
+    Examples
+    --------
+    >>> from synth.topology.lattice import grid
+    >>> from synth.topology.torus import parse_torus
+    >>> net = Network(bandwidth=1.0)
+    >>> goodput_bound(parse_torus("4x4"), net), goodput_bound(parse_torus("4x4"), net, "allgather")
+    (2.0, 4.0)
+    >>> goodput_bound(grid((4, 4), (False, False)), net)   # a mesh: its volume, not its corners' 2 x 1 / 2
+    1.5
+    """
     check_instance(topology, "topology", Topology, " (e.g. synth.parse_torus('4x4'))")
     check_instance(net, "net", Network)
-    degree = np.bincount(topology.link_src, minlength=topology.n_vertices)[topology.compute].min()
-    return float(degree) * net.bandwidth / (2 if collective == "allreduce" else 1)
+    p = topology.n_compute
+    q = collective_bound(topology, p, collective, best_cut(topology))   # p elements: equal blocks for the halves
+    return float(p * (p - 1) * net.bandwidth / (p * q))

@@ -82,9 +82,10 @@ def khop_solver(cluster, notice=lambda message: None):
         outs = run_tasks(tasks, cluster, notice=notice)
         _failed(outs, [f"k={job[1]}" for job in jobs])
         records = []
-        for (shape, k, limit, seed, _, _), out in zip(jobs, outs):
+        for (shape, k, limit, seed, solver, _), out in zip(jobs, outs):
             t = torus(tuple(shape))
-            rec = entry_record(out["result"]["entry"], t, k, float(limit), int(seed))
+            # the worker's answer to this request, not a stored file: a solve it just ran keeps its claims
+            rec = entry_record(out["result"]["entry"], t, k, float(limit), int(seed), solver, claims=True)
             if rec is None:
                 raise SynthError(f"k={k}: the tree a worker sent back does not check")
             records.append(replace(rec, cached=bool(out["result"]["cached"])))

@@ -6,9 +6,9 @@ import json
 import sys
 
 from synth.cli._common import (EXIT_OK, add_cluster_arg, add_topology_args, int_in, progress, progress_always,
-                               sizes, topology_argv, topology_from_args)
+                               seconds, sizes, topology_argv, topology_from_args)
 from synth.errors import SynthError
-from synth.analysis.compare import compare
+from synth.analysis.compare import DEFAULT_SOLVE_SECONDS, compare
 from synth.analysis.cost import Network
 from synth.schedule.data import COLLECTIVES
 from synth.analysis.simulate import ENGINES
@@ -34,14 +34,14 @@ def cmd_compare(args) -> int:
             raise SynthError("--cluster spreads the SimGrid replays: give --engine simgrid too")
         argv = ["compare", *topology_argv(args), "--sizes", ",".join(map(str, args.sizes)), "--bandwidth",
                 args.bandwidth, "--hop-latency", args.hop_latency, "--alpha", args.alpha, "--element-bytes",
-                str(args.element_bytes), "--engine", "simgrid"]
+                str(args.element_bytes), "--engine", "simgrid", "--time-limit", repr(args.time_limit)]
         simulate_many = compare_simulator(argv, args.cluster, args.main, notice=progress_always)
     net = Network(parse_bandwidth(args.bandwidth), parse_time(args.hop_latency), parse_time(args.alpha),
                   args.element_bytes)
     algorithms = [a.strip() for a in args.algorithms.split(",")] if args.algorithms else None
     notes = []
     rows = compare(t, args.sizes, net, algorithms, progress, notes, collective=args.collective, engine=args.engine,
-                   simulate_many=simulate_many)
+                   simulate_many=simulate_many, time_limit=args.time_limit)
     simulated = args.engine != "model"
     if args.json:
         out = {"topology": t.name, "bandwidth_bytes_per_s": net.bandwidth, "hop_latency_s": net.hop_latency,
@@ -71,6 +71,10 @@ def add_parser(sub) -> None:
     cp.add_argument("--alpha", default="1us", help="fixed cost per round (default 1us; see synth.analysis.cost)")
     cp.add_argument("--element-bytes", type=int_in(1, 1024), default=4, help="bytes per element (default 4)")
     cp.add_argument("--algorithms", help="comma-separated subset (default: all that apply)")
+    cp.add_argument("--time-limit", type=seconds, default=DEFAULT_SOLVE_SECONDS, metavar="S",
+                    help=f"time limit in seconds of the solve of synth's own schedule (default "
+                         f"{DEFAULT_SOLVE_SECONDS:g}; as synth solve --time-limit): only damaged and irregular "
+                         "networks and the balance models of rectangular tori solve; progress shows on a terminal")
     cp.add_argument("--collective", default="allreduce", choices=COLLECTIVES,
                     help="compare allreduce (default), or the reduce-scatter or allgather halves")
     cp.add_argument("--engine", default="model", choices=ENGINES,

@@ -7,7 +7,11 @@ An entry is re-checked when read (:func:`read_entry`): the tree (spanning, depth
 the lower bound re-derived from the stored dual through the checker's code
 (:func:`synth.check.bounds.khop_dual_bound`, which also covers the Steiner and cone-counting
 bounds), the status and gap recomputed from the two; an entry that is damaged,
-inconsistent or fails its checksum is ignored and solved again.  Entries are read through
+inconsistent, holds a field we never write or fails its checksum is ignored and solved again.
+Its checksum is unkeyed (anyone can recompute it), so what a served entry gives is only what
+the checker re-derives: the tree and its dual's bound.  The solver's own claims stored with it
+(its MIP bound, its account of the bound, its time) are not served, since nothing can tell a
+forged one from a real one; a fresh solve makes them again.  Entries are read through
 :func:`synth.fileio.read_capped`: a regular file only (a FIFO or a symlink to ``/dev/zero`` is
 refused without blocking), at most a size cap.  An interrupted solve's entry
 (:func:`interrupted_path`) is marked so and never served as an answer.
@@ -25,12 +29,13 @@ import hashlib
 import json
 import math
 import os
+import time
 from pathlib import Path
 
 import numpy as np
 
 from synth._version import __version__
-from synth.check.bounds import khop_dual_bound
+from synth.check.bounds import DUAL_FIELDS, khop_dual_bound
 from synth.errors import SynthError
 from synth.fileio import check_writable, printable, read_capped, write_atomic
 from synth.schedule.forest import forest_depths, forest_weight
@@ -90,14 +95,21 @@ def _max_entry_bytes(t) -> int:
     return max(1 << 20, 4096 * t.n_vertices)
 
 
-def read_entry(path, t, k, time_limit, seed):
+#: every field :func:`entry` writes; an entry holding any other is not one of ours
+_FIELDS = frozenset({"synth", "shape", "k", "parent", "weight", "dual", "solver_bound", "seconds", "solver",
+                     "bound_method", "time_limit", "seed", "status", "lower_bound", "gap", "lattice", "interrupted",
+                     "sha256"})
+
+
+def read_entry(path, t, k, time_limit, seed, solver):
     """The record of the cache entry at ``path``, or None when it is unreadable, damaged or inconsistent.
 
     Nothing in it is trusted: the parent array must be a spanning tree of depth ``<= k``
     of the stated weight, the dual's bound is re-derived (:func:`synth.check.bounds.khop_dual_bound`)
     and must reach what the entry stores, the solver's claimed bound must lie between that
     bound and the weight, and status and gap are recomputed; the entry's own ``status``,
-    ``lower_bound`` and ``gap`` are not read.
+    ``lower_bound`` and ``gap`` are not read, and the solver's claims are not served
+    (:func:`entry_record`).
     """
     try:
         path = Path(path)
@@ -106,25 +118,34 @@ def read_entry(path, t, k, time_limit, seed):
         data = json.loads(read_capped(path, _max_entry_bytes(t)))
     except (OSError, ValueError, RecursionError, MemoryError, SynthError):
         return None             # an entry we cannot read is solved again
-    return entry_record(data, t, k, time_limit, seed)
+    return entry_record(data, t, k, time_limit, seed, solver)
 
 
-def entry_record(data, t, k, time_limit, seed):
+def entry_record(data, t, k, time_limit, seed, solver, *, claims=False):
     """The record of an entry's parsed JSON ``data`` (a file's, or one a campaign worker sent back), or None
-    when it is damaged or inconsistent; re-checked as :func:`read_entry` says."""
+    when it is damaged or inconsistent; re-checked as :func:`read_entry` says.
+
+    With ``claims=False`` (a file) the record holds only what the checker re-derives: no solver bound (the
+    status is ``"optimal"`` only when the dual's bound meets the weight), ``bound_method`` naming the
+    re-derived dual, ``seconds`` the time this re-check took.  ``claims=True`` keeps the solver's claims, for
+    an entry that a solve just made for this caller (a campaign worker's answer).
+    """
+    t0 = time.monotonic()
     try:
-        if not isinstance(data, dict) or data.get("sha256") != _digest(data):
+        if not isinstance(data, dict) or data.get("sha256") != _digest(data) or not _FIELDS.issuperset(data):
             return None
         V = t.n_vertices
         raw, dual, sb = data["parent"], data["dual"], data["solver_bound"]
-        seconds, solver, method = data["seconds"], data["solver"], data["bound_method"]
+        seconds, method = data["seconds"], data["bound_method"]
         if (data["shape"] != list(t.shape) or data.get("lattice") != _lattice(t) or data["k"] != k or not _is_int(data["k"])
                 or data["time_limit"] != time_limit or data["seed"] != seed or not _is_int(data["seed"])
+                or not isinstance(data["solver"], str) or len(data["solver"]) > 10_000
+                or (data["solver"] != solver and not claims)
                 or not isinstance(raw, list) or len(raw) != V or not all(_is_int(x) for x in raw)
                 or not isinstance(dual, dict) or not _is_number(dual.get("bound"))
+                or not set(DUAL_FIELDS.get(dual.get("kind"), ())).issuperset(dual)
                 or not (sb is None or _is_int(sb)) or not _is_number(seconds) or seconds < 0
-                or not isinstance(solver, str) or not isinstance(method, str)
-                or len(solver) + len(method) > 10_000 or not _is_int(data["weight"])
+                or not isinstance(method, str) or len(method) > 10_000 or not _is_int(data["weight"])
                 or not isinstance(data.get("interrupted", False), bool)):
             return None
         parent = np.asarray(raw, dtype=np.int64)
@@ -141,6 +162,11 @@ def entry_record(data, t, k, time_limit, seed):
             if sb > weight:
                 return None             # no valid bound exceeds a tree's weight
             sb = None
+        if claims:                      # a worker's answer: k = 1 and k >= H name their closed form ("star", "bfs")
+            solver = data["solver"]
+        else:                           # anyone can forge these with the checksum: only the re-derived is served
+            sb, method = None, f"the cached tree's dual ({dual['kind']}), re-derived by synth check's code"
+            seconds = time.monotonic() - t0
         status, gap = tree_status(weight, lb, sb)
         return TreeRecord(tuple(t.shape), k, parent, depth, weight, lb, gap, status, float(seconds), solver, method,
                           float(time_limit), int(seed), cached=True, dual={**dual, "bound": lb}, solver_bound=sb,

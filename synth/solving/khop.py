@@ -69,7 +69,8 @@ def khop_tree(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: str
     ``start`` (a parent array, e.g. from :func:`start_tree`) is the solve's first
     incumbent, so the result is never heavier; such a solve bypasses the cache, as do
     ``k = 1`` and ``k >= H`` (solved at once).  A cache entry is re-checked and its bound
-    re-derived when read (module docstring).
+    re-derived when read, and only that is served: a cached record carries no solver claim
+    (:func:`synth.solving.cache.entry_record`).
 
     Ctrl-C or SIGTERM (a ``KeyboardInterrupt``) propagates: nothing is returned.  The best
     tree so far goes to the cache marked interrupted (:func:`synth.solving.cache.interrupted_path`),
@@ -96,13 +97,13 @@ def khop_tree(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: str
     stopped = interrupted_path(path)
     before = None           # an interrupted solve of the same inputs, found in the cache: never the answer
     if cache and path.exists():
-        rec = read_entry(path, t, k, float(time_limit), int(seed))
+        rec = read_entry(path, t, k, float(time_limit), int(seed), solver)
         if rec is not None and not rec.interrupted:
             if progress:
                 progress(f"k={k}: cached tree, W = {rec.weight} ({rec.status})")
             return rec
     if cache and stopped.exists():
-        before = read_entry(stopped, t, k, float(time_limit), int(seed))
+        before = read_entry(stopped, t, k, float(time_limit), int(seed), solver)
         if before is not None and progress:
             progress(f"k={k}: the cache holds an interrupted solve (W = {before.weight}); solving again")
     # the solve leaves room for lifting and checking, so the whole command fits in time_limit
@@ -170,7 +171,9 @@ def khop_notes(rec: TreeRecord) -> list:
     if rec.uncached:
         notes.append(f"{rec.uncached}: the same command solves again")
     if rec.cached:
-        notes.append(f"tree read from the cache ({rec.seconds:.1f} s when solved)")
+        notes.append("tree read from the cache, which serves only what synth check re-derives (the tree and its "
+                     "dual's bound), never the solver's own claims: a fresh solve (another `seed`, or an empty "
+                     "$SYNTH_CACHE_DIR) makes those again")
     if rec.start_weight is not None:
         notes.append(f"started from a tree of weight {rec.start_weight}")
     return notes

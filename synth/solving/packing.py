@@ -23,6 +23,7 @@ Examples
 
 from __future__ import annotations
 
+import time
 from fractions import Fraction
 
 from synth.errors import OptionError, SynthError
@@ -33,7 +34,7 @@ from synth.symmetry.spec import default_group
 from synth.topology.torus import Torus
 
 __all__ = ["solve_packed", "class_bound_note", "healthy_reference", "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS",
-           "FREE_SHARES_ARCS", "TIMED_MAX_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_ITERATIONS"]
+           "FREE_SHARES_ARCS", "TIMED_MAX_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_ITERATIONS", "timed_rounds"]
 
 #: units per owner in the rounding: 1,024 keeps the certified term within about 0.1 % of the LP's
 DEFAULT_UNITS = 1024
@@ -97,12 +98,13 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
     H = data.H
     if depth is not None and depth < H:
         return _solve_depth(topology, group, elements, mode, progress, collective, reason, time_limit, depth, H)
-    R = H + TIMED_EXTRA_ROUNDS if depth is None else depth      # depth >= H here
-    timed = collective == ALLREDUCE and 2 * R * (topology.n_links if group is None else group.n_link_orbits) \
-        <= TIMED_MAX_ROWS
+    orbits = topology.n_links if group is None else group.n_link_orbits
+    R, clipped = timed_rounds(H, depth, orbits)
+    timed = collective == ALLREDUCE and clipped is not False
     order = 1 if group is None else group.order
     notes = [f"{reason + ': ' if reason else ''}no symmetry balances this network; the packing model chooses "
              f"trees, owners and shares (layered LP, group of order {order})"]
+    notes += [n for n in [_depth_note(depth, H, R, clipped, collective, orbits)] if n]
     reference = healthy_reference(topology) if data.n_arcs > FULL_LP_ARCS else None
     # a reduce-scatter or allgather gives every node an equal block: every owner needs a share (free ones can be 0)
     free = (reference is None or data.n_arcs <= FREE_SHARES_ARCS) and collective == ALLREDUCE
@@ -133,6 +135,42 @@ def solve_packed(topology, group=None, elements=None, mode="auto", progress=_qui
     if timed and _fraction(cert) < 1:   # nothing beats a schedule that meets the bound
         return _timed(topology, group, res, R, notes, mode, progress, time_limit)
     return cert, H, notes
+
+
+def timed_rounds(H, depth, orbits):
+    """``(R, clipped)``: the timed trees' reduce rounds for a depth bound ``depth`` (None or ``>= H``) on a network
+    of ``orbits`` link orbits; ``clipped`` is None when they are as asked, True when ``depth`` was clipped to
+    fit, False when no timed trees fit (the layered trees, depth ``H``, are the schedule).
+
+    ``depth`` K sets ``R = K`` when the master LP keeps within :data:`TIMED_MAX_ROWS` rows (``2 R`` rows per
+    link orbit); a K beyond that is clipped to the default ``H`` + :data:`TIMED_EXTRA_ROUNDS` (or the most that
+    fits, never below ``H``): a master near the row limit takes minutes per solve (8x8 with a failed link,
+    R = 45: over 170 CPU s without finishing), so the largest R that fits is no useful default.
+
+    >>> timed_rounds(8, None, 66), timed_rounds(8, 20, 66), timed_rounds(8, 100, 66), timed_rounds(16, 20, 300)
+    ((12, None), (20, None), (12, True), (16, False))
+    """
+    fit = TIMED_MAX_ROWS // (2 * orbits)
+    R = H + TIMED_EXTRA_ROUNDS if depth is None else depth
+    if R <= fit:
+        return R, None
+    if depth is not None and fit >= H:
+        return min(H + TIMED_EXTRA_ROUNDS, fit), True
+    return H, False
+
+
+def _depth_note(depth, H, R, clipped, collective, orbits):
+    """What became of a depth bound ``depth > H`` on the packing path (None when it was taken as asked)."""
+    if depth is None or depth <= H or (clipped is None and collective == ALLREDUCE):
+        return None
+    rows = f"at most {TIMED_MAX_ROWS:,} load rows (2 x reduce rounds x {orbits:,} link orbits)"
+    if collective != ALLREDUCE:
+        return f"depth {depth} exceeds the layered trees' depth H = {H}, which a {collective} takes ({H} rounds)"
+    if clipped:
+        return (f"depth {depth}: the timed trees' master LP takes {rows}, so their reduce rounds are clipped to "
+                f"{R} ({2 * R} rounds in all, the default where it fits)")
+    return (f"depth {depth}: the timed trees' master LP takes {rows}, too few for {H} reduce rounds here: the "
+            f"layered trees, depth H = {H}")
 
 
 def _lp_notes(kind, sol, cert, collective, local=False) -> list:
@@ -180,22 +218,30 @@ def _solve_routed(topology, group, elements, mode, progress, collective, reason,
 def _solve_depth(topology, group, elements, mode, progress, collective, reason, time_limit, depth, H):
     """``depth`` below the layered trees' ``H``: arcs of up to ``ceil(H / depth)`` hops
     (:mod:`synth.models.packing.depth`)."""
-    from synth.models.packing.depth import choose_depth_arcs, hops_per_level   # solvers, on demand
+    from synth.models.packing.arcs import TIME_LIMIT_HINT   # the models load with the solvers, on demand
+    from synth.models.packing.depth import choose_depth_arcs, hops_per_level
 
     m, levels = hops_per_level(H, depth)
     progress(f"depth bound {depth} below H = {H}: arcs of up to {m} hops, {levels} levels")
-    failed = None
+    failed, deadline = None, None if time_limit is None else time.monotonic() + time_limit
     for data, restricted in choose_depth_arcs(topology, depth, group):
+        left = None if deadline is None else max(deadline - time.monotonic(), 0.01)
+        if failed is not None and left is not None and left < 1.0:   # the steps share the time limit
+            break
         if failed is not None:
             progress(f"{failed}; a smaller LP")
         try:
             cert, notes = _pack_routes(topology, group, data, f"depth-bounded LP, arcs of up to {m} hops", elements,
-                                       mode, progress, collective, reason, time_limit,
+                                       mode, progress, collective, reason, left,
                                        {"depth_bound": depth, "hops_per_arc": m, "restricted": restricted or None})
         except SynthError as exc:   # the LP found no solution within the time limit: the next step is smaller
             failed = str(exc)
             continue
         return cert, levels, notes + ([restricted] if restricted else [])
+    if failed is not None and failed.endswith(TIME_LIMIT_HINT):
+        raise SynthError(f"the depth-bounded LP on {topology.name} found no solution within the time limit "
+                         f"({time_limit:g} s, shared by every size of LP tried): {TIME_LIMIT_HINT}, or a larger "
+                         "`depth` (arcs of fewer hops: a smaller LP)")
     raise SynthError(failed or f"no depth-bounded LP for depth {depth} on {topology.name}")
 
 

@@ -3,20 +3,25 @@ exist, and the checker refusing an edited bound, cut or failure list."""
 
 import itertools
 import json
+from fractions import Fraction
 
 import numpy as np
 import pytest
 
 from synth.baselines import build_baseline
-from synth.check.bounds.bandwidth import (BOUND_KEY, CUT_KEY, FRACTION_KEY, bandwidth_bound, best_cut, cut_size,
-                                          min_compute_distance)
+from synth.baselines.halves import baseline_half
+from synth.check.bounds.bandwidth import (BOUND_KEY, CUT_KEY, FRACTION_KEY, bandwidth_bound, best_cut,
+                                          collective_bound, cut_size, min_compute_distance)
 from synth.check.certificate import certificate_to_json, read_certificate
 from synth.check.claims import certify, check_certificate
 from synth.check.metrics import measure_explicit
 from synth.errors import ScheduleError
+from synth.schedule.collective import collective_half
+from synth.schedule.data import COPY, REDUCE, BaseSchedule
 from synth.schedule.user import shortest_path_tree
 from synth.symmetry.search import user_group
 from synth.topology.failures import damage, parse_failures
+from synth.topology.lattice import grid
 from synth.topology.spineleaf import parse_spine_leaf
 from synth.topology.torus import parse_torus
 from synth.topology.user import topology_from_json
@@ -78,6 +83,82 @@ def test_the_bound_never_exceeds_a_baselines_bandwidth_term(name, t):
     m = measure_explicit(b.schedule, sizes)
     bound = bandwidth_bound(t, m.elements, best_cut(t))
     assert 0 < bound.value <= m.bandwidth_term
+
+
+def direct_family(t):
+    """One chunk per compute vertex r: every other compute vertex sends its input straight to r (shortest route),
+    and r sends the sum back; the chunks share rounds, so some links carry several (a schedule for any graph)."""
+    rows = []
+    for c, r in enumerate(t.compute.tolist()):
+        for v in t.compute.tolist():
+            if v != r:
+                rows.append((c, 1, v, r, REDUCE, t.shortest_route(v, r)))
+                rows.append((c, 2, r, v, COPY, t.shortest_route(r, v)))
+    rows.sort(key=lambda x: (x[1], x[0], x[2], x[3]))
+    return BaseSchedule.from_rows(t, t.n_compute, rows, (1,) * t.n_compute, ("direct",) * t.n_compute)
+
+
+def _torus_with_failed_link():
+    t = parse_torus("4x4")
+    return damage(t, parse_failures(t, ["0-1"], []))
+
+
+@pytest.mark.parametrize("collective", ["allreduce", "reduce-scatter", "allgather"])
+@pytest.mark.parametrize("name,make", [("ring", lambda: parse_torus("4x4")), ("bucket", lambda: parse_torus("4x3")),
+                                       ("halving-doubling", lambda: parse_spine_leaf("2,2,2")),
+                                       ("ring", lambda: parse_spine_leaf("2,3,2")),
+                                       ("halving-doubling", lambda: grid((4, 4), (False, False))),
+                                       ("halving-doubling", _torus_with_failed_link)])
+def test_the_collective_bound_never_exceeds_a_baselines_bandwidth_term(name, make, collective):
+    """docs/bounds.md section 6: every term (volume, endpoints, per-vertex, the least cut) against schedules
+    that exist, for allreduce and its halves, on tori, spine-leaf (switches), a mesh and a damaged torus."""
+    t = make()
+    b = baseline_half(build_baseline(name, t), collective)
+    p = t.n_compute
+    n = p * b.n_chunks * 6
+    m = measure_explicit(b.schedule, b.chunk_sizes(n))
+    bound = collective_bound(t, m.elements, collective, best_cut(t))
+    assert 0 < bound <= m.bandwidth_term
+    if collective == "allreduce":    # never weaker than the certificates' bound
+        assert bound >= bandwidth_bound(t, m.elements, best_cut(t)).value
+
+
+def test_the_collective_bound_by_hand_on_a_directed_graph():
+    """Every link leaves at 2 per vertex, but vertex 2 has one way in: an allgather brings the three other
+    blocks in through it (3 elements of 4 per node), a reduce-scatter takes one block in (1) and sends three
+    out over two links (1.5, as the volume 12 / 8), an allreduce takes all 4 in through it."""
+    t = topology_from_json({"vertices": 4, "directed": True,
+                            "links": [[0, 1], [0, 2], [1, 0], [1, 3], [2, 3], [2, 0], [3, 0], [3, 1]]})
+    got = {c: collective_bound(t, 4, c) for c in ("allreduce", "reduce-scatter", "allgather")}
+    assert got == {"allreduce": 4, "reduce-scatter": Fraction(3, 2), "allgather": 3}
+    # the cut S = {2} alone: its way out carries the 3 blocks owned elsewhere of a reduce-scatter
+    assert collective_bound(t, 4, "reduce-scatter", [0, 1, 3]) == Fraction(3, 2)
+    assert collective_bound(t, 4, "allgather", [2]) == 3
+    with pytest.raises(ScheduleError, match="multiple of 4"):
+        collective_bound(t, 6, "allgather")
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_each_cut_of_the_collective_bound_holds_against_the_cuts_it_does_not_search(seed):
+    """On random small graphs every vertex set is a cut: each one's term is a bound only if it stays below a
+    schedule's, here a certified shortest-path tree's bandwidth term (allreduce and its halves)."""
+    rng = np.random.default_rng(200 + seed)
+    t = random_graph(rng, int(rng.integers(3, 7)), int(rng.integers(0, 4)), switches=int(rng.integers(0, 2)))
+    if t.n_compute < 2:
+        pytest.skip("one compute vertex")
+    base = direct_family(t)
+    grp = user_group(t, np.arange(t.n_vertices)[None, :])
+    for collective in ("allreduce", "reduce-scatter", "allgather"):
+        cert = certify(collective_half(base, collective), grp, t.n_compute * 12)
+        assert check_certificate(cert).valid
+        q = Fraction(cert.claims["bandwidth_term"])
+        for r in range(1, t.n_vertices):
+            for side in itertools.combinations(range(t.n_vertices), r):
+                try:
+                    bound = collective_bound(t, cert.elements, collective, list(side))
+                except ScheduleError:
+                    continue        # no compute vertex on one side: not a cut
+                assert bound <= q, (collective, side)
 
 
 @pytest.mark.parametrize("seed", range(8))

@@ -2,7 +2,9 @@
 
 An entry that was edited by accident (its checksum fails) or on purpose (checksum
 recomputed) never changes what a later solve reports beyond what the checker's code
-re-derives from it: the reported record is compared with a fresh, uncached solve.
+re-derives from it: the reported record is compared with a fresh, uncached solve, and the
+solver's own claims (its MIP bound, its account of the bound, its time), which a forger
+can write as easily as the solver, are never served from an entry.
 """
 
 import dataclasses
@@ -29,8 +31,9 @@ SHAPE, K, LIMIT = "4x4", 2, 20.0
 
 
 def report(rec):
-    """What a solve reports about a tree: the certificate's solver section (provenance aside) and the tree."""
-    claims = {key: v for key, v in rec.solver_claims().items() if key != "seconds"}
+    """What a solve reports about a tree that the checker re-derives: the certificate's solver section (the
+    solver's account of its bound and its time aside) and the tree."""
+    claims = {key: v for key, v in rec.solver_claims().items() if key not in ("seconds", "bound_method")}
     return claims, rec.parent.tolist(), rec.depth
 
 
@@ -302,7 +305,10 @@ def test_oversized_entry_is_not_read(torus, solves, tmp_path):
 
 # ------------------------------------------------------------------ solver claims
 def test_optimality_only_the_mip_proved_is_labelled_a_solver_claim(torus, solved, solves, tmp_path):
-    """The MIP proved W optimal, the stored dual proves less: status 'optimal (solver claim)', the gap to the dual."""
+    """The MIP proved W optimal, the stored dual proves less: status 'optimal (solver claim)', the gap to the dual.
+
+    From the cache the claim is not served (a forger writes it as easily): only the dual's bound, re-derived.
+    """
     weak = weak_dual(torus)
     cone = weak["bound"]
     solves.result["value"] = dataclasses.replace(solved, lower_bound=solved.weight, status="optimal", gap=0.0,
@@ -310,17 +316,68 @@ def test_optimality_only_the_mip_proved_is_labelled_a_solver_claim(torus, solved
     fresh = khop_tree(torus, K, time_limit=LIMIT)
     assert (fresh.status, fresh.lower_bound, fresh.solver_bound) == (SOLVER_CLAIM, cone, solved.weight)
     assert fresh.gap == pytest.approx((solved.weight - cone) / solved.weight)
-    again = khop_tree(torus, K, time_limit=LIMIT)
-    assert again.cached and report(again) == report(fresh)
-    # the certificate says the same, and synth check re-derives the dual's bound, not the claim
-    cert = solve(torus, depth=K, time_limit=LIMIT).certificate
+    cert = solve(torus, depth=K, time_limit=LIMIT, seed=1).certificate     # another seed: a fresh solve
     assert cert.solver["status"] == SOLVER_CLAIM and cert.solver["solver_lower_bound"] == solved.weight
     rep = check_certificate(cert)
     assert rep.valid and rep.claims["weight_lower_bound"][1] == cone
-    # dropping the claim (checksum recomputed) only makes the report more modest
-    edit(entry_path(tmp_path), lambda d: d.update(solver_bound=None), forge=True)
-    modest = khop_tree(torus, K, time_limit=LIMIT)
-    assert modest.cached and modest.status == "feasible" and modest.lower_bound == cone
+    again = khop_tree(torus, K, time_limit=LIMIT)
+    assert again.cached and len(solves) == 2
+    assert (again.status, again.lower_bound, again.solver_bound, again.gap) == ("feasible", cone, None, fresh.gap)
+    assert "solver_lower_bound" not in again.solver_claims()
+
+
+def test_forged_solver_bound_is_not_served(torus, solves, tmp_path, capsys):
+    """The forgery of the issue: a tree with a gap, ``solver_bound`` set to its weight, the checksum recomputed.
+
+    Neither the record, nor what ``synth solve`` prints, nor the certificate it writes says optimal.
+    """
+    weak = weak_dual(torus)
+    first = khop_tree(torus, K, time_limit=LIMIT)
+    edit(entry_path(tmp_path), lambda d: d.update(dual=weak, solver_bound=d["weight"]), forge=True)
+    again = khop_tree(torus, K, time_limit=LIMIT)
+    assert again.cached and len(solves) == 1
+    assert (again.status, again.solver_bound, again.lower_bound) == ("feasible", None, weak["bound"])
+    out = tmp_path / "c.json"
+    code = main(["solve", "--torus", SHAPE, "--depth", str(K), "--time-limit", str(LIMIT), "--json",
+                 "--out", str(out)])
+    printed = json.loads(capsys.readouterr().out)
+    assert code == 0 and printed["status"] == "feasible" and "solver_lower_bound" not in printed
+    cert = json.loads(out.read_text())
+    assert cert["solver"]["status"] == "feasible" and "solver_lower_bound" not in cert["solver"]
+    assert first.status == "optimal" and len(solves) == 1
+
+
+FORGED_ACCOUNTS = {
+    "bound_method": lambda d: d.update(bound_method="exact MIP: optimal, proven"),
+    "seconds": lambda d: d.update(seconds=12345.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORGED_ACCOUNTS))
+def test_forged_account_of_the_solve_is_not_served(name, torus, solves, tmp_path):
+    """The solver's account of its bound and its time are served from no entry, forged or not."""
+    khop_tree(torus, K, time_limit=LIMIT)
+    edit(entry_path(tmp_path), FORGED_ACCOUNTS[name], forge=True)
+    again = khop_tree(torus, K, time_limit=LIMIT)
+    assert again.cached and len(solves) == 1
+    assert "MIP" not in again.bound_method and "re-derived" in again.bound_method and again.seconds < 60
+
+
+UNKNOWN = {
+    "extra_field": lambda d: d.update(proof="optimal, trust me"),
+    "extra_dual_field": lambda d: d["dual"].update(note="optimal, trust me"),
+    "other_solver": lambda d: d.update(solver="heuristic"),
+    "solver_not_a_string": lambda d: d.update(solver=["auto"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNKNOWN))
+def test_entry_with_a_field_we_never_write_is_solved_again(name, torus, solves, tmp_path):
+    """A field outside what :func:`entry` writes (in the entry or its dual), or a solver other than the key's."""
+    first = khop_tree(torus, K, time_limit=LIMIT)
+    edit(entry_path(tmp_path), UNKNOWN[name], forge=True)
+    again = khop_tree(torus, K, time_limit=LIMIT)
+    assert len(solves) == 2 and not again.cached and report(again) == report(first)
 
 
 def test_tighten_keeps_the_solver_claim_apart():

@@ -78,3 +78,34 @@ def test_depth_sets_the_rounds_of_the_timed_trees_and_size_says_to_use_it(capsys
     assert main(["solve", "--torus", "4x4", "--fail-link", "0.0-0.1", "--size", "1MiB"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "give --depth K instead" in err[0]
+
+
+def test_a_depth_bounded_lp_out_of_time_says_so_and_what_to_do(capsys):
+    """HiGHS stopped by the time limit without a solution: the line says the time ran out, that the LPs tried
+    shared it, and which flags help; not the solver's bare status."""
+    assert main(["solve", "--mesh", "8x8", "--depth", "2", "--time-limit", "0.05"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "depth-bounded LP on mesh 8x8 found no solution within the time limit (0.05 s" in err[0]
+    assert "give a larger --time-limit" in err[0] and "or a larger --depth" in err[0] and "(unknown)" not in err[0]
+
+
+def test_a_depth_beyond_what_the_timed_trees_take_is_clipped_with_a_note(capsys, monkeypatch):
+    """--depth K above what the timed trees' master LP takes: R clipped to the most that fits (the timed trees
+    kept, and said), not the timed trees silently dropped for the layered ones."""
+    import synth.solving.packing as packing
+    from synth.symmetry.spec import default_group
+    from synth.topology.failures import damage, parse_failures
+    from synth.topology.torus import parse_torus
+
+    t = parse_torus("4x4")
+    orbits = default_group(damage(t, parse_failures(t, ["0.0-0.1"], []))).n_link_orbits
+    monkeypatch.setattr(packing, "TIMED_MAX_ROWS", 2 * 6 * orbits)      # room for 6 reduce rounds, H = 4
+    argv = ["solve", "--torus", "4x4", "--fail-link", "0.0-0.1", "--time-limit", "10", "--json"]
+    assert main([*argv, "--depth", "100"]) == 0
+    out, err = capsys.readouterr()
+    summary = json.loads(out)
+    assert summary["algorithm"] == "timed-packing" and summary["rounds"] <= 12 and summary["valid"]
+    assert "depth 100: the timed trees' master LP takes at most" in err and "clipped to 6 (12 rounds in all" in err
+    assert main([*argv, "--depth", "6"]) == 0       # what fits is taken as asked, without a note
+    out, err = capsys.readouterr()
+    assert json.loads(out)["algorithm"] == "timed-packing" and "clipped" not in err

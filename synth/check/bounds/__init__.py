@@ -46,16 +46,16 @@ synth.errors.SynthError: dual bound is for depth 1; a bound for depth 2 needs a 
 from __future__ import annotations
 
 from synth.check.bounds.cone import MAX_CONE_VERTICES, cone_count_bound
-from synth.check.bounds.kinds import CONE_KIND, KIND, KINDS, STEINER_KIND, DualBound
+from synth.check.bounds.kinds import CONE_KIND, DUAL_FIELDS, KIND, KINDS, STEINER_KIND, DualBound
 from synth.check.bounds.lagrangian import MAX_LAGRANGIAN_VERTICES, layered_dual_bound, root_stabilizer_perms
 from synth.check.bounds.steiner import MAX_CELLS, MAX_TERMINALS, excess_tables, splits, steiner_dual, terminal_bound
 from synth.errors import SynthError
 from synth.topology.lattice import LatticeTorus
 from synth.topology.torus import Torus
 
-__all__ = ["khop_dual_bound", "DualBound", "KIND", "CONE_KIND", "STEINER_KIND", "KINDS", "cone_count_bound",
-           "layered_dual_bound", "root_stabilizer_perms", "terminal_bound", "excess_tables", "steiner_dual",
-           "splits", "MAX_CONE_VERTICES", "MAX_LAGRANGIAN_VERTICES", "MAX_TERMINALS", "MAX_CELLS"]
+__all__ = ["khop_dual_bound", "DualBound", "KIND", "CONE_KIND", "STEINER_KIND", "KINDS", "DUAL_FIELDS",
+           "cone_count_bound", "layered_dual_bound", "root_stabilizer_perms", "terminal_bound", "excess_tables",
+           "steiner_dual", "splits", "MAX_CONE_VERTICES", "MAX_LAGRANGIAN_VERTICES", "MAX_TERMINALS", "MAX_CELLS"]
 
 #: the re-derivation of each kind, called as ``f(t, k, dual)`` with ``k`` the dual's own depth
 _DERIVE = {

@@ -13,6 +13,9 @@ topology with ``p >= 2`` compute vertices and ``|E|`` directed links is at least
 :func:`bandwidth_bound` evaluates both for a given cut; :func:`best_cut` finds the cut of least
 ``min(|d+|, |d-|)`` (exact by max-flow up to :data:`MAX_FLOW_VERTICES` vertices, the best singleton
 beyond), which certificates store so that ``synth check`` re-derives the value from the cut alone.
+:func:`collective_bound` is the bound on ``Q`` that ``synth compare`` divides goodput by (docs/bounds.md,
+section 6): those two, every per-vertex cut, and the endpoint volume (every route starts on a link out of a
+compute vertex and ends on one into a compute vertex), for allreduce and for its two halves.
 
 Examples
 --------
@@ -25,6 +28,8 @@ Examples
 >>> path = topology_from_json({"vertices": 3, "links": [[0, 1], [1, 2]]})
 >>> best_cut(path), str(bandwidth_bound(path, 6, best_cut(path)).value)
 ([0], '6')
+>>> [str(collective_bound(t, 64, c, best_cut(t))) for c in ("allreduce", "reduce-scatter", "allgather")]
+['30', '15', '15']
 """
 
 from __future__ import annotations
@@ -35,9 +40,10 @@ from fractions import Fraction
 import numpy as np
 
 from synth.errors import ScheduleError
+from synth.schedule.data import ALLREDUCE, ALLGATHER, COLLECTIVES
 
 __all__ = ["BandwidthBound", "bandwidth_bound", "best_cut", "cut_size", "min_compute_distance", "bandwidth_claims",
-           "MAX_FLOW_VERTICES", "BOUND_KEY", "CUT_KEY", "FRACTION_KEY"]
+           "collective_bound", "MAX_FLOW_VERTICES", "BOUND_KEY", "CUT_KEY", "FRACTION_KEY"]
 
 MAX_FLOW_VERTICES = 1100   # 2(p-1) max-flows: about 3 s on a 32x32 torus; beyond, singleton cuts only
 BOUND_KEY, CUT_KEY, FRACTION_KEY = "bandwidth_lower_bound", "bandwidth_bound_cut", "bandwidth_fraction"
@@ -161,3 +167,65 @@ def bandwidth_claims(t, metrics, cut) -> dict:
     if cut is not None:
         out[CUT_KEY] = [int(v) for v in np.asarray(cut).ravel().tolist()]
     return out
+
+
+def collective_bound(t, elements, collective: str = ALLREDUCE, cut=None) -> Fraction:
+    """The least bandwidth term ``Q`` (elements) of any correct ``collective`` of ``elements`` per node on ``t``.
+
+    The best of the volume bound (2N(p - 1) d_min / |E|, half that for reduce-scatter and allgather),
+    the endpoint volume (the same count over the links out of, or into, compute vertices), every
+    per-vertex cut and the cut ``cut`` (a vertex list, or None); docs/bounds.md, section 6.  For the
+    halves ``elements`` is a multiple of ``p`` (equal blocks, one per compute vertex).
+
+    Raises
+    ------
+    ScheduleError
+        On an unknown collective, a half whose elements are not a multiple of ``p``, or a topology
+        whose compute vertices are disconnected.
+    """
+    if collective not in COLLECTIVES:
+        raise ScheduleError(f"collective must be one of {', '.join(COLLECTIVES)}, not {collective!r}")
+    p, E, n = t.n_compute, t.n_links, Fraction(elements)
+    if p < 2 or E == 0:
+        raise ScheduleError("a bandwidth bound needs two compute vertices and a link")
+    if collective != ALLREDUCE and elements % p:
+        raise ScheduleError(f"a {collective} bound needs a multiple of {p} elements (equal blocks)")
+    comp = t.is_compute
+    out_c, in_c = int(comp[t.link_src].sum()), int(comp[t.link_dst].sum())
+    moves = n * (p - 1) * (2 if collective == ALLREDUCE else 1)     # least element-transmissions
+    best = max(moves * min_compute_distance(t) / E, moves / min(out_c, in_c))
+    outdeg = np.bincount(t.link_src, minlength=t.n_vertices)[t.compute]
+    indeg = np.bincount(t.link_dst, minlength=t.n_vertices)[t.compute]
+    for side in ([] if cut is None else [cut]):
+        links_out, links_in, inside = _directed_cut(t, side)
+        best = max(best, _cut_term(n, p, inside, links_out, links_in, collective))
+    # each compute vertex v alone: one cut per vertex, the largest of their terms
+    degs = (outdeg, indeg) if collective != ALLGATHER else (indeg, outdeg)
+    if np.any(degs[0] == 0) or np.any(degs[1] == 0):
+        raise ScheduleError(f"a compute vertex of {t.name} has no link out or no link in")
+    if collective == ALLREDUCE:
+        best = max(best, n / int(np.minimum(outdeg, indeg).min()))
+    else:   # its own block comes in (reduce-scatter) or goes out (allgather); the p - 1 others the other way
+        best = max(best, n * (p - 1) / p / int(degs[0].min()), n / p / int(degs[1].min()))
+    return best
+
+
+def _directed_cut(t, side):
+    """``(|d+(S)|, |d-(S)|, compute vertices in S)`` of ``S = side`` (checked as :func:`cut_size` does)."""
+    cut_size(t, side)
+    inside = np.zeros(t.n_vertices, dtype=bool)
+    inside[np.asarray(side, dtype=np.int64).ravel()] = True
+    out_links = int(np.count_nonzero(inside[t.link_src] & ~inside[t.link_dst]))
+    in_links = int(np.count_nonzero(~inside[t.link_src] & inside[t.link_dst]))
+    return out_links, in_links, int(inside[t.compute].sum())
+
+
+def _cut_term(n, p, p_in, links_out, links_in, collective) -> Fraction:
+    """The bound of one cut: N over its narrower side (allreduce); for a half, the blocks that must cross
+    each way over that way's links (docs/bounds.md, section 6)."""
+    if links_out == 0 or links_in == 0:
+        raise ScheduleError("the bound's cut is crossed by no link: the compute vertices are disconnected")
+    if collective == ALLREDUCE:
+        return n / min(links_out, links_in)
+    leave, enter = (p - p_in, p_in) if collective != ALLGATHER else (p_in, p - p_in)
+    return max(n * leave / p / links_out, n * enter / p / links_in)

@@ -16,19 +16,25 @@ Examples
 4
 >>> sorted(KINDS)
 ['khop-cone-count', 'khop-layered-lagrangian', 'khop-terminal-steiner']
+>>> DUAL_FIELDS[STEINER_KIND]
+('kind', 'k', 'bound', 'terminals')
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["DualBound", "KIND", "CONE_KIND", "STEINER_KIND", "KINDS"]
+__all__ = ["DualBound", "KIND", "CONE_KIND", "STEINER_KIND", "KINDS", "DUAL_FIELDS"]
 
 KIND = "khop-layered-lagrangian"
 CONE_KIND = "khop-cone-count"
 STEINER_KIND = "khop-terminal-steiner"
 #: every kind a stored dual may name, in the order error messages list them
 KINDS = (KIND, CONE_KIND, STEINER_KIND)
+#: the fields a stored dual of each kind may hold: the re-derivation reads these and nothing else
+DUAL_FIELDS = {KIND: ("kind", "k", "bound", "alpha", "beta", "lambda", "cuts"),
+               CONE_KIND: ("kind", "k", "bound"),
+               STEINER_KIND: ("kind", "k", "bound", "terminals")}
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,100 @@
+"""``synth compare`` on networks that are not healthy tori: its fraction of the bound is a true fraction.
+
+The goodput bound divides by the least bandwidth term any correct schedule has on the network
+(:func:`synth.check.bounds.bandwidth.collective_bound`), so no schedule, however good, passes 1;
+the least degree's ``D B / 2`` of a healthy torus is no bound on a mesh or a damaged torus.
+"""
+
+import json
+import sys
+
+import pytest
+
+import synth.analysis.compare as compare_module
+from synth.analysis.compare import compare
+from synth.analysis.cost import Network, goodput_bound
+from synth.cli import main
+from synth.topology.failures import damage, parse_failures
+from synth.topology.lattice import grid, twisted
+from synth.topology.torus import parse_torus
+
+BIG = 64 << 20
+#: the bandwidth term alone: the closest any schedule gets to the bound
+PURE = Network(alpha=0.0, hop_latency=0.0)
+
+
+def _damaged(shape, links=(), nodes=()):
+    t = parse_torus(shape)
+    return damage(t, parse_failures(t, list(links), list(nodes)))
+
+
+IRREGULAR = {
+    "mesh 4x4": lambda: grid((4, 4), (False, False)),
+    "mesh 3x3x2": lambda: grid((3, 3, 2), (False, False, False)),
+    "grid 4x6 wrap 1": lambda: grid((4, 6), (False, True)),
+    "torus 4x4, a failed link": lambda: _damaged("4x4", links=["0-1"]),
+    "torus 4x4, a failed node": lambda: _damaged("4x4", nodes=["5"]),
+    "torus 6x6, two failed links": lambda: _damaged("6x6", links=["0-1", "14-20"]),
+    "twisted 4x4x8": lambda: twisted((4, 4, 8)),
+}
+#: the solve of synth's own schedule, short: what is tested is the bound, not how close the schedule gets
+LIMIT = 4.0
+
+
+def _above_one(rows):
+    return [(r.algorithm, r.size, r.fraction_of_bound) for r in rows if not 0 < r.fraction_of_bound <= 1 + 1e-12]
+
+
+@pytest.mark.parametrize("name", sorted(IRREGULAR))
+def test_no_fraction_of_the_bound_above_one_on_irregular_and_damaged_networks(name):
+    """Without latency terms (the closest any schedule gets to the bound), at a small and a large size."""
+    rows = compare(IRREGULAR[name](), [64 << 10, BIG], PURE, time_limit=LIMIT)
+    assert rows and not _above_one(rows)
+
+
+@pytest.mark.parametrize("collective", ["reduce-scatter", "allgather"])
+@pytest.mark.parametrize("name", ["torus 4x4, a failed link", "torus 4x4, a failed node"])
+def test_no_fraction_above_one_for_the_halves(name, collective):
+    rows = compare(IRREGULAR[name](), [BIG], PURE, collective=collective, time_limit=LIMIT)
+    assert rows and not _above_one(rows)
+
+
+@pytest.mark.parametrize("collective", ["allreduce", "reduce-scatter", "allgather"])
+def test_on_a_healthy_torus_the_bound_is_the_least_degrees(collective):
+    """Where D B / 2 (D B for a half) is the bound, the certified bounds give exactly it, and SP meets it."""
+    t, net = parse_torus("4x4"), Network(bandwidth=2.0)
+    assert goodput_bound(t, net, collective) == 4 * 2.0 / (2 if collective == "allreduce" else 1)
+    if collective == "allreduce":
+        (row,) = compare(t, [BIG], PURE, algorithms=["sp"])
+        assert row.fraction_of_bound == pytest.approx(1, rel=1e-12)
+
+
+def test_a_size_with_fewer_elements_than_chunks_is_measured_in_bytes_or_left_out():
+    """A packed schedule has about 1,024 weight units per owner: 16 KiB of 4-byte elements is too few for its
+    chunks, 16 KiB of 1-byte elements is enough, 1 KiB is not even that (one line each, no error)."""
+    notes = []
+    rows = compare(IRREGULAR["torus 4x4, a failed link"](), [1 << 10, 16 << 10, BIG], notes=notes, time_limit=LIMIT)
+    sp = {r.size: r for r in rows if r.algorithm == "sp"}
+    assert sorted(sp) == [16 << 10, BIG] and not _above_one(rows)
+    assert "sp: left out at 1,024 bytes, fewer bytes than its chunks need" in notes
+    assert any(n.startswith("sp: measured at 16,384 bytes in 16,384 elements of 1 byte") for n in notes)
+    assert not any("67,108,864" in n for n in notes)
+
+
+def test_cli_compare_takes_a_time_limit_and_shows_progress_on_a_terminal(capsys, monkeypatch):
+    limits = []
+    real = compare_module.solve
+
+    def solve(*args, **kwargs):
+        limits.append(kwargs.get("time_limit"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(compare_module, "solve", solve)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    argv = ["compare", "--torus", "4x4", "--fail-link", "0-1", "--sizes", "16KiB", "--algorithms", "sp"]
+    assert main([*argv, "--time-limit", "3", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert limits == [3.0] and "[synth] solving synth's schedule on torus 4x4 with 1 failed link" in err
+    assert [r["algorithm"] for r in json.loads(out)["rows"]] == ["sp"]
+    assert main([*argv, "--time-limit", "0"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
