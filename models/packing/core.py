@@ -176,9 +176,10 @@ def expand(cuts: UnitCuts, root, lo, hi):
     return arc, comp
 
 
-def packed_base(t, n_rounds, comp, rnd, src, dst, op, links, weights, labels) -> BaseSchedule:
-    """The base schedule of the transmissions ``(comp, rnd, src, dst, op)`` over ``links`` (one route per
-    row, padded with ``-1``), sorted by round, component, sender and receiver."""
+def packed_base(t, n_rounds, rows, weights, labels) -> BaseSchedule:
+    """The base schedule of the transmissions ``rows = (comp, rnd, src, dst, op, links)`` (arrays; ``links``
+    one route per row, padded with ``-1``), sorted by round, component, sender and receiver."""
+    comp, rnd, src, dst, op, links = rows
     links = np.asarray(links).reshape(src.size, -1)
     srt = np.lexsort((dst, src, comp, rnd))
     routes = links[srt]
