@@ -15,10 +15,8 @@ import sys
 
 from synth.errors import OptionError, SynthError
 from synth.fileio import printable
-from synth.symmetry.search import user_group
-from synth.symmetry.spec import default_group
-from synth.symmetry.residual import residual_group
-from synth.topology.failures import Damaged, damage, parse_failures
+from synth.solving.graphs import solve_group
+from synth.topology.failures import damage, parse_failures
 from synth.topology.hyperx import parse_hyperx
 from synth.topology.spineleaf import parse_spine_leaf
 from synth.topology.lattice import parse_lattice, parse_wrap, twisted
@@ -219,14 +217,9 @@ def _lattice_kind(flag, value, no_wrap):
 
 
 def group_for(topology, args):
-    if isinstance(topology, Damaged) and not getattr(args, "topology", None):
-        return default_group(topology)       # built-in kinds: the residual of every closed-form automorphism
-    if isinstance(topology, Damaged):
-        healthy = group_for(topology.healthy, args)
-        return None if healthy is None else residual_group(topology, healthy)
-    if getattr(args, "topology", None):
-        return user_group(topology, getattr(args, "generators", None))
-    return default_group(topology)
+    """The group ``synth solve`` lifts with by default (:func:`synth.solving.graphs.solve_group`), the file's
+    generators given."""
+    return solve_group(topology, getattr(args, "generators", None))
 
 
 # ---------------------------------------------------------------- library parameters -> flags

@@ -31,9 +31,10 @@ from synth.symmetry.residual import residual_group, trivial_group
 from synth.symmetry.search import user_group
 from synth.symmetry.spec import default_group
 from synth.symmetry.spineleaf import spine_leaf_group
+from synth.topology.failures import Damaged
 
 __all__ = ["plan_hyperx", "plan_spine_leaf", "plan_user", "plan_damaged", "build_fixed", "build_user",
-           "damaged_group", "PACKING_MAX_VERTICES"]
+           "damaged_group", "solve_group", "PACKING_MAX_VERTICES"]
 
 #: user graphs up to this size that no symmetry balances go to the packing model (its layered LP has a
 #: variable per owner and parent choice, with no healthy schedule to start from); larger ones are refused
@@ -122,14 +123,16 @@ def plan_user(req) -> Plan:
     return replace(packing, build=_build_user_packed, prepared=(packing, why))
 
 
-def _refusal(why) -> str:
-    return f"{why}; pass `generators` (of a group that does) or `allow_unbalanced` to get that schedule anyway"
+def _refuse(why):
+    """Refuse an unbalanced user graph, saying ``why`` and what would get a schedule."""
+    raise SynthError(f"{why}; pass `generators` (of a group that does) or `allow_unbalanced` to get that schedule "
+                     "anyway")
 
 
 def _refused(tree, why) -> Plan:
-    """A plan whose build refuses: no balanced schedule, and no packing model for it."""
-    return Plan("shortest-path-tree", _refusal(why), tree.group_name, (), build_user, tree.group,
-                prepared=(None, None, _refusal(why)))
+    """A plan whose build refuses (:func:`_refuse`): no balanced schedule, and no packing model for it."""
+    return Plan("shortest-path-tree", f"refused: {why}", tree.group_name, (), build_user, tree.group,
+                prepared=(None, None, why))
 
 
 def _build_user_packed(req, plan) -> SolveResult:
@@ -138,18 +141,28 @@ def _build_user_packed(req, plan) -> SolveResult:
     try:
         return packing.build(req, packing)
     except SynthError as exc:
-        raise SynthError(_refusal(f"{why}, and {exc}")) from None
+        _refuse(f"{why}, and {exc}")
 
 
 def build_user(req, plan) -> SolveResult:
     """The certified lift of a user graph's shortest-path tree (certified when planned), or the refusal."""
     base, cert, refusal = plan.prepared
     if refusal is not None:
-        raise SynthError(refusal)
+        _refuse(refusal)
     notes = [f"group of order {plan.group.order} with {plan.group.n_link_orbits} link orbit(s)"]
     if cert.claims["omega"] != "1":
         notes.append(f"unbalanced: omega = {cert.claims['omega']}")
     return SolveResult(cert, base.n_rounds // 2, notes)
+
+
+def solve_group(topology, generators=None):
+    """The group ``synth solve`` lifts ``topology``'s schedules with by default: a damaged network's residual
+    group (:func:`damaged_group`), the built-in group of a built-in kind (Γ on equal-sided tori), a user
+    graph's given (``generators``) or searched group."""
+    if isinstance(topology, Damaged):
+        return damaged_group(topology, generators)
+    group = default_group(topology)
+    return user_group(topology, generators) if group is None else group
 
 
 def damaged_group(topology, generators=None):

@@ -19,7 +19,7 @@ Examples
 >>> t = parse_torus("4x4"); d = damage(t, parse_failures(t, links=["0-1"]))
 >>> from synth.solving.request import SolveRequest
 >>> req = SolveRequest(d)
->>> p = plan_packing(req, d, default_group(d), "1 failed link")
+>>> p = plan_packing(req, d, default_group(d), "1 failed link", None, None)
 >>> p.construction, p.algorithms, p.solves
 ('timed-packing', ('layered-packing', 'timed-packing'), True)
 >>> r = p.build(req, p)
