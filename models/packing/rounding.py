@@ -13,6 +13,7 @@ Examples
 >>> from synth.topology.torus import parse_torus
 >>> from synth.topology.failures import damage, parse_failures
 >>> from synth.symmetry.spec import default_group
+>>> from synth.models.packing.layered import layered_arcs
 >>> t = parse_torus("4x4"); d = damage(t, parse_failures(t, nodes=["5"]))
 >>> r = pack(layered_arcs(d, default_group(d)), units=4)
 >>> r.base.n_rounds <= 2 * r.solution.data.H, r.lp_fraction > 0.7
@@ -22,7 +23,6 @@ Examples
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from synth.errors import SynthError
 from synth.schedule.data import COPY, REDUCE, BaseSchedule
 from synth.schedule.weights import largest_remainder
 from synth.models.packing.core import expand, packed_base, split_units, unit_cuts
-from synth.models.packing.layered import LayeredSolution, layered_arcs, solve_layered
+from synth.models.packing.layered import LayeredSolution, solve_layered
 from synth.models.packing.local import solve_local
 from synth.models.packing.result import Packed
 

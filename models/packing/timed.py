@@ -427,7 +427,8 @@ def round_timed(sol: TimedSolution, units: int = 1024) -> BaseSchedule:
 
 
 def pack_timed(sol: TimedSolution, units: int = 1024) -> Packed:
-    """Round ``sol``: the schedule with the solver claims, uncertified (:class:`~synth.models.packing.result.Packed`)."""
+    """Round ``sol``: the schedule with the solver claims, uncertified
+    (:class:`~synth.models.packing.result.Packed`)."""
     t0 = time.monotonic()
     base = round_timed(sol, units)
     lp_status = sol.status if sol.status.startswith("optimal") else f"heuristic: {sol.status}"

@@ -5,8 +5,9 @@ timed trees; routed trees on switches or one-way links; depth-bounded trees belo
 and :func:`build_packed` runs it, for a damaged topology (failed links or chips,
 :mod:`synth.topology.failures`), a grid and a user graph whose group leaves a shortest-path tree
 unbalanced.  The models return their schedules uncertified (:class:`synth.models.packing.result.Packed`);
-:func:`certify_packed` certifies each once. the layered LP chooses owners' shares and shortest-path parents, lifted by whatever
-symmetry remains (the residual group), and its integer rounding is certified like any schedule.
+:func:`certify_packed` certifies each once.  The layered LP chooses owners' shares and shortest-path
+parents, lifted by whatever symmetry remains (the residual group), and its integer rounding is
+certified like any schedule.
 The notes say why this path was taken, the LP's value against the volume bound (the best of the
 layered class) and what the certified schedule reaches.  Where the timed trees' master LP has at most
 :data:`TIMED_MAX_ROWS` load rows, timed trees (:mod:`synth.models.packing.timed`: more rounds, trees not
@@ -44,8 +45,9 @@ from synth.solving.request import Plan, SolveResult, quiet
 from synth.symmetry.spec import default_group
 from synth.topology.torus import Torus
 
-__all__ = ["plan_packing", "build_packed", "certify_packed", "certified_fraction", "PackingPrep", "class_bound_note", "healthy_reference", "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS",
-           "FREE_SHARES_ARCS", "TIMED_MAX_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_ITERATIONS"]
+__all__ = ["plan_packing", "build_packed", "certify_packed", "certified_fraction", "PackingPrep",
+           "class_bound_note", "healthy_reference", "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS", "FREE_SHARES_ARCS",
+            "TIMED_MAX_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_ITERATIONS"]
 
 #: units per owner in the rounding: 1,024 keeps the certified term within about 0.1 % of the LP's
 DEFAULT_UNITS = 1024

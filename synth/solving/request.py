@@ -118,7 +118,8 @@ class Plan:
     ``construction`` is a key of :data:`CONSTRUCTIONS`; ``algorithms`` the provenance algorithms the
     certificate may carry (one, or those of the alternatives the construction compares once built);
     ``group`` the verified lifting group (None: the construction has its own, named by ``group_name``);
-    ``solves``: a solver runs; ``time_limit`` the limit it honours (None: none, or no solver); ``cached``: the k-hop cache holds the tree;
+    ``solves``: a solver runs; ``time_limit`` the limit it honours (None: none, or no solver);
+    ``cached``: the k-hop cache holds the tree;
     ``notes``: what the user should know before the solve; ``build(request, plan)`` runs it;
     ``prepared``: what the planning computed that the build reuses (arcs, a certified tree).
     """

@@ -66,7 +66,8 @@ def plan_torus(req) -> Plan:
                     exchange=exchange)
     return Plan("balanced-family", f"the {name} group has {grp.n_link_orbits} link orbits: a single lifted tree "
                 "would not balance", name, ("balanced-forest-exchange" if exchange else "balanced-bfs-trees",),
-                build_tree, grp, solves=True, time_limit=req.time_limit, notes=tuple(notes), depth=depth, exchange=exchange)
+                build_tree, grp, solves=True, time_limit=req.time_limit, notes=tuple(notes), depth=depth,
+                exchange=exchange)
 
 
 def _group(req, name):
