@@ -332,10 +332,8 @@ def kick_search(D, k, parent, shifts, *, seed=0, deadline=None, progress=None, *
     progress : callable, optional
         Called with a message on every improvement.
     **options
-        Those of :class:`KickOptions`: ``iterations``, the kicks to try (default: until
-        ``deadline``); ``max_radius``, the largest radius of the shifted balls; ``sizes``, the
-        sizes of the repair windows: the last one is centred on the middle of the moved
-        labels, the others on random moved vertices.
+        Those of :class:`KickOptions` (kicks, ball radius, repair window sizes: the last
+        window is centred on the middle of the moved labels, the others on random ones).
 
     Returns
     -------
