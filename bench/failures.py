@@ -1,4 +1,4 @@
-"""Damaged and irregular networks (issue 41): the packing model against the bound, the Ring and the baselines.
+"""Damaged and irregular networks: the packing model against the bound, the Ring and the baselines.
 
 Run: ``python bench/failures.py [--set quick|full|scale] [--only NETWORK:FAILURES,...] [--sizes 1MiB,16MiB]
 [--no-sim] [--sim-limit MESSAGES] [--no-goodput] [--json [FILE]]``.

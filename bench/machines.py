@@ -1,4 +1,4 @@
-"""Real machine shapes (issue 40): twisted against plain tori, and each preset's best schedule per size.
+"""Real machine shapes: twisted against plain tori, and each preset's best schedule per size.
 
 Run: ``python bench/machines.py [--set quick|full] [--only pair:SHAPE,preset:NAME:SHAPE,...]
 [--sizes 1KiB,1MiB,16MiB] [--no-sim] [--sim-limit MESSAGES] [--json [FILE]]``.
@@ -8,7 +8,7 @@ plain torus of the same shape: SP-allreduce and the forest plus exchange (:func:
 certified), Ring on a Hamiltonian cycle, and Bucket, Swing and Trivance where they are defined (on the
 twisted torus they are refused, with the reason).  ``preset:NAME:SHAPE`` builds ``--machine NAME:SHAPE``
 (:mod:`synth.topology.machines`) and evaluates the same candidates, plus, on an equal-sided plain torus,
-the k-hop tree that :func:`synth.analysis.by_size.choose_by_size` picks at each size; the best schedule
+the k-hop tree that :func:`synth.solving.by_size.choose_by_size` picks at each size; the best schedule
 per size is then listed by the model and by SimGrid.
 
 Every row: rounds, ``Q/N`` (bandwidth term over the elements per node), ``bw %`` (the certified lower
@@ -27,7 +27,7 @@ The ``quick`` set (about 3 CPU minutes with SimGrid) is what bench/RESULTS.md re
 from _evaluate import baseline, best_by, evaluate, merge_refused, size_keys, solved
 from _harness import Col, Table, log, parse_args, parser
 
-from synth.analysis.by_size import choose_by_size
+from synth.solving.by_size import choose_by_size
 from synth.errors import SynthError
 from synth.topology.lattice import twisted
 from synth.topology.machines import machine_spec

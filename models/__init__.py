@@ -1,4 +1,4 @@
-"""Optimization models: k-hop trees, exchange forests, balanced families.
+"""Optimization models: k-hop trees, exchange forests, balanced families, packed trees.
 
 This folder is installed as ``synth.models`` (``package-dir`` in pyproject.toml), so the
 import path ``synth.models.khop`` is the file ``models/khop/__init__.py``, and
@@ -7,9 +7,9 @@ has no ``synth/models``.
 
 Layout, bottom-up:
 
-* ``_solve/`` -- solver plumbing with no problem knowledge: one
-  :class:`~synth.models._solve.linear.LinearModel` for HiGHS, CP-SAT and SCIP, one
-  :class:`~synth.models._solve.result.MipSolution`, ``Status``, ``Incumbent`` and ``Best``
+* ``backends/`` -- the LP/MIP back-ends, with no problem knowledge: one
+  :class:`~synth.models.backends.linear.LinearModel` for HiGHS, CP-SAT and SCIP, one
+  :class:`~synth.models.backends.result.MipSolution`, ``Status``, ``Incumbent`` and ``Best``
   (what a pipeline has found so far), Lagrangian bounds;
 * ``forest/`` -- depth-bounded forests on a root set (a k-hop tree: ``{0}``; an exchange
   forest: ``{0, b}``): distances and hop arcs, the label search, the exact subset DP, cuts
@@ -17,7 +17,9 @@ Layout, bottom-up:
 * ``khop/`` -- :func:`~synth.models.khop.solve_khop` (public API) and its model, LP, bounds,
   searches and pipeline;
 * ``xhop/`` -- :func:`~synth.models.xhop.solve_xhop` and its model, search, pipeline;
-* ``balance/`` -- balanced families of trees and forests (``balance.family``: k-hop families).
+* ``balance/`` -- balanced families of trees and forests (``balance.family``: k-hop families);
+* ``packing/`` -- schedules for graphs symmetry cannot balance: trees packed by an LP (layered,
+  timed, routed, depth-bounded), then made integer.
 
 The names below load their module on first use (``from synth.models import solve_khop``),
 so importing this package loads no solver.  The checker (:mod:`synth.check`) never imports

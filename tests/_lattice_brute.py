@@ -1,4 +1,4 @@
-"""Brute-force lattice membership for the issue-40 tests: exact rational solves, independent of the HNF code."""
+"""Brute-force lattice membership for the lattice tests: exact rational solves, independent of the HNF code."""
 
 from fractions import Fraction
 

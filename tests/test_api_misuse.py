@@ -1,4 +1,4 @@
-"""Every public function of the facade refuses wrong-typed arguments at its entry (issue 39, item 11).
+"""Every public function of the facade refuses wrong-typed arguments at its entry.
 
 A wrong type is a TypeError (or ValueError) whose message names the parameter, never an AttributeError or
 IndexError from deep inside, and nothing is solved, cached or written first.

@@ -3,6 +3,12 @@
 The checker below reads the Markdown of README.md and docs/ (and, for § references and citations of the
 design notes, the code, tests, bench, tools and notebooks too) and returns one line per reference that leads
 nowhere.  Its own unit tests feed it a small repository of broken references and see each one reported.
+
+Each measured figure lives once, in bench/RESULTS.md under the command that made it: a page that quotes a
+figure names that command in the same sentence (or a table row, or the paragraph above its table), and the
+figure must be one RESULTS.md prints under it; a decimal percentage in README.md or docs/ that quotes no
+command is reported too (a section about the paper quotes the paper).  docs/architecture.md names every
+package.
 """
 
 from __future__ import annotations
@@ -289,3 +295,158 @@ def test_slugs_are_githubs():
 if __name__ == "__main__":  # python tests/test_docs.py: list what leads nowhere
     print("\n".join(problems()) or "every reference resolves")
     sys.exit(1 if problems() else 0)
+
+
+# ---------------------------------------------------------------- each measured figure once, in bench/RESULTS.md
+#: a command bench/RESULTS.md records figures under: backticked at the start of a line (or of a list item)
+RESULT_COMMAND = re.compile(r"^(?:[-*] )?`((?:python )?(?:bench|tools)/[^`]*|synth [^`]*)`", re.M)
+#: a decimal figure (not a version such as 0.10.2 nor part of a name)
+FIGURE = re.compile(r"(?<![\w.])\d+\.\d+(?!\.?\d)(?![A-Za-z_])")
+SENTENCE = re.compile(r"(?<=[.;])\s+(?=[A-Z(`*])")
+PAPER = re.compile(r"#+ .*\bpaper", re.I)
+PERCENT = re.compile(r"(?<![\w.])(\d+\.\d+) ?%")
+#: the pages whose every decimal percentage is a quote of bench/RESULTS.md (the others still hold their own)
+QUOTING_PAGES = ("README.md", *(f"docs/{p.name}" for p in sorted((ROOT / "docs").glob("*.md"))))
+
+
+def normal_command(text: str) -> str:
+    """A command as pages quote it: without ``python`` and without a ``--json FILE`` that only keeps the rows."""
+    words = text.split()
+    words = words[1:] if words[:1] == ["python"] else words
+    out, skip = [], False
+    for i, word in enumerate(words):
+        if skip:
+            skip = False
+        elif word == "--json":
+            skip = i + 1 < len(words) and not words[i + 1].startswith("--")
+        else:
+            out.append(word)
+    return " ".join(out)
+
+
+def results_sections(text: str) -> dict:
+    """Normalized command -> the decimal figures bench/RESULTS.md prints under it (up to the next command or
+    ``##`` heading)."""
+    text = re.sub(r"^#{1,2} .*$", "\x00", text, flags=re.M)
+    out: dict = {}
+    matches = list(RESULT_COMMAND.finditer(text))
+    for i, m in enumerate(matches):
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
+        body = text[m.end():end].split("\x00")[0]
+        out.setdefault(normal_command(m.group(1)), set()).update(FIGURE.findall(body))
+    return out
+
+
+def _found(figure: str, printed: set) -> bool:
+    """Whether ``figure`` is one of ``printed``, or one of them rounded to its digits (97.6 quotes 97.55)."""
+    digits = len(figure.split(".")[1])
+    return figure in printed or any(len(p.split(".")[1]) > digits and f"{float(p):.{digits}f}" == figure
+                                    for p in printed)
+
+
+def _units(prose: str):
+    """The sentences and table rows of a page, each with the paragraph whose command it quotes (or None): a
+    table row quotes its own command, or else that of the paragraph just above its table."""
+    above = None
+    for block in re.split(r"\n\s*\n", prose):
+        lines = block.strip().splitlines()
+        if lines and all(line.lstrip().startswith("|") for line in lines):
+            for line in lines:
+                yield line, above
+            above = None
+        else:
+            for sentence in SENTENCE.split(block):
+                yield sentence, None
+            above = block
+
+
+def _commands(text: str, sections: dict) -> list:
+    """The commands of bench/RESULTS.md that ``text`` quotes: a backticked command equal to one, or (with its
+    script and at least one option) the start of one."""
+    out = []
+    for span in CODE_SPAN.findall(text):
+        words = normal_command(span).split()
+        out += [c for c in sections if c.split()[:len(words)] == words and (len(words) >= 3 or c == " ".join(words))]
+    return out
+
+
+def figure_problems(page: Path, root: Path, sections: dict) -> list:
+    """Quoted figures of one page that bench/RESULTS.md does not print under the quoted command, and (on the
+    pages of QUOTING_PAGES) decimal percentages quoted from no command."""
+    where = page.relative_to(root)
+    prose = FENCE.sub("", text_of(page, markdown_only=True))
+    out = []
+    # a section about the paper quotes the paper's figures, not ours
+    prose = "".join(part for part in re.split(r"(?m)^(?=#)", prose) if not PAPER.match(part))
+    for unit, above in _units(prose):
+        quoted = _commands(unit, sections) or (_commands(above, sections) if above is not None else [])
+        if quoted:
+            printed = set().union(*(sections[c] for c in quoted))
+            out += [f"{where}: {f} is not what bench/RESULTS.md prints under `{quoted[0]}`"
+                    for f in FIGURE.findall(CODE_SPAN.sub("", unit)) if not _found(f, printed)]
+        elif str(where) in QUOTING_PAGES:
+            out += [f"{where}: {f} % quotes no command of bench/RESULTS.md" for f in PERCENT.findall(unit)]
+    return out
+
+
+def quoted_figure_problems(root: Path = ROOT) -> list:
+    sections = results_sections((root / "bench" / "RESULTS.md").read_text(encoding="utf-8"))
+    pages = [p for p in documentation(root) if p.name != "RESULTS.md"]
+    return [line for page in pages for line in figure_problems(page, root, sections)]
+
+
+def test_every_quoted_figure_is_the_one_results_md_prints_under_its_command():
+    found = quoted_figure_problems()
+    assert not found, f"{len(found)} figures disagree with bench/RESULTS.md:\n" + "\n".join(found[:40])
+
+
+RESULTS = """# Measured results
+
+## failures.py
+
+`python bench/failures.py --set quick --json notebooks/data/failures-quick.jsonl` (2026-12-04):
+
+| mesh 8x8 | none | timed-packing | 36 (15) | 66.81 | 121.4 |
+| 4x4x4 | 1 link | timed-packing | 20 (11) | 99.54 | 236.3 |
+
+## A solve
+
+`synth solve --mesh 8x8`: 66.81 % of the bound in 36 rounds.
+"""
+
+
+@pytest.mark.parametrize("page, complaint", [
+    ("The mesh: 54.7 % of the bound (`bench/failures.py --set quick`).", "54.7 is not what"),
+    ("`synth solve --mesh 8x8` reaches 64.2 % of the bound in 32 rounds.", "64.2 is not what"),
+    ("Measured by `bench/failures.py --set quick`:\n\n| 4x4x4 | 1 link | 99.40 |", "99.40 is not what"),
+    ("4x4x4 with one failed link: 99.40 %.", "99.40 % quotes no command"),
+])
+def test_a_figure_that_disagrees_or_quotes_nothing_is_reported(tmp_path, page, complaint):
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "RESULTS.md").write_text(RESULTS)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "evaluation.md").write_text(f"# Evaluation\n\n{page}\n")
+    found = quoted_figure_problems(tmp_path)
+    assert len(found) == 1 and complaint in found[0], found
+
+
+def test_quotes_that_agree_pass_rounded_or_not(tmp_path):
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "RESULTS.md").write_text(RESULTS)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "evaluation.md").write_text(
+        "# Evaluation\n\n`synth solve --mesh 8x8`: 66.81 % in 36 rounds; `bench/failures.py --set quick` gives "
+        "66.8 % too.\n\nMeasured (`python bench/failures.py --set quick`):\n\n| mesh | 66.81 | 121.4 |\n"
+        "| 4x4x4 | 99.5 | 236.3 |\n\nA definition: 50 % of the links.\n")
+    assert quoted_figure_problems(tmp_path) == []
+
+
+# ---------------------------------------------------------------- docs/architecture.md names every package
+def test_architecture_names_every_package():
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    named = set(CODE_SPAN.findall(page))
+    packages = sorted(str(p.parent.relative_to(ROOT)) + "/" for top in ("synth", "models")
+                      for p in (ROOT / top).rglob("__init__.py"))
+    assert len(packages) > 20
+    missing = [p for p in packages if p not in named and p != "synth/"]
+    assert not missing, "docs/architecture.md does not name " + ", ".join(missing)

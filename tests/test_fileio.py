@@ -1,5 +1,5 @@
 """synth.fileio: the one reader (never blocks, regular files only, capped), atomic writes that clean up after
-dead writers, and printable names (issue 39, items 2, 5 and 12)."""
+dead writers, and printable names."""
 
 import os
 import subprocess

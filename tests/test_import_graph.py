@@ -194,7 +194,11 @@ STAGES = [
     ("schedule", ("synth.schedule",)),
     ("check", ("synth.check",)),
     ("models", ("synth.models",)),
-    ("solve / baselines / runtime", ("synth.solving", "synth.baselines", "synth.runtime")),
+    ("baselines / runtime", ("synth.baselines", "synth.runtime")),
+    # the cost model and the SimGrid replay time a given schedule; the solve stage uses them to choose a
+    # depth by message size, so they sit below it, apart from the rest of the analysis
+    ("timing", ("synth.analysis.cost", "synth.analysis.simulate")),
+    ("solve", ("synth.solving",)),
     ("analysis", ("synth.analysis",)),
     ("campaign", ("synth.campaign",)),
     ("facade", ("synth",)),

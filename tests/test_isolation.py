@@ -58,3 +58,15 @@ def test_the_probe_sees_a_loaded_module():
     assert "synth.solving" in loaded("synth.solving", ("synth.solving",), facade=False)
     assert "synth.runtime.msccl.export" in loaded("synth.runtime.msccl", EXPORTER + ("synth.runtime.msccl",),
                                                   facade=False) + loaded("synth.runtime.msccl.export", EXPORTER)
+
+
+#: what ``synth --help`` must not wait for (synth/cli/__init__.py's docstring names them)
+SLOW = ("synth.models.", "ortools", "highspy", "pyscipopt", "scipy", "matplotlib", "dask", "distributed", "mpi4py",
+        "jax")
+
+
+def test_the_cli_loads_the_library_but_no_model_solver_or_heavy_dependency():
+    """``import synth.cli`` loads synth's own modules at module level (the truth its docstring tells) and none of
+    the slow ones: ``synth.models`` is only its lazy package and the table of solver names."""
+    assert loaded("synth.cli", SLOW) == ["synth.models._names"]
+    assert len(loaded("synth.cli", ("synth.",))) > 60

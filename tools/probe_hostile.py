@@ -48,7 +48,7 @@ def _cert_variant(fx, edit):
 
 
 def _forged_overflow(c):
-    """Issue 24, item 1: a weight of 2^57 + 1 (the claims are then edited to what the checker measures)."""
+    """A weight of 2^57 + 1 (the claims are then edited to what the checker measures)."""
     c["base_schedule"]["components"][0]["weight"] = 2**57 + 1
 
 
@@ -155,11 +155,11 @@ def probes(folder: Path, fx: dict) -> list:
     add("info --hyperx 1000x1000", ["info", "--hyperx", "1000x1000"], bad)
     add("solve --hyperx 1000x1000", ["solve", "--hyperx", "1000x1000"], bad)
     add("info --torus 100000x100000", ["info", "--torus", "100000x100000"], bad)
-    for flag, value in (("--lattice", "0,0;0,0"), ("--lattice", "1000,0,0;0,1000,0;0,0,1000"),   # issue 40
+    for flag, value in (("--lattice", "0,0;0,0"), ("--lattice", "1000,0,0;0,1000,0;0,0,1000"),   # lattice kinds
                         ("--lattice", "999999999,0;0,999999999"), ("--mesh", "0x4"), ("--twisted", "4x4x4"),
                         ("--mesh", "100000x100000"), ("--machine", "tpu-v4:3x3x3"), ("--machine", "x" * 5000)):
         add(f"info {flag} {value[:30]}", ["info", flag, value], bad)
-    for extra in (["--mesh", "4x4", "--depth", "2"], ["--twisted", "4x8", "--depth", "2", "--exchange"],   # issue 40:
+    for extra in (["--mesh", "4x4", "--depth", "2"], ["--twisted", "4x8", "--depth", "2", "--exchange"],   # lattice
                   ["--twisted", "4x8", "--depth", "0"], ["--machine", "tpu-v5p:16x20x28"],      # k-hop on lattice
                   ["--machine", "tpu7x:8x4x4"], ["--lattice", "4,1;0,4", "--depth", "2"]):        # kinds, presets
         add(f"solve {' '.join(extra)[:40]}", ["solve", *extra, "--time-limit", "5"], bad)
@@ -185,7 +185,7 @@ def probes(folder: Path, fx: dict) -> list:
                                   "--out", str(ro_dir / "t.json")], bad)
     add("check a missing file", ["check", str(folder / "missing.json")], bad)
     add("--topology /dev/zero", ["info", "--topology", "/dev/zero"], bad)
-    # issue 39, items 6 and 7: exports that would write what the checker or a runtime refuses
+    # exports that would write what the checker or a runtime refuses
     for name in ('a"b', "a<b&c", "a'b", "tab\there", "x" * 300):
         add(f"export msccl-xml --name {name[:12]!r} --check", ["export", cert, "--format", "msccl-xml", "--check",
                                                                "--name", name, "--out", str(folder / "n.xml")],
@@ -198,7 +198,7 @@ def probes(folder: Path, fx: dict) -> list:
     return out
 
 
-# ------------------------------------------------------------------ issue 39, items 3, 4 and 10: user graphs
+# ------------------------------------------------------------------ user graphs
 def _graph_file(folder: Path, name: str, n: int, edges, **extra) -> str:
     return write(folder, f"g-{name}.json", {"format": "synth-topology", "version": 1, "vertices": n,
                                              "links": [list(e) for e in edges], **extra})
@@ -228,7 +228,7 @@ def _group_search_probes(folder: Path) -> list:
         add(f"solve --topology {name} (balanced, no generators)", ["solve", "--topology", f], balanced)
         add(f"info --topology {name}", ["info", "--topology", f], balanced)
     limited = (2,)   # refused in one line within the limit: the search gives up honestly or proves Aut trivial
-    # a rigid graph small enough for the packing model (issue 41) gets its schedule; the rest are refused
+    # a rigid graph small enough for the packing model gets its schedule; the rest are refused
     add("solve --topology rigid 300", ["solve", "--topology", g("rigid300", 300, rigid)], (0, 2))
     for name, f in [("path 2000", g("p2000", 2000, path(2000))), ("path 100000", g("p100k", 100_000, path(100_000))),
                     ("path 12000", g("p12k", 12_000, path(12_000)))]:
@@ -256,7 +256,7 @@ def _group_search_probes(folder: Path) -> list:
     return out
 
 
-# ------------------------------------------------------------------ issue 39, items 2, 5, 8, 9, 12
+# ------------------------------------------------------------------ readers, memory, simulate and sizes
 # Readers that must never block (FIFOs, devices, cache entries), MPI sizes beyond memory, simulate on
 # schedules that are not allreduces, 1 PiB, names with control characters (interrupts and the cases that
 # need their own environment: probe_signals.py).
@@ -274,7 +274,7 @@ def _solved_entry(folder: Path, seed: int) -> Path:
 
 
 def reader_probes(folder: Path, fx: dict) -> list:
-    """(name, argv, allowed exit codes) of issue 39's reader, memory, simulate and size cases."""
+    """(name, argv, allowed exit codes) of the reader, memory, simulate and size cases."""
     bad, invalid = (2,), (1,)
     fifo = folder / "fifo.json"
     os.mkfifo(fifo)
@@ -327,7 +327,7 @@ def reader_probes(folder: Path, fx: dict) -> list:
 
 
 def name_verdict(name: str, out: str, err: str) -> str:
-    """Issue 39, item 12: no control character of a user-supplied name reaches the terminal."""
+    """No control character of a user-supplied name reaches the terminal."""
     if "control characters" in name and any(c in out + err for c in "\x1b\r\x07"):
         return "a control character printed raw"
     return ""

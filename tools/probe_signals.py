@@ -1,4 +1,4 @@
-"""Probes that need a signal or an environment of their own (issue 39): Ctrl-C and SIGTERM during solves,
+"""Probes that need a signal or an environment of their own: Ctrl-C and SIGTERM during solves,
 sweeps and ``solve --size``; a cache that cannot be written; a temp folder left by a SIGKILLed write.
 
 Each returns ``(name, problem or '', seconds, stderr)``; :mod:`probe_hostile` runs them after its other probes.

@@ -1,4 +1,4 @@
-"""Minimum-weight k-hop trees (issue 3): W, lower bound, gap and seconds per instance.
+"""Minimum-weight k-hop trees: W, lower bound, gap and seconds per instance.
 
 Each instance is solved twice in this process: by the iterated local search alone
 (``solver="heuristic"``, the baseline) and by the full pipeline (heuristic, LP
@@ -13,7 +13,7 @@ from the solver; the bound is the solver's claim with its method.  Columns:
 
 Instance sets (``--set``):
 
-``issue``   the issue's targets: 8x8 k = 2..7, 16x16 k = 2..15, 32x32 k = 6, 9, 11, 12, 20, 22,
+``issue``   the targets of the k-hop study: 8x8 k = 2..7, 16x16 k = 2..15, 32x32 k = 6, 9, 11, 12, 20, 22,
             64x64 k = 10, 11, 14 (hours at the default limit of 600 s; run in the background);
 ``table1``  the depths of the paper's Table 1 below H: 8x8 k = 1, 3, 5; 16x16 k = 3, 4, 7, 15;
             32x32 k = 6, 9, 11, 12, 20, 22; 64x64 k = 10, 11, 14;

@@ -26,7 +26,7 @@ Examples
 --------
 >>> from ortools.sat.python import cp_model
 
-from synth.models._solve.result import Status
+from synth.models.backends.result import Status
 >>> from synth.topology.torus import parse_torus
 >>> from synth.symmetry.torus import torus_translations_negation
 >>> from synth.models.balance.data import balance_data, tree_options
@@ -47,13 +47,13 @@ from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
-from synth.models._solve.interrupt import cpsat_solve
-from synth.models._solve.result import Status
+from synth.models.backends.interrupt import cpsat_solve
+from synth.models.backends.result import Status
 
 __all__ = ["BalanceVars", "SolveOutcome", "add_options", "add_candidates", "add_round_loads", "add_balance",
            "add_total", "add_max_loads", "solve", "STATUS"]
 
-#: CP-SAT's status codes in the one vocabulary of :class:`~synth.models._solve.result.Status`
+#: CP-SAT's status codes in the one vocabulary of :class:`~synth.models.backends.result.Status`
 STATUS = {cp_model.OPTIMAL: Status.OPTIMAL, cp_model.FEASIBLE: Status.FEASIBLE, cp_model.INFEASIBLE: Status.INFEASIBLE,
           cp_model.UNKNOWN: Status.UNKNOWN, cp_model.MODEL_INVALID: Status.UNKNOWN}
 
@@ -142,7 +142,7 @@ def add_max_loads(model, v: BalanceVars, data) -> None:
 
 @dataclass(frozen=True)
 class SolveOutcome:
-    """CP-SAT's verdict: ``status`` (a :class:`~synth.models._solve.result.Status`), variable values
+    """CP-SAT's verdict: ``status`` (a :class:`~synth.models.backends.result.Status`), variable values
     (when a solution exists), objective."""
 
     status: Status

@@ -54,7 +54,7 @@ from ortools.sat.python import cp_model
 
 from synth.check import Metrics, measure_symmetric
 from synth.errors import ScheduleError
-from synth.models._solve.result import Status
+from synth.models.backends.result import Status
 from synth.schedule import BaseSchedule
 
 from .build import build_base, components_from_values

@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order, maximum_flow
 
-from synth.models._solve.lagrangian import lagrangian_bound
+from synth.models.backends.lagrangian import lagrangian_bound
 
 __all__ = ["MIN_VIOLATION", "cone_cuts", "flow_cuts", "cut_images", "layered_separator", "add_entering_cuts",
            "CutLoop", "CutResult"]
@@ -287,7 +287,7 @@ class CutResult:
 class CutLoop:
     """LP relaxation of a one-partner exchange model (roots ``{0, b}``) with flow-cut separation.
 
-    ``model`` is a :class:`~synth.models._solve.linear.LinearModel` whose arc columns are
+    ``model`` is a :class:`~synth.models.backends.linear.LinearModel` whose arc columns are
     ``v.z``, over the arcs of ``data`` (``tail``, ``head``, ``layer``, ``h``, ``V`` and one
     partner in ``partners``; :class:`synth.models.xhop.model.ModelData`).  Each round solves
     the LP in HiGHS, takes the Lagrangian bound of its duals (valid for any duals), and adds

@@ -6,7 +6,7 @@ A k-hop tree is described two equivalent ways in this package:
 * a *hop-indexed arc* ``(i, j, h)``: ``j`` sits at depth ``h`` and hangs under ``i``
   (``i`` at depth ``h - 1``; ``i = 0`` exactly when ``h = 1``).
 
-Exact arc reduction (issue 3): an optimal tree never needs to hang ``j`` under a
+Exact arc reduction: an optimal tree never needs to hang ``j`` under a
 non-root ``i`` with ``dist(i, j) >= dist(0, j)``: re-hanging ``j`` (with its subtree)
 on the root costs no more and only lowers depths, and each such re-hang adds a child
 to the root, so repeating it terminates in an optimal tree without such arcs.

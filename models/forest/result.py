@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.models._solve.result import Status
+from synth.models.backends.result import Status
 
 __all__ = ["ForestResult", "Status"]
 

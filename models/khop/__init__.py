@@ -1,4 +1,4 @@
-"""Minimum-weight k-hop spanning trees of a torus (issue 3, docs/spec.md §5).
+"""Minimum-weight k-hop spanning trees of a torus (docs/spec.md §5).
 
 For a torus and a depth bound ``k``, :func:`solve_khop` returns a spanning tree rooted
 at vertex 0 of depth at most ``k`` that minimizes ``W(T) = sum over tree edges of the
@@ -65,7 +65,7 @@ import numpy as np
 
 from synth.errors import OptionError
 from synth.models._names import SOLVERS
-from synth.models._solve.result import Best, Status
+from synth.models.backends.result import Best, Status
 from synth.models.forest.result import ForestResult
 from synth.models.forest.instance import check_tree, root_stabilizer
 from synth.topology.torus import Torus

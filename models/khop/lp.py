@@ -35,7 +35,7 @@ matrix built here (not read from the LP solver), so it is valid for any duals, w
 the LP has converged, the pricing found more columns, or not.
 
 Layout.  The column half of :class:`LayeredLP` (arc orbits, pricing, arcs a bound keeps)
-is :class:`synth.models.khop.pricing.ColumnPricing`; the cone and max-flow cuts are
+is :class:`synth.models.khop.arc_pricing.ColumnPricing`; the cone and max-flow cuts are
 :mod:`synth.models.forest.cuts`.
 
 Examples
@@ -57,10 +57,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from synth.models._solve.lagrangian import stalled, too_slow
-from synth.models._solve.backends import new_highs
+from synth.models.backends.lagrangian import stalled, too_slow
+from synth.models.backends.solvers import new_highs
 from synth.models.forest.cuts import MIN_VIOLATION, cone_cuts, flow_cuts
-from synth.models.khop.pricing import ColumnPricing
+from synth.models.khop.arc_pricing import ColumnPricing
 
 __all__ = ["LayeredLP", "LPResult"]
 

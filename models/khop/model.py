@@ -45,8 +45,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.models._solve.linear import LinearModel  # noqa: F401  (re-exported)
-from synth.models._solve.result import MipSolution  # noqa: F401  (re-exported)
+from synth.models.backends.linear import LinearModel  # noqa: F401  (re-exported)
+from synth.models.backends.result import MipSolution  # noqa: F401  (re-exported)
 
 __all__ = ["ModelData", "LinearModel", "MipSolution", "add_arc_vars", "add_depth_vars", "add_one_parent",
            "add_parent_above", "add_layer_cuts", "add_weight_objective", "build_hop_model", "decode_parent"]

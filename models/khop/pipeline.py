@@ -1,6 +1,6 @@
 """The solve pipeline behind :func:`models.khop.solve_khop`: heuristic, LP bound, fixing, MIP, LNS.
 
-``best`` is a :class:`~synth.models._solve.result.Best` the pipeline updates in place
+``best`` is a :class:`~synth.models.backends.result.Best` the pipeline updates in place
 (the incumbent tree, the bound, its method and the dual behind it), so that whatever it
 has found survives a Ctrl-C.
 
@@ -8,7 +8,7 @@ Examples
 --------
 >>> from synth.topology.torus import parse_torus
 >>> import time
->>> from synth.models._solve.result import Best
+>>> from synth.models.backends.result import Best
 >>> best = Best(bound=24.0)
 >>> run_pipeline(parse_torus("5x5"), 2, best, deadline=time.monotonic() + 20)
 >>> best.weight, best.bound

@@ -4,20 +4,26 @@
   layered by distance, fractional parents and shares; the residual group shrinks it);
 * :mod:`~synth.models.packing.local`: the same LP near the failures only, a healthy schedule's trees
   kept elsewhere (large networks, and repair);
+* :mod:`~synth.models.packing.arcs`: arc sets (parent choices and the links they load) and the packing
+  LP over them, shared by the layered and routed models;
 * :mod:`~synth.models.packing.rounding`: from the LP's fractions to an integer schedule (each
   owner's chunk cut into units, units sharing a tree merged into one weighted component);
 * :mod:`~synth.models.packing.classdual`: the whole LP's dual as the certified bound of the layered
   class (docs/bounds.md section 5);
-* :func:`pack`: both, returned uncertified as every packing model's schedule is
-  (:class:`~synth.models.packing.result.Packed`: the solve stage certifies it);
+* :mod:`~synth.models.packing.pipeline`: :func:`pack`, the layered LP and its rounding, returned
+  uncertified as every packing model's schedule is (:class:`~synth.models.packing.result.Packed`, with
+  the LP's status and share of the volume bound as numbers): the solve stage certifies it;
 * :mod:`~synth.models.packing.timed`: timed trees (any send round, any parent, more rounds) by column
-  generation over the trees :mod:`~synth.models.packing.pricing` finds (docs/timed.md).
+  generation over the trees :mod:`~synth.models.packing.tree_pricing` finds (docs/timed.md);
+* :mod:`~synth.models.packing.routed` (routes through switches, one-way links) and
+  :mod:`~synth.models.packing.depth` (depth-bounded trees for small messages).
 """
 
 from .layered import LayeredArcs, LayeredSolution, build_layered, layered_arcs, root_reps, solve_layered
 from .local import Reference, reference_fractions, solve_local
+from .pipeline import pack
 from .result import Packed
-from .rounding import pack, round_schedule
+from .rounding import round_schedule
 from .classdual import class_dual, with_class_bound
 from .timed import TimedOptions, TimedSolution, pack_timed, solve_timed
 

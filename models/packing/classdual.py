@@ -31,7 +31,7 @@ import numpy as np
 
 from synth.check.bounds.layered_class import (CLASS_KEY, base_transmissions, class_claim, layered_distances,
                                               layered_violation)
-from synth.models._solve.backends import solve_highs
+from synth.models.backends.solvers import solve_highs
 from synth.models.packing.layered import build_layered
 from synth.schedule.data import ALLREDUCE
 

@@ -36,8 +36,8 @@ import numpy as np
 
 from synth.check.bounds.layered_class import reverse_links
 from synth.errors import SynthError
-from synth.models._solve.backends import solve_highs
-from synth.models.packing.core import ArcSet, build_packing_lp
+from synth.models.backends.solvers import solve_highs
+from synth.models.packing.arcs import ArcSet, build_packing_lp
 
 __all__ = ["LayeredArcs", "LayeredSolution", "layered_arcs", "build_layered", "solve_layered", "root_reps",
            "SIMPLEX_ARCS", "IPM_CROSSOVER"]
@@ -123,10 +123,10 @@ def layered_arcs(t, group=None) -> LayeredArcs:
 
 
 def build_layered(data: LayeredArcs, free_shares: bool = True):
-    """The LP as a :class:`~synth.models._solve.linear.LinearModel`; returns ``(model, y, w, M)`` columns.
+    """The LP as a :class:`~synth.models.backends.linear.LinearModel`; returns ``(model, y, w, M)`` columns.
 
     ``free_shares=False`` fixes every owner's share to the same value.  The rows are those of
-    :func:`synth.models.packing.core.build_packing_lp`: one arc set whose arcs load their link up in
+    :func:`synth.models.packing.arcs.build_packing_lp`: one arc set whose arcs load their link up in
     round ``H - depth + 1`` and its reverse in round ``H + depth``.
     """
     H = data.H

@@ -37,8 +37,8 @@ import numpy as np
 
 from synth.check.bounds.bandwidth import min_compute_distance
 from synth.errors import SynthError
-from synth.models._solve.linear import LinearModel
-from synth.models.packing.core import lifted_links
+from synth.models.backends.linear import LinearModel
+from synth.models.packing.arcs import lifted_links
 from synth.models.packing.layered import LayeredArcs, LayeredSolution, layered_arcs
 from synth.schedule.data import REDUCE
 

@@ -9,7 +9,7 @@ Examples
 >>> from synth.topology.failures import damage, parse_failures
 >>> from synth.symmetry.spec import default_group
 >>> from synth.models.packing.layered import layered_arcs
->>> from synth.models.packing.rounding import pack
+>>> from synth.models.packing.pipeline import pack
 >>> t = parse_torus("4x4"); d = damage(t, parse_failures(t, links=["0-1"]))
 >>> p = pack(layered_arcs(d, default_group(d)), units=4)
 >>> p.algorithm, p.lp_status, 0.75 < p.lp_fraction <= 1, p.base.n_rounds

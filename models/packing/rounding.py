@@ -1,40 +1,128 @@
-"""From the layered LP's fractions to an integer schedule the checker executes.
+"""From a packing LP's fractions to an integer schedule the checker executes.
 
 Each owner ``r`` gets ``n_r`` units (its share ``w_r`` rounded, largest remainders, over ``K`` units
 per owner on average); each vertex splits its owner's ``n_r`` units among its parents in proportion
 to ``y`` (largest remainders again), taking the units in order: units ``0..c_1-1`` go to the first
 parent, the next ``c_2`` to the second, and so on.  Unit ``j`` then has one parent per vertex: a
-shortest-path tree.  Consecutive units with the same tree form one component whose weight is their
-count, so an owner has at most ``n_r`` components and usually far fewer.  The rounds are those of the
-LP (a vertex at distance ``d`` reduces in round ``H - d + 1`` and receives in round ``H + d``).
+tree.  Consecutive units that take the same arcs form one component whose weight is their count, so
+an owner has at most ``n_r`` components and usually far fewer.
+
+The steps, shared by every packing model (:mod:`~synth.models.packing.routed` too):
+:func:`split_units` (each arc's unit range), :func:`unit_cuts` (the components), :func:`expand` (each
+arc once per component it serves) and :func:`packed_base` (the base schedule).  :func:`round_schedule`
+applies them to the layered LP, whose rounds it keeps (a vertex at distance ``d`` reduces in round
+``H - d + 1`` and receives in round ``H + d``).
 
 Examples
 --------
->>> from synth.topology.torus import parse_torus
->>> from synth.topology.failures import damage, parse_failures
->>> from synth.symmetry.spec import default_group
->>> from synth.models.packing.layered import layered_arcs
->>> t = parse_torus("4x4"); d = damage(t, parse_failures(t, nodes=["5"]))
->>> r = pack(layered_arcs(d, default_group(d)), units=4)
->>> r.base.n_rounds <= 2 * r.solution.data.H, r.lp_fraction > 0.7
-(True, True)
+>>> import numpy as np
+>>> n_root = np.array([4])
+>>> lo, hi = split_units(n_root, np.zeros(3, int), np.array([1, 1, 2]), np.array([0, 1, 0]),
+...                      np.array([0.5, 0.5, 1.0]), 3)
+>>> lo.tolist(), hi.tolist()
+([0, 2, 0], [2, 4, 4])
+>>> cuts = unit_cuts(n_root, [(np.zeros(3, int), hi)])
+>>> cuts.first.tolist(), cuts.weight.tolist()
+([0, 2], [2, 2])
+>>> arc, comp = expand(cuts, np.zeros(3, int), lo, hi)
+>>> arc.tolist(), comp.tolist()
+([0, 1, 2, 2], [0, 1, 0, 1])
 """
 
 from __future__ import annotations
 
-import time
+from dataclasses import dataclass
 
 import numpy as np
 
-from synth.errors import SynthError
 from synth.schedule.data import COPY, REDUCE, BaseSchedule
 from synth.schedule.weights import largest_remainder
-from synth.models.packing.core import expand, packed_base, split_units, unit_cuts
-from synth.models.packing.layered import LayeredSolution, solve_layered
-from synth.models.packing.local import solve_local
-from synth.models.packing.result import Packed
+from synth.models.packing.layered import LayeredSolution
 
-__all__ = ["pack", "round_schedule"]
+__all__ = ["UnitCuts", "split_units", "unit_cuts", "expand", "packed_base", "round_schedule"]
+
+
+@dataclass(frozen=True)
+class UnitCuts:
+    """Components of a rounded packing: owner (index into the roots), first unit and weight (unit count)."""
+
+    keys: np.ndarray     # root * big + first unit, sorted
+    big: int
+    root: np.ndarray
+    first: np.ndarray
+    weight: np.ndarray
+
+
+
+def _split_counts(pair, y, n_pair) -> np.ndarray:
+    """Per arc: its pair's ``n_pair`` units split in proportion to ``y`` by largest remainders (vectorized).
+
+    A pair whose ``y`` are all zero gives every unit to its first arc.
+    """
+    total = np.bincount(pair, weights=y, minlength=n_pair.size)
+    first = np.r_[True, pair[1:] != pair[:-1]]
+    safe = np.where(total[pair] > 0, y / np.where(total[pair] > 0, total[pair], 1.0), first.astype(np.float64))
+    exact = safe * n_pair[pair]
+    out = np.floor(exact + 1e-9).astype(np.int64)
+    rest = n_pair - np.bincount(pair, weights=out, minlength=n_pair.size).astype(np.int64)
+    order = np.lexsort((np.arange(pair.size), -(exact - out), pair))
+    starts = np.searchsorted(pair[order], pair[order], side="left")
+    rank = np.arange(pair.size) - starts
+    bump = rank < rest[pair[order]]
+    out[order[bump]] += 1
+    return out
+
+
+def split_units(n_root, root, child, tiebreak, y, n_vertices):
+    """``(lo, hi)`` per arc (input order): the units ``[lo, hi)`` of its owner's ``n_root`` that take it.
+
+    The arcs of a pair ``(root, child)`` take consecutive units in the order of ``tiebreak``.
+    """
+    key = root * n_vertices + child
+    order = np.lexsort((tiebreak, key))
+    uniq, pair = np.unique(key[order], return_inverse=True)
+    counts = _split_counts(pair, y[order], n_root[uniq // n_vertices])
+    ends = np.cumsum(counts)
+    pair_start = np.r_[0, np.cumsum(np.bincount(pair, weights=counts, minlength=uniq.size))[:-1]].astype(np.int64)
+    lo, hi = np.empty_like(counts), np.empty_like(counts)
+    hi[order] = ends - pair_start[pair]
+    lo[order] = hi[order] - counts
+    return lo, hi
+
+
+def unit_cuts(n_root, his) -> UnitCuts:
+    """The components: unit ranges of each owner not cut by any arc's ``hi`` in ``his`` (``[(root, hi), ...]``)."""
+    big = int(n_root.max()) + 1
+    keys = np.unique(np.concatenate([r * big + h for r, h in his] + [np.flatnonzero(n_root) * big]))
+    keys = keys[(keys % big) < n_root[keys // big]]  # component starts: (owner, first unit)
+    root = keys // big
+    nxt = np.r_[keys[1:], -1]
+    same = np.r_[root[1:] == root[:-1], False]
+    weight = np.where(same, nxt % big, n_root[root]) - keys % big
+    return UnitCuts(keys, big, root, keys % big, weight)
+
+
+def expand(cuts: UnitCuts, root, lo, hi):
+    """``(arc, component)``: every arc repeated once per component whose units it takes."""
+    a_lo = np.searchsorted(cuts.keys, root * cuts.big + lo)
+    a_hi = np.searchsorted(cuts.keys, root * cuts.big + hi)
+    reps = np.where(hi > lo, a_hi - a_lo, 0)
+    arc = np.repeat(np.arange(root.size), reps)
+    comp = np.repeat(a_lo, reps) + (np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps))
+    return arc, comp
+
+
+def packed_base(t, n_rounds, rows, weights, labels) -> BaseSchedule:
+    """The base schedule of the transmissions ``rows = (comp, rnd, src, dst, op, links)`` (arrays; ``links``
+    one route per row, padded with ``-1``), sorted by round, component, sender and receiver."""
+    comp, rnd, src, dst, op, links = rows
+    links = np.asarray(links).reshape(src.size, -1)
+    srt = np.lexsort((dst, src, comp, rnd))
+    routes = links[srt]
+    lengths = (routes >= 0).sum(axis=1)
+    ptr = np.r_[0, np.cumsum(lengths)]
+    return BaseSchedule(t, n_rounds, comp[srt], rnd[srt], src[srt], dst[srt], op[srt], ptr, routes[routes >= 0],
+                        weights, labels)
 
 
 def round_schedule(sol: LayeredSolution, units: int = 1024) -> BaseSchedule:
@@ -52,44 +140,3 @@ def round_schedule(sol: LayeredSolution, units: int = 1024) -> BaseSchedule:
             np.r_[d.parent[arc], d.child[arc]], np.r_[np.full(arc.size, REDUCE), np.full(arc.size, COPY)],
             np.r_[d.up[arc], d.down[arc]])
     return packed_base(t, 2 * H, rows, cuts.weight, labels)
-
-
-def pack(data, units: int = 1024, free_shares: bool = True, time_limit=None, progress=lambda _m: None,
-         reference=None, radius=3) -> Packed:
-    """Solve the layered LP over the arcs ``data`` (:func:`layered_arcs` of a topology and group) and round it.
-
-    Returns the integer schedule, uncertified (:class:`~synth.models.packing.result.Packed`: the solve
-    stage certifies it, :func:`synth.solving.packing.certify_packed`).  ``reference``: the parent fractions
-    of a healthy schedule (:func:`synth.models.packing.local.reference_fractions`); the LP then changes only
-    the pairs within ``radius`` of a failure or no longer served by it
-    (:func:`synth.models.packing.local.solve_local`; ``free_shares`` there too).
-    """
-    t0 = time.monotonic()
-    progress(f"layered LP: {data.n_arcs:,} parent choices of {data.n_roots} owner(s), {2 * data.H} rounds"
-             + ("" if reference is None else f"; only those within {radius} hops of a failure or lost are free"))
-    if reference is None:
-        sol = solve_layered(data, free_shares, time_limit=time_limit)
-    else:
-        try:
-            sol = solve_local(data, reference, radius, time_limit=time_limit, free_shares=free_shares)
-        except SynthError:
-            if not free_shares:
-                raise
-            # the free-share LP carries every load row: when HiGHS ends without a solution (seen once, 16x16
-            # with 8 failed links, status unknown), the equal-share LP, much smaller, still gives a schedule
-            progress("the local LP with free shares found no solution; equal shares instead")
-            free_shares = False
-            sol = solve_local(data, reference, radius, time_limit=time_limit)
-    progress(f"layered LP {sol.status}: {100 * sol.fraction:.1f} % of the volume bound; rounding to "
-             f"{units} units per owner")
-    base = round_schedule(sol, units)
-    claims = {"model": "synth.models.packing", "lp_status": sol.status, "lp_objective": round(sol.objective, 9),
-              "lp_fraction_of_volume_bound": round(sol.fraction, 6), "units_per_owner": units,
-              "free_shares": free_shares, "lp": "layered" if reference is None else f"layered, local (radius {radius})",
-              "seconds": round(time.monotonic() - t0, 3),
-              "meaning": "solver claims, not re-derived: the layered LP's value per element (the least bandwidth "
-                         "term of a schedule of its class: shortest-path trees layered by distance, 2H rounds) "
-                         "and its share of the volume bound; the schedule's own bandwidth term and bound are "
-                         "claims that synth check re-derives"}
-    return Packed(base, data.group, claims, "layered-packing", sol.status, sol.fraction, sol, units,
-                  time.monotonic() - t0)

@@ -7,7 +7,7 @@ along a tree of adjacent pairs layered by the *compute distance* (the hops of th
 ``d`` hops from ``r`` sends its partial sum over one route to a vertex ``d - 1`` hops from ``r`` in
 round ``H_up - d + 1``, every link of the route loaded in that round.  The fractional choice of the
 (parent, route) pair is ``y``, as in the layered LP (:mod:`synth.models.packing.layered`), whose
-LP and rounding this shares (:mod:`synth.models.packing.core`).
+LP and rounding this shares (:mod:`synth.models.packing.arcs`, :mod:`synth.models.packing.rounding`).
 
 Links in pairs: the broadcast goes back over the reversed routes (rounds ``H + d``, ``2H`` rounds).
 One-way links: the trees differ.  Reduction follows the distances *to* ``r``, the broadcast those
@@ -41,7 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.errors import SynthError
-from synth.models.packing.core import ArcSet, build_packing_lp, expand, packed_base, split_units, unit_cuts
+from synth.models.packing.arcs import ArcSet, build_packing_lp
+from synth.models.packing.rounding import expand, packed_base, split_units, unit_cuts
 from synth.models.packing.layered import LayeredSolution, root_reps
 from synth.models.packing.result import Packed
 from synth.schedule.data import COPY, REDUCE

@@ -1,6 +1,6 @@
 """Timed trees by column generation: schedules beyond the layered class.
 
-A *timed tree* of owner ``r`` over ``R`` reduce rounds (:mod:`synth.models.packing.pricing`) gives every
+A *timed tree* of owner ``r`` over ``R`` reduce rounds (:mod:`synth.models.packing.tree_pricing`) gives every
 other vertex ``v`` a send round ``L_v`` and a parent ``u`` with ``L_v < L_u`` (``L_r = R + 1``): ``v``
 sends its partial sum to ``u`` in round ``L_v`` and ``u`` sends the result back in round
 ``2R + 1 - L_v``, valid because ``L_v < L_u`` puts ``v``'s copy after ``u``'s.  Trees need not be
@@ -37,12 +37,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.models._solve.backends import new_highs
+from synth.models.backends.solvers import new_highs
 from synth.models.packing.layered import LayeredSolution, layered_arcs, solve_layered
-from synth.models.packing.pricing import TreeSpace, arc_costs, exact_price, price, start_labels
 from synth.models.packing.result import Packed
-from synth.models.packing.rounding import largest_remainder, round_schedule
+from synth.models.packing.rounding import round_schedule
+from synth.models.packing.tree_pricing import TreeSpace, arc_costs, exact_price, price, start_labels
 from synth.schedule.data import COPY, REDUCE, BaseSchedule
+from synth.schedule.weights import largest_remainder
 
 __all__ = ["TimedSolution", "TimedOptions", "solve_timed", "round_timed", "pack_timed", "layered_columns",
            "MasterLP"]
@@ -236,7 +237,7 @@ class TimedOptions:
     """How :func:`solve_timed` generates columns.
 
     ``max_iterations``: LP solves at most.  ``exact``: price by enumerating every labelling
-    (:func:`~synth.models.packing.pricing.exact_price`, tiny graphs only); the value is then the LP
+    (:func:`~synth.models.packing.tree_pricing.exact_price`, tiny graphs only); the value is then the LP
     optimum over the whole class.  ``smooth``: weights of the best duals so far in further pricing
     points (Wentges smoothing; empty: the current duals only).  ``purge``: columns with weight 0 in that
     many solves in a row (and out of the basis, under the simplex) leave the LP (0: never).  ``kicks``:

@@ -1,4 +1,4 @@
-"""Depth-bounded exchange schedules: minimum-weight two-root forests of depth at most ``h`` (issue 4).
+"""Depth-bounded exchange schedules: minimum-weight two-root forests of depth at most ``h``.
 
 A forest of depth ``<= h`` with roots ``a = 0`` and a partner ``b``, joined by a shortest route,
 gives an allreduce of ``2h + 1`` rounds: reduce to both roots (``h`` rounds), exchange the two
@@ -63,7 +63,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.errors import OptionError
-from synth.models._solve.result import Best, Status
+from synth.models.backends.result import Best, Status
 from synth.models.forest.result import ForestResult
 from synth.models.forest.labels import labels_to_parent
 from synth.models.xhop.instance import (

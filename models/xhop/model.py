@@ -56,8 +56,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.models._solve.linear import LinearModel  # noqa: F401  (re-exported)
-from synth.models._solve.result import MipSolution  # noqa: F401  (re-exported)
+from synth.models.backends.linear import LinearModel  # noqa: F401  (re-exported)
+from synth.models.backends.result import MipSolution  # noqa: F401  (re-exported)
 from synth.models.xhop.instance import forest_depths, hop_arcs
 
 __all__ = [

@@ -1,6 +1,6 @@
 """The solve pipeline behind :func:`models.xhop.solve_xhop`: heuristic, per-partner bounds, MIPs, tree bound.
 
-``best`` is a :class:`~synth.models._solve.result.Best` updated in place (the incumbent
+``best`` is a :class:`~synth.models.backends.result.Best` updated in place (the incumbent
 forest with its roots ``(0, b)``, the bound and its method) so that whatever was found
 survives an interruption.
 
@@ -22,7 +22,7 @@ Examples
 --------
 >>> from synth.topology.torus import parse_torus
 >>> import time
->>> from synth.models._solve.result import Best
+>>> from synth.models.backends.result import Best
 >>> best = Best()
 >>> run_pipeline(parse_torus("6x6"), 2, best, deadline=time.monotonic() + 30, use_trees=False)
 >>> best.weight, best.bound, best.incumbent.roots[0], best.incumbent.partner > 0
@@ -36,7 +36,7 @@ import time
 from types import SimpleNamespace
 
 import numpy as np
-from synth.models._solve.lagrangian import lagrangian_bound
+from synth.models.backends.lagrangian import lagrangian_bound
 from synth.models.khop import solve_khop
 from synth.models.forest.cuts import CutLoop, add_entering_cuts
 from synth.models.xhop.search import (

@@ -114,7 +114,7 @@ def build_baseline(name: str, topology) -> Baseline:
     """
     if name not in BASELINES:
         raise TopologyError(f"unknown baseline {name!r}; valid: {', '.join(sorted(BASELINES))}")
-    if isinstance(topology, LatticeTorus):   # issue 40: twisted tori, meshes, mixed wrap
+    if isinstance(topology, LatticeTorus):   # twisted tori, meshes, mixed wrap: Ring on a Hamiltonian cycle
         if name == "ring":
             return lattice_ring(topology)
         if name not in ("recursive-doubling", "halving-doubling"):

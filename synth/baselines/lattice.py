@@ -1,4 +1,4 @@
-"""Baselines on lattice tori and grids (issue 40): Ring on a Hamiltonian cycle; the others refused with the reason.
+"""Baselines on lattice tori and grids: Ring on a Hamiltonian cycle; the others refused with the reason.
 
 The Hamiltonian cycle (:func:`box_cycle`) lives in the box of representatives (the HNF's diagonal,
 :mod:`synth.topology.lattice`): a step ``±e_i`` that stays inside the box is a link of every lattice

@@ -44,7 +44,7 @@ def _failed(outs, labels):
 
 
 def khop_solver(cluster, notice=lambda message: None):
-    """A ``solve_many`` for :func:`synth.analysis.sweep.sweep`: each depth one :func:`khop_entry` task on
+    """A ``solve_many`` for :func:`synth.solving.sweep.sweep`: each depth one :func:`khop_entry` task on
     ``cluster``; every tree that comes back is re-checked, and a failed task stops the sweep with its line."""
     def solve_many(jobs):
         tasks = [Task(call="synth.campaign.calls:khop_entry",

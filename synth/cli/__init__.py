@@ -3,8 +3,10 @@
 Each command is one module (:mod:`synth.cli.solve`, ``check``, ``export``, ``run``, ``simulate``, ``bound``,
 ``baseline``, ``compare``, ``sweep``, ``draw``, ``info``, ``campaign``, ``repair``) with ``add_parser(sub)``
 and ``cmd_<name>(args)``, which parses its arguments, calls the library, and prints;
-:mod:`synth.cli._common` holds what they share.  Command modules import the library lazily, inside the
-command, so that ``synth --help`` stays fast.
+:mod:`synth.cli._common` holds what they share.  Command modules import the library's own modules at
+module level, so ``import synth.cli`` loads most of ``synth``; what is slow to load waits inside the
+command that needs it: the models and every solver binding (OR-Tools, HiGHS, SCIP), SciPy, matplotlib,
+Dask, MPI and JAX (a test in ``tests/test_isolation.py`` says so).
 
 :func:`main` turns every expected failure (a :class:`~synth.errors.SynthError`, and as a safety net
 any ``OSError``, ``ValueError``, ``OverflowError``, ``RecursionError`` or ``MemoryError``) into one

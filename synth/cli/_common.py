@@ -202,7 +202,7 @@ def topology_from_args(args):
 
 
 def _lattice_kind(flag, value, no_wrap):
-    """Issue 40's kinds: a twisted torus, a mesh, a torus with unwrapped sides, a machine preset."""
+    """The lattice kinds: a twisted torus, a mesh, a torus with unwrapped sides, a machine preset."""
     if flag == "machine":
         spec = machine_spec(value, mesh=no_wrap is not None)
         return build_topology(spec)
@@ -230,14 +230,14 @@ PARAMETERS = ("allow_unbalanced", "alpha", "bandwidth", "depth", "depths", "dtyp
               "exchange", "generators", "group", "hop_latency", "iters", "jobs", "keep_dir", "max_bytes",
               "max_transmissions", "min_bytes", "mode", "mpiexec", "proto", "seed", "size", "sizes", "solver",
               "start", "time_limit", "timeout", "warmup")
-PARAMETERS += ("collective",)  # issue 27: --collective on solve, baseline, compare
-PARAMETERS += ("engine",)  # issue 26: --engine on solve --size, sweep, compare
-PARAMETERS += ("hop_latency_at",)  # issue 26: --hop-latency-at on simulate
-PARAMETERS += ("round_",)  # issue 38: --round on draw
+PARAMETERS += ("collective",)  # --collective on solve, baseline, compare
+PARAMETERS += ("engine",)  # --engine on solve --size, sweep, compare
+PARAMETERS += ("hop_latency_at",)  # --hop-latency-at on simulate
+PARAMETERS += ("round_",)  # --round on draw
 FLAGS["round_"] = "--round"
-PARAMETERS += ("cluster",)  # issue 42: --cluster on campaign run, sweep, solve --size, compare
-PARAMETERS += ("no_wrap",)  # issue 40: --no-wrap with --torus or --machine
-PARAMETERS += ("fail_link", "fail_node")  # issue 41: failures on every topology, and synth repair
+PARAMETERS += ("cluster",)  # --cluster on campaign run, sweep, solve --size, compare
+PARAMETERS += ("no_wrap",)  # --no-wrap with --torus or --machine
+PARAMETERS += ("fail_link", "fail_node")  # failures on every topology, and synth repair
 
 _LEADING_NAME = re.compile(r"(\w+)(?=[\s:=,]|$)")
 _QUOTED_NAME = re.compile(r"`(\w+)`")

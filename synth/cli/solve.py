@@ -18,7 +18,7 @@ from synth.units import format_size
 from synth.fileio import check_writable, printable
 from synth.schedule.data import COLLECTIVES
 from synth.solving import SolveRequest, check_written, plan
-from synth.analysis.by_size import choose_by_size, size_note, size_summary
+from synth.solving.by_size import choose_by_size, size_note, size_summary
 from synth.solving.cache import cache_dir, cache_writable
 from synth.solving.khop import start_tree
 from synth.solving.summary import solve_summary

@@ -12,7 +12,7 @@ from synth.analysis.simulate import ENGINES
 from synth.errors import SynthError
 from synth.units import format_size, parse_bandwidth, parse_time
 from synth.fileio import check_writable, write_atomic
-from synth.analysis.sweep import parse_depths, sweep, sweep_note
+from synth.solving.sweep import parse_depths, sweep, sweep_note
 
 __all__ = ["add_parser", "cmd_sweep"]
 

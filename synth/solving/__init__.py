@@ -6,7 +6,8 @@ asks :func:`~synth.solving.planning.plan` which construction runs (one planner p
 spine-leaf, user graphs and damaged networks, and :mod:`~synth.solving.packing` for the packing
 models), and runs the plan's ``build``.  The other submodules: :mod:`~synth.solving.khop` (k-hop
 trees, from the cache of :mod:`~synth.solving.cache` or the models), :mod:`~synth.solving.record`,
-:mod:`~synth.solving.balanced`, :mod:`~synth.solving.repair` and :mod:`~synth.solving.summary`
+:mod:`~synth.solving.balanced`, :mod:`~synth.solving.repair`, :mod:`~synth.solving.sweep` (every depth bound),
+:mod:`~synth.solving.by_size` (a depth chosen by message size) and :mod:`~synth.solving.summary`
 (what ``synth solve`` prints).  Errors in the parameters are :class:`~synth.errors.OptionError`
 s that begin with the parameter's name; the CLI says its flag.
 

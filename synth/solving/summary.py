@@ -33,7 +33,7 @@ def solve_summary(topology, result, report, path=None, extra=None) -> dict:
 
     ``report`` is the checker's report on the certificate (``valid`` is its verdict), ``path``
     where the certificate was written (None: not written, ``'-'``: stdout), and ``extra`` more
-    fields to append (e.g. :func:`synth.analysis.by_size.size_summary`).
+    fields to append (e.g. :func:`synth.solving.by_size.size_summary`).
     """
     collective = result.certificate.base.collective
     if collective != "allreduce":  # a new first field; an allreduce's summary stays as it was

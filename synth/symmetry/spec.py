@@ -61,7 +61,7 @@ GROUPS = {g.kind: g for g in (
     GroupKind("hyperx-rotations", hyperx_group),
     GroupKind("hyperx-shifts-negation", hyperx_group),
     GroupKind("spine-leaf-shifts", spine_leaf_group),
-    GroupKind("lattice-gamma", lattice_gamma),      # issue 40: lattice tori and grids (synth.symmetry.lattice)
+    GroupKind("lattice-gamma", lattice_gamma),      # lattice tori and grids (synth.symmetry.lattice)
     GroupKind("lattice-translations-negation", lattice_translations_negation),
     GroupKind("lattice-translations", lattice_translations),
     GroupKind("grid-reflections", grid_group),

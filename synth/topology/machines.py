@@ -2,7 +2,7 @@
 
 ``--machine NAME:SHAPE`` builds the topology spec of a slice (a ``torus``, ``grid`` or ``twisted``
 spec of :mod:`synth.topology.spec`); a shape the vendor does not offer is refused with one line
-naming valid ones.  Sources (vendor documentation, as read for issue 40):
+naming valid ones.  Sources (vendor documentation):
 
 * ``tpu-v4``: https://cloud.google.com/tpu/docs/v4 ("3D mesh and 3D torus"): slices of one or more
   full 4x4x4 cubes (every side a multiple of 4) have wraparound links, smaller slices (2x2x1, 2x2x2,

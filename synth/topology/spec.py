@@ -28,7 +28,7 @@ def _torus(spec):
     if not isinstance(shape, list) or not all(isinstance(s, int) and not isinstance(s, bool) for s in shape):
         raise TopologyError("a torus spec needs 'shape': a list of integers")
     wrap = _wrap(spec, len(shape))
-    if wrap is not None and not all(wrap):  # a side that does not wrap: the grid (issue 40)
+    if wrap is not None and not all(wrap):  # a side that does not wrap: the grid
         return grid(shape, wrap)
     return torus(shape)
 
@@ -148,7 +148,7 @@ def spec_size(spec) -> tuple:
 
 
 def _lattice_size(spec, kind):
-    """Exact sizes of the lattice kinds (issue 40); ``None`` when malformed."""
+    """Exact sizes of the lattice kinds; ``None`` when malformed."""
     try:
         if kind == "lattice":
             basis, wrap = spec.get("basis"), spec.get("wrap")

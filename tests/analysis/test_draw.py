@@ -163,7 +163,7 @@ def test_same_bytes_twice(files, tmp_path):
 
 
 def test_failed_parts_are_marked(tmp_path):
-    """A damaged network's certificate (issue 41) is drawn on the healthy layout, its failures marked."""
+    """A damaged network's certificate is drawn on the healthy layout, its failures marked."""
     cert = tmp_path / "damaged.json"
     assert main(["solve", "--torus", "4x4", "--fail-link", "0-1", "--fail-node", "5", "--out", str(cert)]) == 0
     sc = scene(cert)

@@ -337,7 +337,7 @@ def test_without_simgrid_the_command_says_how_to_install(tmp_path, capsys, monke
     assert len(err.splitlines()) == 1 and "apt-get install -y python3-simgrid" in err
 
 
-# ---------------------------------------------------------------- issue 39, item 9
+# ---------------------------------------------------------------- simulate's readers and limits
 def _ring_lines(tmp_path, capsys):
     path = tmp_path / "ring.jsonl"
     assert main(["baseline", "ring", "--torus", "4x4", "--out", str(path)]) == 0

@@ -1,4 +1,4 @@
-"""Baselines on lattice tori and grids (issue 40): Ring on a Hamiltonian cycle, the ring-based ones refused."""
+"""Baselines on lattice tori and grids: Ring on a Hamiltonian cycle, the ring-based ones refused."""
 
 import numpy as np
 import pytest

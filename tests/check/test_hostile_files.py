@@ -1,4 +1,4 @@
-"""Hostile certificates, explicit files and shapes (issue 24, items 1, 2, 5 and 7).
+"""Hostile certificates, explicit files and shapes.
 
 Every case ends in a clean :class:`SynthError` (or a report that is not valid), fast, and the
 cases that declare huge sizes are refused before anything of that size is allocated (the

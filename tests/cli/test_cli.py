@@ -253,7 +253,7 @@ def test_size_reports_each_depth_and_reuses_solved_ones(tmp_path, capsys, monkey
 
 
 def test_sweep_depths_are_clipped_before_they_are_expanded(capsys):
-    from synth.analysis.sweep import parse_depths
+    from synth.solving.sweep import parse_depths
 
     assert parse_depths("1..100000000", 4) == [1, 2, 3, 4]
     code, out, _ = run(capsys, "sweep", "--torus", "4x4", "--depths", "4..100000000", "--sizes", "64KiB", "--json")
@@ -293,7 +293,7 @@ def test_only_option_errors_are_rewritten():
 
 
 def test_sizes_go_up_to_the_documented_1_pib(capsys):
-    """Issue 39, item 12: the docs say sizes go up to 1 PiB; the parser refused '1PiB' (no P unit)."""
+    """The docs say sizes go up to 1 PiB; the parser refused '1PiB' (no P unit)."""
     from synth.units import MAX_SIZE, format_size, parse_size
 
     assert parse_size("1PiB") == parse_size("1p") == MAX_SIZE and format_size(MAX_SIZE) == "1PiB"
@@ -305,7 +305,7 @@ def test_sizes_go_up_to_the_documented_1_pib(capsys):
 
 
 def test_topology_names_with_control_characters_print_escaped(tmp_path, capsys):
-    """Issue 39, item 12: a name from a file cannot forge a line or drive the terminal."""
+    """A name from a file cannot forge a line or drive the terminal."""
     path = tmp_path / "evil.json"
     path.write_text(json.dumps({"format": "synth-topology", "version": 1, "name": "ring\n\x1b[31mred\r",
                                 "vertices": 4, "links": [[0, 1], [1, 2], [2, 3], [3, 0]]}))

@@ -118,7 +118,7 @@ def _cases(files):
                   ["export", f, "--out", str(d / "x.jsonl")], ["solve", *TOPO, "--depth", "1", "--start", f]]
         if kind != "huge":  # both ignore the element count (and run would start MPI on a readable file)
             cases += [["run", f], ["export", f, "--format", "msccl-xml", "--out", str(d / "x.xml")], ["simulate", f]]
-    # issue 41: failures on any topology, and repair
+    # failures on any topology, and repair
     for v in ["", "-", "0-", "x-y", "0-0", "0.0-0.0.1", "99-100", "0-9" * 3, "9" * 50 + "-1", "1.1-1.1.1.1"]:
         cases += [["info", *TOPO, "--fail-link", v], ["repair", c, "--fail-link", v]]
     for v in ["", "x", "-1", "99", "0.0.0", "9" * 50]:

@@ -1,4 +1,4 @@
-"""Issue 40 on the command line: the lattice kinds in info, bound, solve, check; hostile shapes get one line."""
+"""The lattice kinds on the command line: in info, bound, solve, check; hostile shapes get one line."""
 
 import json
 

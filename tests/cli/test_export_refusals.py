@@ -1,6 +1,6 @@
 """``synth export`` refuses before it writes: a failed ``--check`` leaves no XML (and an older file intact),
 names with markup give XML that parses and passes the export's own check, and ``--elements`` below the
-chunk count is refused as ``solve`` refuses it (issue 39, items 6 and 7)."""
+chunk count is refused as ``solve`` refuses it."""
 
 import xml.etree.ElementTree as ET
 

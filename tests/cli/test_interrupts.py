@@ -1,9 +1,9 @@
-"""Issue 39, item 1: Ctrl-C and SIGTERM stop every solve, sweep and by-size loop at once, with 130 / 143.
+"""Ctrl-C and SIGTERM stop every solve, sweep and by-size loop at once, with 130 / 143.
 
 Each test runs ``synth`` in a real process, waits until it is solving, sends the signal and
 checks: the exit code, that it came within seconds, that ``--out`` (an older file) is intact,
-and that nothing after the interrupted depth ran.  Before issue 39 the k-hop solve caught the
-interrupt, exited 0 and wrote the interrupted tree over ``--out``; sweeps went on to the next depth.
+and that nothing after the interrupted depth ran.  A k-hop solve that caught the
+interrupt would exit 0 and write the interrupted tree over ``--out``, and a sweep would go on to the next depth.
 """
 
 import json

@@ -18,7 +18,7 @@ from synth.check.claims import check_certificate, check_file
 from synth.cli import main
 from synth.check.bounds import khop_dual_bound
 from synth.models.khop.dual import simple_dual
-from synth.models._solve.result import Best, MipSolution
+from synth.models.backends.result import Best, MipSolution
 from synth.solving import solve
 from synth.solving.khop import khop_tree
 from synth.solving.record import SOLVER_CLAIM, TreeRecord
@@ -179,7 +179,7 @@ def test_an_entry_marked_interrupted_is_never_served(torus, tmp_path, monkeypatc
 
 
 def test_an_unwritable_cache_is_said_not_promised(torus, tmp_path, monkeypatch):
-    """Issue 39, item 12: the record says the cache could not be written, and solve's notes say so."""
+    """The record says the cache could not be written, and solve's notes say so."""
     monkeypatch.setenv("SYNTH_CACHE_DIR", "/proc/self/synth-cache")   # not writable, even by root
     rec = khop_tree(torus, K, time_limit=LIMIT)
     assert rec.uncached and "cannot be written" in rec.uncached
@@ -188,7 +188,7 @@ def test_an_unwritable_cache_is_said_not_promised(torus, tmp_path, monkeypatch):
 
 
 def test_a_cache_entry_that_is_a_fifo_or_dev_zero_is_refused_at_once(torus, tmp_path, monkeypatch):
-    """Issue 39, items 2 and 5: a FIFO (no writer) or a symlink to /dev/zero in place of an entry is skipped at once."""
+    """A FIFO (no writer) or a symlink to /dev/zero in place of an entry is skipped at once."""
     import os
     import time
 

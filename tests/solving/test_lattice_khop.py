@@ -1,4 +1,4 @@
-"""k-hop trees on lattice tori (issue 40): the pipeline on the lattice's distances and point group."""
+"""k-hop trees on lattice tori: the pipeline on the lattice's distances and point group."""
 
 import numpy as np
 import pytest
@@ -101,7 +101,7 @@ def test_khop_refused_with_a_reason():
 
 @pytest.mark.parametrize("wrap", [(False, False), (True, False)], ids=["mesh", "mixed"])
 def test_depth_on_a_grid_takes_the_depth_bounded_packing(wrap):
-    # no node-transitive group lifts a k-hop tree on a mesh: the depth-bounded LP (issue 41) builds it
+    # no node-transitive group lifts a k-hop tree on a mesh: the depth-bounded LP builds it
     t = grid((4, 6), wrap)
     r = solve(t, depth=2, time_limit=20)
     c = r.certificate.claims

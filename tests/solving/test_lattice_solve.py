@@ -1,4 +1,4 @@
-"""Schedules on lattice tori (issue 40): Psi = Theta = Omega = 1 in 2H rounds where the group balances one tree."""
+"""Schedules on lattice tori: Psi = Theta = Omega = 1 in 2H rounds where the group balances one tree."""
 
 from fractions import Fraction
 
@@ -47,7 +47,7 @@ def test_mesh_is_reported_not_refused():
     r = solve(grid((3, 4), (False, False)), time_limit=5)
     c = r.certificate.claims
     assert Fraction(c["omega"]) >= 1 and 0 < volume_fraction(c) <= 1
-    # the packing model (issue 41) beats the lifted shortest-path tree on a mesh, and says why it was used
+    # the packing model beats the lifted shortest-path tree on a mesh, and says why it was used
     assert r.certificate.provenance["algorithm"] in ("layered-packing", "timed-packing")
     assert "not vertex-transitive" in r.notes[0]
     from synth.check.claims import certify

@@ -11,7 +11,7 @@ from synth.topology.torus import parse_torus
 
 FAMILIES = {"torus": parse_torus("4x4"), "hyperx-rotations": parse_hyperx("4x4"),
             "hyperx-shifts-negation": parse_hyperx("3x4"), "spine-leaf": parse_spine_leaf("2,3,2"),
-            "lattice": twisted((2, 4)), "grid-reflections": grid((3, 4), (False, False)),   # issue 40
+            "lattice": twisted((2, 4)), "grid-reflections": grid((3, 4), (False, False)),   # lattice kinds
             "grid-translations": grid((3, 4), (False, True))}
 
 

@@ -1,4 +1,4 @@
-"""Closed-form groups of lattice tori and grids (issue 40), against brute force."""
+"""Closed-form groups of lattice tori and grids, against brute force."""
 
 import itertools
 

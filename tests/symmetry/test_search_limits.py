@@ -1,4 +1,4 @@
-"""The automorphism search keeps its limits and never claims that no symmetry exists (issue 39, items 3 and 4)."""
+"""The automorphism search keeps its limits and never claims that no symmetry exists."""
 
 import json
 import time
@@ -59,7 +59,7 @@ def test_rigid_graph_is_told_truthfully(tmp_path, capsys):
 
 def test_rigid_graph_gets_the_packing_model_and_says_why(tmp_path, capsys):
     """A small graph with no symmetry (Aut trivial: a path of six with a pentagon on it) is solved by the
-    packing model (issue 41), and the note says truthfully that no automorphism exists."""
+    packing model, and the note says truthfully that no automorphism exists."""
     graph = nx.Graph([(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (1, 6), (6, 7), (2, 7)])
     code, out, seconds = solve_file(tmp_path, capsys, spec_of(graph))
     assert code == 0 and json.loads(out.out)["valid"], out.err

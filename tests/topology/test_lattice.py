@@ -1,4 +1,4 @@
-"""Lattice tori and grids with wrap per side (issue 40): HNF against brute force, graphs against their definition."""
+"""Lattice tori and grids with wrap per side: HNF against brute force, graphs against their definition."""
 
 import itertools
 
@@ -115,8 +115,8 @@ def test_graph_matches_definition_and_distances(make):
     assert again.name == t.name and np.array_equal(again.link_dst, t.link_dst)
 
 
-def test_issue_diameters():
-    # the issue's numbers: twisted 4x4x8, 4x8x8, 4x8 against the plain tori of the same shape
+def test_twisted_diameters_against_plain():
+    # twisted 4x4x8, 4x8x8, 4x8 (TPU slices) against the plain tori of the same shape
     assert [twisted(s).diameter for s in [(4, 4, 8), (4, 8, 8), (4, 8)]] == [6, 6, 4]
     assert [torus_like(s).diameter for s in [(4, 4, 8), (4, 8, 8), (4, 8)]] == [8, 10, 6]
     assert twisted((4, 4, 8)).basis == ((4, 0, 4), (0, 4, 4), (0, 0, 8))

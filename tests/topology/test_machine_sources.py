@@ -1,4 +1,4 @@
-"""Presets checked against the vendor rules found for issue 40 (sources in synth.topology.machines)."""
+"""Presets checked against the vendor rules (sources in synth.topology.machines)."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Machine presets (issue 40): each builds the graph its vendor documents, and refuses other shapes in one line."""
+"""Machine presets: each builds the graph its vendor documents, and refuses other shapes in one line."""
 
 import pytest
 

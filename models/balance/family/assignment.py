@@ -59,7 +59,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix, csr_matrix
 
 from synth.errors import SynthError
-from synth.models._solve.result import Status
+from synth.models.backends.result import Status
 
 from .profiles import edge_profiles
 

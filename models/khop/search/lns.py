@@ -55,7 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.models._solve.interrupt import cpsat_solve
+from synth.models.backends.interrupt import cpsat_solve
 from synth.models.forest.instance import tree_depths
 from synth.models.forest.labels import LabelSearch, _shift_perturb, labels_to_parent
 

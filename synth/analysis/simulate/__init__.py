@@ -247,5 +247,5 @@ def verify_file(path) -> None:
 
 def simulated_seconds(schedule, weights, sizes, net: Network = Network(), mode: str = "rounds") -> list:
     """Simulated seconds of ``schedule`` at every size in ``sizes`` (bytes per node): the ``simgrid``
-    engine of :func:`synth.analysis.sweep.sweep` and :func:`synth.analysis.compare.compare`."""
+    engine of :func:`synth.solving.sweep.sweep` and :func:`synth.analysis.compare.compare`."""
     return [r.seconds for r in simulate_schedule(schedule, weights, sizes, net, mode, options=SimOptions(model=False))]

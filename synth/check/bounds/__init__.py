@@ -1,9 +1,18 @@
-"""Checkable lower bounds for k-hop trees: re-derive the bound a stored dual proves.
+"""Checkable lower bounds, re-derived without the solver: three families, one module each.
 
-A solver's lower bound on ``W*(k)`` (the least weight of a spanning tree of depth ``<= k``
-rooted at vertex 0 of a torus) is a claim; :func:`khop_dual_bound` turns it into something
-``synth check`` re-derives, without the solver and without trusting it.  The certificate
-stores a dual whose ``"kind"`` (:mod:`~synth.check.bounds.kinds`) names the re-derivation:
+* **k-hop trees** (this package's :func:`khop_dual_bound`): a lower bound on ``W*(k)``, the least
+  weight of a spanning tree of depth ``<= k`` rooted at vertex 0 of a torus, from a dual the
+  certificate stores;
+* **bandwidth** (:mod:`~synth.check.bounds.bandwidth`): the volume and cut bounds on the bandwidth
+  term of any allreduce on any graph, re-derived from the topology and a stored cut;
+* **the layered class** (:mod:`~synth.check.bounds.layered_class`): the least bandwidth term of any
+  schedule of shortest-path trees layered by distance, re-derived from a stored dual after checking
+  that the schedule is layered.
+
+The certificate claims each; ``synth check`` re-derives it, so a wrong or tampered dual or cut can
+only give a weaker number or an INVALID verdict, never a false bound.
+
+The k-hop dual's ``"kind"`` (:mod:`~synth.check.bounds.kinds`) names its re-derivation:
 
 * ``"khop-layered-lagrangian"``: the Lagrangian relaxation of the layered LP at the stored
   dual (:mod:`~synth.check.bounds.lagrangian`); any dual gives a valid bound, so a wrong or
@@ -14,6 +23,9 @@ stores a dual whose ``"kind"`` (:mod:`~synth.check.bounds.kinds`) names the re-d
 * ``"khop-terminal-steiner"`` stores ``k`` and a few terminal vertices: its bound is the
   exact least excess of a depth-``k`` arborescence reaching them (:func:`terminal_bound`,
   :mod:`~synth.check.bounds.steiner`).
+
+The bandwidth and layered-class bounds are imported from their modules
+(``from synth.check.bounds.bandwidth import bandwidth_bound``); :mod:`synth.check.claims` checks all three.
 
 Examples
 --------

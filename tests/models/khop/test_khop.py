@@ -1,4 +1,4 @@
-"""Tests for the minimum-weight k-hop tree models (issue 3).
+"""Tests for the minimum-weight k-hop tree models.
 
 Every constraint family of :mod:`synth.models.khop.model` is checked against brute
 force on tiny tori, every depth bound, with and without the exact arc reduction; the
@@ -18,7 +18,7 @@ from synth.symmetry.torus import torus_gamma
 from synth.models.forest.labels import labels_cost, labels_to_parent
 from synth.models.khop.search.construct import heuristic_tree
 from synth.models.forest.instance import (allowed_pairs, check_tree, distance_matrix, hop_arcs, root_stabilizer)
-from synth.models._solve.lagrangian import lagrangian_bound
+from synth.models.backends.lagrangian import lagrangian_bound
 from synth.models.khop.lp import LayeredLP
 from synth.models.khop.model import (LinearModel, ModelData, add_arc_vars, add_depth_vars, add_layer_cuts,
                                       add_one_parent, add_parent_above, add_weight_objective, build_hop_model,

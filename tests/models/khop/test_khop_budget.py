@@ -1,4 +1,4 @@
-"""Time limits, warm starts and determinism of :func:`synth.models.khop.solve_khop` (issue 3).
+"""Time limits, warm starts and determinism of :func:`synth.models.khop.solve_khop`.
 
 The phases must respect the deadline (each LP solve gets only the time left), a
 ``start`` tree is validated and never beaten by a heavier result, and a solve that
@@ -12,7 +12,7 @@ import pytest
 
 from synth.models.forest.labels import _cut_candidates, best_prefix_labels, fps_order, labels_cost
 from synth.models.forest.instance import check_tree, distance_matrix, root_stabilizer
-from synth.models._solve.lagrangian import stalled, too_slow
+from synth.models.backends.lagrangian import stalled, too_slow
 from synth.models.khop.lp import LayeredLP
 from synth.models.khop import solve_khop
 from synth.topology.torus import parse_torus

@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 
-from synth.models._solve.result import Best
+from synth.models.backends.result import Best
 import synth.models.khop.pipeline as pipeline
 from synth.models.khop.brute import brute_force_khop
 from synth.models.forest.labels import labels_cost, labels_to_parent

@@ -10,7 +10,7 @@ import itertools
 import numpy as np
 import pytest
 
-from synth.models._solve.result import Best
+from synth.models.backends.result import Best
 from synth.models.forest.labels import labels_to_parent
 from synth.models.forest.instance import check_tree, distance_matrix, translations, tree_depths, tree_weight
 from synth.models.khop.search.lns import kick_search, lns_search, solve_window, window_arcs

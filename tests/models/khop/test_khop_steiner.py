@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from synth.check.bounds import khop_dual_bound
-from synth.models._solve.result import Best
+from synth.models.backends.result import Best
 from synth.models.khop.brute import brute_force_khop
 from synth.models.forest.instance import distance_matrix, tree_weight
 from synth.models.khop.steiner import axis_sets, jump_tree, relaxed_jumps, terminal_search

@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from synth.models._solve.result import Best
+from synth.models.backends.result import Best
 import synth.models.khop.pipeline as pipeline
 from synth.models.forest.labels import LabelSearch, labels_cost, labels_to_parent
 from synth.models.forest.instance import check_tree, distance_matrix, translations, tree_weight

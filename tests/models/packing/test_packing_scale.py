@@ -6,7 +6,8 @@ import pytest
 
 import synth.models.packing.layered as layered
 from synth.models.packing.layered import layered_arcs
-from synth.models.packing.rounding import pack, round_schedule
+from synth.models.packing.pipeline import pack
+from synth.models.packing.rounding import round_schedule
 from synth.solving import solve
 from synth.symmetry.spec import default_group
 from synth.topology.failures import damage, parse_failures
@@ -41,14 +42,14 @@ def test_the_interior_point_certificate_claims_its_own_class_bound(monkeypatch):
 
 
 def test_a_whole_lp_out_of_time_falls_back_to_the_local_lp(monkeypatch):
-    import synth.models.packing.rounding as rounding
+    import synth.models.packing.pipeline as pipeline
     from synth.errors import SynthError
     from synth.solving import packing
     def out_of_time(*_args, **_kwargs):
         raise SynthError("the layered LP found no solution (time limit)")
 
     monkeypatch.setattr(layered, "SIMPLEX_ARCS", 0)
-    monkeypatch.setattr(rounding, "solve_layered", out_of_time)
+    monkeypatch.setattr(pipeline, "solve_layered", out_of_time)
     monkeypatch.setattr(packing, "TIMED_MAX_ROWS", 0)   # the layered path alone is under test
     t = parse_torus("6x6")
     res = solve(damage(t, parse_failures(t, links=["0-1"])))
@@ -63,7 +64,7 @@ EIGHT = "0.0-0.1 2.3-2.4 4.6-4.7 6.9-6.10 8.12-8.13 10.15-10.0 12.2-13.2 14.8-15
 @pytest.mark.slow
 @pytest.mark.parametrize("links, least", [(["0.0-0.1"], 0.759), (EIGHT, 0.7618)])
 def test_16x16_takes_the_whole_lp_and_is_certified(links, least, tmp_path):
-    """The issue's scale target on 16x16 (about 40-60 CPU s each, docs/failures.md section 6)."""
+    """The scale target on 16x16 (about 40-60 CPU s each, bench/RESULTS.md: the layered packing on damaged tori)."""
     import time
 
     from synth.check.certificate import write_certificate

@@ -1,4 +1,4 @@
-"""torus_device_order on twisted and unwrapped slices (issue 40), with fake devices whose coords are given."""
+"""torus_device_order on twisted and unwrapped slices, with fake devices whose coords are given."""
 
 from types import SimpleNamespace as Dev
 

@@ -220,7 +220,7 @@ def test_mpi_64_ranks_exchange_and_baseline():
     assert rep.ok, rep.errors
 
 
-# ---------------------------------------------------------------- issue 39, item 8
+# ---------------------------------------------------------------- memory limits before launch
 def test_a_size_beyond_memory_is_refused_before_any_rank_starts(tmp_path, monkeypatch):
     """--size 64GiB on 16 ranks used to start 16 ranks of 64 GiB each: one line now, nothing launched."""
     from synth.check.certificate import write_certificate

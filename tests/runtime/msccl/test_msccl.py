@@ -298,7 +298,7 @@ def test_cli_glue_writes_and_checks(tmp_path, capsys):
     assert "MSCCL_ALGO_DIR" in capsys.readouterr().out
 
 
-# ------------------------------------------------------------------ the runtimes' parser limits (issue 24, item 8)
+# ------------------------------------------------------------------ the runtimes' parser limits
 def _nodes_per_rank(xml):
     algo = parse_xml(xml)
     return max(1 + len(algo.gpus) + len(g.tbs) + sum(len(t.steps) for t in g.tbs) for g in algo.gpus)

@@ -1,7 +1,7 @@
 """Choose a schedule by message size: the depth bound (or the exchange) with the least modeled time.
 
 What ``synth solve --size BYTES`` does before it solves: sweep every depth bound once
-(:func:`synth.analysis.sweep.sweep`, at that one size), take the candidate whose modeled time
+(:func:`synth.solving.sweep.sweep`, at that one size), take the candidate whose modeled time
 (:func:`synth.analysis.cost.model_time`) is least, and read the input elements per node from the byte count.
 After the solve, :func:`size_summary` reports the chosen schedule's modeled time and goodput.
 
@@ -24,7 +24,7 @@ from synth.analysis.cost import Network, goodput, model_time
 from synth.units import format_size
 from synth.schedule.data import chunk_elements
 from synth.schedule.lift import lifted_weights
-from synth.analysis.sweep import sweep, sweep_note
+from synth.solving.sweep import sweep, sweep_note
 
 __all__ = ["SizeChoice", "choose_by_size", "elements_for", "size_note", "size_summary"]
 
@@ -34,7 +34,7 @@ class SizeChoice:
     """The schedule :func:`choose_by_size` picked for one message size."""
 
     nbytes: int
-    chosen: str  # "k=K" or "exchange", as in :attr:`synth.analysis.sweep.SweepTable.best`
+    chosen: str  # "k=K" or "exchange", as in :attr:`synth.solving.sweep.SweepTable.best`
     depth: int | None  # the depth bound K; None for the exchange
     exchange: bool
     modeled_seconds: float  # the time of the chosen schedule at ``nbytes`` under ``engine``
@@ -56,18 +56,18 @@ def size_note(topology, time_limit=60.0, seed=0, solver="auto"):
     return sweep_note(topology, None, time_limit, seed, solver)
 
 
-def choose_by_size(topology, nbytes: int, *, time_limit=60.0, seed=0, solver="auto", net: Network = Network(),
-                   cache=True, progress=lambda m: None, report=None, engine: str = "model",
-                   solve_many=None) -> SizeChoice:
+def choose_by_size(topology, nbytes: int, **options) -> SizeChoice:
     """The depth bound or exchange with the least time at ``nbytes`` on an equal-sided torus.
 
     Every depth bound below the diameter is solved once (up to ``time_limit`` each, from the
-    cache of :func:`synth.solving.khop.khop_tree` when solved before); ``progress``, ``report``,
-    ``engine`` (``"model"``: the cost model; ``"simgrid"``: a SimGrid replay) and ``solve_many``
-    (who solves the depths) are passed to :func:`synth.analysis.sweep.sweep`.
+    cache of :func:`synth.solving.khop.khop_tree` when solved before); the ``options`` are those of
+    :func:`synth.solving.sweep.sweep` (:class:`~synth.solving.sweep.SweepOptions`) but ``sizes``:
+    ``time_limit``, ``seed``, ``solver``, ``net``, ``cache``, ``progress``, ``report``, ``engine``
+    (``"model"``: the cost model; ``"simgrid"``: a SimGrid replay) and ``solve_many`` (who solves the
+    depths).
     """
-    table = sweep(topology, time_limit=time_limit, seed=seed, solver=solver, sizes=[nbytes], net=net, cache=cache,
-                  progress=progress, report=report, engine=engine, solve_many=solve_many)
+    net, engine = options.get("net", Network()), options.get("engine", "model")
+    table = sweep(topology, **{**options, "sizes": [nbytes]})
     chosen = table.best[nbytes]
     exchange = chosen == "exchange"
     return SizeChoice(nbytes, chosen, None if exchange else int(chosen.split("=")[1]), exchange,

@@ -14,7 +14,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from synth.models._solve.lagrangian import lagrangian_bound
+from synth.models.backends.lagrangian import lagrangian_bound
 
 __all__ = ["ColumnPricing"]
 

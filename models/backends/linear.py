@@ -13,9 +13,9 @@ order they were given.
 * :meth:`LinearModel.solve_scip` -- SCIP branch-and-cut, with a separator hook that adds
   cuts at every node.
 
-The back-ends themselves live in :mod:`synth.models._solve.backends`.
+The back-ends themselves live in :mod:`synth.models.backends.solvers`.
 
-Every solve returns a :class:`~synth.models._solve.result.MipSolution`.
+Every solve returns a :class:`~synth.models.backends.result.MipSolution`.
 
 Examples
 --------
@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from synth.models._solve import backends
-from synth.models._solve.result import MipSolution
+from synth.models.backends import solvers
+from synth.models.backends.result import MipSolution
 
 __all__ = ["LinearModel"]
 
@@ -217,27 +217,27 @@ class LinearModel:
 
     # ----------------------------------------------------------- solvers
     def to_highs(self, time_limit=None, threads=1, seed=0, relax=False):
-        """A ``highspy.Highs`` holding the model (its LP relaxation with ``relax``): :func:`backends.to_highs`."""
-        return backends.to_highs(self, time_limit, threads, seed, relax)
+        """A ``highspy.Highs`` holding the model (its LP relaxation with ``relax``): :func:`synth.models.backends.solvers.to_highs`."""
+        return solvers.to_highs(self, time_limit, threads, seed, relax)
 
     def solve_highs(self, time_limit=None, threads=1, seed=0, start=None, progress=None, stop_below=None,
                     relax=False, guard_presolve=True) -> MipSolution:
-        """Solve with HiGHS (:func:`synth.models._solve.backends.solve_highs`)."""
-        return backends.solve_highs(self, time_limit, threads, seed, start, progress, stop_below, relax,
+        """Solve with HiGHS (:func:`synth.models.backends.solvers.solve_highs`)."""
+        return solvers.solve_highs(self, time_limit, threads, seed, start, progress, stop_below, relax,
                                     guard_presolve)
 
     def to_cpsat(self, deadline=None):
-        """The CP-SAT model and its variables (:func:`synth.models._solve.backends.to_cpsat`)."""
-        return backends.to_cpsat(self, deadline)
+        """The CP-SAT model and its variables (:func:`synth.models.backends.solvers.to_cpsat`)."""
+        return solvers.to_cpsat(self, deadline)
 
     def solve_cpsat(self, time_limit=None, threads=1, seed=0, start=None, progress=None,
                     linearization_level=2, stop_below=None, enumerate_all=False):
-        """Solve with CP-SAT, or list every feasible point (:func:`synth.models._solve.backends.solve_cpsat`)."""
-        return backends.solve_cpsat(self, time_limit, threads, seed, start, progress, linearization_level,
+        """Solve with CP-SAT, or list every feasible point (:func:`synth.models.backends.solvers.solve_cpsat`)."""
+        return solvers.solve_cpsat(self, time_limit, threads, seed, start, progress, linearization_level,
                                     stop_below, enumerate_all)
 
     def solve_scip(self, time_limit=None, threads=1, seed=0, start=None, progress=None, stop_below=None,
                    separate=None) -> MipSolution:
-        """Solve with SCIP, cuts from ``separate`` at every node (:func:`synth.models._solve.backends.solve_scip`)."""
-        return backends.solve_scip(self, time_limit, threads, seed, start, progress, stop_below, separate)
+        """Solve with SCIP, cuts from ``separate`` at every node (:func:`synth.models.backends.solvers.solve_scip`)."""
+        return solvers.solve_scip(self, time_limit, threads, seed, start, progress, stop_below, separate)
 

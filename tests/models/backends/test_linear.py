@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from synth.models._solve.linear import LinearModel
-from synth.models._solve.result import Status
+from synth.models.backends.linear import LinearModel
+from synth.models.backends.result import Status
 
 ENGINES = ("highs", "cpsat", "scip")
 TOL = 1e-6

@@ -1,14 +1,14 @@
-"""The solver back-ends of :class:`~synth.models._solve.linear.LinearModel`: HiGHS, CP-SAT and SCIP.
+"""The solver back-ends of :class:`~synth.models.backends.linear.LinearModel`: HiGHS, CP-SAT and SCIP.
 
 Each compiles the model's columns and CSR rows (:meth:`LinearModel.matrix`) into its solver,
-solves, and returns a :class:`~synth.models._solve.result.MipSolution` whose status, objective
+solves, and returns a :class:`~synth.models.backends.result.MipSolution` whose status, objective
 and bound are what the solver proved: ``optimal`` only with a proof, ``feasible`` with the
 bound it reached when a limit stopped it, ``infeasible`` with bound +inf.  The model's
 ``solve_highs``, ``solve_cpsat`` and ``solve_scip`` methods call these.
 
 Examples
 --------
->>> from synth.models._solve.linear import LinearModel
+>>> from synth.models.backends.linear import LinearModel
 >>> m = LinearModel(name="toy")
 >>> x = m.add_vars(2, 0, 3, True, cost=[-1.0, -1.0])
 >>> m.add_row(x, [2, 3], -np.inf, 6.0, "cap")
@@ -25,8 +25,8 @@ import time
 
 import numpy as np
 
-from synth.models._solve.interrupt import cpsat_solve
-from synth.models._solve.result import MipSolution, Status
+from synth.models.backends.interrupt import cpsat_solve
+from synth.models.backends.result import MipSolution, Status
 
 __all__ = ["new_highs", "to_highs", "solve_highs", "to_cpsat", "solve_cpsat", "solve_scip"]
 
@@ -171,7 +171,7 @@ def solve_cpsat(model, time_limit=None, threads=1, seed=0, start=None, progress=
     Deterministic for a given seed with ``threads=1``; several workers race, so
     their result can differ from run to run.  ``stop_below``: stop at the first
     solution of objective at most this value.  Ctrl-C and SIGTERM stop the search at
-    once and propagate (:func:`synth.models._solve.interrupt.cpsat_solve`; CP-SAT left to
+    once and propagate (:func:`synth.models.backends.interrupt.cpsat_solve`; CP-SAT left to
     itself would catch Ctrl-C and end as at its time limit).  With ``enumerate_all`` (the objective ignored)
     returns the list of every feasible integral point instead: for tests on tiny
     models.

@@ -1,7 +1,7 @@
 """What a solver run returns: one status type, one solution type and one incumbent for every model.
 
 * :class:`Status` -- how a solve ended (a ``str``, so ``status == "optimal"`` and JSON keep working);
-* :class:`MipSolution` -- one run of a :class:`~synth.models._solve.linear.LinearModel`;
+* :class:`MipSolution` -- one run of a :class:`~synth.models.backends.linear.LinearModel`;
 * :class:`Incumbent` -- the best tree or forest found so far (frozen);
 * :class:`Best` -- what a pipeline has so far (the incumbent, the best bound and its
   provenance), updated through :meth:`Best.offer_tree` and :meth:`Best.offer_bound` so
@@ -50,7 +50,7 @@ class Status(enum.StrEnum):
 
 @dataclass(frozen=True, eq=False)
 class MipSolution:
-    """One solver run of a :class:`~synth.models._solve.linear.LinearModel`."""
+    """One solver run of a :class:`~synth.models.backends.linear.LinearModel`."""
 
     status: Status
     objective: float | None     # incumbent value (None without one)

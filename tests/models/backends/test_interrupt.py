@@ -1,4 +1,4 @@
-"""Issue 39, item 1: a CP-SAT search (C code, minutes long) stops at once on Ctrl-C and SIGTERM, and raises.
+"""A CP-SAT search (C code, minutes long) stops at once on Ctrl-C and SIGTERM, and raises.
 
 Before, CP-SAT caught Ctrl-C itself and ended as if its time limit had come (the balance model
 then went on to certify and write), and SIGTERM waited for the search's own limit.
@@ -12,7 +12,7 @@ import time
 import pytest
 from ortools.sat.python import cp_model
 
-from synth.models._solve.interrupt import cpsat_solve, stop_on_signal
+from synth.models.backends.interrupt import cpsat_solve, stop_on_signal
 
 
 class Stop(KeyboardInterrupt):

@@ -1,1 +1,0 @@
-"""Solver plumbing with no problem knowledge: one linear model, its results, Lagrangian bounds."""

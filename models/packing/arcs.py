@@ -1,0 +1,96 @@
+"""Arc sets and the packing LP over them: parent choices, shares, loads per round.
+
+A packing model (:mod:`~synth.models.packing.layered`: one-hop trees layered by distance;
+:mod:`~synth.models.packing.routed`: trees whose arcs are routes through switches or one-way
+links) is one or more :class:`ArcSet` s: per arc, the owner (an index into the represented roots),
+the child vertex whose parent it chooses, and the links the arc loads, in which round.  Every arc
+of a set has a variable ``y >= 0``; the arcs of one (owner, child) pair share the owner's share
+``w_r`` (``sum y = w_r``), and the load of a link in a round, summed over every image under the
+group, is at most ``M_s``; the LP minimizes ``sum_s M_s`` (:func:`build_packing_lp`).
+:mod:`~synth.models.packing.rounding` turns a solution into an integer schedule.
+
+Examples
+--------
+>>> import numpy as np
+>>> from synth.topology.torus import parse_torus
+>>> t = parse_torus("3x3")
+>>> arcs = ArcSet(np.zeros(1, int), np.array([1]), ((np.array([[0]]), np.array([1])),))
+>>> m, ys, w, M = build_packing_lp("toy", 1, None, 1, t.n_links, t.n_vertices, [arcs])
+>>> [block[-1] for block in m.rows], m.n_rows  # one share row, one pair row, one load row per link
+(['shares', 'pass_share', 'load'], 38)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from synth.models.backends.linear import LinearModel
+
+__all__ = ["ArcSet", "build_packing_lp", "lifted_links"]
+
+
+@dataclass(frozen=True, eq=False)
+class ArcSet:
+    """Parent choices with one variable each: ``root`` (index into the roots), ``child``, and ``uses``:
+    ``((links, rounds), ...)``, each arc loading the links of row ``links[i]`` (padded with ``-1``) in
+    round ``rounds[i]``."""
+
+    root: np.ndarray
+    child: np.ndarray
+    uses: tuple
+
+    @property
+    def n_arcs(self) -> int:
+        return int(self.child.size)
+
+
+def lifted_links(group, links) -> np.ndarray:
+    """``out[i, j]``: element ``i`` of ``group`` applied to link ``links[j]`` (one row when there is no group)."""
+    if group is None:
+        return np.asarray(links, dtype=np.int64)[None, :]
+    return group.link_images(links).astype(np.int64)
+
+
+def build_packing_lp(name, n_roots, group, n_rounds, n_links, n_vertices, arcsets, free_shares=True):
+    """The packing LP as a :class:`~synth.models.backends.linear.LinearModel`; returns ``(model, ys, w, M)``.
+
+    ``ys`` holds the columns of each arc set; ``free_shares=False`` fixes every owner's share to the
+    same value.  Rows: ``shares`` (the lifted shares sum to one), ``equal_shares``, ``pass_share`` per
+    set (each pair passes its owner's share to its arcs), then ``load`` (every link and round).
+    """
+    G = 1 if group is None else group.order
+    E = n_links
+    m = LinearModel(name=name)
+    ys = [m.add_vars(a.n_arcs, 0.0, np.inf, integer=False) for a in arcsets]
+    w = m.add_vars(n_roots, 0.0, np.inf, integer=False)
+    M = m.add_vars(n_rounds, 0.0, np.inf, integer=False, cost=1.0)
+    # every lifted chunk's shares sum to one vector: G * sum_r w_r = 1
+    m.add_rows(np.zeros(n_roots), w, np.full(n_roots, float(G)), 1, 1.0, 1.0, "shares")
+    if not free_shares:
+        m.add_rows(np.arange(n_roots - 1).repeat(2), np.stack([w[:-1], w[1:]], 1).ravel(),
+                   np.tile([1.0, -1.0], n_roots - 1), n_roots - 1, 0.0, 0.0, "equal_shares")
+    # each non-root vertex passes its owner's whole share to its parents
+    for a, y in zip(arcsets, ys):
+        key = a.root * n_vertices + a.child
+        uniq, pair = np.unique(key, return_inverse=True)
+        rows = np.concatenate([pair, np.arange(uniq.size)])
+        cols = np.concatenate([y, w[uniq // n_vertices]])
+        vals = np.concatenate([np.ones(a.n_arcs), -np.ones(uniq.size)])
+        m.add_rows(rows, cols, vals, uniq.size, 0.0, 0.0, "pass_share")
+    # load of link e in round s, over every lifted image, is at most M_s
+    rows, cols = [], []
+    for a, y in zip(arcsets, ys):
+        for links, rnd in a.uses:
+            links = np.asarray(links).reshape(a.n_arcs, -1)
+            for k in range(links.shape[1]):
+                sel = np.flatnonzero(links[:, k] >= 0)
+                img = lifted_links(group, links[sel, k])                 # (G, arcs)
+                rows.append(((rnd[sel] - 1)[None, :] * E + img).ravel())
+                cols.append(np.broadcast_to(y[sel][None, :], img.shape).ravel())
+    rows.append(np.arange(n_rounds * E))
+    cols.append(np.repeat(M, E))
+    vals = np.concatenate([np.ones(sum(r.size for r in rows[:-1])), -np.ones(n_rounds * E)])
+    m.add_rows(np.concatenate(rows), np.concatenate(cols), vals, n_rounds * E, -np.inf, 0.0, "load")
+    return m, ys, w, M
