@@ -44,7 +44,7 @@ def run(shape, link, R, method, budget):
     timed.MasterLP.solve = counted
     try:
         c0 = time.process_time()
-        sol = timed.solve_timed(d, g, R=R, time_limit=budget, method=method)
+        sol = timed.solve_timed(d, g, R=R, time_limit=budget, options=timed.TimedOptions(method=method))
         cpu = time.process_time() - c0
     finally:
         timed.MasterLP.solve = solve

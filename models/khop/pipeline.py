@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -226,14 +227,26 @@ def lp_affordable(V, seconds):
     return 2.5 * (V / 1024) ** 2.2 * 16 <= seconds
 
 
-def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=lambda _m: None, start=None,
-                 bound=True):
+@dataclass(frozen=True)
+class PipelineOptions:
+    """The options of :func:`run_pipeline`: solver ``seed``, ``solver`` (the MIP engines, or ``"heuristic"``),
+    ``threads``, a ``start`` parent array and whether to ``bound`` (the LP, fixing and MIP)."""
+
+    seed: int = 0
+    solver: str = "auto"
+    threads: int = 1
+    start: np.ndarray | None = None
+    bound: bool = True
+
+
+def run_pipeline(t, k, best, *, deadline, say=lambda _m: None, **options):
     """Heuristic, LP bound, local search and LNS, then reduced-cost fixing and the MIP (see :mod:`models.khop`).
 
     Every phase checks ``deadline`` (a ``time.monotonic()`` value) and solver calls get
-    only the time left.  ``start``: a parent array of a tree of depth ``<= k`` (already
-    validated), offered as the first incumbent and used as a start of the local search.
-    ``bound=False`` skips the LP, fixing and MIP: all the time goes to the tree.
+    only the time left.  ``options`` are those of :class:`PipelineOptions`: ``start``, a parent
+    array of a tree of depth ``<= k`` (already validated), offered as the first incumbent and used
+    as a start of the local search; ``bound=False`` skips the LP, fixing and MIP: all the time
+    goes to the tree.
 
     Phases: (1) the jump search (:mod:`models.khop.search.jump`) from ``start`` or from the
     root alone, ``jump_rounds(V)`` perturbations (deterministic; the deadline is a
@@ -243,27 +256,94 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
     time left): a lighter incumbent fixes more arcs; (4) fixing + MIP; (5) the
     improvement phase until the deadline if nothing is proven.
     """
+    opts = PipelineOptions(**options)
     t_start = time.monotonic()
-    budget = max(deadline - t_start, 0.1)
-    V = t.n_vertices
-    if start is not None:
-        best.offer_tree(start, tree_weight(t, start), "start", say)
-    D = distance_matrix(t)
-    shifts = translations(t, 2)
-    # a local-search pass costs about 1e-8 V^2 k seconds: stop the searches that much early
-    h_deadline = deadline - min(2.0, 1e-8 * V * V * k)
+    if opts.start is not None:
+        best.offer_tree(opts.start, tree_weight(t, opts.start), "start", say)
+    run = _Pipeline(t, k, best, deadline, say, opts)
     if _left(deadline) <= 0:
         return
+    run.first_trees(t_start, max(deadline - t_start, 0.1))
+    if not opts.bound or _left(deadline) <= 0.5 or opts.solver == "heuristic" and not lp_affordable(
+            t.n_vertices, _left(deadline)):
+        run.improve(opts.seed + 1, run.h_deadline, 100_000)
+        return
+    # 2. LP bound: cone and flow cuts, column generation, on the orbits of the root's stabilizer
+    if not lp_affordable(t.n_vertices, _left(deadline)):
+        say(f"the LP on {t.n_vertices} vertices would not finish in the time left; local search and LNS instead")
+        run.improve(opts.seed + 1, run.h_deadline, 100_000)
+        return
+    run.bound_and_mip()
 
-    def search(seed_, until, iterations, n_orders=0, bfs=False, shift=True):
+
+class _Pipeline:
+    """The state :func:`run_pipeline`'s phases share: the torus, its distances and shifts, the incumbent."""
+
+    def __init__(self, t, k, best, deadline, say, opts):
+        self.t, self.k, self.best, self.deadline, self.say, self.opts = t, k, best, deadline, say, opts
+        V = t.n_vertices
+        self.D = distance_matrix(t)
+        self.shifts = translations(t, 2)
+        # a local-search pass costs about 1e-8 V^2 k seconds: stop the searches that much early
+        self.h_deadline = deadline - min(2.0, 1e-8 * V * V * k)
+        self.jumps = False
+
+    def search(self, seed_, until, iterations, n_orders=0, bfs=False, shift=True):
+        best = self.best
         if until - time.monotonic() <= 0.05 and best.parent is not None:
             return
-        res = heuristic_tree(D, k, seed=seed_, time_limit=max(until - time.monotonic(), 0.0), start=best.parent,
-                             n_orders=n_orders, bfs=bfs, iterations=iterations, shifts=shifts if shift else None,
-                             progress=say)
-        best.offer_tree(res.parent, res.weight, "heuristic", say)
+        res = heuristic_tree(self.D, self.k, seed=seed_, time_limit=max(until - time.monotonic(), 0.0),
+                             start=best.parent, n_orders=n_orders, bfs=bfs, iterations=iterations,
+                             shifts=self.shifts if shift else None, progress=self.say)
+        best.offer_tree(res.parent, res.weight, "heuristic", self.say)
 
-    def improve(seed_, until, iterations):
+    def first_trees(self, t_start, budget):
+        """Phase 1: the jump search, a fixed number of rounds (deterministic; the deadline is a safety net),
+        then on small tori the label search's construction and descent from its tree (random perturbations
+        only: the shifted ones move more than its few rounds can repair; 32x32, k = 12, one run each: 1155
+        with them, 1142 without)."""
+        t, D, opts = self.t, self.D, self.opts
+        V = t.n_vertices
+        self.jumps = unit_metric(D)
+        if self.jumps:
+            start = None if opts.start is None else parent_to_labels(opts.start)
+            _jump(t, D, self.k, self.best, self.say, labels=start, seed=opts.seed, iterations=jump_rounds(V),
+                  deadline=min(t_start + 0.5 * budget, self.h_deadline))
+        if V < LNS_FIRST or not self.jumps:
+            self.search(opts.seed, min(t_start + 0.25 * budget, self.h_deadline), None, n_orders=2, bfs=True,
+                        shift=False)
+
+    def arms(self, iterations) -> dict:
+        """The improvement phase's arms (:meth:`improve`), in their first order."""
+        t, D, k, best, say = self.t, self.D, self.k, self.best, self.say
+
+        def jump(seed__, stop):
+            _jump(t, D, k, best, say, labels=parent_to_labels(best.parent), seed=seed__, deadline=stop)
+
+        def window(seed__, stop):
+            res = window_search(D, k, np.minimum(parent_to_labels(best.parent), k), seed=seed__, deadline=stop,
+                                shifts=self.shifts, progress=say)
+            parent = labels_to_parent(D, res.labels)
+            best.offer_tree(parent, tree_weight(t, parent), "window search", say)
+
+        def local(seed__, stop):
+            self.search(seed__, stop, iterations)
+
+        def lns(seed__, stop):
+            res = lns_search(D, k, best.parent, seed=seed__, deadline=stop, progress=say)
+            best.offer_tree(res.parent, res.weight, "lns", say)
+
+        def kick(seed__, stop):
+            res = kick_search(D, k, best.parent, self.shifts, seed=seed__, deadline=stop, progress=say)
+            best.offer_tree(res.parent, res.weight, "kick", say)
+
+        arms = {"jump": jump} if self.jumps else {}
+        arms["label"] = window if t.n_vertices >= LNS_FIRST else local
+        if self.opts.solver != "heuristic":
+            arms.update(lns=lns, kick=kick)
+        return arms
+
+    def improve(self, seed_, until, iterations):
         """Share ``[now, until]`` between the jump search, a label search, the window LNS and kicks.
 
         Each arm gets a first slice, in that order, then each slice (a quarter of the
@@ -277,31 +357,8 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
         the jump and label searches only.  ``iterations`` caps the whole-torus search's
         perturbations per slice.
         """
-
-        def jump(seed__, stop):
-            _jump(t, D, k, best, say, labels=parent_to_labels(best.parent), seed=seed__, deadline=stop)
-
-        def window(seed__, stop):
-            res = window_search(D, k, np.minimum(parent_to_labels(best.parent), k), seed=seed__, deadline=stop,
-                                shifts=shifts, progress=say)
-            parent = labels_to_parent(D, res.labels)
-            best.offer_tree(parent, tree_weight(t, parent), "window search", say)
-
-        def local(seed__, stop):
-            search(seed__, stop, iterations)
-
-        def lns(seed__, stop):
-            res = lns_search(D, k, best.parent, seed=seed__, deadline=stop, progress=say)
-            best.offer_tree(res.parent, res.weight, "lns", say)
-
-        def kick(seed__, stop):
-            res = kick_search(D, k, best.parent, shifts, seed=seed__, deadline=stop, progress=say)
-            best.offer_tree(res.parent, res.weight, "kick", say)
-
-        arms = {"jump": jump} if jumps else {}
-        arms["label"] = window if V >= LNS_FIRST else local
-        if solver != "heuristic":
-            arms.update(lns=lns, kick=kick)
+        best = self.best
+        arms = self.arms(iterations)
         order = list(arms)
         rate = {}
         turn = 0
@@ -316,53 +373,37 @@ def run_pipeline(t, k, best, *, deadline, seed=0, solver="auto", threads=1, say=
             gain = (w0 - best.weight) / max(time.monotonic() - t0, 1e-3)
             rate[kind] = gain if kind not in rate else 0.5 * (rate[kind] + gain)
 
-    # 1. the jump search, a fixed number of rounds (deterministic; the deadline is a safety net),
-    # then on small tori the label search's construction and descent from its tree (random
-    # perturbations only: the shifted ones move more than its few rounds can repair; 32x32, k = 12,
-    # one run each: 1155 with them, 1142 without)
-    jumps = unit_metric(D)
-    if jumps:
-        _jump(t, D, k, best, say, labels=None if start is None else parent_to_labels(start), seed=seed,
-              iterations=jump_rounds(V), deadline=min(t_start + 0.5 * budget, h_deadline))
-    if V < LNS_FIRST or not jumps:
-        search(seed, min(t_start + 0.25 * budget, h_deadline), None, n_orders=2, bfs=True, shift=False)
-    if not bound:
-        improve(seed + 1, h_deadline, 100_000)
-        return
-    if _left(deadline) <= 0.5 or solver == "heuristic" and not lp_affordable(V, _left(deadline)):
-        improve(seed + 1, h_deadline, 100_000)
-        return
-    # 2. LP bound: cone and flow cuts, column generation, on the orbits of the root's stabilizer
-    if not lp_affordable(V, _left(deadline)):
-        say(f"the LP on {V} vertices would not finish in the time left; local search and LNS instead")
-        improve(seed + 1, h_deadline, 100_000)
-        return
-    perms = root_stabilizer(t)
-    lp = LayeredLP(D, k, perms)
-    lp_deadline = time.monotonic() + 0.5 * max(_left(deadline), 0)
-    lpres = lp.solve(deadline=lp_deadline, progress=say, target=best.weight - 1 + _EPS, stall_rounds=15)
-    state = "converged" if lpres.converged else "stopped early"
-    method = (f"layered-graph LP on root-stabilizer orbits, {lpres.n_cuts} cone/flow cuts, "
-              f"{lpres.n_columns} column orbits, all arcs priced ({state})")
-    usable = np.isfinite(lpres.bound) and lp.duals is not None
-    if np.isfinite(lpres.bound):
-        best.offer_bound(math.ceil(lpres.bound - _EPS), method, say)
-        # the duals behind the bound, for the certificate (synth check re-derives it), unless the
-        # cone-counting dual already proves more (an LP stopped early on a big torus)
-        if usable and math.ceil(lpres.bound - _EPS) >= _dual_bound(best):
-            best.dual = export_dual(lp, lpres.bound)
-    if best.bound < best.weight:
-        _steiner_bound(t, k, best, D, deadline, say)
-    if best.bound >= best.weight:
-        return
-    if solver != "heuristic" and usable:
-        # 3. a long improvement phase first when the MIP would be big
-        easy = lp.arcs_below(best.weight - 1 - lpres.bound + _EPS, max_arcs=EASY_MIP_ARCS, deadline=deadline)
-        if easy is None:
-            improve(seed + 2, min(time.monotonic() + 0.5 * _left(h_deadline), h_deadline), ILS_ROUNDS)
-        # 4. fixing + MIP, restarted on every improvement
-        _mip_loop(t, k, best, lp, lpres, method, perms, D, deadline=deadline, seed=seed,
-                  solver=solver, threads=threads, say=say)
-    # 5. time left and no proof: more local search and LNS from the incumbent
-    if best.bound < best.weight:
-        improve(seed + 1, h_deadline, 100_000)
+    def bound_and_mip(self):
+        """Phases 2-5: the LP bound, the Steiner bound, a long improvement phase before a big MIP, fixing + MIP,
+        and more local search while nothing is proven."""
+        t, k, best, deadline, say, opts = self.t, self.k, self.best, self.deadline, self.say, self.opts
+        perms = root_stabilizer(t)
+        lp = LayeredLP(self.D, k, perms)
+        lp_deadline = time.monotonic() + 0.5 * max(_left(deadline), 0)
+        lpres = lp.solve(deadline=lp_deadline, progress=say, target=best.weight - 1 + _EPS, stall_rounds=15)
+        state = "converged" if lpres.converged else "stopped early"
+        method = (f"layered-graph LP on root-stabilizer orbits, {lpres.n_cuts} cone/flow cuts, "
+                  f"{lpres.n_columns} column orbits, all arcs priced ({state})")
+        usable = np.isfinite(lpres.bound) and lp.duals is not None
+        if np.isfinite(lpres.bound):
+            best.offer_bound(math.ceil(lpres.bound - _EPS), method, say)
+            # the duals behind the bound, for the certificate (synth check re-derives it), unless the
+            # cone-counting dual already proves more (an LP stopped early on a big torus)
+            if usable and math.ceil(lpres.bound - _EPS) >= _dual_bound(best):
+                best.dual = export_dual(lp, lpres.bound)
+        if best.bound < best.weight:
+            _steiner_bound(t, k, best, self.D, deadline, say)
+        if best.bound >= best.weight:
+            return
+        if opts.solver != "heuristic" and usable:
+            # 3. a long improvement phase first when the MIP would be big
+            easy = lp.arcs_below(best.weight - 1 - lpres.bound + _EPS, max_arcs=EASY_MIP_ARCS, deadline=deadline)
+            if easy is None:
+                self.improve(opts.seed + 2, min(time.monotonic() + 0.5 * _left(self.h_deadline), self.h_deadline),
+                             ILS_ROUNDS)
+            # 4. fixing + MIP, restarted on every improvement
+            _mip_loop(t, k, best, lp, lpres, method, perms, self.D, deadline=deadline, seed=opts.seed,
+                      solver=opts.solver, threads=opts.threads, say=say)
+        # 5. time left and no proof: more local search and LNS from the incumbent
+        if best.bound < best.weight:
+            self.improve(opts.seed + 1, self.h_deadline, 100_000)

@@ -10,8 +10,9 @@
   owner's chunk cut into units, units sharing a tree merged into one weighted component);
 * :mod:`~synth.models.packing.classdual`: the whole LP's dual as the certified bound of the layered
   class (docs/bounds.md section 5);
-* :mod:`~synth.models.packing.pipeline`: :func:`pack`, the layered LP, its rounding and certificate, and
-  what the caller reports (status, the LP's share of the volume bound);
+* :mod:`~synth.models.packing.pipeline`: :func:`pack`, the layered LP and its rounding, returned
+  uncertified as every packing model's schedule is (:class:`~synth.models.packing.result.Packed`, with
+  the LP's status and share of the volume bound as numbers): the solve stage certifies it;
 * :mod:`~synth.models.packing.timed`: timed trees (any send round, any parent, more rounds) by column
   generation over the trees :mod:`~synth.models.packing.tree_pricing` finds (docs/timed.md);
 * :mod:`~synth.models.packing.routed` (routes through switches, one-way links) and
@@ -20,11 +21,12 @@
 
 from .layered import LayeredArcs, LayeredSolution, build_layered, layered_arcs, root_reps, solve_layered
 from .local import Reference, reference_fractions, solve_local
-from .pipeline import PackResult, pack
+from .pipeline import pack
+from .result import Packed
 from .rounding import round_schedule
 from .classdual import class_dual, with_class_bound
-from .timed import TimedSolution, pack_timed, solve_timed
+from .timed import TimedOptions, TimedSolution, pack_timed, solve_timed
 
 __all__ = ["LayeredArcs", "LayeredSolution", "build_layered", "layered_arcs", "root_reps", "solve_layered",
-           "PackResult", "pack", "round_schedule", "Reference", "reference_fractions", "solve_local", "class_dual",
-           "with_class_bound", "TimedSolution", "pack_timed", "solve_timed"]
+           "Packed", "pack", "round_schedule", "Reference", "reference_fractions", "solve_local", "class_dual",
+           "with_class_bound", "TimedOptions", "TimedSolution", "pack_timed", "solve_timed"]

@@ -112,9 +112,10 @@ def expand(cuts: UnitCuts, root, lo, hi):
     return arc, comp
 
 
-def packed_base(t, n_rounds, comp, rnd, src, dst, op, links, weights, labels) -> BaseSchedule:
-    """The base schedule of the transmissions ``(comp, rnd, src, dst, op)`` over ``links`` (one route per
-    row, padded with ``-1``), sorted by round, component, sender and receiver."""
+def packed_base(t, n_rounds, rows, weights, labels) -> BaseSchedule:
+    """The base schedule of the transmissions ``rows = (comp, rnd, src, dst, op, links)`` (arrays; ``links``
+    one route per row, padded with ``-1``), sorted by round, component, sender and receiver."""
+    comp, rnd, src, dst, op, links = rows
     links = np.asarray(links).reshape(src.size, -1)
     srt = np.lexsort((dst, src, comp, rnd))
     routes = links[srt]
@@ -135,6 +136,7 @@ def round_schedule(sol: LayeredSolution, units: int = 1024) -> BaseSchedule:
     dep = d.depth[arc]
     labels = tuple(f"layered tree of owner {int(d.roots[r])}, units {int(u)}..{int(u + w - 1)} of {int(n_root[r])}"
                    for r, u, w in zip(cuts.root.tolist(), cuts.first.tolist(), cuts.weight.tolist()))
-    return packed_base(t, 2 * H, np.r_[comp, comp], np.r_[H - dep + 1, H + dep], np.r_[d.child[arc], d.parent[arc]],
-                       np.r_[d.parent[arc], d.child[arc]], np.r_[np.full(arc.size, REDUCE), np.full(arc.size, COPY)],
-                       np.r_[d.up[arc], d.down[arc]], cuts.weight, labels)
+    rows = (np.r_[comp, comp], np.r_[H - dep + 1, H + dep], np.r_[d.child[arc], d.parent[arc]],
+            np.r_[d.parent[arc], d.child[arc]], np.r_[np.full(arc.size, REDUCE), np.full(arc.size, COPY)],
+            np.r_[d.up[arc], d.down[arc]])
+    return packed_base(t, 2 * H, rows, cuts.weight, labels)

@@ -40,13 +40,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.check.claims import certify
 from synth.errors import SynthError
 from synth.models.packing.arcs import ArcSet, build_packing_lp, no_solution
 from synth.models.packing.rounding import expand, packed_base, split_units, unit_cuts
 from synth.models.packing.layered import LayeredSolution, root_reps
-from synth.schedule.collective import collective_half
-from synth.schedule.data import ALLREDUCE, COPY, REDUCE
+from synth.models.packing.result import Packed
+from synth.schedule.data import COPY, REDUCE
 from synth.schedule.weights import largest_remainder
 from synth.symmetry.residual import trivial_group
 from synth.topology.base import Topology
@@ -289,19 +288,20 @@ def round_routed(sol: LayeredSolution, units: int = 1024):
     op = np.concatenate([np.full(c[0].size, c[4]) for c in cols])
     labels = tuple(f"{d.kind} tree of owner {int(d.roots[r])}, units {int(u)}..{int(u + w - 1)} of {int(n_root[r])}"
                    for r, u, w in zip(cuts.root.tolist(), cuts.first.tolist(), cuts.weight.tolist()))
-    return packed_base(t, d.n_rounds, comp_all, rnd, src, dst, op, links, cuts.weight, labels)
+    return packed_base(t, d.n_rounds, (comp_all, rnd, src, dst, op, links), cuts.weight, labels)
 
 
-def pack_routed(t, group=None, units: int = 1024, free_shares: bool = True, time_limit=None, mode="auto",
-                progress=lambda _m: None, elements=None, collective=ALLREDUCE, data=None, claims=None):
-    """Solve the routed LP on ``t``, round it and certify the schedule: ``(certificate, solution)``.
+def pack_routed(data: RoutedArcs, units: int = 1024, free_shares: bool = True, time_limit=None,
+                progress=lambda _m: None, claims=None) -> Packed:
+    """Solve the routed LP over the arcs ``data`` and round it: the schedule, uncertified
+    (:class:`~synth.models.packing.result.Packed`, lifted by ``data.group`` or the trivial group).
 
-    ``data``: the arcs (default :func:`routed_arcs`; :func:`synth.models.packing.depth.depth_arcs` gives
-    depth-bounded ones); ``claims``: more solver claims for the certificate.
+    ``data``: :func:`routed_arcs`, or :func:`synth.models.packing.depth.depth_arcs` for depth-bounded
+    trees; ``claims``: more solver claims for the certificate.
     """
     t0 = time.monotonic()
-    group = trivial_group(t) if group is None else group
-    data = routed_arcs(t, group) if data is None else data
+    t = data.topology
+    group = trivial_group(t) if data.group is None else data.group
     if data.n_arcs > MAX_ROUTED_ARCS:
         raise SynthError(f"the {data.kind} LP on {t.name} has {data.n_arcs:,} (parent, route) choices, over the "
                          f"{MAX_ROUTED_ARCS:,} it is built for")
@@ -310,7 +310,7 @@ def pack_routed(t, group=None, units: int = 1024, free_shares: bool = True, time
     sol = solve_routed(data, free_shares, time_limit=time_limit)
     progress(f"{data.kind} LP {sol.status}: {100 * sol.fraction:.1f} % of the volume bound; rounding to {units} units "
              "per owner")
-    base = collective_half(round_routed(sol, units), collective)
+    base = round_routed(sol, units)
     solver = {"model": "synth.models.packing.routed", "lp_status": sol.status, "lp_objective": round(sol.objective, 9),
               "lp_fraction_of_volume_bound": round(sol.fraction, 6), "units_per_owner": units,
               "free_shares": free_shares, "lp": data.kind, **(claims or {}),
@@ -319,7 +319,5 @@ def pack_routed(t, group=None, units: int = 1024, free_shares: bool = True, time
                          "bandwidth term of trees whose arcs are routes, layered by compute hops or levels, "
                          f"{data.n_rounds} rounds) and its share of the volume bound; the schedule's own bandwidth "
                          "term and bound are claims that synth check re-derives"}
-    progress(f"checking the packed schedule ({base.n_transmissions * group.order:,} transmissions)")
-    cert = certify(base, group, elements, mode=mode, solver=solver,
-                   provenance={"algorithm": f"{data.kind}-packing", "group": group.name, "seed": None})
-    return cert, sol
+    return Packed(base, group, solver, f"{data.kind}-packing", sol.status, sol.fraction, sol, units,
+                  time.monotonic() - t0)

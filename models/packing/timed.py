@@ -14,7 +14,7 @@ of :mod:`synth.models.packing.rounding`, shifted to every start round when ``R >
 heuristic pricing adds, for each owner, the cheapest tree it finds under the load rows' duals while
 its reduced cost is negative.  The pricing is not exact: when it finds nothing the LP is the best
 over the trees found, not over the class (``status`` says so).  :func:`round_timed` makes the weights
-integer (largest remainders) and :func:`pack_timed` certifies the schedule.
+integer (largest remainders) and :func:`pack_timed` returns the schedule for the solve stage to certify.
 
 Examples
 --------
@@ -26,8 +26,8 @@ Examples
 >>> sol.fraction > sol.layered.fraction + 0.01, sol.R
 (True, 5)
 >>> res = pack_timed(sol, units=64)
->>> float(eval(res.certificate.claims["bandwidth_fraction"])) > sol.layered.fraction
-True
+>>> res.algorithm, res.lp_fraction == sol.fraction
+('timed-packing', True)
 """
 
 from __future__ import annotations
@@ -37,15 +37,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.check.claims import certify
 from synth.models.backends.solvers import new_highs
 from synth.models.packing.layered import LayeredSolution, layered_arcs, solve_layered
-from synth.models.packing.tree_pricing import TreeSpace, arc_costs, exact_price, price, start_labels
+from synth.models.packing.result import Packed
 from synth.models.packing.rounding import round_schedule
+from synth.models.packing.tree_pricing import TreeSpace, arc_costs, exact_price, price, start_labels
 from synth.schedule.data import COPY, REDUCE, BaseSchedule
 from synth.schedule.weights import largest_remainder
 
-__all__ = ["TimedSolution", "TimedPack", "solve_timed", "round_timed", "pack_timed", "layered_columns",
+__all__ = ["TimedSolution", "TimedOptions", "solve_timed", "round_timed", "pack_timed", "layered_columns",
            "MasterLP"]
 
 MODEL = "synth.models.packing.timed"
@@ -72,14 +72,6 @@ class TimedSolution:
     R = property(lambda self: self.space.R, doc="Reduce rounds (the schedule has ``2R``, empty ones dropped).")
     fraction = property(lambda self: self.volume_bound / self.objective,
                         doc="Volume bound / LP value: the share of the bound that the columns found reach.")
-
-
-@dataclass(frozen=True, eq=False)
-class TimedPack:
-    certificate: object
-    solution: TimedSolution
-    units: int
-    seconds: float
 
 
 def _column_rows(space, L, plink):
@@ -240,23 +232,36 @@ def layered_columns(data, sol: LayeredSolution, R: int, units: int = 1024):
     return out
 
 
+@dataclass(frozen=True)
+class TimedOptions:
+    """How :func:`solve_timed` generates columns.
+
+    ``max_iterations``: LP solves at most.  ``exact``: price by enumerating every labelling
+    (:func:`~synth.models.packing.tree_pricing.exact_price`, tiny graphs only); the value is then the LP
+    optimum over the whole class.  ``smooth``: weights of the best duals so far in further pricing
+    points (Wentges smoothing; empty: the current duals only).  ``purge``: columns with weight 0 in that
+    many solves in a row (and out of the basis, under the simplex) leave the LP (0: never).  ``kicks``:
+    when the pricing finds nothing, that many restarts from labellings priced under randomly perturbed
+    prices (seeded by the iteration: deterministic).  ``method``: how :class:`MasterLP` solves the master
+    (default ``"ipm"``, ``"simplex"`` with ``exact``).
+    """
+
+    max_iterations: int = 400
+    exact: bool = False
+    smooth: tuple = (0.5,)
+    purge: int = 4
+    kicks: int = 3
+    method: str | None = None
+
+
 def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: LayeredSolution | None = None,
-                max_iterations: int = 400, progress=lambda _m: None, exact: bool = False,
-                smooth=(0.5,), purge: int = 4, kicks: int = 3, method: str | None = None) -> TimedSolution:
+                progress=lambda _m: None, options: TimedOptions = TimedOptions()) -> TimedSolution:
     """Column generation over timed trees with ``R`` reduce rounds (default ``H``); module docstring.
 
-    Stops when the pricing finds no improving tree, after ``max_iterations`` LP solves, after 25 solves
-    without a gain of 1e-6 (relative), or when this process has used ``time_limit`` CPU seconds since
-    the call (CPU, not wall time: machines shared by many jobs stretch the wall clock).
-
-    ``exact``: price by enumerating every labelling (:func:`~synth.models.packing.tree_pricing.exact_price`,
-    tiny graphs only); the value is then the LP optimum over the whole class.  ``smooth``: weights of
-    the best duals so far in further pricing points (Wentges smoothing; empty: the current duals
-    only).  ``purge``: columns with weight 0 in that many solves in a row (and out of the basis, under
-    the simplex) leave the LP (0: never).  ``kicks``: when the pricing finds nothing, that many
-    restarts from labellings priced under randomly perturbed prices (seeded by the iteration:
-    deterministic).  ``method``: how :class:`MasterLP` solves the master (default ``"ipm"``,
-    ``"simplex"`` with ``exact``).
+    Stops when the pricing finds no improving tree, after ``options.max_iterations`` LP solves, after 25
+    solves without a gain of 1e-6 (relative), or when this process has used ``time_limit`` CPU seconds
+    since the call (CPU, not wall time: machines shared by many jobs stretch the wall clock).
+    ``options``: :class:`TimedOptions`.
     """
     from synth.check.bounds.bandwidth import min_compute_distance   # the checker's d_min: the same bound
 
@@ -269,71 +274,93 @@ def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: Layere
         raise ValueError(f"R = {R} is below the layered depth {data.H}")
     G = 1 if group is None else group.order
     space = TreeSpace.build(t, group, R)
-    lp = MasterLP(space, G, method or ("simplex" if exact else "ipm"))
+    lp = MasterLP(space, G, options.method or ("simplex" if options.exact else "ipm"))
     for k, L, pl, _x, _s in layered_columns(data, layered, R):
         lp.add(k, L, pl)
-    roots = data.roots
-    n_roots = roots.size
-    starts = start_labels(space, roots)
+    pricer = _Pricer(space, data.roots, G, options)
     vol = 2 * (t.n_compute - 1) * min_compute_distance(t) / t.n_links
-    status, best, stall, it = "", np.inf, 0, 0
-    center, center_value, vertex = None, -np.inf, False
+    status, obj, x, it = _generate(lp, pricer, (cpu0, time_limit), progress, vol)
+    return TimedSolution(space, data.roots, group, status, obj, vol, np.asarray(lp.root), np.array(lp.labels),
+                         np.array(lp.plink), x, it, time.monotonic() - t0, layered)
+
+
+def _generate(lp, pricer, budget, progress, vol):
+    """The column generation loop of :func:`solve_timed`: ``(status, objective, weights, iterations)``;
+    ``budget`` is ``(process time at the start, CPU seconds)``."""
+    options, (cpu0, time_limit) = pricer.options, budget
+    status, best, stall, it, vertex = "", np.inf, 0, 0, False
     while True:
-        if purge and it:
-            lp.purge(purge)
+        if options.purge and it:
+            lp.purge(options.purge)
         obj, x, pi, mu = lp.solve(vertex)
         it += 1
         if obj < best * (1 - 1e-6):
             best, stall = obj, 0
         else:
             stall += 1
-        if it > max_iterations or stall >= 25:
+        if it > options.max_iterations or stall >= 25:
             status = f"column generation stopped: no gain in {stall} iterations" if stall >= 25 else \
-                f"column generation stopped after {max_iterations} iterations"
+                f"column generation stopped after {options.max_iterations} iterations"
             break
         if time.process_time() - cpu0 > time_limit:
             status = f"column generation stopped at the time limit ({time_limit:g} CPU s)"
             break
+        added = pricer.add_columns(lp, x, pi, mu, obj, it)
+        progress(f"timed LP, R = {lp.space.R}, iteration {it}: {100 * vol / obj:.2f} % of the volume bound, "
+                 f"{lp.n_columns} columns, {added} added")
+        if not added and lp.method == "ipm" and not vertex:
+            vertex = True        # nothing at the interior duals: price once more at a vertex's
+            continue
+        if not added:
+            status = ("optimal: exact pricing found no improving tree" if options.exact else
+                      "column generation stopped: the heuristic pricing found no improving tree")
+            break
+        vertex = False
+    if not vertex:
+        obj, x = lp.solve(vertex=True)[:2]      # the weights of a vertex: fewer trees to round
+    return status, obj, x, it
+
+
+class _Pricer:
+    """The pricing of :func:`solve_timed`: exact, or heuristic from warm and fixed starts with smoothing and
+    kicks (:class:`TimedOptions`); keeps the best duals seen (the smoothing's centre)."""
+
+    def __init__(self, space, roots, G, options):
+        self.space, self.roots, self.G, self.options = space, roots, G, options
+        self.starts = start_labels(space, roots)
+        self.center, self.center_value = None, -np.inf
+
+    def add_columns(self, lp, x, pi, mu, obj, it) -> int:
+        """Price at the duals ``pi`` (and ``mu``, the convexity row's) and add the improving trees: how many."""
+        space, roots, G, options = self.space, self.roots, self.G, self.options
+        n_roots = roots.size
         C = arc_costs(space, pi)
-        warm = _warm_labels(lp, x, n_roots, starts)
-        if exact:
+        warm = _warm_labels(lp, x, n_roots, self.starts)
+        if options.exact:
             owner = np.arange(n_roots)
             L, plink, cost = (np.array(z) for z in zip(*[exact_price(space, C, int(r)) for r in roots.tolist()]))
             red = cost - G * mu
         else:
             # the current duals and points between them and the best duals so far (Wentges smoothing): the
             # trees found at every point that improve at the current duals become columns
-            points = [pi] + ([] if center is None else [a * center + (1 - a) * pi for a in smooth])
-            found = [_price_rows(space, arc_costs(space, q), roots, warm, starts) for q in points]
+            points = [pi] + ([] if self.center is None else [a * self.center + (1 - a) * pi for a in options.smooth])
+            found = [_price_rows(space, arc_costs(space, q), roots, warm, self.starts) for q in points]
             for q, f in zip(points, found):
-                if f[3].min() / G > center_value:
-                    center_value, center = f[3].min() / G, q
+                if f[3].min() / G > self.center_value:
+                    self.center_value, self.center = f[3].min() / G, q
             owner, L, plink = (np.concatenate([f[i] for f in found]) for i in range(3))
             red = _tree_costs(C, L, plink) - G * mu
         added = _add_improving(lp, owner, L, plink, red, obj)
         rng = np.random.default_rng(it)
-        for _ in range(0 if exact or added else kicks):
+        for _ in range(0 if options.exact or added else options.kicks):
             # nothing found: start again from labellings that are good for randomly perturbed prices
             noisy = C * rng.lognormal(0.0, 0.5, C.shape)
-            kicked = _price_rows(space, noisy, roots, warm, starts)[1]
+            kicked = _price_rows(space, noisy, roots, warm, self.starts)[1]
             owner, L, plink, cost = _price_rows(space, C, roots, kicked[:n_roots], kicked[n_roots:])
             added = _add_improving(lp, owner, L, plink, cost - G * mu, obj)
             if added:
                 break
-        progress(f"timed LP, R = {R}, iteration {it}: {100 * vol / obj:.2f} % of the volume bound, "
-                 f"{lp.n_columns} columns, {added} added")
-        if not added and lp.method == "ipm" and not vertex:
-            vertex = True        # nothing at the interior duals: price once more at a vertex's
-            continue
-        if not added:
-            status = ("optimal: exact pricing found no improving tree" if exact else
-                      "column generation stopped: the heuristic pricing found no improving tree")
-            break
-        vertex = False
-    if not vertex:
-        obj, x = lp.solve(vertex=True)[:2]      # the weights of a vertex: fewer trees to round
-    return TimedSolution(space, roots, group, status, obj, vol, np.asarray(lp.root), np.array(lp.labels),
-                         np.array(lp.plink), x, it, time.monotonic() - t0, layered)
+        return added
 
 
 def _add_improving(lp, owner, L, plink, red, obj) -> int:
@@ -400,11 +427,13 @@ def round_timed(sol: TimedSolution, units: int = 1024) -> BaseSchedule:
                         np.arange(cols["src"].size + 1), cols["link"], n[keep], labels)
 
 
-def pack_timed(sol: TimedSolution, units: int = 1024, elements=None, mode="auto") -> TimedPack:
-    """Round ``sol`` and certify the schedule (:func:`synth.check.claims.certify`), with the solver claims."""
+def pack_timed(sol: TimedSolution, units: int = 1024) -> Packed:
+    """Round ``sol``: the schedule with the solver claims, uncertified
+    (:class:`~synth.models.packing.result.Packed`)."""
     t0 = time.monotonic()
     base = round_timed(sol, units)
-    solver = {"model": MODEL, "lp_status": sol.status if sol.status.startswith("optimal") else f"heuristic: {sol.status}", "lp_objective": round(sol.objective, 9),
+    lp_status = sol.status if sol.status.startswith("optimal") else f"heuristic: {sol.status}"
+    solver = {"model": MODEL, "lp_status": lp_status, "lp_objective": round(sol.objective, 9),
               "lp_fraction_of_volume_bound": round(sol.fraction, 6), "reduce_rounds": sol.R,
               "iterations": sol.iterations, "columns": int(sol.x.size), "units_per_owner": units,
               "layered_lp_fraction": round(sol.layered.fraction, 6), "seconds": round(sol.seconds, 3),
@@ -412,7 +441,5 @@ def pack_timed(sol: TimedSolution, units: int = 1024, elements=None, mode="auto"
                          "found by a heuristic pricing (not a bound for the class) and its share of the volume "
                          "bound; the schedule's own bandwidth term and bound are claims that synth check "
                          "re-derives"}
-    cert = certify(base, sol.group, elements, mode=mode, solver=solver,
-                   provenance={"algorithm": "timed-packing",
-                               "group": None if sol.group is None else sol.group.name, "seed": None})
-    return TimedPack(cert, sol, units, time.monotonic() - t0 + sol.seconds)
+    return Packed(base, sol.group, solver, "timed-packing", lp_status, sol.fraction, sol, units,
+                  time.monotonic() - t0 + sol.seconds)

@@ -126,9 +126,18 @@ def _descend_all(ls, cands, deadline):
     return best_lab, best_cost
 
 
-def heuristic_forest(t, D, h: int, *, seed: int = 0, time_limit: float = 30.0, partners=None, starts=(),
-                     iterations: int | None = None, n_intensify: int | None = None,
-                     progress=None) -> ForestResult:
+@dataclass(frozen=True, eq=False)
+class ForestOptions:
+    """The search options of :func:`heuristic_forest` (documented there)."""
+
+    time_limit: float = 30.0
+    partners: object = None
+    starts: tuple = ()
+    iterations: int | None = None
+    n_intensify: int | None = None
+
+
+def heuristic_forest(t, D, h: int, *, seed: int = 0, progress=None, **options) -> ForestResult:
     """A good exchange forest of depth ``<= h`` (construction, descent, partner and iterated search).
 
     Parameters
@@ -140,6 +149,9 @@ def heuristic_forest(t, D, h: int, *, seed: int = 0, time_limit: float = 30.0, p
         Depth bound, ``h >= 1``.
     seed : int
         Seeds the orders and the perturbations.
+    progress : callable, optional
+    **options
+        Those of :class:`ForestOptions`:
     time_limit : float
         Safety cap in seconds; the search is otherwise bounded by ``iterations``, so the result
         depends only on the seed unless the cap cuts it short.
@@ -153,86 +165,106 @@ def heuristic_forest(t, D, h: int, *, seed: int = 0, time_limit: float = 30.0, p
     n_intensify : int, optional
         How many of the best partners after the construction get the iterated search (default
         8 on tori up to 150 vertices, else 3).
-    progress : callable, optional
 
     Returns
     -------
     ForestResult
     """
-    t_end = time.monotonic() + time_limit
-    say = progress or (lambda _m: None)
+    opts = ForestOptions(**options)
+    run = _ForestSearch(D, h, seed, time.monotonic() + opts.time_limit, progress or (lambda _m: None))
     V = D.shape[0]
-    Dm = _dist_no_diag(D)
-    d0 = D[0].astype(np.int64)
-    if partners is None:
-        partners = sample_partners(partner_orbits(t)[0], V)
+    partners = sample_partners(partner_orbits(t)[0], V) if opts.partners is None else opts.partners
     partners = [int(b) for b in partners]
     extra = {}
-    for b, parent in starts:
+    for b, parent in opts.starts:
         extra.setdefault(int(b), []).append(forest_depths(parent, [0, b]))
     for b in extra:
         if b not in partners:
             partners.append(b)
-    if iterations is None:
-        iterations = int(min(150, max(20, 20_000 // V)))
-    ls = label_search(Dm, h, _root_labels(V, partners[0], np.ones(V)))
-    # 1. every partner: construction + descent, in the order of the truncated BFS forest's weight
-    #    (cheap), so that a time cap on a big torus cuts the least promising partners
-    quick = [labels_cost(Dm, _root_labels(V, b, np.minimum(root_distance(D, b), h))) + int(d0[b])
-             for b in partners]
-    partners = [partners[i] for i in np.argsort(quick, kind="stable")]
-    scored = []
-    for n, b in enumerate(partners):
-        if scored and time.monotonic() > t_end:
-            break
-        cands = _construct(D, Dm, b, h, [[seed, b, 0]], extra.get(b, ()))
-        lab, cost = _descend_all(ls, cands, t_end)
-        scored.append((cost + int(d0[b]), n, b, lab))
-    per = {b: (w, lab) for w, _, b, lab in scored}
-    scored.sort(key=lambda r: (r[0], r[1]))
-    best_w, _, best_b, best_lab = scored[0]
-    say(f"heuristic: best partner {best_b}, W = {best_w} after construction")
+    iterations = int(min(150, max(20, 20_000 // V))) if opts.iterations is None else opts.iterations
+    run.ls = label_search(run.Dm, h, _root_labels(V, partners[0], np.ones(V)))
+    scored = run.score(partners, extra)
     # 2. intensify the best few partners: more orders, iterated local search
-    n_top = min(len(scored), n_intensify or (8 if V <= 150 else 3))
-    rounds = max(1, 3 * iterations // n_top)       # the same total work however many partners share it
-    rng = np.random.default_rng([seed, 7])
-    max_r = max(2, int(round(np.sqrt(V) / 3)))
-    for w0, _, b, lab0 in scored[:n_top]:
-        if time.monotonic() > t_end:
-            break
-        cands = [lab0] + _construct(D, Dm, b, h, [[seed, b, i] for i in (1, 2)])[1:]
-        cur_lab, cur_cost = _descend_all(ls, cands, t_end)
-        for _ in range(rounds):
+    n_top = min(len(scored), opts.n_intensify or (8 if V <= 150 else 3))
+    run.intensify(scored[:n_top], max(1, 3 * iterations // n_top))  # the same total work however many share it
+    run.partner_moves()
+    parent = labels_to_parent(run.Dm, run.best_lab)
+    depth = int(forest_depths(parent, [0, run.best_b]).max())
+    return ForestResult(int(run.best_b), parent, run.best_lab, int(run.best_w), depth, run.per)
+
+
+class _ForestSearch:
+    """The state :func:`heuristic_forest`'s phases share: distances, the label search, the best forest per
+    partner (``per``) and overall (``best_w``, ``best_b``, ``best_lab``)."""
+
+    def __init__(self, D, h, seed, t_end, say):
+        self.D, self.h, self.seed, self.t_end, self.say = D, h, seed, t_end, say
+        self.Dm = _dist_no_diag(D)
+        self.d0 = D[0].astype(np.int64)
+        self.ls, self.per = None, {}
+        self.best_w = self.best_b = self.best_lab = None
+
+    def score(self, partners, extra):
+        """Phase 1: every partner, construction + descent, in the order of the truncated BFS forest's weight
+        (cheap), so that a time cap on a big torus cuts the least promising partners; sorted by weight."""
+        D, Dm, h, d0, V = self.D, self.Dm, self.h, self.d0, self.D.shape[0]
+        quick = [labels_cost(Dm, _root_labels(V, b, np.minimum(root_distance(D, b), h))) + int(d0[b])
+                 for b in partners]
+        partners = [partners[i] for i in np.argsort(quick, kind="stable")]
+        scored = []
+        for n, b in enumerate(partners):
+            if scored and time.monotonic() > self.t_end:
+                break
+            cands = _construct(D, Dm, b, h, [[self.seed, b, 0]], extra.get(b, ()))
+            lab, cost = _descend_all(self.ls, cands, self.t_end)
+            scored.append((cost + int(d0[b]), n, b, lab))
+        self.per = {b: (w, lab) for w, _, b, lab in scored}
+        scored.sort(key=lambda r: (r[0], r[1]))
+        self.best_w, _, self.best_b, self.best_lab = scored[0]
+        self.say(f"heuristic: best partner {self.best_b}, W = {self.best_w} after construction")
+        return scored
+
+    def intensify(self, top, rounds):
+        """Phase 2: more orders and ``rounds`` of iterated local search for each partner of ``top``."""
+        D, Dm, h, ls, t_end, V = self.D, self.Dm, self.h, self.ls, self.t_end, self.D.shape[0]
+        rng = np.random.default_rng([self.seed, 7])
+        max_r = max(2, int(round(np.sqrt(V) / 3)))
+        for w0, _, b, lab0 in top:
             if time.monotonic() > t_end:
                 break
-            ls.set_labels(_perturb(cur_lab, Dm, h, rng, int(rng.integers(1, max_r + 1))))
-            ls.search(deadline=t_end)
-            if ls.cost <= cur_cost:
-                cur_lab, cur_cost = ls.labels.copy(), ls.cost
-        w = cur_cost + int(d0[b])
-        if w < per[b][0]:
-            per[b] = (w, cur_lab)
-        if w < best_w:
-            best_w, best_b, best_lab = w, b, cur_lab
-            say(f"heuristic: partner {b}, W = {w}")
-    # 3. partner moves: move b to a vertex near it (keeping the other labels), search again
-    improved = True
-    while improved and time.monotonic() < t_end:
-        improved = False
-        near = np.flatnonzero((Dm[best_b] <= 2) & (np.arange(V) != 0))
-        for nb in near.tolist():
-            lab = best_lab.copy()
-            lab[best_b] = 1
-            lab[nb] = 0
-            ls.set_labels(lab)
-            ls.search(deadline=t_end)
-            w = ls.cost + int(d0[nb])
-            if nb not in per or w < per[nb][0]:
-                per[nb] = (w, ls.labels.copy())
-            if w < best_w:
-                best_w, best_b, best_lab, improved = w, nb, ls.labels.copy(), True
-                say(f"heuristic: partner move to {nb}, W = {w}")
-                break
-    parent = labels_to_parent(Dm, best_lab)
-    depth = int(forest_depths(parent, [0, best_b]).max())
-    return ForestResult(int(best_b), parent, best_lab, int(best_w), depth, per)
+            cands = [lab0] + _construct(D, Dm, b, h, [[self.seed, b, i] for i in (1, 2)])[1:]
+            cur_lab, cur_cost = _descend_all(ls, cands, t_end)
+            for _ in range(rounds):
+                if time.monotonic() > t_end:
+                    break
+                ls.set_labels(_perturb(cur_lab, Dm, h, rng, int(rng.integers(1, max_r + 1))))
+                ls.search(deadline=t_end)
+                if ls.cost <= cur_cost:
+                    cur_lab, cur_cost = ls.labels.copy(), ls.cost
+            w = cur_cost + int(self.d0[b])
+            if w < self.per[b][0]:
+                self.per[b] = (w, cur_lab)
+            if w < self.best_w:
+                self.best_w, self.best_b, self.best_lab = w, b, cur_lab
+                self.say(f"heuristic: partner {b}, W = {w}")
+
+    def partner_moves(self):
+        """Phase 3: move the partner to a vertex near it (keeping the other labels), search again."""
+        Dm, ls, V = self.Dm, self.ls, self.D.shape[0]
+        improved = True
+        while improved and time.monotonic() < self.t_end:
+            improved = False
+            near = np.flatnonzero((Dm[self.best_b] <= 2) & (np.arange(V) != 0))
+            for nb in near.tolist():
+                lab = self.best_lab.copy()
+                lab[self.best_b] = 1
+                lab[nb] = 0
+                ls.set_labels(lab)
+                ls.search(deadline=self.t_end)
+                w = ls.cost + int(self.d0[nb])
+                if nb not in self.per or w < self.per[nb][0]:
+                    self.per[nb] = (w, ls.labels.copy())
+                if w < self.best_w:
+                    self.best_w, self.best_b, self.best_lab, improved = w, nb, ls.labels.copy(), True
+                    self.say(f"heuristic: partner move to {nb}, W = {w}")
+                    break

@@ -17,16 +17,14 @@ from synth.check.certificate import write_certificate
 from synth.units import format_size
 from synth.fileio import check_writable, printable
 from synth.schedule.data import COLLECTIVES
-from synth.schedule.forest import forest_depths
-from synth.solving import check_written, solve
+from synth.solving import SolveRequest, check_written, plan
 from synth.solving.by_size import choose_by_size, size_note, size_summary
 from synth.solving.cache import cache_dir, cache_writable
 from synth.solving.khop import start_tree
 from synth.solving.summary import solve_summary
-from synth.solving.sweep import cached_depths
 from synth.topology.torus import Torus
 
-__all__ = ["add_parser", "cmd_solve", "print_result"]
+__all__ = ["add_parser", "cmd_solve", "print_result", "print_plan"]
 
 
 def cmd_solve(args) -> int:
@@ -39,6 +37,9 @@ def cmd_solve(args) -> int:
         check_writable(args.out)  # before the solve, not after minutes of it
     topology = topology_from_args(args)
     choice = None
+    if args.plan and args.size:
+        raise SynthError("--plan shows what one solve would build; --size solves every depth to choose one: "
+                         "drop --size, or give the --depth it chose")
     if args.size:
         if args.collective != "allreduce":
             raise SynthError("--size chooses among allreduce schedules; with --collective give --depth K instead")
@@ -68,13 +69,17 @@ def cmd_solve(args) -> int:
         if not isinstance(topology, Torus):
             raise SynthError("--start continues a k-hop tree solve on a torus")
         start_parent = start_tree(topology, args.start)
-    note = None if choice else _time_note(topology, args, start_parent)
+    request = SolveRequest(topology, depth=args.depth, elements=args.elements, mode=args.mode,
+                           exchange=args.exchange, progress=progress, generators=getattr(args, "generators", None),
+                           allow_unbalanced=args.allow_unbalanced, group=args.group, time_limit=args.time_limit,
+                           seed=args.seed, solver=args.solver, start=start_parent, collective=args.collective)
+    chosen = plan(request)
+    if args.plan:
+        return print_plan(topology, chosen, args)
+    note = None if choice else _time_note(topology, chosen)
     if note:
         print_note(note)
-    result = solve(topology, depth=args.depth, elements=args.elements, mode=args.mode, exchange=args.exchange,
-                   progress=progress, generators=getattr(args, "generators", None),
-                   allow_unbalanced=args.allow_unbalanced, group=args.group, time_limit=args.time_limit,
-                   seed=args.seed, solver=args.solver, start=start_parent, collective=args.collective)
+    result = chosen.build(request, chosen)
     cert = result.certificate
     cert.provenance["seconds"] = round(time.perf_counter() - start, 3)
     if args.out is not None:  # only --out writes; '-' is stdout, and the summary then goes to stderr
@@ -118,39 +123,34 @@ def _solve_many(args):
     return khop_solver(args.cluster, notice=progress_always)
 
 
-def _time_note(topology, args, start=None):
-    """The one-line note that this solve may run up to ``--time-limit`` (None when it will not).
-
-    None too when the solve will refuse ``--start`` at once: an error is then the only line.
-    """
-    if not isinstance(topology, Torus):
+def _time_note(topology, chosen):
+    """The one-line note that this solve may run up to ``--time-limit`` (None when it will not), from the plan."""
+    if not chosen.solves or chosen.time_limit is None or chosen.construction not in _NOTED:
         return None
-    H = topology.diameter
-    khop = args.depth is not None and args.depth < H
-    plain_tree = khop and not args.exchange and args.group in (None, "gamma") and topology.is_equal_sided
-    balance = not khop and (args.group not in (None, "gamma") or not topology.is_equal_sided)
-    if not (khop or balance):
-        return None
-    if khop and args.exchange and not (topology.is_equal_sided and args.group in (None, "gamma")):
-        return None  # depth-bounded exchange needs Γ on an equal-sided torus: solve refuses at once
-    if start is not None:
-        if not plain_tree or int(forest_depths(topology, start, [0]).max()) > args.depth:
-            return None
-    elif plain_tree:
-        if cached_depths(topology, [args.depth], args.time_limit, args.seed, args.solver):
-            return None
-    if khop:
-        what = f"a depth-{args.depth} {'exchange forest' if args.exchange else 'tree'}"
-        if not plain_tree and not args.exchange:
-            what += " family"
-    else:
-        what = f"balanced {'exchange forests' if args.exchange else 'BFS trees'} (CP-SAT)"
+    what = _NOTED[chosen.construction].format(k=chosen.depth, family="exchange forests" if chosen.exchange
+                                              else "BFS trees")
     cached = ""
-    if plain_tree:
+    if chosen.construction == "khop-tree":
         cached = (" (a solved tree is cached: the same command again is instant)" if cache_writable() else
                   f" (the solve cache {printable(cache_dir())} cannot be written: the same command solves again)")
-    return (f"solving {what} on {topology.name} may take up to --time-limit {args.time_limit:g} s "
+    return (f"solving {what} on {topology.name} may take up to --time-limit {chosen.time_limit:g} s "
             f"(default {DEFAULT_TIME_LIMIT:g}){cached}")
+
+
+#: the constructions whose solve the note announces, and what it calls them
+_NOTED = {"khop-tree": "a depth-{k} tree", "khop-exchange": "a depth-{k} exchange forest",
+          "khop-family": "a depth-{k} tree family", "balanced-family": "balanced {family} (CP-SAT)"}
+
+
+def print_plan(topology, chosen, args) -> int:
+    """``--plan``: what the solve would build and why, on stdout (a table, or ``--json``); solves nothing."""
+    summary = {"topology": topology.name, **chosen.as_dict()}
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print_table({k: (", ".join(v) if isinstance(v, list) else v) for k, v in summary.items()
+                     if not (isinstance(v, list) and not v)}, sys.stdout)
+    return EXIT_OK
 
 
 def add_parser(sub) -> None:
@@ -195,5 +195,8 @@ def add_parser(sub) -> None:
     s.add_argument("--out", metavar="FILE",
                    help="write the certificate here ('-': to stdout, the summary then goes to stderr); without "
                         "--out no file is written")
+    s.add_argument("--plan", action="store_true",
+                   help="print which construction would run and why (group, whether --time-limit applies, "
+                        "whether the cache answers), and solve nothing")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.set_defaults(func=cmd_solve)

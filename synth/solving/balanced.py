@@ -15,14 +15,12 @@ Examples
 
 from __future__ import annotations
 
+from synth.solving.request import quiet
+
 __all__ = ["balanced_family"]
 
 
-def _quiet(_message):
-    pass
-
-
-def balanced_family(topology, grp, exchange, time_limit, seed, progress=_quiet):
+def balanced_family(topology, grp, exchange, time_limit, seed, progress=quiet):
     """``(base, algorithm, solver claims, notes)`` of the balance model's family on ``topology`` under ``grp``."""
     # the models load on demand: they pull in the solvers, which the other constructions never need
     from synth.models.balance import balance_bfs_trees, balance_exchange_forests

@@ -56,18 +56,18 @@ def size_note(topology, time_limit=60.0, seed=0, solver="auto"):
     return sweep_note(topology, None, time_limit, seed, solver)
 
 
-def choose_by_size(topology, nbytes: int, *, time_limit=60.0, seed=0, solver="auto", net: Network = Network(),
-                   cache=True, progress=lambda m: None, report=None, engine: str = "model",
-                   solve_many=None) -> SizeChoice:
+def choose_by_size(topology, nbytes: int, **options) -> SizeChoice:
     """The depth bound or exchange with the least time at ``nbytes`` on an equal-sided torus.
 
     Every depth bound below the diameter is solved once (up to ``time_limit`` each, from the
-    cache of :func:`synth.solving.khop.khop_tree` when solved before); ``progress``, ``report``,
-    ``engine`` (``"model"``: the cost model; ``"simgrid"``: a SimGrid replay) and ``solve_many``
-    (who solves the depths) are passed to :func:`synth.solving.sweep.sweep`.
+    cache of :func:`synth.solving.khop.khop_tree` when solved before); the ``options`` are those of
+    :func:`synth.solving.sweep.sweep` (:class:`~synth.solving.sweep.SweepOptions`) but ``sizes``:
+    ``time_limit``, ``seed``, ``solver``, ``net``, ``cache``, ``progress``, ``report``, ``engine``
+    (``"model"``: the cost model; ``"simgrid"``: a SimGrid replay) and ``solve_many`` (who solves the
+    depths).
     """
-    table = sweep(topology, time_limit=time_limit, seed=seed, solver=solver, sizes=[nbytes], net=net, cache=cache,
-                  progress=progress, report=report, engine=engine, solve_many=solve_many)
+    net, engine = options.get("net", Network()), options.get("engine", "model")
+    table = sweep(topology, **{**options, "sizes": [nbytes]})
     chosen = table.best[nbytes]
     exchange = chosen == "exchange"
     return SizeChoice(nbytes, chosen, None if exchange else int(chosen.split("=")[1]), exchange,

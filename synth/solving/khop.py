@@ -28,7 +28,7 @@ from synth.schedule.forest import forest_depths, forest_weight, tree_schedule
 from synth.solving.cache import cache_dir, cache_key, interrupted_path, read_entry, write_entry
 from synth.solving.record import TreeRecord, fresh_record
 
-__all__ = ["khop_tree", "tree_base", "start_tree", "khop_notes"]
+__all__ = ["khop_tree", "tree_base", "start_tree", "khop_notes", "check_start", "cacheable", "cache_answers"]
 
 
 def start_tree(t, path) -> np.ndarray:
@@ -60,8 +60,8 @@ def start_tree(t, path) -> np.ndarray:
     return parent
 
 
-def khop_tree(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: str = "auto", threads: int = 1,
-              progress=None, cache: bool = True, start=None) -> TreeRecord:
+def khop_tree(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: str = "auto", progress=None,
+              cache: bool = True, start=None) -> TreeRecord:
     """The k-hop tree for torus ``t`` and depth bound ``k``, from the cache or a fresh solve.
 
     The solver gets ``time_limit`` less a reserve (3 %, at least 1 s) for lifting and
@@ -84,15 +84,9 @@ def khop_tree(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: str
     if start is not None:
         cache = False
         start = np.asarray(start, dtype=np.int64)
-        try:
-            depth = int(forest_depths(t, start, [0]).max())
-        except SynthError as exc:
-            raise OptionError(f"the start tree is not a spanning tree rooted at 0: {exc}") from None
-        if depth > k:
-            raise OptionError(f"the start tree has depth {depth}, more than the depth bound {k}")
-        start_weight = forest_weight(t, start)
-    if k == 1 or k >= t.diameter:
-        cache = False           # the star or the BFS tree: solved at once, cheaper than reading an entry back
+        start_weight = check_start(t, start, k)
+    if not cacheable(t, k):
+        cache = False
     path = cache_dir() / cache_key(t, k, solver, time_limit, seed)
     stopped = interrupted_path(path)
     before = None           # an interrupted solve of the same inputs, found in the cache: never the answer
@@ -109,7 +103,7 @@ def khop_tree(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: str
     # the solve leaves room for lifting and checking, so the whole command fits in time_limit
     reserve = min(max(1.0, 0.03 * time_limit), 0.5 * time_limit)
     try:
-        res = solve_khop(t, k, time_limit=time_limit - reserve, seed=seed, solver=solver, threads=threads,
+        res = solve_khop(t, k, time_limit=time_limit - reserve, seed=seed, solver=solver, threads=1,
                          progress=progress, start=start)
     except KeyboardInterrupt as exc:     # Ctrl-C or SIGTERM: it propagates; the best tree so far is kept
         _keep_interrupted(exc, t, k, stopped if cache else None, time_limit, seed, start_weight)
@@ -128,6 +122,46 @@ def khop_tree(t, k: int, *, time_limit: float = 60.0, seed: int = 0, solver: str
         except OSError:
             pass
     return rec
+
+
+def check_start(t, start, k) -> int:
+    """The weight of the start tree ``start`` (a parent array), after checking it is a spanning tree rooted at
+    0 of depth at most ``k``.
+
+    Raises
+    ------
+    OptionError
+        Naming the parameter ``start``'s tree, when it is not such a tree.
+    """
+    start = np.asarray(start, dtype=np.int64)
+    try:
+        depth = int(forest_depths(t, start, [0]).max())
+    except SynthError as exc:
+        raise OptionError(f"the start tree is not a spanning tree rooted at 0: {exc}") from None
+    if depth > k:
+        raise OptionError(f"the start tree has depth {depth}, more than the depth bound {k}")
+    return forest_weight(t, start)
+
+
+def cacheable(t, k) -> bool:
+    """Whether the k-hop tree of ``t`` for ``k`` goes through the cache: not the star (``k = 1``) nor the BFS
+    tree (``k >= H``), solved at once, cheaper than reading an entry back."""
+    return 1 < k < t.diameter
+
+
+def cache_answers(t, k, time_limit, seed, solver) -> bool:
+    """Whether :func:`khop_tree` (without a start tree) would answer from the cache: a complete entry that
+    passes its checks (:func:`synth.solving.cache.read_entry`)."""
+    if not cacheable(t, k):
+        return False
+    try:
+        path = cache_dir() / cache_key(t, k, solver, time_limit, seed)
+        if not path.exists():
+            return False
+    except OSError:
+        return False
+    rec = read_entry(path, t, k, float(time_limit), int(seed))
+    return rec is not None and not rec.interrupted
 
 
 def _keep_interrupted(exc, t, k, path, time_limit, seed, start_weight) -> None:

@@ -18,46 +18,32 @@ Examples
 >>> from synth.topology.lattice import twisted
 >>> from synth.symmetry.lattice import lattice_gamma
 >>> t = twisted((4, 8))
->>> cert, depth, notes = lattice_khop(t, lattice_gamma(t), 2, time_limit=20)
->>> c = cert.claims
->>> c["rounds"], c["psi"], c["omega"], c["weight"], depth, cert.solver["status"]
+>>> from synth.solving.request import SolveRequest
+>>> req = SolveRequest(t, depth=2, time_limit=20)
+>>> p = plan_lattice_khop(req, lattice_gamma(t))
+>>> r = p.build(req, p)
+>>> c = r.certificate.claims
+>>> c["rounds"], c["psi"], c["omega"], c["weight"], r.depth, r.certificate.solver["status"]
 (4, '1', '1', '41', 2, 'optimal (solver claim)')
->>> cert.solver["dual_bound"]["bound"]        # what synth check re-derives; the MIP proved 41
+>>> r.certificate.solver["dual_bound"]["bound"]        # what synth check re-derives; the MIP proved 41
 40
 """
 
 from __future__ import annotations
 
-from synth.check.claims import certify
 from synth.errors import OptionError
-from synth.schedule.collective import collective_half
-from synth.schedule.data import ALLREDUCE
-from synth.solving.khop import khop_notes, khop_tree, tree_base
+from synth.solving.khop import cache_answers, check_start, khop_notes, khop_tree, tree_base
+from synth.solving.request import Plan, SolveResult
+from synth.solving.torus import lifted_result
 
-__all__ = ["lattice_khop"]
-
-
-def _quiet(_message):
-    pass
+__all__ = ["plan_lattice_khop", "build_lattice_khop"]
 
 
-def lattice_khop(t, grp, depth, elements=None, mode="auto", exchange=False, progress=_quiet, time_limit=60.0,
-                 seed=0, collective=ALLREDUCE, solver="auto", start=None):
-    """The k-hop tree of ``t`` for the depth bound ``depth``, lifted by ``grp`` and certified.
-
-    Parameters
-    ----------
-    t : LatticeTorus
-        Vertex-transitive (every side wraps).
-    grp : Group
-        The lifting group; it must be regular on the links (module docstring).
-
-    Returns
-    -------
-    (Certificate, int, list)
-        As :func:`synth.solving.lattice.solve_lattice`: the certificate, the tree's depth, the notes.
-    """
-    if exchange:
+def plan_lattice_khop(req, grp) -> Plan:
+    """The plan of the k-hop tree of a lattice torus for the depth bound ``req.depth``, lifted by ``grp`` (which
+    must be regular on the links: module docstring); raises the option errors a solve would."""
+    t, k = req.topology, req.depth
+    if req.exchange:
         raise OptionError(f"depth-bounded exchange forests are built on plain equal-sided tori only, not on "
                           f"{t.name}; drop `exchange` for the k-hop tree (2h rounds), or drop `depth` for the BFS "
                           "forest plus exchange")
@@ -65,9 +51,20 @@ def lattice_khop(t, grp, depth, elements=None, mode="auto", exchange=False, prog
         raise OptionError(f"the {grp.spec['kind']} group of {t.name} has {grp.n_link_orbits} link orbits: a lifted "
                           "k-hop tree would not balance, and the balanced k-hop families are built on plain tori "
                           "only; drop `depth` (the balanced BFS families), or use the default group")
-    rec = khop_tree(t, depth, time_limit=time_limit, seed=seed, solver=solver, progress=progress, start=start)
-    base = tree_base(t, rec)
-    progress(f"checking the lifted schedule ({base.n_transmissions * grp.order:,} transmissions)")
-    cert = certify(collective_half(base, collective), grp, elements, mode=mode, solver=rec.solver_claims(),
-                   provenance={"algorithm": "k-sp-allreduce", "group": grp.spec["kind"], "seed": seed})
-    return cert, rec.depth, khop_notes(rec)
+    reason = f"depth {k} below the diameter {t.diameter}: a least-weight tree of depth <= {k}"
+    if req.start is not None:
+        check_start(t, req.start, k)     # refused before any solve, as the solve would
+        reason += ", started from the given tree"
+    cached = req.start is None and cache_answers(t, k, req.time_limit, req.seed, req.solver)
+    return Plan("khop-tree", reason, grp.spec["kind"], ("k-sp-allreduce",), build_lattice_khop, grp,
+                solves=not cached, time_limit=None if cached else req.time_limit, cached=cached, depth=k)
+
+
+def build_lattice_khop(req, plan) -> SolveResult:
+    """The k-hop tree of a lattice torus, lifted by the plan's group and certified."""
+    t = req.topology
+    rec = khop_tree(t, req.depth, time_limit=req.time_limit, seed=req.seed, solver=req.solver,
+                    progress=req.progress, start=req.start)
+    provenance = {"algorithm": "k-sp-allreduce", "group": plan.group.spec["kind"], "seed": req.seed}
+    return lifted_result(req, tree_base(t, rec), plan.group, rec.solver_claims(), provenance, rec.depth,
+                         khop_notes(rec))

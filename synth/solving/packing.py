@@ -1,9 +1,13 @@
 """The solve of a graph that symmetry cannot balance: the packing model of :mod:`synth.models.packing`.
 
-:func:`solve_packed` is what :func:`synth.solving.solve` calls for a damaged topology (failed links or
-chips, :mod:`synth.topology.failures`) and for a user graph whose group leaves a shortest-path tree
-unbalanced: the layered LP chooses owners' shares and shortest-path parents, lifted by whatever
-symmetry remains (the residual group), and its integer rounding is certified like any schedule.
+:func:`plan_packing` decides, without solving, which packing model a request gets (the layered LP, then
+timed trees; routed trees on switches or one-way links; depth-bounded trees below the layered depth),
+and :func:`build_packed` runs it, for a damaged topology (failed links or chips,
+:mod:`synth.topology.failures`), a grid and a user graph whose group leaves a shortest-path tree
+unbalanced.  The models return their schedules uncertified (:class:`synth.models.packing.result.Packed`);
+:func:`certify_packed` certifies each once.  The layered LP chooses owners' shares and shortest-path
+parents, lifted by whatever symmetry remains (the residual group), and its integer rounding is
+certified like any schedule.
 The notes say why this path was taken, the LP's value against the volume bound (the best of the
 layered class) and what the certified schedule reaches.  Where the timed trees' master LP has at most
 :data:`TIMED_MAX_ROWS` load rows, timed trees (:mod:`synth.models.packing.timed`: more rounds, trees not
@@ -14,27 +18,37 @@ Examples
 >>> from synth.topology.torus import parse_torus
 >>> from synth.topology.failures import damage, parse_failures
 >>> t = parse_torus("4x4"); d = damage(t, parse_failures(t, links=["0-1"]))
->>> cert, depth, notes = solve_packed(d, reason="1 failed link")
->>> cert.provenance["algorithm"], depth
+>>> from synth.solving.request import SolveRequest
+>>> req = SolveRequest(d)
+>>> p = plan_packing(req, d, default_group(d), "1 failed link", None, None)
+>>> p.construction, p.algorithms, p.solves
+('timed-packing', ('layered-packing', 'timed-packing'), True)
+>>> r = p.build(req, p)
+>>> r.certificate.provenance["algorithm"], r.depth
 ('timed-packing', 8)
->>> notes[0]
+>>> r.notes[0]
 '1 failed link: no symmetry balances this network; the packing model chooses trees, owners and shares (layered LP, group of order 4)'
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
+from synth.check.claims import certify
 from synth.errors import OptionError, SynthError
+from synth.schedule.collective import collective_half
 from synth.schedule.data import ALLREDUCE
 from synth.schedule.sp import sp_allreduce
 from synth.schedule.user import shortest_path_tree
+from synth.solving.request import Plan, SolveResult, quiet
 from synth.symmetry.spec import default_group
 from synth.topology.torus import Torus
 
-__all__ = ["solve_packed", "class_bound_note", "healthy_reference", "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS",
-           "FREE_SHARES_ARCS", "TIMED_MAX_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_ITERATIONS", "timed_rounds"]
+__all__ = ["plan_packing", "build_packed", "certify_packed", "certified_fraction", "PackingPrep",
+           "class_bound_note", "healthy_reference", "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS", "FREE_SHARES_ARCS",
+            "TIMED_MAX_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_ITERATIONS", "timed_rounds"]
 
 #: units per owner in the rounding: 1,024 keeps the certified term within about 0.1 % of the LP's
 DEFAULT_UNITS = 1024
@@ -75,66 +89,158 @@ def healthy_reference(topology):
         return None
 
 
-def _quiet(_message):
-    pass
+@dataclass(frozen=True, eq=False)
+class PackingPrep:
+    """What :func:`plan_packing` computed for :func:`build_packed`: the network, its group, why it is packed,
+    the arcs (layered or routed), the depth bound, the timed trees' reduce rounds ``R`` (None: no timed
+    trees), the LP's time limit (None: none) and what became of a depth bound above ``H`` (None: taken as asked)."""
+
+    topology: object
+    group: object
+    reason: str
+    data: object
+    depth: int | None
+    R: int | None
+    time_limit: float | None
+    depth_note: str | None = None
 
 
-def solve_packed(topology, group=None, elements=None, mode="auto", progress=_quiet, collective=ALLREDUCE,
-                 reason="", time_limit=None, depth=None):
-    """Pack layered trees on ``topology`` (lifted by ``group``; default: the built-in or residual group).
+def plan_packing(req, topology, group, reason, time_limit, depth) -> Plan:
+    """The packing plan for ``topology`` lifted by ``group`` (None: the built-in or residual group).
 
-    Returns ``(certificate, depth, notes)``; :func:`synth.solving.solve` wraps them in its result.
+    ``reason`` says why the network is packed; ``time_limit`` bounds the LPs (None: none, and 600 CPU s for
+    the timed trees); ``depth`` the trees' depth (None: none).
     """
     # the models load on demand: they pull in the solvers, which the other constructions never need
-    from synth.models.packing import layered_arcs, pack
-    from synth.models.packing.routed import needs_routes
-    from synth.models.packing.layered import SIMPLEX_ARCS
+    from synth.models.packing import layered_arcs
+    from synth.models.packing.depth import hops_per_level
+    from synth.models.packing.routed import needs_routes, routed_arcs
 
-    if group is None:
-        group = default_group(topology)
-    if needs_routes(topology):
-        return _solve_routed(topology, group, elements, mode, progress, collective, reason, time_limit, depth)
+    group = default_group(topology) if group is None else group
+    name = "trivial" if group is None else group.name
+    what = needs_routes(topology)
+    if what:
+        data = routed_arcs(topology, group)
+        if depth is not None and depth < data.H_up:
+            raise OptionError(f"depth {depth} is below the routed trees' depth {data.H_up} (compute hops) on "
+                              f"{topology.name}: the depth-bounded packing model needs every linked vertex to "
+                              "compute and links in pairs")
+        prep = PackingPrep(topology, group, reason, data, depth, None, time_limit)
+        return Plan("routed-packing", f"{reason}; {what}: trees whose arcs are routes", name, ("routed-packing",),
+                    build_packed, group, solves=True, time_limit=time_limit, depth=depth, prepared=prep)
     data = layered_arcs(topology, group)   # one BFS per represented owner: built once, for H and for the LP
-    H = data.H
-    if depth is not None and depth < H:
-        return _solve_depth(topology, group, elements, mode, progress, collective, reason, time_limit, depth, H)
+    if depth is not None and depth < data.H:
+        m, levels = hops_per_level(data.H, depth)
+        prep = PackingPrep(topology, group, reason, data, depth, None, time_limit)
+        return Plan("depth-packing", f"{reason}; depth {depth} below the layered trees' H = {data.H}: arcs of up to "
+                    f"{m} hops, {levels} levels", name, ("depth-bounded-packing",), build_packed, group,
+                    solves=True, time_limit=time_limit, depth=depth, prepared=prep)
     orbits = topology.n_links if group is None else group.n_link_orbits
-    R, clipped = timed_rounds(H, depth, orbits)
-    timed = collective == ALLREDUCE and clipped is not False
-    order = 1 if group is None else group.order
-    notes = [f"{reason + ': ' if reason else ''}no symmetry balances this network; the packing model chooses "
-             f"trees, owners and shares (layered LP, group of order {order})"]
-    notes += [n for n in [_depth_note(depth, H, R, clipped, collective, orbits)] if n]
-    reference = healthy_reference(topology) if data.n_arcs > FULL_LP_ARCS else None
-    # a reduce-scatter or allgather gives every node an equal block: every owner needs a share (free ones can be 0)
-    free = (reference is None or data.n_arcs <= FREE_SHARES_ARCS) and collective == ALLREDUCE
+    R, clipped = timed_rounds(data.H, depth, orbits)     # depth >= H here
+    rows = 2 * R * orbits
+    timed = req.collective == ALLREDUCE and clipped is not False
+    note = _depth_note(depth, data.H, R, clipped, req.collective, orbits)
+    prep = PackingPrep(topology, group, reason, data, depth, R if timed else None, time_limit, note)
+    if timed:
+        return Plan("timed-packing", f"{reason}; the timed trees' master LP ({rows:,} load rows, {R} reduce "
+                    "rounds) follows the layered LP unless its schedule meets the bound",
+                    name, ("layered-packing", "timed-packing"), build_packed, group, solves=True, time_limit=time_limit, depth=depth,
+                    prepared=prep)
+    why = "not an allreduce" if req.collective != ALLREDUCE else f"{rows:,} load rows > {TIMED_MAX_ROWS:,}"
+    return Plan("layered-packing", f"{reason}; the layered LP (no timed trees: {why})", name, ("layered-packing",),
+                build_packed, group, solves=True, time_limit=time_limit, depth=depth, prepared=prep)
+
+
+def certified_fraction(cert) -> Fraction:
+    """The share of the certified bandwidth bound a certificate's schedule reaches (1: it meets the bound)."""
+    return Fraction(cert.claims["bandwidth_fraction"])
+
+
+def certify_packed(packed, elements=None, mode="auto", collective=ALLREDUCE, progress=quiet):
+    """Certify a packing model's schedule (:class:`synth.models.packing.result.Packed`), its ``collective``
+    half, with its solver claims."""
+    base = collective_half(packed.base, collective)
+    progress(f"checking the packed schedule ({base.n_transmissions * packed.group.order:,} transmissions)")
+    return certify(base, packed.group, elements, mode=mode, solver=packed.claims,
+                   provenance={"algorithm": packed.algorithm, "group": packed.group.name, "seed": None})
+
+
+def build_packed(req, plan) -> SolveResult:
+    """Run a packing plan (:func:`plan_packing`): the certified schedule, its depth and the notes."""
+    prep = plan.prepared
     try:
-        try:
-            res = pack(topology, group, DEFAULT_UNITS, free_shares=free, time_limit=time_limit, mode=mode,
-                       progress=progress, elements=elements, collective=collective, reference=reference,
-                       radius=LOCAL_RADIUS, data=data)
-        except SynthError:
-            if reference is not None or data.n_arcs <= SIMPLEX_ARCS:
-                raise
-            reference = healthy_reference(topology)   # the whole LP ended without a solution (a time limit)
-            if reference is None:
-                raise
-            progress("the whole layered LP found no solution; the local LP instead")
-            free = data.n_arcs <= FREE_SHARES_ARCS and collective == ALLREDUCE
-            res = pack(topology, group, DEFAULT_UNITS, free_shares=free, time_limit=time_limit, mode=mode,
-                       progress=progress, elements=elements, collective=collective, reference=reference,
-                       radius=LOCAL_RADIUS, class_bound=False, data=data)   # its dual would need the LP that just failed
+        if plan.construction == "routed-packing":
+            return _build_routes(req, prep, f"routed LP over {_needs(prep.topology)}",
+                                 {"max_routes_per_pair": _max_routes()}, prep.data)
+        if plan.construction == "depth-packing":
+            return _build_depth(req, prep)
+        return _build_layered(req, prep)
     except SynthError as exc:
-        raise SynthError(f"collective {collective}: {exc}" if collective != ALLREDUCE else str(exc)) from None
-    sol, cert = res.solution, res.certificate
+        if req.collective == ALLREDUCE:
+            raise
+        raise SynthError(f"collective {req.collective}: {exc}") from None
+
+
+def _needs(topology):
+    from synth.models.packing.routed import needs_routes   # solvers, on demand
+
+    return needs_routes(topology)
+
+
+def _max_routes():
+    from synth.models.packing.routed import MAX_ROUTES   # solvers, on demand
+
+    return MAX_ROUTES
+
+
+def _intro(prep, what) -> str:
+    order = 1 if prep.group is None else prep.group.order
+    return (f"{prep.reason + ': ' if prep.reason else ''}no symmetry balances this network; the packing model "
+            f"chooses trees, owners and shares ({what}, group of order {order})")
+
+
+def _pack_layered(req, prep, free, reference):
+    """The layered LP's schedule (the local LP when ``reference`` is given), uncertified."""
+    from synth.models.packing import pack   # solvers, on demand
+
+    return pack(prep.data, DEFAULT_UNITS, free_shares=free, time_limit=prep.time_limit, progress=req.progress,
+                reference=reference, radius=LOCAL_RADIUS)
+
+
+def _build_layered(req, prep) -> SolveResult:
+    """The layered LP (the local LP on large networks), certified, then the timed trees where planned."""
+    # the models load on demand: they pull in the solvers
+    from synth.models.packing.classdual import with_class_bound
+    from synth.models.packing.layered import SIMPLEX_ARCS   # solvers, on demand
+
+    data, allreduce = prep.data, req.collective == ALLREDUCE
+    reference = healthy_reference(prep.topology) if data.n_arcs > FULL_LP_ARCS else None
+    # a reduce-scatter or allgather gives every node an equal block: every owner needs a share (free ones can be 0)
+    free = (reference is None or data.n_arcs <= FREE_SHARES_ARCS) and allreduce
+    class_bound = True
+    try:
+        packed = _pack_layered(req, prep, free, reference)
+    except SynthError:
+        if reference is not None or data.n_arcs <= SIMPLEX_ARCS:
+            raise
+        reference = healthy_reference(prep.topology)   # the whole LP ended without a solution (a time limit)
+        if reference is None:
+            raise
+        req.say("the whole layered LP found no solution; the local LP instead")
+        packed = _pack_layered(req, prep, data.n_arcs <= FREE_SHARES_ARCS and allreduce, reference)
+        class_bound = False   # its dual would need the LP that just failed
+    cert = certify_packed(packed, req.elements, req.mode, req.collective, req.progress)
+    if class_bound:   # the bound of the layered class (docs/bounds.md section 5)
+        cert = with_class_bound(cert, packed.solution, req.progress, prep.time_limit)
+    notes = [_intro(prep, "layered LP")] + ([prep.depth_note] if prep.depth_note else [])
     if reference is not None:   # the shares as solved (free ones fall back to equal when that LP fails)
         notes.append(f"{data.n_arcs:,} parent choices: the LP changes the healthy trees only within "
                      f"{LOCAL_RADIUS} hops of a failure and where they were lost, with "
-                     f"{'free' if cert.solver.get('free_shares') else 'equal'} shares")
-    notes += _lp_notes("layered", sol, cert, collective, local=reference is not None)
-    if timed and _fraction(cert) < 1:   # nothing beats a schedule that meets the bound
-        return _timed(topology, group, res, R, notes, mode, progress, time_limit)
-    return cert, H, notes
+                     f"{'free' if packed.claims['free_shares'] else 'equal'} shares")
+    notes += _lp_notes("layered", packed, cert, req.collective, local=reference is not None)
+    if prep.R is not None and certified_fraction(cert) < 1:   # nothing beats a schedule that meets the bound
+        return _build_timed(req, prep, packed, cert, notes)
+    return SolveResult(cert, data.H, notes)
 
 
 def timed_rounds(H, depth, orbits):
@@ -173,16 +279,16 @@ def _depth_note(depth, H, R, clipped, collective, orbits):
             f"layered trees, depth H = {H}")
 
 
-def _lp_notes(kind, sol, cert, collective, local=False) -> list:
+def _lp_notes(kind, packed, cert, collective, local=False) -> list:
     """What the LP's status and the certified fraction tell the user (the LP's ``kind`` names its class)."""
     notes = []
-    if sol.status != "optimal":
-        notes.append(f"{kind} LP {sol.status} (time limit): its solution is feasible, not proven best")
+    if packed.lp_status != "optimal":
+        notes.append(f"{kind} LP {packed.lp_status} (time limit): its solution is feasible, not proven best")
     if collective == ALLREDUCE:
         notes.append(f"bandwidth term {cert.claims['bandwidth_term']} for {cert.elements} elements: "
-                     f"{100 * float(_fraction(cert)):.2f} % of the certified bound (the "
+                     f"{100 * float(certified_fraction(cert)):.2f} % of the certified bound (the "
                      + (f"{kind} LP reaches " if not local else "local LP, some trees fixed, reaches ")
-                     + f"{100 * sol.fraction:.2f} % of the volume bound"
+                     + f"{100 * packed.lp_fraction:.2f} % of the volume bound"
                      + (": the best of its class)" if not local else ")"))
         if kind == "layered":
             notes.append(class_bound_note(cert))
@@ -201,86 +307,63 @@ def class_bound_note(cert) -> str:
             "(it bounds layered schedules only)")
 
 
-def _solve_routed(topology, group, elements, mode, progress, collective, reason, time_limit, depth):
-    """Switches or one-way links: trees whose arcs are routes (:mod:`synth.models.packing.routed`)."""
-    from synth.models.packing.routed import MAX_ROUTES, needs_routes, routed_arcs   # solvers, on demand
-
-    data = routed_arcs(topology, group)
-    if depth is not None and depth < data.H_up:
-        raise OptionError(f"depth {depth} is below the routed trees' depth {data.H_up} (compute hops) on "
-                          f"{topology.name}: the depth-bounded packing model needs every linked vertex to compute "
-                          "and links in pairs")
-    cert, notes = _pack_routes(topology, group, data, f"routed LP over {needs_routes(topology)}", elements, mode,
-                               progress, collective, reason, time_limit, {"max_routes_per_pair": MAX_ROUTES})
-    return cert, data.H_up, notes
-
-
-def _solve_depth(topology, group, elements, mode, progress, collective, reason, time_limit, depth, H):
+def _build_depth(req, prep) -> SolveResult:
     """``depth`` below the layered trees' ``H``: arcs of up to ``ceil(H / depth)`` hops
     (:mod:`synth.models.packing.depth`)."""
     from synth.models.packing.arcs import TIME_LIMIT_HINT   # the models load with the solvers, on demand
     from synth.models.packing.depth import choose_depth_arcs, hops_per_level
 
-    m, levels = hops_per_level(H, depth)
-    progress(f"depth bound {depth} below H = {H}: arcs of up to {m} hops, {levels} levels")
+    depth, time_limit = prep.depth, prep.time_limit
+    m, levels = hops_per_level(prep.data.H, depth)
+    req.say(f"depth bound {depth} below H = {prep.data.H}: arcs of up to {m} hops, {levels} levels")
     failed, deadline = None, None if time_limit is None else time.monotonic() + time_limit
-    for data, restricted in choose_depth_arcs(topology, depth, group):
+    for data, restricted in choose_depth_arcs(prep.topology, depth, prep.group):
         left = None if deadline is None else max(deadline - time.monotonic(), 0.01)
         if failed is not None and left is not None and left < 1.0:   # the steps share the time limit
             break
         if failed is not None:
-            progress(f"{failed}; a smaller LP")
+            req.say(f"{failed}; a smaller LP")
         try:
-            cert, notes = _pack_routes(topology, group, data, f"depth-bounded LP, arcs of up to {m} hops", elements,
-                                       mode, progress, collective, reason, left,
-                                       {"depth_bound": depth, "hops_per_arc": m, "restricted": restricted or None})
+            res = _build_routes(req, replace(prep, time_limit=left), f"depth-bounded LP, arcs of up to {m} hops",
+                                {"depth_bound": depth, "hops_per_arc": m, "restricted": restricted or None}, data)
         except SynthError as exc:   # the LP found no solution within the time limit: the next step is smaller
             failed = str(exc)
             continue
-        return cert, levels, notes + ([restricted] if restricted else [])
+        return SolveResult(res.certificate, levels, res.notes + ([restricted] if restricted else []))
     if failed is not None and failed.endswith(TIME_LIMIT_HINT):
-        raise SynthError(f"the depth-bounded LP on {topology.name} found no solution within the time limit "
+        raise SynthError(f"the depth-bounded LP on {prep.topology.name} found no solution within the time limit "
                          f"({time_limit:g} s, shared by every size of LP tried): {TIME_LIMIT_HINT}, or a larger "
                          "`depth` (arcs of fewer hops: a smaller LP)")
-    raise SynthError(failed or f"no depth-bounded LP for depth {depth} on {topology.name}")
+    raise SynthError(failed or f"no depth-bounded LP for depth {depth} on {prep.topology.name}")
 
 
-def _pack_routes(topology, group, data, what, elements, mode, progress, collective, reason, time_limit, claims):
-    """Pack, certify and say what it reached: ``(certificate, notes)``."""
+def _build_routes(req, prep, what, claims, data) -> SolveResult:
+    """Pack over the routed arcs ``data``, certify and say what it reached."""
     from synth.models.packing.routed import pack_routed   # solvers, on demand
 
-    order = 1 if group is None else group.order
-    notes = [f"{reason + ': ' if reason else ''}no symmetry balances this network; the packing model chooses "
-             f"trees, owners and shares ({what}, group of order {order})"]
-    try:
-        cert, sol = pack_routed(topology, group, DEFAULT_UNITS, free_shares=collective == ALLREDUCE,
-                                time_limit=time_limit, mode=mode, progress=progress, elements=elements,
-                                collective=collective, data=data, claims=claims)
-    except SynthError as exc:
-        raise SynthError(f"collective {collective}: {exc}" if collective != ALLREDUCE else str(exc)) from None
-    return cert, notes + _lp_notes(data.kind, sol, cert, collective)
+    packed = pack_routed(data, DEFAULT_UNITS, free_shares=req.collective == ALLREDUCE, time_limit=prep.time_limit,
+                         progress=req.progress, claims=claims)
+    cert = certify_packed(packed, req.elements, req.mode, req.collective, req.progress)
+    return SolveResult(cert, data.H_up, [_intro(prep, what)] + _lp_notes(data.kind, packed, cert, req.collective))
 
 
-def _fraction(cert) -> Fraction:
-    return Fraction(cert.claims["bandwidth_fraction"])
-
-
-def _timed(topology, group, layered, R, notes, mode, progress, time_limit):
+def _build_timed(req, prep, layered, layered_cert, notes) -> SolveResult:
     """Column generation over timed trees after the layered LP; the better certified schedule is kept."""
-    from synth.models.packing.timed import pack_timed, solve_timed   # a model: loaded with the solvers
+    from synth.models.packing.timed import TimedOptions, pack_timed, solve_timed   # solvers, on demand
 
+    H, R = layered.solution.data.H, prep.R
     try:
-        sol = solve_timed(topology, group, R, time_limit=600.0 if time_limit is None else time_limit,
-                          layered=layered.solution, max_iterations=TIMED_ITERATIONS, progress=progress)
-        res = pack_timed(sol, DEFAULT_UNITS, mode=mode)
+        sol = solve_timed(prep.topology, prep.group, R, time_limit=600.0 if prep.time_limit is None else
+                          prep.time_limit, layered=layered.solution, progress=req.progress,
+                          options=TimedOptions(max_iterations=TIMED_ITERATIONS))
+        cert = certify_packed(pack_timed(sol, DEFAULT_UNITS), mode=req.mode)
     except SynthError as exc:
         notes.append(f"timed trees: {exc}; the layered schedule is kept")
-        return layered.certificate, layered.solution.data.H, notes
-    cert = res.certificate
-    better = _fraction(cert) > _fraction(layered.certificate)
+        return SolveResult(layered_cert, H, notes)
+    better = certified_fraction(cert) > certified_fraction(layered_cert)
     notes.append(f"timed trees ({R} reduce rounds, {sol.x.size:,} columns, {sol.iterations} iterations, "
                  f"{sol.status}): {100 * sol.fraction:.2f} % of the volume bound by the LP, "
-                 f"{100 * float(_fraction(cert)):.2f} % of the certified bound by the schedule; "
+                 f"{100 * float(certified_fraction(cert)):.2f} % of the certified bound by the schedule; "
                  + ("this schedule is kept (not layered: the layered class's bound does not bound it, and "
                     "its certificate claims none)" if better else "the layered schedule is kept"))
-    return (cert, R, notes) if better else (layered.certificate, layered.solution.data.H, notes)
+    return SolveResult(cert, R, notes) if better else SolveResult(layered_cert, H, notes)

@@ -23,12 +23,12 @@ True
 from __future__ import annotations
 
 import time
-from fractions import Fraction
 
 from synth.errors import SynthError
 from synth.schedule.data import ALLREDUCE
 from synth.solving import SolveResult
-from synth.solving.packing import FREE_SHARES_ARCS, class_bound_note
+from synth.solving.packing import DEFAULT_UNITS, FREE_SHARES_ARCS, certified_fraction, certify_packed, class_bound_note
+from synth.solving.request import quiet
 from synth.symmetry.residual import residual_group
 from synth.topology.failures import Damaged, damage
 
@@ -40,11 +40,7 @@ RADII = (1, 3, 6)
 FULL_LP_ARCS = 20_000
 
 
-def _quiet(_message):
-    pass
-
-
-def repair(cert, failures, time_limit=60.0, mode="auto", progress=_quiet):
+def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet):
     """A certified schedule for ``cert``'s topology with ``failures`` (module docstring).
 
     Returns a :class:`synth.solving.SolveResult`; its notes say how long the first valid schedule took and
@@ -64,7 +60,8 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=_quiet):
     damaged = damage(healthy, failures)
     group = residual_group(damaged, cert.group)
     reference = reference_fractions(cert.base, cert.group)
-    n_arcs = layered_arcs(damaged, group).n_arcs
+    arcs = layered_arcs(damaged, group)
+    n_arcs = arcs.n_arcs
     best, notes = None, []
     steps = [("local", r) for r in RADII] + ([("full", None)] if n_arcs <= FULL_LP_ARCS else [])
     for i, (kind, radius) in enumerate(steps):
@@ -74,29 +71,29 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=_quiet):
             break
         progress(f"repair step {i + 1}: {kind} layered LP" + (f", radius {radius}" if radius else ""))
         try:
-            res = pack(damaged, group, mode=mode, progress=progress, time_limit=max(left, 1.0) if i else None,
+            res = pack(arcs, DEFAULT_UNITS, progress=progress, time_limit=max(left, 1.0) if i else None,
                        reference=reference if kind == "local" else None, radius=radius or 0,
-                       free_shares=n_arcs <= FREE_SHARES_ARCS, class_bound=False)
+                       free_shares=n_arcs <= FREE_SHARES_ARCS)
+            c = certify_packed(res, mode=mode, progress=progress)
         except SynthError as exc:
             if i == 0:
                 raise
             notes.append(f"step {i + 1} ({kind}) failed: {exc}")
             continue
-        c = res.certificate
-        frac = Fraction(c.claims["bandwidth_fraction"])
+        frac = certified_fraction(c)
         what = f"{kind} LP" + (f", radius {radius}" if radius else "")
         if i == 0:
             notes.append(f"first valid schedule in {time.monotonic() - t0:.1f} s ({what}): "
                          f"{100 * float(frac):.2f} % of the certified bound")
         else:
             notes.append(f"{what}: {100 * float(frac):.2f} % of the certified bound")
-        if best is None or frac > Fraction(best.claims["bandwidth_fraction"]):
+        if best is None or frac > certified_fraction(best):
             best, best_sol = c, res.solution
     left = time_limit - (time.monotonic() - t0)
     if left > 0:   # the bound of the layered class, once, for the schedule kept (docs/bounds.md section 5)
         best = with_class_bound(best, best_sol, progress, left)
     best.provenance.update({"algorithm": "repair", "repaired_from": cert.provenance.get("algorithm"),
                             "seconds": round(time.monotonic() - t0, 3)})
-    notes.append(f"kept {100 * float(Fraction(best.claims['bandwidth_fraction'])):.2f} % of the certified bound")
+    notes.append(f"kept {100 * float(certified_fraction(best)):.2f} % of the certified bound")
     notes.append(class_bound_note(best) if left > 0 else "no class bound: no time left for the whole layered LP")
     return SolveResult(best, int(best.base.n_rounds) // 2, notes)

@@ -40,7 +40,7 @@ from synth.solving.record import tighten
 from synth.symmetry.torus import torus_gamma
 from synth.topology.torus import torus
 
-__all__ = ["SweepRow", "SweepTable", "sweep", "parse_depths", "cached_depths", "sweep_note"]
+__all__ = ["SweepRow", "SweepTable", "SweepOptions", "sweep", "parse_depths", "cached_depths", "sweep_note"]
 
 
 @dataclass(frozen=True)
@@ -148,89 +148,114 @@ def _solve_one(args):
     return khop_tree(torus(shape), k, time_limit=time_limit, seed=seed, solver=solver, cache=cache)
 
 
-def sweep(t, depths=None, *, time_limit=60.0, seed=0, solver="auto", jobs=1, sizes=PAPER_SIZES,
-          net: Network = Network(), cache=True, progress=lambda m: None, report=None,
-          engine: str = "model", solve_many=None) -> SweepTable:
+@dataclass(frozen=True)
+class SweepOptions:
+    """The options of :func:`sweep` (and :func:`synth.solving.by_size.choose_by_size`), documented there."""
+
+    time_limit: float = 60.0
+    seed: int = 0
+    solver: str = "auto"
+    jobs: int = 1
+    sizes: tuple = PAPER_SIZES
+    net: Network = field(default_factory=Network)
+    cache: bool = True
+    progress: object = field(default=lambda m: None, repr=False)
+    report: object = field(default=None, repr=False)
+    engine: str = "model"
+    solve_many: object = field(default=None, repr=False)
+
+
+def sweep(t, depths=None, **options) -> SweepTable:
     """Solve every depth bound and pick the best schedule per message size (see module docstring).
 
-    ``report``, if given, gets one line as each depth starts and one as it ends (``progress``
-    otherwise); solved depths come from the cache of :func:`synth.solving.khop.khop_tree`.
-    ``engine="simgrid"`` times every candidate by a SimGrid replay (rounds mode,
-    :func:`synth.analysis.simulate.simulated_seconds`) instead of the cost model.
-    ``solve_many``, if given, solves the depths in place of ``jobs`` local processes: it takes
-    ``[(shape, k, time_limit, seed, solver, cache), ...]`` and returns their records in that
-    order (``synth sweep --cluster`` passes one that runs them as campaign tasks).
+    ``options`` (:class:`SweepOptions`): ``time_limit``, ``seed``, ``solver`` and ``jobs`` (local
+    processes) for the solves; ``sizes`` and ``net`` for the times.  ``report``, if given, gets one
+    line as each depth starts and one as it ends (``progress`` otherwise); solved depths come from the
+    cache of :func:`synth.solving.khop.khop_tree` (``cache``).  ``engine="simgrid"`` times every
+    candidate by a SimGrid replay (rounds mode, :func:`synth.analysis.simulate.simulated_seconds`)
+    instead of the cost model.  ``solve_many``, if given, solves the depths in place of ``jobs`` local
+    processes: it takes ``[(shape, k, time_limit, seed, solver, cache), ...]`` and returns their
+    records in that order (``synth sweep --cluster`` passes one that runs them as campaign tasks).
 
     Ctrl-C or SIGTERM (a ``KeyboardInterrupt``) stops the whole sweep: it propagates, no later
     depth is solved and no table is returned (the interrupted depth's best tree is kept in the
     cache marked interrupted, :func:`synth.solving.khop.khop_tree`).
     """
+    opts = SweepOptions(**options)
     if not getattr(t, "is_equal_sided", False):
         raise SynthError("sweeps lift trees by Γ: they need an equal-sided torus")
-    if engine not in ENGINES:
-        raise OptionError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    if opts.engine not in ENGINES:
+        raise OptionError(f"engine must be one of {', '.join(ENGINES)}, not {opts.engine!r}")
     H = t.diameter
     depths = depths or list(range(1, H + 1))
-    solve_ks = [k for k in depths if k < H]
-    jobs_args = [(tuple(t.shape), k, time_limit, seed, solver, cache) for k in solve_ks]
-    progress(f"solving {len(solve_ks)} depth bound(s) on {t.name} with {jobs} process(es)")
-    say = report or progress
-    cached = set(cached_depths(t, solve_ks, time_limit, seed, solver)) if cache else set()
-    if solve_many is not None and jobs_args:
-        records = list(solve_many(jobs_args))
-        for i, rec in enumerate(records, 1):
-            say(f"k={rec.k} ({i} of {len(jobs_args)}): W = {rec.weight}, {rec.status}"
-                f"{' (cached)' if rec.cached else ''}")
-    elif jobs > 1 and len(jobs_args) > 1:
-        # leaving the block terminates the workers, also on Ctrl-C or SIGTERM: the sweep stops at once
-        with multiprocessing.Pool(jobs, initializer=_worker_signals) as pool:
-            records = []
-            for i, rec in enumerate(pool.imap(_solve_one, jobs_args), 1):
-                say(f"k={rec.k} ({i} of {len(jobs_args)}): W = {rec.weight}, {rec.status}"
-                    f"{' (cached)' if rec.cached else ''}")
-                records.append(rec)
-    else:
-        records = []
-        for i, a in enumerate(jobs_args, 1):
-            k = a[1]
-            if k not in cached:
-                say(f"k={k} ({i} of {len(jobs_args)}): solving, up to {time_limit:g} s")
-            t0 = time.perf_counter()
-            rec = _solve_one(a)
-            took = "cached" if rec.cached else f"{time.perf_counter() - t0:.1f} s"
-            say(f"k={k} ({i} of {len(jobs_args)}): W = {rec.weight}, {rec.status} ({took})")
-            records.append(rec)
-    records = tighten(records)
-
-    group = torus_gamma(t)
+    records = tighten(_solve_depths(t, [k for k in depths if k < H], opts))
     p = t.n_vertices
     rows, bases = [], {}
     for rec in records:
         rows.append(SweepRow(rec.k, rec.depth, 2 * rec.depth, rec.weight, rec.lower_bound, rec.gap, rec.status,
                              Fraction(rec.weight, p - 1), rec.seconds, rec.solver, rec.bound_method))
         bases[f"k={rec.k}"] = tree_base(t, rec)
-        progress(f"k={rec.k}: W = {rec.weight} ({rec.status}, gap {100 * rec.gap:.2f} %)")
+        opts.progress(f"k={rec.k}: W = {rec.weight} ({rec.status}, gap {100 * rec.gap:.2f} %)")
     if H in depths:
         rows.append(SweepRow(H, H, 2 * H, p - 1, p - 1, 0.0, "optimal", Fraction(1), 0.0, "bfs",
                              "every edge costs at least 1"))
         bases[f"k={H}"] = sp_allreduce(t)
     if any(n % 2 == 0 for n in t.shape):
         bases["exchange"] = exchange_allreduce(t)
-    table = SweepTable(t.name, rows, engine=engine)
+    table = SweepTable(t.name, rows, engine=opts.engine)
+    _time_candidates(t, bases, opts, table)
+    return table
+
+
+def _solve_depths(t, solve_ks, opts) -> list:
+    """The records of the depth bounds ``solve_ks``: by ``solve_many``, a pool of ``jobs``, or one by one."""
+    jobs_args = [(tuple(t.shape), k, opts.time_limit, opts.seed, opts.solver, opts.cache) for k in solve_ks]
+    opts.progress(f"solving {len(solve_ks)} depth bound(s) on {t.name} with {opts.jobs} process(es)")
+    say = opts.report or opts.progress
+    cached = set(cached_depths(t, solve_ks, opts.time_limit, opts.seed, opts.solver)) if opts.cache else set()
+    if opts.solve_many is not None and jobs_args:
+        records = list(opts.solve_many(jobs_args))
+        for i, rec in enumerate(records, 1):
+            say(f"k={rec.k} ({i} of {len(jobs_args)}): W = {rec.weight}, {rec.status}"
+                f"{' (cached)' if rec.cached else ''}")
+        return records
+    records = []
+    if opts.jobs > 1 and len(jobs_args) > 1:
+        # leaving the block terminates the workers, also on Ctrl-C or SIGTERM: the sweep stops at once
+        with multiprocessing.Pool(opts.jobs, initializer=_worker_signals) as pool:
+            for i, rec in enumerate(pool.imap(_solve_one, jobs_args), 1):
+                say(f"k={rec.k} ({i} of {len(jobs_args)}): W = {rec.weight}, {rec.status}"
+                    f"{' (cached)' if rec.cached else ''}")
+                records.append(rec)
+        return records
+    for i, a in enumerate(jobs_args, 1):
+        k = a[1]
+        if k not in cached:
+            say(f"k={k} ({i} of {len(jobs_args)}): solving, up to {opts.time_limit:g} s")
+        t0 = time.perf_counter()
+        rec = _solve_one(a)
+        took = "cached" if rec.cached else f"{time.perf_counter() - t0:.1f} s"
+        say(f"k={k} ({i} of {len(jobs_args)}): W = {rec.weight}, {rec.status} ({took})")
+        records.append(rec)
+    return records
+
+
+def _time_candidates(t, bases, opts, table) -> None:
+    """Time every candidate at every size (the cost model, or a SimGrid replay) into ``table``."""
+    group = torus_gamma(t)
     simulated = {}
-    if engine == "simgrid":
+    if opts.engine == "simgrid":
         for name, base in bases.items():
-            progress(f"simulating {name} at {len(sizes)} size(s)")
-            simulated[name] = simulated_seconds(lift(base, group), lifted_weights(base, group), sizes, net)
-    for i, size in enumerate(sizes):
-        n = size // net.element_bytes
+            opts.progress(f"simulating {name} at {len(opts.sizes)} size(s)")
+            simulated[name] = simulated_seconds(lift(base, group), lifted_weights(base, group), opts.sizes, opts.net)
+    for i, size in enumerate(opts.sizes):
+        n = size // opts.net.element_bytes
         times = {}
         for name, base in bases.items():
-            if engine == "simgrid":
+            if opts.engine == "simgrid":
                 times[name] = simulated[name][i]
                 continue
             m = measure_symmetric(base, group, chunk_elements(lifted_weights(base, group), n))
-            times[name] = model_time(m, net)
+            times[name] = model_time(m, opts.net)
         table.times[size] = times
         table.best[size] = min(times, key=times.get)
-    return table

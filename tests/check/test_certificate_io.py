@@ -21,11 +21,10 @@ FIELDS = ("component", "round", "src", "dst", "op", "route_ptr", "route_links", 
 
 @pytest.fixture(scope="module")
 def packed():
-    from synth.solving.packing import solve_packed
+    from synth.solving import solve
 
     t = parse_torus("4x4")
-    cert, _, _ = solve_packed(damage(t, parse_failures(t, links=["0-1"])))
-    return cert
+    return solve(damage(t, parse_failures(t, links=["0-1"]))).certificate
 
 
 def multi_hop():

@@ -280,7 +280,7 @@ def test_option_errors_name_the_flag_of_the_parameter(monkeypatch, capsys):
         def boom(*a, message=message, **k):
             raise errors.OptionError(message)
 
-        monkeypatch.setattr(importlib.import_module("synth.cli.solve"), "solve", boom)
+        monkeypatch.setattr(importlib.import_module("synth.cli.solve"), "plan", boom)
         code, out, err = run(capsys, "solve", "--torus", "4x4")
         assert code == 2 and err == f"synth: error: {line}\n", err
 

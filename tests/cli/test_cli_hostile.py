@@ -160,7 +160,7 @@ def test_bad_out_is_refused_before_solving(files, capsys, monkeypatch):
     def boom(*a, **k):
         raise AssertionError("solved before checking --out")
 
-    monkeypatch.setattr(importlib.import_module("synth.cli.solve"), "solve", boom)
+    monkeypatch.setattr(importlib.import_module("synth.cli.solve"), "plan", boom)
     code = main(["solve", *TOPO, "--depth", "1", "--out", str(files["dir"])])
     err = capsys.readouterr().err
     assert code == 2 and err.strip() == f"synth: error: cannot write {files['dir']}: it is a folder"

@@ -102,8 +102,21 @@ class KHopFamily:
     notes: tuple = ()
 
 
-def khop_family(t, k: int, group, *, time_limit: float = 60.0, seed: int = 0, max_units: int = 2,
-                slack: int = 2, costs=DEFAULT_COSTS, progress=None) -> KHopFamily:
+@dataclass(frozen=True)
+class FamilyOptions:
+    """The search options of :func:`khop_family`: ``max_units``, the largest family size tried (trees of
+    weight 1; ``|G|`` chunks per tree; under a group without the negation a family may also be trees and
+    their mirror images, whose directions balance each other); ``slack``, the extra edge length allowed
+    over a vertex's nearest eligible hub (module docstring); ``costs``, the dimension-cost vectors of the
+    heuristic skeletons (see :func:`dimension_metric`)."""
+
+    max_units: int = 2
+    slack: int = 2
+    costs: tuple = DEFAULT_COSTS
+
+
+def khop_family(t, k: int, group, *, time_limit: float = 60.0, seed: int = 0, progress=None,
+                **options) -> KHopFamily:
     """k-hop trees (depth <= ``k``) whose rounds let a weighted lift through ``group`` reach Omega = 1.
 
     Parameters
@@ -118,15 +131,9 @@ def khop_family(t, k: int, group, *, time_limit: float = 60.0, seed: int = 0, ma
         Seconds, roughly: about half for the skeletons, then the assignment MIPs (each
         given a share of what is left; one that has started may run past the end by a second).
     seed : int
-    max_units : int
-        Largest family size tried (trees of weight 1; ``|G|`` chunks per tree).  Under a group
-        without the negation (orbits split by direction) a family may also be trees and
-        their mirror images, whose directions balance each other.
-    slack : int
-        Extra edge length allowed over a vertex's nearest eligible hub (module docstring).
-    costs : sequence of tuple
-        Dimension-cost vectors for the heuristic skeletons (see :func:`dimension_metric`).
     progress : callable, optional
+    **options
+        Those of :class:`FamilyOptions` (``max_units``, ``slack``, ``costs``).
 
     Returns
     -------
@@ -141,13 +148,14 @@ def khop_family(t, k: int, group, *, time_limit: float = 60.0, seed: int = 0, ma
     SynthError
         On a group without the translations, or a non-torus.
     """
+    opts = FamilyOptions(**options)
     if not isinstance(t, Torus):
         raise SynthError("k-hop families are defined on tori")
     k = int(k)
     if k < 1:
         raise OptionError(f"k (the depth bound) must be at least 1, not {k}")
-    if max_units < 1:
-        raise OptionError(f"max_units must be at least 1, not {max_units}")
+    if opts.max_units < 1:
+        raise OptionError(f"max_units must be at least 1, not {opts.max_units}")
     if group.topology.n_links != t.n_links:
         raise SynthError("the group acts on a different topology")
     orb = step_orbits(t, group)
@@ -157,74 +165,100 @@ def khop_family(t, k: int, group, *, time_limit: float = 60.0, seed: int = 0, ma
     # without the negation in the group (orbits split by direction) every tree comes with its mirror image
     mirror = bool(np.all(orb[0::2] != orb[1::2]))
     neg = t.vertex(-t.coords(np.arange(t.n_vertices))).astype(np.int64) if mirror else None
-
-    def left():
-        return time_limit - (time.monotonic() - t0)
-
-    sks = skeletons(t, k, costs=costs, seed=seed, time_limit=0.55 * time_limit, progress=say)
-    D = dimension_metric(t, (1,))
-    _, min_parent, min_labels = sks[0]
-    min_W = tree_weight(t, min_parent)
-    notes = []
-    best = None  # (W per tree, trees in the family, status, skeleton, [(parent, labels), ...])
-    tried = 0
-    # families by size: u trees on one skeleton, or (without the negation in the group) u trees and
-    # their mirror images, 2u trees
-    modes = sorted([(u, u, None) for u in range(1, max_units + 1)]
-                   + ([(2 * u, u, neg) for u in range(1, max_units // 2 + 1)] if mirror else []),
-                   key=lambda x: (x[0], x[2] is None))
-    for size in sorted({x[0] for x in modes}):
-        for _, units, ng in (x for x in modes if x[0] == size):
-            for name, parent, labels in sks:
-                if tried and left() <= 0:
-                    break
-                tried += 1
-                status, trees = assign(t, group, parent, labels, k, units, slack, D,
-                                                  max(1.0, left() / 2), neg=ng)
-                what = f"{units} tree(s)" + (" and their mirror images" if ng is not None else "")
-                if trees is None:
-                    say(f"{name}, {what}: {status}")
-                    continue
-                if ng is not None:
-                    trees = [x for p, lab in trees for x in ((p, lab), mirror_tree(t, p, lab, neg))]
-                W = sum(tree_weight(t, p) for p, _ in trees) / size
-                say(f"{name}, {what}: balanced, W = {W:g} per tree ({status})")
-                if best is None or W < best[0]:
-                    best = (W, size, status, name, trees)
-        if best is not None:
-            break
+    sks = skeletons(t, k, costs=opts.costs, seed=seed, time_limit=0.55 * time_limit, progress=say)
+    run = _FamilySearch(t, group, k, opts, dimension_metric(t, (1,)), neg, say, t0 + time_limit)
+    best = run.by_size(sks)
     if best is None:  # more skeletons, one at a time, while the time lasts
+        best = run.more_skeletons(sks, seed, time_limit)
+    notes = []
+    if best is None:
+        notes.append(f"no family of at most {opts.max_units} trees on {run.tried} skeleton(s) balances every "
+                     f"round (slack {opts.slack}); the assignment model minimized the bandwidth term instead")
+        best = run.fallback(sks[0])
+    return _family(t, k, best, sks[0], time.monotonic() - t0, tuple(notes))
+
+
+class _FamilySearch:
+    """The assignment searches of :func:`khop_family` over skeletons, sharing the time left."""
+
+    def __init__(self, t, group, k, opts, D, neg, say, end):
+        self.t, self.group, self.k, self.opts, self.D, self.neg, self.say, self.end = t, group, k, opts, D, neg, \
+            say, end
+        self.tried = 0
+
+    def left(self):
+        return self.end - time.monotonic()
+
+    def mirrored(self, trees):
+        """Every tree and its mirror image (groups without the negation), else ``trees``."""
+        if self.neg is None:
+            return trees
+        return [x for p, lab in trees for x in ((p, lab), mirror_tree(self.t, p, lab, self.neg))]
+
+    def by_size(self, sks):
+        """Families by size: u trees on one skeleton, or (without the negation in the group) u trees and their
+        mirror images, 2u trees; the lightest balanced family of the first size that has one, or None."""
+        t, neg, max_units = self.t, self.neg, self.opts.max_units
+        modes = sorted([(u, u, None) for u in range(1, max_units + 1)]
+                       + ([(2 * u, u, neg) for u in range(1, max_units // 2 + 1)] if neg is not None else []),
+                       key=lambda x: (x[0], x[2] is None))
+        best = None  # (W per tree, trees in the family, status, skeleton, [(parent, labels), ...])
+        for size in sorted({x[0] for x in modes}):
+            for _, units, ng in (x for x in modes if x[0] == size):
+                for name, parent, labels in sks:
+                    if self.tried and self.left() <= 0:
+                        break
+                    self.tried += 1
+                    status, trees = assign(t, self.group, parent, labels, self.k, units, self.opts.slack, self.D,
+                                           max(1.0, self.left() / 2), neg=ng)
+                    what = f"{units} tree(s)" + (" and their mirror images" if ng is not None else "")
+                    if trees is None:
+                        self.say(f"{name}, {what}: {status}")
+                        continue
+                    if ng is not None:
+                        trees = [x for p, lab in trees for x in ((p, lab), mirror_tree(t, p, lab, neg))]
+                    W = sum(tree_weight(t, p) for p, _ in trees) / size
+                    self.say(f"{name}, {what}: balanced, W = {W:g} per tree ({status})")
+                    if best is None or W < best[0]:
+                        best = (W, size, status, name, trees)
+            if best is not None:
+                return best
+        return None
+
+    def more_skeletons(self, sks, seed, time_limit):
+        """One tree on further skeletons, one at a time, while a quarter of ``time_limit`` is left."""
+        t = self.t
         seen = {p.tobytes() for _, p, _ in sks}
-        extra = [(c, seed) for c in _EXTRA_COSTS if len(c) <= t.ndim] + [(c, seed + 1) for c in costs]
+        extra = [(c, seed) for c in _EXTRA_COSTS if len(c) <= t.ndim] + [(c, seed + 1) for c in self.opts.costs]
         for job, sd in extra:
-            if left() < 0.25 * time_limit:
+            if self.left() < 0.25 * time_limit:
                 break
-            sk = skeleton(t, k, job, sd, min(left() / 4, time_limit / 10))
+            sk = skeleton(t, self.k, job, sd, min(self.left() / 4, time_limit / 10))
             if sk is None or sk[1].tobytes() in seen:
                 continue
             seen.add(sk[1].tobytes())
             name, parent, labels = sk
-            tried += 1
-            status, trees = assign(t, group, parent, labels, k, 1, slack, D, max(1.0, left() / 3),
-                                              neg=neg)
-            say(f"{name}: {status if trees is None else 'balanced'}")
+            self.tried += 1
+            status, trees = assign(t, self.group, parent, labels, self.k, 1, self.opts.slack, self.D,
+                                   max(1.0, self.left() / 3), neg=self.neg)
+            self.say(f"{name}: {status if trees is None else 'balanced'}")
             if trees is not None:
-                if mirror:
-                    trees = [x for p, lab in trees for x in ((p, lab), mirror_tree(t, p, lab, neg))]
-                best = (tree_weight(t, trees[0][0]), len(trees), status, name, trees)
-                break
-    balanced = best is not None
-    if not balanced:
-        notes.append(f"no family of at most {max_units} trees on {tried} skeleton(s) balances every round "
-                     f"(slack {slack}); the assignment model minimized the bandwidth term instead")
-        name, parent, labels = sks[0]
-        status, trees = assign(t, group, parent, labels, k, 1, slack, D, max(1.0, left()),
-                                          balanced=False, neg=neg)
-        if trees is None:
-            trees = [(min_parent, min_labels)]
-        elif mirror:
-            trees = [x for p, lab in trees for x in ((p, lab), mirror_tree(t, p, lab, neg))]
-        best = (None, len(trees), "fallback" if status in ("optimal", "feasible") else status, name, trees)
+                trees = self.mirrored(trees)
+                return (tree_weight(t, trees[0][0]), len(trees), status, name, trees)
+        return None
+
+    def fallback(self, first):
+        """No balanced family: the assignment model's least bandwidth term on the first skeleton (or its tree)."""
+        name, parent, labels = first
+        status, trees = assign(self.t, self.group, parent, labels, self.k, 1, self.opts.slack, self.D,
+                               max(1.0, self.left()), balanced=False, neg=self.neg)
+        trees = [(parent, labels)] if trees is None else self.mirrored(trees)
+        return (None, len(trees), "fallback" if status in ("optimal", "feasible") else status, name, trees)
+
+
+def _family(t, k, best, lightest_skeleton, seconds, notes) -> KHopFamily:
+    """The family of ``best`` as candidate schedules, the lightest skeleton tree appended when not among them."""
+    _, min_parent, min_labels = lightest_skeleton
     _, units, status, skel, trees = best
     family = list(trees)
     same = [i for i, (p, _) in enumerate(family) if np.array_equal(p, min_parent)]
@@ -240,5 +274,5 @@ def khop_family(t, k: int, group, *, time_limit: float = 60.0, seed: int = 0, ma
         role = f"unit {i + 1} of {units}" if i < units else "lightest skeleton tree"
         cands.append(labelled_tree_schedule(t, p, lab, K, label=f"k-hop tree ({role}), depth bound {k}, W = {W}"))
         weights.append(W)
-    return KHopFamily(k, K, tuple(cands), tuple(weights), balanced, units, status, skel, min_W, lightest,
-                      time.monotonic() - t0, tuple(notes))
+    return KHopFamily(k, K, tuple(cands), tuple(weights), best[0] is not None, units, status,
+                      skel, tree_weight(t, min_parent), lightest, seconds, notes)

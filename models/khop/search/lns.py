@@ -59,7 +59,7 @@ from synth.models.backends.interrupt import cpsat_solve
 from synth.models.forest.instance import tree_depths
 from synth.models.forest.labels import LabelSearch, _shift_perturb, labels_to_parent
 
-__all__ = ["LNSResult", "window_arcs", "solve_window", "lns_search", "kick_search"]
+__all__ = ["LNSResult", "KickOptions", "window_arcs", "solve_window", "lns_search", "kick_search"]
 
 
 @dataclass(frozen=True)
@@ -288,8 +288,17 @@ def lns_search(D, k, parent, *, seed=0, iterations=None, deadline=None, size=20,
     return LNSResult(parent, weight, n, improved)
 
 
-def kick_search(D, k, parent, shifts, *, seed=0, iterations=None, deadline=None, max_radius=5,
-                sizes=(30, 30, 45), progress=None) -> LNSResult:
+@dataclass(frozen=True)
+class KickOptions:
+    """How many kicks :func:`kick_search` tries (``iterations``; None: until the deadline), the largest radius
+    of its shifted balls (``max_radius``) and the sizes of its repair windows (``sizes``)."""
+
+    iterations: int | None = None
+    max_radius: int = 5
+    sizes: tuple = (30, 30, 45)
+
+
+def kick_search(D, k, parent, shifts, *, seed=0, deadline=None, progress=None, **options) -> LNSResult:
     """Shift a ball of the tree's depth pattern, repair it exactly, keep it if not heavier.
 
     When the window LNS stalls, its tree is optimal for every window of up to 60
@@ -318,17 +327,13 @@ def kick_search(D, k, parent, shifts, *, seed=0, iterations=None, deadline=None,
     seed : int
         The result depends only on the seed and the number of kicks unless a
         wall-clock limit cuts a step short.
-    iterations : int, optional
-        Kicks to try (default: until ``deadline``).
     deadline : float, optional
         ``time.monotonic()`` value to stop at.
-    max_radius : int
-        Largest radius of the shifted balls.
-    sizes : tuple of int
-        Sizes of the repair windows: the last one is centred on the middle of the moved
-        labels, the others on random moved vertices.
     progress : callable, optional
         Called with a message on every improvement.
+    **options
+        Those of :class:`KickOptions` (kicks, ball radius, repair window sizes: the last
+        window is centred on the middle of the moved labels, the others on random ones).
 
     Returns
     -------
@@ -348,33 +353,26 @@ def kick_search(D, k, parent, shifts, *, seed=0, iterations=None, deadline=None,
     >>> res.weight < tree_weight(t, start), res.weight == tree_weight(t, res.parent)
     (True, True)
     """
+    opts = KickOptions(**options)
     parent = np.asarray(parent, dtype=np.int64).copy()
     depth = tree_depths(parent)
     weight = _weight(D, parent)
     rng = np.random.default_rng([seed, 5_021_981])
     ls = LabelSearch(D, k, depth)
     n = improved = 0
-    while iterations is None or n < iterations:
+    while opts.iterations is None or n < opts.iterations:
         if deadline is not None and deadline - time.monotonic() <= 0.05:
             break
         n += 1
-        new = _shift_perturb(depth, ls.D, rng, shifts, max_radius)
+        new = _shift_perturb(depth, ls.D, rng, shifts, opts.max_radius)
         moved = np.flatnonzero(new != depth)
         if moved.size == 0:
             continue
         ls.set_labels(new)
         ls.search(deadline=deadline)
         cand = labels_to_parent(ls.D, ls.labels)
-        cand_depth, cand_weight = tree_depths(cand), _weight(D, cand)
-        centres = [int(rng.choice(moved)) for _ in sizes[:-1]] + [int(moved[moved.size // 2])]
-        for size, centre in zip(sizes, centres):
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0.05:
-                break
-            res = _solve_near(D, k, cand, cand_depth, centre, size, rng, seed, left)
-            if res is not None and _weight(D, res[0]) < cand_weight:
-                cand, cand_depth = res[0], res[1]
-                cand_weight = _weight(D, cand)
+        centres = [int(rng.choice(moved)) for _ in opts.sizes[:-1]] + [int(moved[moved.size // 2])]
+        cand, cand_depth, cand_weight = _repair(D, k, cand, zip(opts.sizes, centres), rng, (seed, deadline))
         if cand_weight <= weight:
             if cand_weight < weight:
                 improved += 1
@@ -382,3 +380,19 @@ def kick_search(D, k, parent, shifts, *, seed=0, iterations=None, deadline=None,
                     progress(f"kick: W = {cand_weight} (kick {n})")
             parent, depth, weight = cand, cand_depth, cand_weight
     return LNSResult(parent, weight, n, improved)
+
+
+def _repair(D, k, cand, windows, rng, seeding):
+    """Re-solve the ``windows`` (``(size, centre)`` pairs) of the tree ``cand`` exactly, keeping each lighter
+    result: ``(parent, depths, weight)``.  ``seeding`` is ``(seed, deadline)``."""
+    seed, deadline = seeding
+    cand_depth, cand_weight = tree_depths(cand), _weight(D, cand)
+    for size, centre in windows:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0.05:
+            break
+        res = _solve_near(D, k, cand, cand_depth, centre, size, rng, seed, left)
+        if res is not None and _weight(D, res[0]) < cand_weight:
+            cand, cand_depth = res[0], res[1]
+            cand_weight = _weight(D, cand)
+    return cand, cand_depth, cand_weight

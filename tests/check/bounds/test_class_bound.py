@@ -166,7 +166,7 @@ def test_the_per_owner_costs_use_one_parent_for_both_phases():
 def packed():
     t = parse_torus("4x4")
     d = damage(t, parse_failures(t, links=["0-1"]))
-    return pack(d, default_group(d), units=8).certificate
+    return _certified(pack(layered_arcs(d, default_group(d)), units=8))
 
 
 def test_a_packed_certificate_claims_and_checks_its_class_bound(packed):
@@ -258,14 +258,14 @@ def test_a_local_lp_schedule_gets_the_whole_lps_dual_by_interior_point_or_no_cla
     d = damage(t, parse_failures(t, links=["0-1"]))
     g = default_group(d)
     ref = reference_fractions(sp_allreduce(t), torus_gamma(t))
-    cert = pack(d, g, units=4, reference=ref, radius=1).certificate
+    cert = _certified(pack(layered_arcs(d, g), units=4, reference=ref, radius=1))
     claim = cert.claims[CLASS_KEY]
     assert "interior point" in cert.solver["class_dual"]
     best = solve_layered(layered_arcs(d, g)).objective * cert.elements       # simplex: the class optimum
     assert best * (1 - 1e-4) <= claim["value"] <= best * (1 + 1e-9)
     assert check_certificate(cert).valid
     monkeypatch.setattr(classdual, "CLASS_LP_ARCS", 0)
-    cert = pack(d, g, units=4, reference=ref, radius=1).certificate
+    cert = _certified(pack(layered_arcs(d, g), units=4, reference=ref, radius=1))
     assert CLASS_KEY not in cert.claims
     from synth.solving.packing import class_bound_note
     assert class_bound_note(cert).startswith("no class bound")
@@ -322,3 +322,11 @@ def test_a_timed_schedule_claims_no_layered_class_bound(tmp_path, capsys):
     data = json.loads(cert.read_text())
     assert data["provenance"]["algorithm"] == "timed-packing"
     assert CLASS_KEY not in data["claims"] and "class_fraction" not in summary
+
+
+def _certified(packed):
+    """The packing model's schedule certified as the solve stage does, with the layered class's bound."""
+    from synth.models.packing.classdual import with_class_bound
+    from synth.solving.packing import certify_packed
+
+    return with_class_bound(certify_packed(packed), packed.solution)

@@ -5,8 +5,10 @@ import numpy as np
 import pytest
 
 import synth.models.packing.layered as layered
+from synth.models.packing.layered import layered_arcs
 from synth.models.packing.pipeline import pack
 from synth.models.packing.rounding import round_schedule
+from synth.solving import solve
 from synth.symmetry.spec import default_group
 from synth.topology.failures import damage, parse_failures
 from synth.topology.torus import parse_torus
@@ -31,20 +33,18 @@ def test_the_interior_point_certificate_claims_its_own_class_bound(monkeypatch):
     monkeypatch.setattr(layered, "SIMPLEX_ARCS", 0)
     t = parse_torus("4x4")
     d = damage(t, parse_failures(t, links=["0-1"]))
-    res = pack(d, default_group(d), units=64)
-    claim = res.certificate.claims["class_bound"]
-    assert res.certificate.solver["class_dual"] == "the whole layered LP's dual (interior point with crossover)"
+    cert = _certified(pack(layered_arcs(d, default_group(d)), units=64))
+    claim = cert.claims["class_bound"]
+    assert cert.solver["class_dual"] == "the whole layered LP's dual (interior point with crossover)"
     assert 0.99 < claim["fraction"] <= 1 + 1e-9
     from synth.check.claims import check_certificate
-    assert check_certificate(res.certificate).valid
+    assert check_certificate(cert).valid
 
 
 def test_a_whole_lp_out_of_time_falls_back_to_the_local_lp(monkeypatch):
     import synth.models.packing.pipeline as pipeline
     from synth.errors import SynthError
     from synth.solving import packing
-    from synth.solving.packing import solve_packed
-
     def out_of_time(*_args, **_kwargs):
         raise SynthError("the layered LP found no solution (time limit)")
 
@@ -52,7 +52,8 @@ def test_a_whole_lp_out_of_time_falls_back_to_the_local_lp(monkeypatch):
     monkeypatch.setattr(pipeline, "solve_layered", out_of_time)
     monkeypatch.setattr(packing, "TIMED_MAX_ROWS", 0)   # the layered path alone is under test
     t = parse_torus("6x6")
-    cert, _, notes = solve_packed(damage(t, parse_failures(t, links=["0-1"])), reason="1 failed link")
+    res = solve(damage(t, parse_failures(t, links=["0-1"])))
+    cert, notes = res.certificate, res.notes
     assert cert.solver["lp"].startswith("layered, local") and "class_bound" not in cert.claims
     assert any("out of time" in n for n in notes)
 
@@ -68,14 +69,20 @@ def test_16x16_takes_the_whole_lp_and_is_certified(links, least, tmp_path):
 
     from synth.check.certificate import write_certificate
     from synth.check.claims import check_file
-    from synth.solving.packing import solve_packed
-
     start = time.process_time()
     t = parse_torus("16x16")
-    cert, _, _ = solve_packed(damage(t, parse_failures(t, links=links)), time_limit=600)
+    cert = solve(damage(t, parse_failures(t, links=links)), time_limit=600).certificate
     write_certificate(cert, tmp_path / "c.json")
     report = check_file(tmp_path / "c.json")
     assert report.valid and cert.solver["lp"] == "layered"
     num, _, den = cert.claims["bandwidth_fraction"].partition("/")
     assert int(num) / int(den) >= least and cert.claims["class_bound"]["fraction"] > 0.999
     assert time.process_time() - start < 600
+
+
+def _certified(packed):
+    """The packing model's schedule certified as the solve stage does, with the layered class's bound."""
+    from synth.models.packing.classdual import with_class_bound
+    from synth.solving.packing import certify_packed
+
+    return with_class_bound(certify_packed(packed), packed.solution)

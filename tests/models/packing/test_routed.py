@@ -226,7 +226,8 @@ def test_too_many_routed_choices_is_one_line(monkeypatch):
 
     monkeypatch.setattr(routed, "MAX_ROUTED_ARCS", 10)
     with pytest.raises(SynthError, match=r"has [\d,]+ \(parent, route\) choices, over the 10 it is built for"):
-        routed.pack_routed(damaged_spine_leaf())
+        d = damaged_spine_leaf()
+        routed.pack_routed(routed.routed_arcs(d, default_group(d)))
 
 
 @pytest.mark.parametrize("collective", ["reduce-scatter", "allgather"])

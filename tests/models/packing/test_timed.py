@@ -8,7 +8,8 @@ import pytest
 from synth.check.claims import certify, check_certificate
 from synth.errors import ScheduleError
 from synth.models.packing.tree_pricing import TreeSpace, arc_costs, best_parents, exact_price, price, start_labels
-from synth.models.packing.timed import MasterLP, pack_timed, round_timed, solve_timed
+from synth.models.packing.timed import MasterLP, TimedOptions, pack_timed, round_timed, solve_timed
+from synth.solving.packing import certify_packed
 from synth.symmetry.spec import default_group
 from synth.topology.failures import damage, parse_failures
 from synth.topology.torus import parse_torus
@@ -36,10 +37,10 @@ def test_every_column_is_a_timed_tree_and_the_schedule_checks(torus4):
         assert np.all(d.link_src[pl[kids]] == kids)
         assert np.all(L[kids] < L[d.link_dst[pl[kids]]])          # labels grow towards the root
         assert np.all((L[kids] >= 1) & (L[kids] <= sol.R))
-    res = pack_timed(sol, units=64)
-    report = check_certificate(res.certificate)
+    cert = certify_packed(pack_timed(sol, units=64))
+    report = check_certificate(cert)
     assert report.valid
-    frac = res.certificate.claims["bandwidth_fraction"]
+    frac = cert.claims["bandwidth_fraction"]
     num, _, den = frac.partition("/")
     assert int(num) / int(den) > sol.layered.fraction          # beyond the layered class
     assert int(num) / int(den) <= sol.fraction + 0.02          # rounding costs little, never beats the LP by much
@@ -76,9 +77,9 @@ def test_column_generation_against_every_tree(shape, links, extra):
     # the master LP over every timed tree (enumerated) is the exact pricing's value; the heuristic's may be above
     d = damaged(shape, links=links)
     g = default_group(d)
-    exact = solve_timed(d, g, R=None, exact=True)
+    exact = solve_timed(d, g, R=None, options=TimedOptions(exact=True))
     R = exact.R + extra
-    exact = solve_timed(d, g, R=R, exact=True)
+    exact = solve_timed(d, g, R=R, options=TimedOptions(exact=True))
     heur = solve_timed(d, g, R=R)
     assert exact.status.startswith("optimal")
     assert heur.objective >= exact.objective - 1e-9
@@ -98,7 +99,7 @@ def test_the_heuristic_gap_on_a_3x3_torus_is_reported():
     # point, no purge, no restarts) stopped at 97.06 %; the heuristic as it is now reaches the exact value
     d = damaged("3x3", links=["0-1"])
     g = default_group(d)
-    exact = solve_timed(d, g, R=3, exact=True)
+    exact = solve_timed(d, g, R=3, options=TimedOptions(exact=True))
     heuristic = solve_timed(d, g, R=3)
     assert exact.fraction == pytest.approx(0.98396, abs=1e-4)
     assert heuristic.fraction == pytest.approx(exact.fraction, abs=1e-9)

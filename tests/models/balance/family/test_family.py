@@ -18,7 +18,8 @@ from synth.models.balance.family import (compact_rounds, dimension_metric, khop_
                                          orbit_profiles)
 from synth.models.balance.family.labels import mirror_tree as _mirror
 from synth.schedule import BaseSchedule, tree_schedule
-from synth.solving import _solve_khop_family, solve
+from synth.solving import SolveRequest, solve
+from synth.solving.torus import _plan_khop
 from synth.topology.torus import parse_torus
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -181,7 +182,7 @@ def test_bad_input():
     with pytest.raises(SynthError):
         solve(t, depth=2, group="gamma")        # Γ needs an equal-sided torus
     with pytest.raises(SynthError, match="regular"):
-        _solve_khop_family(parse_torus("4x4"), 2, None, "auto", "gamma", FAST, 0, lambda _m: None)
+        _plan_khop(SolveRequest(parse_torus("4x4"), depth=2, group="gamma", time_limit=FAST), gamma=False)
     assert torus_gamma(parse_torus("4x4")).is_regular
 
 
