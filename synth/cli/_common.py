@@ -46,7 +46,8 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message):  # one line, exit 2 (argparse prints the usage too)
-        raise SynthError(f"{self.prog}: {message}")
+        # a command's parser names the command; the top parser's name would repeat the "synth: error:" prefix
+        raise SynthError(message if self.prog == "synth" else f"{self.prog}: {message}")
 
 
 # ---------------------------------------------------------------- where output and progress go

@@ -91,3 +91,14 @@ def test_notes_name_parameters_the_cli_maps():
     text = flags_in(ex.notes[0])
     assert text.startswith("maxBytes 1099511627776 makes") and "a smaller --max-bytes avoids that" in text
     assert flag_for("max_bytes") == "--max-bytes"
+
+
+def test_parser_errors_say_synth_once(capsys):
+    """The top parser's errors do not repeat the program name after ``synth: error:``."""
+    from synth.cli import main
+
+    assert main(["solve", "--torus", "4x4", "--ou", "x.json"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "synth: error: unrecognized arguments: --ou x.json"
+    assert main(["solve", "--torus", "4x4", "--depth", "x"]) == 2
+    assert capsys.readouterr().err.startswith("synth: error: synth solve: argument --depth")
