@@ -160,7 +160,7 @@ def cache_answers(t, k, time_limit, seed, solver) -> bool:
             return False
     except OSError:
         return False
-    rec = read_entry(path, t, k, float(time_limit), int(seed))
+    rec = read_entry(path, t, k, float(time_limit), int(seed), solver)
     return rec is not None and not rec.interrupted
 
 
