@@ -60,6 +60,7 @@ costs at least 1.  Real duals come from the k-hop solver's LP
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -120,6 +121,46 @@ def layered_dual_bound(t, k: int, dual: dict) -> DualBound:
     malformed dual are those of :func:`~synth.check.bounds.khop_dual_bound`, which dispatches here;
     a dual too large to re-derive raises too.
     """
+    _check_size(t, k)
+    V = t.n_vertices
+    perms = root_stabilizer_perms(t)
+    verts = np.arange(V)
+    D = t.dist(verts[:, None], verts[None, :]).astype(np.float64)
+    relax = _Relaxation(k, D, D[0] == 1,
+                        (D < D[0][None, :]) & (verts[:, None] != 0) & (verts[:, None] != verts[None, :]))
+    mult = _read_multipliers(dual, perms, relax)
+    mu, M, n_cut_rows = _read_cuts(dual, perms, k, V)
+    val, tol = _value(relax, mult, mu, M)
+    return DualBound(max(0, math.ceil(val - tol)), val, tol, mult.n_rows + n_cut_rows)
+
+
+@dataclass(frozen=True)
+class _Relaxation:
+    """The layered relaxation on a torus: depth bound ``k``, distances ``D``, the root's neighbours
+    ``nbr`` and the arcs ``allowed[t, i]`` (``i`` nearer the root than ``t``)."""
+
+    k: int
+    D: np.ndarray
+    nbr: np.ndarray
+    allowed: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Multipliers:
+    """The dual's vertex (``alpha``), layer (``beta``) and arc (``lambda``, sparse, ``<= 0``) multipliers,
+    expanded over the root stabilizer, and the rows they stand for."""
+
+    alpha: np.ndarray
+    beta: np.ndarray
+    lam_t: np.ndarray
+    lam_i: np.ndarray
+    lam_h: np.ndarray
+    lam_v: np.ndarray
+    n_rows: int
+
+
+def _check_size(t, k) -> None:
+    """Refuse what this check cannot re-derive: bad ``k``, too many vertices, too large a stabilizer."""
     V = t.n_vertices
     if k < 1 or V < 2:
         raise SynthError("dual bound: need k >= 1 and at least two vertices")
@@ -135,60 +176,68 @@ def layered_dual_bound(t, k: int, dual: dict) -> DualBound:
             n_perms *= math.factorial(list(t.shape).count(side))
     if n_perms * V > _MAX_PERM_ENTRIES:
         raise SynthError(f"dual bound: the root stabilizer of {t.name} has {n_perms} elements, too many to expand")
-    perms = root_stabilizer_perms(t)
-    verts = np.arange(V)
-    D = t.dist(verts[:, None], verts[None, :]).astype(np.float64)
-    d0 = D[0]
-    nbr = d0 == 1
-    allowed = (D < d0[None, :]) & (verts[:, None] != 0) & (verts[:, None] != verts[None, :])
 
-    def vertex(i):
-        if not (isinstance(i, int) and 0 < i < V):
-            raise SynthError(f"dual bound: vertex {i!r} out of range 1..{V - 1}")
-        return i
 
-    def layer(h, lo=1):
-        if not (isinstance(h, int) and lo <= h <= k):
-            raise SynthError(f"dual bound: layer {h!r} out of range {lo}..{k}")
-        return h
+def _vertex(i, V):
+    if not (isinstance(i, int) and 0 < i < V):
+        raise SynthError(f"dual bound: vertex {i!r} out of range 1..{V - 1}")
+    return i
 
-    def value(x, sign=0):
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
-            raise SynthError(f"dual bound: value {x!r} is not a finite number")
-        if sign * x < 0:
-            raise SynthError(f"dual bound: value {x!r} has the wrong sign")
-        return float(x)
 
+def _layer(h, k, lo=1):
+    if not (isinstance(h, int) and lo <= h <= k):
+        raise SynthError(f"dual bound: layer {h!r} out of range {lo}..{k}")
+    return h
+
+
+def _number(x, sign=0):
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+        raise SynthError(f"dual bound: value {x!r} is not a finite number")
+    if sign * x < 0:
+        raise SynthError(f"dual bound: value {x!r} has the wrong sign")
+    return float(x)
+
+
+def _read_multipliers(dual, perms, relax) -> _Multipliers:
+    """The stored alpha, beta and lambda, each entry checked and spread over its orbit under ``perms``."""
+    k, V = relax.k, relax.D.shape[0]
     alpha = np.zeros(V)
     beta = np.zeros((k + 1, V))
     lam_t, lam_i, lam_h, lam_v = [], [], [], []   # sparse lambda (duplicates add up)
     n_rows = 0
     for i, x in _entries(dual, "alpha", 2):
-        orb = np.unique(perms[:, vertex(i)])
-        alpha[orb] += value(x)
+        orb = np.unique(perms[:, _vertex(i, V)])
+        alpha[orb] += _number(x)
         n_rows += orb.size
     for i, h, x in _entries(dual, "beta", 3):
-        orb = np.unique(perms[:, vertex(i)])
-        beta[layer(h), orb] += value(x)
+        orb = np.unique(perms[:, _vertex(i, V)])
+        beta[_layer(h, k), orb] += _number(x)
         n_rows += orb.size
     for tt, i, h, x in _entries(dual, "lambda", 4):
-        h = layer(h, 2)
-        if not (isinstance(tt, int) and 0 < tt < V) or not allowed[tt, vertex(i)] or (h >= 3 and nbr[tt]):
+        h = _layer(h, k, 2)
+        if not (isinstance(tt, int) and 0 < tt < V) or not relax.allowed[tt, _vertex(i, V)] \
+                or (h >= 3 and relax.nbr[tt]):
             raise SynthError(f"dual bound: lambda on ({tt}, {i}, {h}), not an arc of the relaxation")
         pairs = np.unique(np.stack([perms[:, tt], perms[:, i]], axis=1), axis=0)
         lam_t.append(pairs[:, 0])
         lam_i.append(pairs[:, 1])
         lam_h.append(np.full(pairs.shape[0], h))
-        lam_v.append(np.full(pairs.shape[0], value(x, -1)))
+        lam_v.append(np.full(pairs.shape[0], _number(x, -1)))
         n_rows += pairs.shape[0]
     if lam_t:
         lam_t, lam_i, lam_h, lam_v = (np.concatenate(a) for a in (lam_t, lam_i, lam_h, lam_v))
     else:
         lam_t = lam_i = lam_h = np.zeros(0, dtype=np.int64)
         lam_v = np.zeros(0)
+    return _Multipliers(alpha, beta, lam_t, lam_i, lam_h, lam_v, n_rows)
+
+
+def _read_cuts(dual, perms, k, V):
+    """The stored cuts, checked and spread over their images under ``perms``: ``(mu, M, rows)`` with ``M``
+    the ``rows x (k + 1) x V`` incidence of each cut image."""
     cut_sets, cut_vals = [], []
     for x, nodes in _entries(dual, "cuts", 2):
-        x = value(x, 1)
+        x = _number(x, 1)
         if not isinstance(nodes, list) or not all(isinstance(n, int) and V <= n < (k + 1) * V for n in nodes):
             raise SynthError(f"dual bound: a cut's nodes must be ids in {V}..{(k + 1) * V - 1} (no layer 0)")
         inside = np.zeros((k + 1) * V, dtype=bool)
@@ -203,18 +252,24 @@ def layered_dual_bound(t, k: int, dual: dict) -> DualBound:
         for img in _images(perms, V, nodes):
             cut_sets.append(img)
             cut_vals.append(x)
-    n_rows += len(cut_sets)
     mu = np.asarray(cut_vals, dtype=np.float64)
     M = np.zeros((len(cut_sets), (k + 1) * V))
     for r, img in enumerate(cut_sets):
         M[r, img] = 1.0
-    M = M.reshape(len(cut_sets), k + 1, V)
+    return mu, M.reshape(len(cut_sets), k + 1, V), len(cut_sets)
 
-    # Float64 error: every reduced cost is a sum of at most n_ops terms whose magnitudes add up
-    # to mag, so it is off by at most gamma * mag (gamma = n_ops * eps); a column can only be
-    # mis-priced when its computed reduced cost is below that, and the sums add n * eps * |sum|.
+
+def _value(relax, mult, mu, M):
+    """The Lagrangian value at the multipliers and its rounding-error bound ``(val, tol)``.
+
+    Float64 error: every reduced cost is a sum of at most n_ops terms whose magnitudes add up
+    to mag, so it is off by at most gamma * mag (gamma = n_ops * eps); a column can only be
+    mis-priced when its computed reduced cost is below that, and the sums add n * eps * |sum|.
+    """
+    k, D, V = relax.k, relax.D, relax.D.shape[0]
+    alpha, beta = mult.alpha, mult.beta
     eps = float(np.finfo(np.float64).eps)
-    n_ops = mu.size + lam_v.size + 8
+    n_ops = mu.size + mult.lam_v.size + 8
     gamma = n_ops * eps / (1 - n_ops * eps)
 
     def part(rc, mag):
@@ -226,7 +281,7 @@ def layered_dual_bound(t, k: int, dual: dict) -> DualBound:
              (float(mu.sum()), mu.size * eps * float(mu.sum()))]
     # y columns
     lam_out = np.zeros((k + 1, V))          # sum_j lambda[t=i, j, h+1] for y[i, h] (all lambda <= 0)
-    np.add.at(lam_out, (lam_h - 1, lam_t), lam_v)
+    np.add.at(lam_out, (mult.lam_h - 1, mult.lam_t), mult.lam_v)
     rc_y = -beta[1:, 1:] - alpha[None, 1:] + lam_out[1:, 1:]
     parts.append(part(rc_y, np.abs(beta[1:, 1:]) + np.abs(alpha[None, 1:]) - lam_out[1:, 1:]))
     # z columns, layer by layer (mu >= 0, so the cut terms' magnitudes are their values)
@@ -239,13 +294,13 @@ def layered_dual_bound(t, k: int, dual: dict) -> DualBound:
         both = (M[:, h - 1, :].T * mu) @ M[:, h, :] if mu.size else np.zeros((V, V))  # tail in S too
         rc = D + beta[h][None, :] - (enter_h[None, :] - both)
         mag = D + np.abs(beta[h])[None, :] + enter_h[None, :] + both
-        on = lam_h == h
-        np.add.at(rc, (lam_t[on], lam_i[on]), -lam_v[on])
-        np.add.at(mag, (lam_t[on], lam_i[on]), -lam_v[on])
-        mask = allowed.copy()
+        on = mult.lam_h == h
+        np.add.at(rc, (mult.lam_t[on], mult.lam_i[on]), -mult.lam_v[on])
+        np.add.at(mag, (mult.lam_t[on], mult.lam_i[on]), -mult.lam_v[on])
+        mask = relax.allowed.copy()
         if h >= 3:
-            mask[nbr, :] = False
+            mask[relax.nbr, :] = False
         parts.append(part(rc[mask], mag[mask]))
     val = float(sum(p for p, _ in parts))
     tol = float(sum(e for _, e in parts)) + len(parts) * eps * sum(abs(p) for p, _ in parts)
-    return DualBound(max(0, math.ceil(val - tol)), val, tol, n_rows)
+    return val, tol
