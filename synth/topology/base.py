@@ -28,7 +28,7 @@ import numpy as np
 from synth.fileio import printable
 from synth.errors import TopologyError
 
-__all__ = ["Topology", "Grid", "MAX_VERTICES", "MAX_LINKS", "check_size", "count_of", "is_int"]
+__all__ = ["Topology", "Grid", "MAX_VERTICES", "MAX_LINKS", "check_size", "count_of", "is_int", "spec_volume"]
 
 MAX_VERTICES = 1 << 22  # 4,194,304 vertices: 256x the largest network we solve (64x64 torus, 32x32 HyperX)
 MAX_LINKS = 1 << 24     # 16,777,216 directed links: building them peaks near 1 GB (int32 ids, int64 keys)
@@ -63,6 +63,22 @@ def is_int(x) -> bool:
     (True, False, False)
     """
     return isinstance(x, int) and not isinstance(x, bool)
+
+
+def spec_volume(spec):
+    """``(shape, V)``: a spec's ``shape`` (1 to 64 positive whole sides) and the product of its sides; None
+    if malformed.
+
+    >>> spec_volume({"shape": [4, 6]}), spec_volume({"shape": [4, 0]})
+    (([4, 6], 24), None)
+    """
+    shape = spec.get("shape")
+    if not isinstance(shape, list) or not shape or len(shape) > 64 or not all(is_int(s) and s >= 1 for s in shape):
+        return None
+    V = 1
+    for s in shape:
+        V *= s
+    return shape, V
 
 
 def check_size(name: str, n_vertices: int, n_links: int) -> None:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.errors import TopologyError, check_instance
-from synth.topology.base import MAX_VERTICES, Grid, Topology, check_size, is_int
+from synth.topology.base import MAX_VERTICES, Grid, Topology, check_size, is_int, spec_volume
 from synth.topology.torus import shape_sides
 
 __all__ = ["HyperX", "hyperx", "parse_hyperx", "hyperx_from_spec", "hyperx_spec_size"]
@@ -54,12 +54,10 @@ def hyperx_spec_size(spec):
     >>> hyperx_spec_size({"kind": "hyperx", "shape": [4, 4]})
     (16, 96, 16)
     """
-    shape = spec.get("shape")
-    if not isinstance(shape, list) or not shape or len(shape) > 64 or not all(is_int(s) and s >= 1 for s in shape):
+    sized = spec_volume(spec)
+    if sized is None:
         return None
-    V = 1
-    for s in shape:
-        V *= s
+    shape, V = sized
     return V, V * sum(s - 1 for s in shape), V
 
 

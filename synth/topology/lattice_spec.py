@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 
 from synth.errors import TopologyError
-from synth.topology.base import is_int
+from synth.topology.base import is_int, spec_volume
 from synth.topology.lattice import grid, lattice_size, lattice_torus, parse_wrap, twisted, twisted_basis
 from synth.topology.torus import shape_sides, torus
 
@@ -89,12 +89,10 @@ def torus_spec_size(spec):
     """``(V, E, V)`` of a ``torus`` spec (:func:`lattice_spec_size` when it has a ``wrap`` list); None if malformed."""
     if isinstance(spec.get("wrap"), list):
         return lattice_spec_size(spec)
-    shape = spec.get("shape")
-    if not isinstance(shape, list) or not shape or len(shape) > 64 or not all(is_int(s) and s >= 1 for s in shape):
+    sized = spec_volume(spec)
+    if sized is None:
         return None
-    V = 1
-    for s in shape:
-        V *= s
+    shape, V = sized
     return V, V * 2 * len(shape), V
 
 
