@@ -93,7 +93,7 @@ def healthy_reference(topology):
 class PackingPrep:
     """What :func:`plan_packing` computed for :func:`build_packed`: the network, its group, why it is packed,
     the arcs (layered or routed), the depth bound, the timed trees' reduce rounds ``R`` (None: no timed
-    trees), the LP's time limit (None: none) and what became of a depth bound above ``H`` (None: taken as asked)."""
+    trees) and the LP's time limit (None: none)."""
 
     topology: object
     group: object
@@ -102,7 +102,6 @@ class PackingPrep:
     depth: int | None
     R: int | None
     time_limit: float | None
-    depth_note: str | None = None
 
 
 def plan_packing(req, topology, group, reason, time_limit, depth) -> Plan:
@@ -139,16 +138,16 @@ def plan_packing(req, topology, group, reason, time_limit, depth) -> Plan:
     R, clipped = timed_rounds(data.H, depth, orbits)     # depth >= H here
     rows = 2 * R * orbits
     timed = req.collective == ALLREDUCE and clipped is not False
-    note = _depth_note(depth, data.H, R, clipped, req.collective, orbits)
-    prep = PackingPrep(topology, group, reason, data, depth, R if timed else None, time_limit, note)
+    notes = tuple(n for n in [_depth_note(depth, data.H, R, clipped, req.collective, orbits)] if n)
+    prep = PackingPrep(topology, group, reason, data, depth, R if timed else None, time_limit)
     if timed:
         return Plan("timed-packing", f"{reason}; the timed trees' master LP ({rows:,} load rows, {R} reduce "
                     "rounds) follows the layered LP unless its schedule meets the bound",
-                    name, ("layered-packing", "timed-packing"), build_packed, group, solves=True, time_limit=time_limit, depth=depth,
-                    prepared=prep)
+                    name, ("layered-packing", "timed-packing"), build_packed, group, solves=True,
+                    time_limit=time_limit, notes=notes, depth=depth, prepared=prep)
     why = "not an allreduce" if req.collective != ALLREDUCE else f"{rows:,} load rows > {TIMED_MAX_ROWS:,}"
     return Plan("layered-packing", f"{reason}; the layered LP (no timed trees: {why})", name, ("layered-packing",),
-                build_packed, group, solves=True, time_limit=time_limit, depth=depth, prepared=prep)
+                build_packed, group, solves=True, time_limit=time_limit, notes=notes, depth=depth, prepared=prep)
 
 
 def certified_fraction(cert) -> Fraction:
@@ -174,7 +173,7 @@ def build_packed(req, plan) -> SolveResult:
                                  {"max_routes_per_pair": _max_routes()}, prep.data)
         if plan.construction == "depth-packing":
             return _build_depth(req, prep)
-        return _build_layered(req, prep)
+        return _build_layered(req, prep, plan.notes)
     except SynthError as exc:
         if req.collective == ALLREDUCE:
             raise
@@ -207,7 +206,7 @@ def _pack_layered(req, prep, free, reference):
                 reference=reference, radius=LOCAL_RADIUS)
 
 
-def _build_layered(req, prep) -> SolveResult:
+def _build_layered(req, prep, plan_notes=()) -> SolveResult:
     """The layered LP (the local LP on large networks), certified, then the timed trees where planned."""
     # the models load on demand: they pull in the solvers
     from synth.models.packing.classdual import with_class_bound
@@ -232,7 +231,7 @@ def _build_layered(req, prep) -> SolveResult:
     cert = certify_packed(packed, req.elements, req.mode, req.collective, req.progress)
     if class_bound:   # the bound of the layered class (docs/bounds.md section 5)
         cert = with_class_bound(cert, packed.solution, req.progress, prep.time_limit)
-    notes = [_intro(prep, "layered LP")] + ([prep.depth_note] if prep.depth_note else [])
+    notes = [_intro(prep, "layered LP"), *plan_notes]
     if reference is not None:   # the shares as solved (free ones fall back to equal when that LP fails)
         notes.append(f"{data.n_arcs:,} parent choices: the LP changes the healthy trees only within "
                      f"{LOCAL_RADIUS} hops of a failure and where they were lost, with "
