@@ -39,7 +39,7 @@ def weighted_graph(rng, n, extra, switches=0, directed=False):
     data = {"vertices": n, "links": [list(x) for x in links], "directed": directed,
             "bandwidth": [float(rng.choice(BANDWIDTHS)) for _ in links]}
     if switches:
-        data["compute"] = list(range(n - switches))
+        data["compute"] = list(range(max(n - switches, 2)))
     return topology_from_json(data)
 
 
