@@ -49,11 +49,12 @@ from fractions import Fraction
 
 import numpy as np
 
+from synth.check.bounds.bandwidth import best_cut, collective_bound
 from synth.check.capacity import link_capacities
 from synth.errors import ScheduleError, check_instance
 from synth.topology.base import Topology
 
-__all__ = ["ForestCollOptimum", "forestcoll_optimum", "allgather_ratio"]
+__all__ = ["ForestCollOptimum", "forestcoll_optimum", "forestcoll_note", "allgather_ratio"]
 
 _INT32 = (1 << 31) - 1
 
@@ -94,6 +95,27 @@ def forestcoll_optimum(t, elements: int) -> ForestCollOptimum:
     ag, ag_cut = allgather_ratio(t.n_vertices, t.link_src, t.link_dst, caps.units, t.compute)
     rs, rs_cut = allgather_ratio(t.n_vertices, t.link_dst, t.link_src, caps.units, t.compute)   # reversed
     return ForestCollOptimum(elements, block * ag / caps.unit, block * rs / caps.unit, ag_cut, rs_cut)
+
+
+def forestcoll_note(t, collective: str = "allreduce") -> str:
+    """One line for ``synth compare``: ForestColl's optimum and the certified bound as algorithm bandwidths.
+
+    Algorithm bandwidth (nccl-tests' algbw) is message bytes over time: ``N / T`` GB/s with ``T`` in
+    elements per GB/s, whatever the element size.
+
+    >>> from synth.topology.user import topology_from_json
+    >>> server = topology_from_json({"vertices": 9, "compute": list(range(8)),
+    ...                              "links": [[g, 8] for g in range(8)], "bandwidth": [300] * 8})
+    >>> forestcoll_note(server)
+    'forestcoll optimum: allreduce at 171.43 GB/s algorithm bandwidth (its reduce-scatter then allgather); no allreduce exceeds 171.43 GB/s (the certified bound)'
+    """
+    p = t.n_compute
+    opt = forestcoll_optimum(t, p)
+    value = {"allreduce": opt.allreduce, "allgather": opt.allgather, "reduce-scatter": opt.reduce_scatter}[collective]
+    bound = collective_bound(t, p, collective, best_cut(t))
+    how = " (its reduce-scatter then allgather)" if collective == "allreduce" else ""
+    return (f"forestcoll optimum: {collective} at {float(p / value):.2f} GB/s algorithm bandwidth{how}; "
+            f"no {collective} exceeds {float(p / bound):.2f} GB/s (the certified bound)")
 
 
 def allgather_ratio(n_vertices: int, src, dst, units, compute) -> tuple:

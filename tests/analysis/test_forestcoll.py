@@ -100,3 +100,18 @@ def test_a_fabric_whose_compute_vertices_cannot_all_be_reached_is_refused():
     t = topology_from_json({"vertices": 3, "directed": True, "links": [[0, 1], [1, 2], [2, 1]]})
     with pytest.raises(ScheduleError):
         forestcoll_optimum(t, 3)
+
+
+def test_compare_notes_the_optimum_on_links_with_bandwidths_only():
+    from synth.analysis.compare import compare
+    from synth.topology.torus import parse_torus
+
+    star = topology_from_json({"vertices": 5, "compute": [0, 1, 2, 3], "links": [[g, 4] for g in range(4)],
+                               "bandwidth": [4, 4, 4, 1]})
+    notes = []
+    compare(star, [4096], algorithms=["ring"], notes=notes)
+    # the slow host takes 3 blocks of N/4 in at 1 GB/s, twice: 3N/2 per GB/s, an algbw of 2/3 GB/s
+    assert any(n.startswith("forestcoll optimum: allreduce at 0.67 GB/s") for n in notes), notes
+    notes = []
+    compare(parse_torus("3x3"), [4096], algorithms=["ring"], notes=notes)
+    assert not any("forestcoll" in n for n in notes)
