@@ -115,7 +115,6 @@ def main(argv=None):
     args = parse_args(parser(__doc__, SETS, fields=(str, int, str), spec="NAME:SERVERS:FAILURE",
                              time_limit=60.0, seed=0), argv)
     table = Table(COLUMNS, json=args.json)
-    table.section()
     for name, servers, failure in args.instances:
         log(f"{name}:{servers} {failure}")
         run(table, name, servers, failure, args)
