@@ -1,9 +1,10 @@
 """Link bandwidths as exact numbers: what the checker's bandwidth term and bounds divide by.
 
 A link's bandwidth is a float64 in GB/s (:attr:`synth.topology.base.Topology.link_bandwidth`).  The
-checker reads it as the decimal it prints as -- the shortest decimal that reads back to the same float,
-so ``0.1`` is ``1/10`` and ``300`` is ``300``, the number the file wrote -- and expresses every bandwidth
-as an integer count of one common ``unit`` (the largest rational that divides them all).  Sums of
+checker takes the float's exact value (a dyadic rational: ``300``, ``25``, ``12.5`` are what they say;
+``0.1`` is the binary fraction JSON's reader made of it, as the independent verifier
+``tools/verify_explicit.py`` reads it too) and expresses every bandwidth as an integer count of one common
+``unit`` (the largest rational that divides them all).  Sums of
 bandwidths (cut capacities) are then exact integer sums, maximum flows run on integers, and a round's
 time ``max_e load(e) / bandwidth(e)`` is an exact fraction (elements per GB/s).  Every link 1 GB/s (the
 default): one unit of 1, and every value is what it was before links had bandwidths.
@@ -11,16 +12,16 @@ default): one unit of 1, and every value is what it was before links had bandwid
 Examples
 --------
 >>> from synth.topology.base import Topology
->>> t = Topology.from_links("pair", {"kind": "links"}, 2, [(0, 1), (1, 0)], bandwidth=[0.1, 0.25])
+>>> t = Topology.from_links("pair", {"kind": "links"}, 2, [(0, 1), (1, 0)], bandwidth=[0.5, 1.25])
 >>> caps = link_capacities(t)
 >>> str(caps.unit), caps.units.tolist()
-('1/20', [2, 5])
+('1/4', [2, 5])
 >>> str(caps.capacity(np.array([True, True])))
-'7/20'
->>> str(caps.round_time(np.array([3, 5])))     # max(3 / 0.1, 5 / 0.25)
-'30'
->>> str(exact_bandwidth(0.1)), str(exact_bandwidth(1e-05))
-('1/10', '1/100000')
+'7/4'
+>>> str(caps.round_time(np.array([3, 5])))     # max(3 / 0.5, 5 / 1.25)
+'6'
+>>> str(exact_bandwidth(300.0)), str(exact_bandwidth(0.1))
+('300', '3602879701896397/36028797018963968')
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ _INT64_SAFE = 1 << 62
 
 
 def exact_bandwidth(x) -> Fraction:
-    """The exact rational a bandwidth float stands for: the shortest decimal that reads back to it."""
-    return Fraction(repr(float(x)))
+    """The exact rational value of a bandwidth float."""
+    return Fraction(float(x))
 
 
 def max_ratio(load: np.ndarray, units: np.ndarray) -> Fraction:

@@ -31,9 +31,9 @@ def weighted_graph(rng, n, extra, switches=0, directed=False):
 
 def brute(t, elements, reverse=False):
     """(N/p) max over S holding some compute vertices but not all of |S ∩ C| / c(S -> outside), enumerated
-    with the written decimals (``reverse``: the links into S, the reduce-scatter's)."""
+    with exact fractions (``reverse``: the links into S, the reduce-scatter's)."""
     comp = set(t.compute.tolist())
-    bw = [Fraction(repr(b)) for b in t.link_bandwidth.tolist()]
+    bw = [Fraction(b) for b in t.link_bandwidth.tolist()]
     links = list(zip(t.link_src.tolist(), t.link_dst.tolist(), bw))
     best = Fraction(0)
     for r in range(1, t.n_vertices):
@@ -64,7 +64,7 @@ def test_the_optimum_is_the_largest_ratio_by_enumeration(seed):
     for cut, value, reverse in ((opt.allgather_cut, opt.allgather, False),
                                 (opt.reduce_scatter_cut, opt.reduce_scatter, True)):
         side, comp = set(cut), set(t.compute.tolist())
-        bw = [Fraction(repr(b)) for b in t.link_bandwidth.tolist()]
+        bw = [Fraction(b) for b in t.link_bandwidth.tolist()]
         cap = sum((b for a, c, b in zip(t.link_src.tolist(), t.link_dst.tolist(), bw)
                    if ((c in side and a not in side) if reverse else (a in side and c not in side))), Fraction(0))
         assert Fraction(n, t.n_compute) * len(side & comp) / cap == value

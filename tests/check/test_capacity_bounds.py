@@ -44,13 +44,13 @@ def weighted_graph(rng, n, extra, switches=0, directed=False):
 
 
 def hand_capacity(t, side):
-    """min(c(d+S), c(d-S)) counted link by link with the written decimals (no library code), or None when S
+    """min(c(d+S), c(d-S)) counted link by link with exact fractions (no library code), or None when S
     has no compute vertex on one side."""
     inside = set(side)
     comp = set(t.compute.tolist())
     if not (comp & inside) or comp <= inside:
         return None
-    bw = [Fraction(repr(b)) for b in t.link_bandwidth.tolist()]
+    bw = [Fraction(b) for b in t.link_bandwidth.tolist()]
     out = sum((b for a, c, b in zip(t.link_src.tolist(), t.link_dst.tolist(), bw) if a in inside and c not in inside),
               Fraction(0))
     inn = sum((b for a, c, b in zip(t.link_src.tolist(), t.link_dst.tolist(), bw) if a not in inside and c in inside),
@@ -111,7 +111,7 @@ def test_every_link_one_gives_the_unweighted_term_and_equal_bandwidths_scale_it(
 
 @pytest.mark.parametrize("seed", range(6))
 def test_the_bandwidth_term_is_the_sum_of_each_rounds_largest_load_over_bandwidth(seed):
-    """Against the per-link loads, divided by hand with exact fractions of the written decimals."""
+    """Against the per-link loads, divided by hand with exact fractions of the bandwidths."""
     rng = np.random.default_rng(seed)
     t = weighted_graph(rng, int(rng.integers(3, 7)), int(rng.integers(0, 4)), directed=bool(seed % 2))
     base = direct_family(t)
@@ -119,7 +119,7 @@ def test_the_bandwidth_term_is_the_sum_of_each_rounds_largest_load_over_bandwidt
     sizes = lifted_chunk_elements(base, g, t.n_compute * 7)
     m = measure_explicit(lift(base, g), sizes)
     loads = link_loads_explicit(lift(base, g), sizes)
-    bw = [Fraction(str(b)) for b in t.link_bandwidth.tolist()]
+    bw = [Fraction(b) for b in t.link_bandwidth.tolist()]
     by_hand = sum(max(Fraction(int(x)) / b for x, b in zip(row.tolist(), bw)) for row in loads)
     assert m.bandwidth_term == by_hand
     assert measure_symmetric(base, g, sizes).bandwidth_term == by_hand
@@ -143,11 +143,14 @@ def test_a_group_keeps_the_orbit_shortcut_exact_on_links_with_bandwidths():
     assert check_certificate(cert, "symmetric").valid and check_certificate(cert, "explicit").valid
 
 
-def test_bandwidths_are_the_decimals_they_print_as():
-    assert exact_bandwidth(0.1) == Fraction(1, 10) and exact_bandwidth(300.0) == 300
-    t = topology_from_json({"vertices": 3, "links": [[0, 1], [1, 2]], "bandwidth": [0.1, 0.3]})
+def test_bandwidths_are_exact_binary_fractions_in_one_common_unit():
+    assert exact_bandwidth(0.1) == Fraction(0.1) != Fraction(1, 10) and exact_bandwidth(300.0) == 300
+    t = topology_from_json({"vertices": 3, "links": [[0, 1], [1, 2]], "bandwidth": [0.375, 12.5]})
     caps = link_capacities(t)
-    assert caps.unit == Fraction(1, 10) and caps.units.tolist() == [1, 1, 3, 3]
+    assert caps.unit == Fraction(1, 8) and caps.units.tolist() == [3, 3, 100, 100]
+    odd = topology_from_json({"vertices": 3, "links": [[0, 1], [1, 2]], "bandwidth": [0.1, 0.3]})
+    caps = link_capacities(odd)
+    assert [u * caps.unit for u in caps.units.tolist()] == [Fraction(0.1)] * 2 + [Fraction(0.3)] * 2
 
 
 @pytest.mark.parametrize("seed", range(14))
@@ -177,7 +180,7 @@ def test_the_flow_capacities_round_when_the_bandwidths_share_no_short_unit_and_t
     t = topology_from_json({"vertices": 6, "links": links, "bandwidth": [1234.56789] * 6 + [0.987654321]})
     assert int(link_capacities(t).units.sum()) >= 1 << 31
     cut = best_cut(t)
-    assert cut_capacity(t, cut) == brute_least_cut(t) == Fraction("0.987654321")
+    assert cut_capacity(t, cut) == brute_least_cut(t) == Fraction(0.987654321)
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -267,3 +270,25 @@ def test_a_changed_bandwidth_in_an_explicit_file_fails(tmp_path):
     report = check_file(path)
     assert not report.valid
     assert not report.claims["bandwidth_term"][2] and not report.claims[BOUND_KEY][2]
+
+
+def test_the_independent_verifier_recomputes_the_same_weighted_bandwidth_term(tmp_path):
+    """tools/verify_explicit.py shares no code with synth: on bandwidths with no short unit (0.1, 0.3, 12.5)
+    it accepts the claims the checker wrote, the bandwidth term included."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    t = topology_from_json({"vertices": 4, "compute": [0, 1, 2], "links": [[0, 3], [1, 3], [2, 3]],
+                            "bandwidth": [0.1, 0.3, 12.5]})
+    cert = certify(direct_family(t), identity(t), 3 * 8)
+    path = tmp_path / "e.jsonl"
+    write_explicit(lift(cert.base, cert.group), lifted_chunk_elements(cert.base, cert.group, 24), path,
+                   claims=cert.claims)
+    verifier = Path(__file__).resolve().parents[2] / "tools" / "verify_explicit.py"
+    out = subprocess.run([sys.executable, str(verifier), str(path), "--json"], capture_output=True, text=True)
+    rep = json.loads(out.stdout)
+    assert out.returncode == 0 and rep["valid"], rep
+    assert Fraction(rep["bandwidth_term"]) == Fraction(cert.claims["bandwidth_term"]) != sum(
+        measure_explicit(lift(cert.base, cert.group), lifted_chunk_elements(cert.base, cert.group, 24)).max_load)
+    assert check_file(path).valid
