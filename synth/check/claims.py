@@ -174,7 +174,8 @@ def certify(base, group, elements=None, *, mode="auto", solver=None, provenance=
     too_long = [k for k, v in claims.items() if isinstance(v, str) and not _FRACTION.match(v)]
     if too_long:
         raise ScheduleError(f"the claim {too_long[0]} is a fraction of more than {FRACTION_DIGITS} digits (the links' "
-                            "bandwidths share no short unit); give bandwidths with fewer significant digits")
+                            "bandwidths share no short unit); give bandwidths in whole GB/s or halves, quarters, ... "
+                            "(12.5, not 12.3)")
     return Certificate(base.topology, group, base, elements, claims, dict(solver or {}), dict(provenance or {}))
 
 

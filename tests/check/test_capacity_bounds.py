@@ -292,3 +292,16 @@ def test_the_independent_verifier_recomputes_the_same_weighted_bandwidth_term(tm
     assert Fraction(rep["bandwidth_term"]) == Fraction(cert.claims["bandwidth_term"]) != sum(
         measure_explicit(lift(cert.base, cert.group), lifted_chunk_elements(cert.base, cert.group, 24)).max_load)
     assert check_file(path).valid
+
+
+def test_a_claim_too_long_for_a_file_is_refused_when_certifying():
+    """A path of 48 links, each of its own bandwidth that is no short binary fraction: each round's time has
+    another denominator and the bandwidth term's grows past 300 digits.  The same path with bandwidths in
+    quarters of GB/s certifies."""
+    n = 48
+    path = {"vertices": n, "links": [[i, i + 1] for i in range(n - 1)]}
+    odd = topology_from_json({**path, "bandwidth": [0.101 + 0.01 * i for i in range(n - 1)]})
+    with pytest.raises(ScheduleError, match="more than 300 digits"):
+        certify(shortest_path_tree(odd), identity(odd))
+    quarters = topology_from_json({**path, "bandwidth": [0.25 * (1 + i % 7) for i in range(n - 1)]})
+    assert check_certificate(certify(shortest_path_tree(quarters), identity(quarters))).valid
