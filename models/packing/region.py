@@ -28,14 +28,17 @@ Examples
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from synth.errors import SynthError
 from synth.models.packing.local import near_failures
-from synth.schedule.sp import bfs_parents
+from synth.schedule.sp import bfs_parents, sp_allreduce
 from synth.topology.torus import Torus
 
-__all__ = ["point_group", "linear_part", "healthy_parents", "damaged_region", "neighbours_of"]
+__all__ = ["point_group", "linear_part", "healthy_parents", "damaged_region", "neighbours_of", "SPReference",
+           "gamma_points", "is_sp_gamma"]
 
 
 def linear_part(t: Torus, image: np.ndarray) -> np.ndarray:
@@ -89,6 +92,49 @@ def healthy_parents(t: Torus, vertices, roots, mats, keep) -> np.ndarray:
     back = np.einsum("mij,mnj->mni", A, t.coords(np.maximum(pu, 0)))
     out = t.vertex((back + t.coords(np.asarray(roots))[:, None, :]) % t.sides)
     return np.where(pu < 0, -1, out)
+
+
+def gamma_points(t: Torus) -> list:
+    """Γ's point part: ``±`` the cyclic rotations of the coordinates (``2d`` signed permutation matrices)."""
+    d = t.ndim
+    rho = np.roll(np.eye(d, dtype=np.int64), -1, axis=0)
+    rots = [np.linalg.matrix_power(rho, j) for j in range(d)]
+    return rots + [-m for m in rots]
+
+
+@dataclass(frozen=True, eq=False)
+class SPReference:
+    """The parent fractions of SP-allreduce lifted by Γ on an equal-sided torus, in closed form: owner ``r``'s
+    trees are ``r + P(T0)`` for the ``2d`` elements ``P`` of Γ's point part, equal weights, so the share of
+    ``r``'s chunk for which ``child``'s parent is ``parent`` is the number of those trees that say so over
+    ``2d``.  The same numbers as :func:`synth.models.packing.local.reference_fractions` of that schedule,
+    without lifting the schedule by Γ (``2d p`` trees: gigabytes on a 16x16x16 torus)."""
+
+    torus: Torus
+
+    def lookup(self, root, child, parent) -> np.ndarray:
+        t = self.torus
+        mats = gamma_points(t)
+        par0 = bfs_parents(t, 0)
+        root, child, parent = (np.asarray(a, dtype=np.int64) for a in (root, child, parent))
+        rel = t.coords(child) - t.coords(root)
+        hits = np.zeros(root.shape, dtype=np.int64)
+        for A in mats:
+            pu = par0[t.vertex(rel @ A)]                                 # A^-1 = A^T: u = A^T rel
+            got = t.vertex(t.coords(np.maximum(pu, 0)) @ A.T + t.coords(root))
+            hits += (pu >= 0) & (got == parent)
+        return hits / len(mats)
+
+
+def is_sp_gamma(base, group) -> bool:
+    """Whether ``base`` lifted by ``group`` is SP-allreduce lifted by Γ (what :class:`SPReference` describes)."""
+    t = base.topology
+    if not isinstance(t, Torus) or not t.is_equal_sided or getattr(group, "spec", None) != {"kind": "torus-gamma"}:
+        return False
+    sp = sp_allreduce(t)
+    names = ("n_rounds", "component", "round", "src", "dst", "op", "weights")
+    return base.n_components == sp.n_components and all(
+        np.array_equal(np.asarray(getattr(base, k)), np.asarray(getattr(sp, k))) for k in names)
 
 
 def neighbours_of(t, mask) -> np.ndarray:

@@ -76,12 +76,16 @@ TIMED_ITERATIONS = 300
 def healthy_reference(topology):
     """Parent fractions of the healthy network's own schedule (SP-allreduce on tori, a BFS tree lifted by the
     built-in group elsewhere), or None when there is none to start from."""
-    from synth.models.packing import reference_fractions   # a model: loaded with the solvers, on demand
+    # models: loaded with the solvers, on demand
+    from synth.models.packing import reference_fractions
+    from synth.models.packing.region import SPReference
 
     healthy = getattr(topology, "healthy", None)
     group = None if healthy is None else default_group(healthy)
     if group is None or healthy.n_compute != healthy.n_vertices:
         return None
+    if isinstance(healthy, Torus) and healthy.is_equal_sided and group.spec == {"kind": "torus-gamma"}:
+        return SPReference(healthy)   # SP-allreduce lifted by Γ, in closed form (no lift of 2d p trees)
     base = sp_allreduce(healthy) if isinstance(healthy, Torus) else shortest_path_tree(healthy)
     try:
         return reference_fractions(base, group)

@@ -48,6 +48,7 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet):
     """
     # the models load on demand: they pull in the solvers, which the other constructions never need
     from synth.models.packing import layered_arcs, pack, reference_fractions, with_class_bound
+    from synth.models.packing.region import SPReference, is_sp_gamma
 
     t0 = time.monotonic()
     healthy = cert.topology
@@ -59,7 +60,9 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet):
         raise SynthError("name at least one failure: `fail_link` or `fail_node`")
     damaged = damage(healthy, failures)
     group = residual_group(damaged, cert.group)
-    reference = reference_fractions(cert.base, cert.group)
+    # SP-allreduce on an equal-sided torus: its parent fractions in closed form, not lifted (GBs at 16x16x16)
+    reference = SPReference(healthy) if is_sp_gamma(cert.base, cert.group) else \
+        reference_fractions(cert.base, cert.group)
     arcs = layered_arcs(damaged, group)
     n_arcs = arcs.n_arcs
     best, notes = None, []
