@@ -67,3 +67,21 @@ def test_far_rows_matter():
     base = lt.round_local_timed(sol, units=256)
     c = certify(base, g, provenance={"algorithm": "x", "group": g.name, "seed": None})
     assert float(Fraction(c.claims["bandwidth_fraction"])) < sol.fraction - 0.05
+
+
+@pytest.mark.parametrize("shape", ["6x6", "5x5", "4x4x4"])
+def test_sp_reference_is_the_lifted_schedule(shape):
+    from synth.models.packing.local import reference_fractions
+    from synth.models.packing.region import SPReference, is_sp_gamma
+    from synth.schedule.sp import sp_allreduce
+    from synth.symmetry.torus import torus_gamma, torus_translations
+
+    t = parse_torus(shape)
+    V = t.n_vertices
+    lifted = reference_fractions(sp_allreduce(t), torus_gamma(t))
+    r = np.repeat(np.arange(V), t.n_links)
+    c, p = np.tile(t.link_src, V), np.tile(t.link_dst, V)
+    assert np.array_equal(SPReference(t).lookup(r, c, p), lifted.lookup(r, c, p))
+    assert is_sp_gamma(sp_allreduce(t), torus_gamma(t))
+    assert not is_sp_gamma(sp_allreduce(t), torus_translations(t))
+    assert not is_sp_gamma(sp_allreduce(t, root=1), torus_gamma(t))
