@@ -330,19 +330,7 @@ def solve_local_timed(d, group, extra: int = 4, radius: int = 2, time_limit: flo
         if time.process_time() - cpu0 > time_limit:
             status = f"column generation stopped at the time limit ({time_limit:g} CPU s)"
             break
-        C = arc_costs(space, pi)
-        added = 0
-        for i in range(0, row_slot.size, BATCH):
-            sl = slice(i, i + BATCH)
-            L, pl, cost = price(space, C, root[sl], warm[sl], lo=lo[sl])
-            fixed_cost = _fixed_costs(C, flink[sl], L[:, n_free:])
-            red = cost + fixed_cost - stab[row_slot[sl]] * mu[row_slot[sl], row_sigma[sl]]
-            good = np.flatnonzero(red < -1e-7 * obj)
-            for j in good.tolist():
-                b = i + j
-                added += lp.add(row_slot[b], row_sigma[b], L[j], pl[j],
-                                _column_rows(space, n_free, L[j], pl[j], flink[b], L[j, n_free:]))
-            warm[sl][good] = L[good]
+        added = _price_all(lp, space, pi, mu, obj, (row_slot, row_sigma, root, lo, flink, warm), n_free, stab)
         progress(f"local timed LP, R = {R}, iteration {it}: {100 * vol / obj:.2f} % of the volume bound, "
                  f"{len(lp.cols)} columns, {added} added")
         if not added:
@@ -383,6 +371,24 @@ def _near_owners(d, group, mats, slots, free, links, R, H, n_sigma):
             np.add.at(load, (2 * R - lab - sg, down), 1.0)
             out[i, sg] = (load * far_link[None, :]).max(axis=1)
     return slot_orbit, out, sizes
+
+
+def _price_all(lp, space, pi, mu, obj, rows, n_free, stab) -> int:
+    """Price every row (slot, shift) at the duals, from its warm labels, and add the improving trees: how many."""
+    row_slot, row_sigma, root, lo, flink, warm = rows
+    C = arc_costs(space, pi)
+    added = 0
+    for i in range(0, row_slot.size, BATCH):
+        sl = slice(i, i + BATCH)
+        L, pl, cost = price(space, C, root[sl], warm[sl], lo=lo[sl])
+        red = cost + _fixed_costs(C, flink[sl], L[:, n_free:]) - stab[row_slot[sl]] * mu[row_slot[sl], row_sigma[sl]]
+        good = np.flatnonzero(red < -1e-7 * obj)
+        for j in good.tolist():
+            b = i + j
+            added += lp.add(row_slot[b], row_sigma[b], L[j], pl[j],
+                            _column_rows(space, n_free, L[j], pl[j], flink[b], L[j, n_free:]))
+        warm[sl][good] = L[good]
+    return added
 
 
 def _fixed_costs(C, flink, labels):
