@@ -296,7 +296,7 @@ def solve_local_timed(d, group, extra: int = 4, radius: int = 2, time_limit: flo
     w = 1.0 / (p_live * len(mats))
     far = _far_loads(h, H, R, n_sigma, h.n_vertices / p_live)
     lp = _Master(space, slots.shape[0], n_sigma, far, w, stab,
-                 _near_owners(d, group, mats, slots, free, links, R, H, n_sigma))
+                 _near_owners(d, group, mats, slots, free, links, (R, H, n_sigma)))
     parts = (d, mats, verts, n_free, R, H, sub, slots)
     row_slot = np.repeat(np.arange(slots.shape[0]), n_sigma)
     row_sigma = np.tile(np.arange(n_sigma), slots.shape[0])
@@ -342,10 +342,11 @@ def solve_local_timed(d, group, extra: int = 4, radius: int = 2, time_limit: flo
                               time.monotonic() - t0, H)
 
 
-def _near_owners(d, group, mats, slots, free, links, R, H, n_sigma):
+def _near_owners(d, group, mats, slots, free, links, rounds):
     """The owners in the region may take larger shares: per slot its owner's orbit among them (-1: none), per
     orbit and shift the largest load its trees put on a far link in each round (per unit of share per tree),
-    and the number of trees of an orbit's owners."""
+    and the number of trees of an orbit's owners; ``rounds`` is ``(R, H, shifts)``."""
+    R, H, n_sigma = rounds
     h, V = d.healthy, d.n_vertices
     orbit = np.arange(V) if group is None else group.vertex_images(np.arange(V)).min(axis=0)
     reps = np.unique(orbit[free])
