@@ -31,7 +31,7 @@ Examples
 >>> spec_kind("ring")
 Traceback (most recent call last):
 ...
-synth.errors.TopologyError: unknown topology kind 'ring'; valid: grid, hyperx, lattice, links, spine-leaf, torus, twisted
+synth.errors.TopologyError: unknown topology kind 'ring'; valid: gpu, grid, hyperx, lattice, links, spine-leaf, torus, twisted
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from typing import Callable
 from synth.errors import TopologyError
 from synth.topology.base import Topology
 from synth.topology.failures import Damaged
+from synth.topology.gpu import GpuFabric, gpu_from_spec, gpu_spec_size
 from synth.topology.hyperx import HyperX, hyperx_from_spec, hyperx_spec_size, parse_hyperx
 from synth.topology.lattice import LatticeTorus, parse_lattice, twisted
 from synth.topology.lattice_spec import (grid_from_spec, lattice_from_spec, lattice_spec_size, parse_grid_words,
@@ -136,12 +137,15 @@ KINDS = (
                      "'4,0,4;0,4,4;0,0,8' (docs/machines.md)", _built(parse_lattice), "'4,4;0,8'"),
         TopologyFlag("mesh", "SHAPE", "grid with no wraparound, e.g. 8x8",
                      _built(lambda word: parse_grid_words(word, "mesh", None)), "8x8"),
-        TopologyFlag("machine", "NAME:SHAPE", "a vendor's slice, e.g. tpu-v4:4x4x8, trn2:4x4x4, tofu-d:4x4x4 "
-                     "(docs/machines.md)", _machine, "tpu-v4:4x4x8", no_wrap=True),
+        TopologyFlag("machine", "NAME:SHAPE", "a vendor's slice or servers, e.g. tpu-v4:4x4x8, trn2:4x4x4, "
+                     "tofu-d:4x4x4, dgx-a100:2, dgx-h100:4, mi250:2 (docs/machines.md)", _machine, "tpu-v4:4x4x8",
+                     no_wrap=True),
         TopologyFlag("no_wrap", "DIMS", "the sides (0-based, comma separated) that do not wrap, e.g. 0 or 0,1,2")),
         (SpecKind("grid", grid_from_spec, lattice_spec_size), SpecKind("lattice", lattice_from_spec, lattice_spec_size),
          SpecKind("twisted", twisted_from_spec, lattice_spec_size)),
         lambda t: "lattice-gamma" if t.is_vertex_transitive else "grid-reflections", "lattice"),
+    NetworkKind("gpu", (GpuFabric,), (), (SpecKind("gpu", gpu_from_spec, gpu_spec_size),), lambda t: "gpu-shifts",
+                "user"),
     NetworkKind("user", (Topology,), (
         TopologyFlag("topology", "FILE", "a synth-topology JSON file: vertices, links, optional compute and "
                      "generators (docs/formats.md, 'The --topology file')", lambda word, no_wrap: read_topology(word),

@@ -39,6 +39,10 @@ naming valid ones.  Sources (vendor documentation):
   session), https://docs.graphcore.ai/projects/ipum-release-notes/en/latest/overview.html (an IPU-M2000
   holds 4 IPUs; an IPU-POD is interconnected IPU-M2000s; a pod holds a power of 2, at least 16): SHAPE is 4xM, the 4 IPUs of a
   machine by M machines, every side wrapped (IPU-POD16 = 4x4, IPU-POD64 = 4x16, up to 4x64).
+* ``dgx-a100``, ``dgx-h100``, ``mi250``: GPU servers joined by NIC rails, ``NAME:N`` for ``N`` servers
+  (a ``gpu`` spec, :mod:`synth.topology.gpu`, where each preset's sources are listed): NVIDIA's DGX
+  A100 and DGX H100 datasheets, AMD's MI250 whitepaper, and ForestColl's fabric models
+  (https://github.com/liangyuRain/ForestColl, ``topologies.py``).
 
 Examples
 --------
@@ -58,6 +62,8 @@ Traceback (most recent call last):
 synth.errors.TopologyError: tpu-v5p does not offer 16x20x28; valid: 2x2x1, 2x2x2, 2x2x4, 2x4x4, or AxBxC with A <= B <= C multiples of 4 and at most 96 cubes, up to 16x16x24 (twisted when 2A=B=C or 2A=2B=C)
 >>> machine_spec("tpu7x:12x12x36")
 {'kind': 'torus', 'shape': [12, 12, 36]}
+>>> machine_spec("dgx-a100:4")
+{'kind': 'gpu', 'machine': 'dgx-a100', 'servers': 4}
 """
 
 from __future__ import annotations
@@ -67,6 +73,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from synth.errors import TopologyError
+from synth.topology.gpu import MAX_SERVERS, PRESETS as GPU_PRESETS
 
 __all__ = ["Machine", "MACHINES", "machine_spec", "machine_names"]
 
@@ -141,6 +148,17 @@ def _ipu(s, mesh):
     return _grid(s, (False, False)) if mesh else _torus(s)
 
 
+def _gpu(name):
+    """GPU servers (:mod:`synth.topology.gpu`): SHAPE is the number of servers."""
+    def rule(s, mesh):
+        if mesh:
+            raise TopologyError(f"{name} has no wraparound to remove (--no-wrap goes with the tori)")
+        if len(s) != 1 or not 1 <= s[0] <= MAX_SERVERS:
+            return None
+        return {"kind": "gpu", "machine": name, "servers": s[0]}
+    return rule
+
+
 _V4 = "https://cloud.google.com/tpu/docs/v4 (3D mesh and 3D torus)"
 _V5P = "https://cloud.google.com/tpu/docs/v5p (Configurations)"
 _V5E = "https://cloud.google.com/tpu/docs/v5e (Configurations)"
@@ -165,7 +183,8 @@ MACHINES = {m.name: m for m in (
     Machine("trn2", _trn2, "4x4 (instance), 4x4x4 (UltraServer)", _TRN2),
     Machine("tofu-d", _tofu, "XxYxZ up to 24x23x24 (the 2x3x2 unit is appended)", _TOFU),
     Machine("ipu-pod", _ipu, "4x4 (IPU-POD16), 4x16 (IPU-POD64), 4x32, 4x64", _IPU),
-)}
+) + tuple(Machine(p.name, _gpu(p.name), f"1 to {MAX_SERVERS} servers ({p.summary})", p.source)
+          for p in GPU_PRESETS.values())}
 
 
 def machine_names() -> list:
