@@ -174,3 +174,16 @@ def test_solve_gives_a_valid_certificate_with_the_bandwidths(tmp_path, capsys):
     assert cert["topology"] == {"kind": "gpu", "machine": "dgx-a100", "servers": 2}
     assert main(["check", str(out)]) == 0
     assert "VALID" in capsys.readouterr().out
+
+
+def test_info_lists_the_links_by_class_and_bandwidth(capsys):
+    assert main(["info", "--machine", "dgx-a100:2", "--fail-node", "27", "--json"]) == 0
+    classes = json.loads(capsys.readouterr().out)["link_classes"]
+    assert classes == [{"class": "nvswitch", "bandwidth": 300.0, "latency": 0.0, "links": 32},
+                       {"class": "nic", "bandwidth": 25.0, "latency": 0.0, "links": 30},
+                       {"class": "rail", "bandwidth": 25.0, "latency": 0.0, "links": 30}]
+    assert main(["info", "--machine", "mi250:1"]) == 0
+    line = [x for x in capsys.readouterr().out.splitlines() if x.startswith("link_classes")][0]
+    assert line.split(None, 1)[1] == "xgmi: 16 links at 200 GB/s; xgmi: 8 links at 100 GB/s; xgmi: 32 links at 50 GB/s"
+    assert main(["info", "--torus", "4x4", "--json"]) == 0
+    assert "link_classes" not in json.loads(capsys.readouterr().out)   # equal links: as before
