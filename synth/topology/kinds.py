@@ -168,8 +168,8 @@ KINDS = (
                   lambda spec: multislice_spec_size(spec, _slice_size)),),
         lambda t: "multislice-shifts", "user"),
     NetworkKind("user", (Topology,), (
-        TopologyFlag("topology", "FILE", "a synth-topology JSON file: vertices, links, optional compute and "
-                     "generators (docs/formats.md, 'The --topology file')", lambda word, no_wrap: read_topology(word),
+        TopologyFlag("topology", "FILE", "a synth-topology JSON file: vertices, links, optional compute, "
+                     "bandwidth (GB/s), latency (µs) and generators (docs/formats.md, 'The --topology file')", lambda word, no_wrap: read_topology(word),
                      "FILE", reads_file=True),),
         (SpecKind("links", links_from_spec, links_spec_size),), _no_group, "user"),
     NetworkKind("damaged", (Damaged,), (
