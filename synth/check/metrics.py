@@ -114,7 +114,11 @@ class Metrics:
     Fractions are exact.  ``max_load[s-1]`` and ``total_load[s-1]`` are the
     largest and the summed link load (elements) of round ``s``; the mean load
     is ``total_load / links``; ``round_hops[s-1]`` is the longest route of
-    round ``s``.  ``weight`` is ``Vol_phys / (2N)`` (``Vol_phys / N`` for a reduce-scatter or
+    round ``s``.  On a topology whose links carry bandwidths (``has_bandwidths``),
+    ``round_max_time[s-1]`` is round ``s``'s largest ``load / bandwidth`` over the links (float
+    elements per GB/s: how long the slowest link takes, the cost model's view); on one whose
+    links carry latencies (``has_latencies``), ``round_latency[s-1]`` is the largest summed
+    link latency (µs) of a route of round ``s``.  Both are empty otherwise.  ``weight`` is ``Vol_phys / (2N)`` (``Vol_phys / N`` for a reduce-scatter or
     allgather): the tree weight ``W(T)`` for a tree schedule.  ``collective`` names what was
     executed; Ψ is normalized to its minimum volume.
     """
@@ -132,6 +136,8 @@ class Metrics:
     total_load: tuple = field(repr=False)
     round_hops: tuple = field(repr=False, default=())
     collective: str = ALLREDUCE
+    round_max_time: tuple = field(repr=False, default=())
+    round_latency: tuple = field(repr=False, default=())
 
     @property
     def psi(self) -> Fraction:
@@ -205,6 +211,8 @@ def measure_explicit(schedule: Schedule, chunk_sizes) -> Metrics:
     total_load = [0] * schedule.n_rounds
     vol_abs = vol_phys = n_trans = max_route = 0
     hops = [0] * schedule.n_rounds
+    slowest = [0.0] * schedule.n_rounds if t.has_bandwidths else []
+    latency = [0.0] * schedule.n_rounds if t.has_latencies else []
     for rnd, blocks in schedule.rounds():
         for b in blocks:
             L = b.links.shape[1]
@@ -214,11 +222,16 @@ def measure_explicit(schedule: Schedule, chunk_sizes) -> Metrics:
             hops[rnd - 1] = max(hops[rnd - 1], L)
             vol_abs += int(s.sum())
             vol_phys += int(s.sum()) * L
+            if latency and b.chunk.size:
+                latency[rnd - 1] = max(latency[rnd - 1], float(t.link_latency[b.links].sum(axis=1).max()))
         load = _round_load(blocks, sizes, distinct, t.n_links)
         max_load[rnd - 1] = int(load.max())
         total_load[rnd - 1] = int(load.sum())
+        if slowest:
+            slowest[rnd - 1] = float((load / t.link_bandwidth).max())
     return Metrics(schedule.n_rounds, t.n_compute, t.n_links, schedule.n_chunks, sum(sizes.tolist()), n_trans,
-                   vol_abs, vol_phys, max_route, tuple(max_load), tuple(total_load), tuple(hops), schedule.collective)
+                   vol_abs, vol_phys, max_route, tuple(max_load), tuple(total_load), tuple(hops), schedule.collective,
+                   tuple(slowest), tuple(latency))
 
 
 def _symmetric_sizes(base: BaseSchedule, group, chunk_sizes) -> np.ndarray:
@@ -286,21 +299,42 @@ def measure_symmetric(base: BaseSchedule, group, chunk_sizes) -> Metrics:
     vol_phys = sum(a * b for a, b in zip(comp_total, links.tolist()))
     max_load = [0] * base.n_rounds
     total_load = [0] * base.n_rounds
+    slowest = [0.0] * base.n_rounds if t.has_bandwidths else []
     if bool(np.all(sizes == sizes[:, :1])):
         per_orbit = _orbit_loads(base, group, sizes)
         orbit_size = group.orbit_sizes.astype(np.int64)
+        # a group keeps every link's bandwidth, so one link per orbit tells the orbit's
+        orbit_bw = t.link_bandwidth[np.unique(group.link_orbit, return_index=True)[1]]
         for s in range(base.n_rounds):
             max_load[s] = int(per_orbit[s].max())
             total_load[s] = int((per_orbit[s] * orbit_size).sum())
+            if slowest:
+                slowest[s] = float((per_orbit[s] / orbit_bw).max())
     else:
         for s, load in enumerate(_lifted_round_loads(base, group, sizes)):
             max_load[s] = int(load.max())
             total_load[s] = int(load.sum())
+            if slowest:
+                slowest[s] = float((load / t.link_bandwidth).max())
     hops = np.zeros(base.n_rounds, dtype=np.int64)
     np.maximum.at(hops, base.round - 1, L)
     return Metrics(base.n_rounds, t.n_compute, t.n_links, G * base.n_components, sum(comp_total),
                    base.n_transmissions * G, vol_abs, vol_phys, int(L.max()) if L.size else 0,
-                   tuple(max_load), tuple(total_load), tuple(int(h) for h in hops), base.collective)
+                   tuple(max_load), tuple(total_load), tuple(int(h) for h in hops), base.collective,
+                   tuple(slowest), _base_latency(base))
+
+
+def _base_latency(base: BaseSchedule) -> tuple:
+    """The largest summed link latency (µs) of a route in every round of ``base`` (and of its lift: automorphisms
+    keep latencies); empty when the topology's links carry none."""
+    t = base.topology
+    if not t.has_latencies:
+        return ()
+    per_route = np.bincount(np.repeat(np.arange(base.n_transmissions), base.route_lengths),
+                            weights=t.link_latency[base.route_links], minlength=base.n_transmissions)
+    out = np.zeros(base.n_rounds)
+    np.maximum.at(out, base.round - 1, per_route)
+    return tuple(out.tolist())
 
 
 def _rows(n_rounds: int, rounds) -> dict:
