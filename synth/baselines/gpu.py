@@ -1,0 +1,269 @@
+"""What GPU users run: NCCL's rings and double binary tree, and the hierarchical allreduce, on fabrics of servers.
+
+A *fabric of servers* is a topology whose slowest links (the least bandwidth) all touch a vertex that
+does not compute (a NIC, a rail switch, a data-centre switch): those links are the scale-out tier, and
+the *servers* are the groups of compute vertices still joined without them (through NVSwitches, xGMI
+links or a slice's ICI torus).  :func:`fabric_servers` finds them from the links alone, so the DGX,
+MI250 and multislice presets and a ``--topology`` file of the same shape are alike; GPU ``k`` of a
+server is its ``k``-th compute vertex by id (its *local index*, which picks its NIC and rail).  A
+fabric whose links all have one bandwidth, or whose slowest links join two GPUs directly (one MI250
+node), is one server; a topology whose links carry no bandwidths (a torus) is not a fabric.  Every transmission follows the topology's shortest route, through the switches.
+
+=================  ==============================================================================
+name               algorithm
+=================  ==============================================================================
+``nccl-ring``      NCCL's rings: one channel per local index ``c`` (per NIC rail), each a ring over
+                   every GPU that runs through a server's GPUs and leaves it from the GPU whose
+                   rail the next server enters on (server ``s`` visits local indices ``c - s,
+                   c - s + 1, ...``); the vector cut into one part per channel, each part a ring
+                   reduce-scatter then allgather (``2(p-1)`` rounds, Psi = 1)
+``nccl-tree``      NCCL's double binary tree: two binary trees over the servers (the second the
+                   first shifted by one server, so a leaf of one is inside the other), a chain
+                   through the GPUs inside each server (entered at local index ``0`` and ``G/2``),
+                   each tree carrying half the vector in :data:`PIPELINE` pipelined chunks: a
+                   reduce up the tree, then a broadcast down
+``hierarchical``   the allreduce of multislice JAX and of NCCL's 2D algorithms: a ring
+                   reduce-scatter inside every server (GPU ``k`` gets shard ``k``), a ring allreduce
+                   of shard ``k`` across the servers among the GPUs of local index ``k`` (one rail
+                   each), a ring allgather inside every server
+=================  ==============================================================================
+
+Examples
+--------
+>>> from synth.topology.user import topology_from_json
+>>> from synth.check import execute
+>>> t = topology_from_json(two_servers_example())     # 2 servers of 4 GPUs, 2 rails
+>>> fabric_servers(t).tolist()
+[[0, 1, 2, 3], [4, 5, 6, 7]]
+>>> [execute(f(t).schedule) for f in (nccl_ring, nccl_tree, hierarchical)]
+[[], [], []]
+>>> m = hierarchical(t).measure()
+>>> m.rounds, str(m.psi)
+(8, '1')
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from synth.baselines._engine import Rounds
+from synth.baselines.base import Baseline
+from synth.errors import TopologyError
+from synth.schedule import COPY, REDUCE
+from synth.topology.base import Topology
+
+__all__ = ["fabric_servers", "nccl_ring", "nccl_tree", "hierarchical", "PIPELINE", "SUPPORTED",
+           "two_servers_example"]
+
+SUPPORTED = ("fabrics with link bandwidths whose servers hold equal GPU counts (GPU servers joined by NIC rails, "
+             "TPU slices joined by DCN; one server without a slower scale-out tier)")
+#: chunks per tree of ``nccl-tree`` (NCCL pipelines a tree in many slices; 16 keeps the pipeline fill small)
+PIPELINE = 16
+
+
+def two_servers_example(servers: int = 2, gpus: int = 4, rails: int = 2) -> dict:
+    """A ``synth-topology`` object of ``servers`` servers of ``gpus`` GPUs on a 300 GB/s switch, each GPU with
+    a 25 GB/s NIC on rail switch ``local index % rails`` (a small DGX): the fabric of the examples and tests.
+
+    >>> spec = two_servers_example()
+    >>> spec["vertices"], len(spec["links"]), sorted(set(spec["bandwidth"]))
+    (20, 24, [25, 300])
+    """
+    n_gpu = servers * gpus
+    switch = lambda s: n_gpu + s                            # noqa: E731
+    nic = lambda v: n_gpu + servers + v                     # noqa: E731
+    rail = lambda r: n_gpu + servers + n_gpu + r            # noqa: E731
+    links, bandwidth = [], []
+    for v in range(n_gpu):
+        s, k = divmod(v, gpus)
+        links += [[v, switch(s)], [v, nic(v)], [nic(v), rail(k % rails)]]
+        bandwidth += [300, 25, 25]
+    return {"format": "synth-topology", "version": 1, "name": f"{servers} servers of {gpus} GPUs",
+            "vertices": n_gpu + servers + n_gpu + rails, "links": links, "bandwidth": bandwidth,
+            "compute": list(range(n_gpu))}
+
+
+def fabric_servers(t: Topology) -> np.ndarray:
+    """The servers of a fabric (module docstring): a ``servers x GPUs`` int64 array of compute vertices, each
+    row one server in id order.
+
+    Raises
+    ------
+    TopologyError
+        If the servers hold different numbers of GPUs (a failed GPU, or a GPU cut off from its server).
+    """
+    if not isinstance(t, Topology) or not t.has_bandwidths:
+        raise TopologyError(f"the GPU baselines are defined on {SUPPORTED}, not on "
+                            f"{getattr(t, 'name', type(t).__name__)!r}, whose links carry no bandwidths")
+    compute = t.compute.astype(np.int64)
+    bw = t.link_bandwidth
+    slow = bw == bw.min()
+    scale_out = not slow.all() and not np.any(t.is_compute[t.link_src[slow]] & t.is_compute[t.link_dst[slow]])
+    if not scale_out:
+        return compute.reshape(1, -1)
+    keep = ~slow
+    graph = coo_matrix((np.ones(int(keep.sum())), (t.link_src[keep], t.link_dst[keep])),
+                       shape=(t.n_vertices, t.n_vertices))
+    _, label = connected_components(graph, directed=True, connection="weak")
+    first = np.unique(label[compute], return_index=True)[1]       # servers ordered by their first GPU
+    groups = [compute[label[compute] == label[compute[i]]] for i in np.sort(first)]
+    sizes = sorted({g.size for g in groups})
+    if len(sizes) > 1:
+        raise TopologyError(f"the GPU baselines need servers of equal GPU counts; {t.name}'s servers hold "
+                            f"{', '.join(map(str, sizes))} GPUs")
+    return np.stack(groups)
+
+
+def _ring_steps(rings, chunks):
+    """A ring allgather on every row of ``rings`` (``n_rings x n`` vertices) at once: per step ``(src, dst, chunk)``.
+
+    ``chunks[r, b]`` (an array of chunk ids, ``n_rings x n x m``) starts at ``rings[r, b]``; in step ``k``
+    position ``q`` sends the chunks of position ``q - k`` to position ``q + 1``.
+    """
+    n_rings, n = rings.shape
+    q = np.arange(n)
+    steps = []
+    for k in range(n - 1):
+        src = np.repeat(rings.ravel(), chunks.shape[2])
+        dst = np.repeat(rings[:, (q + 1) % n].ravel(), chunks.shape[2])
+        steps.append((src, dst, chunks[:, (q - k) % n, :].ravel()))
+    return steps
+
+
+def _add_allgather(r: Rounds, steps, first: int) -> int:
+    for k, (src, dst, chunk) in enumerate(steps):
+        r.add(first + k, COPY, chunk, src, dst)
+    return len(steps)
+
+
+def _add_reduce_scatter(r: Rounds, steps, first: int) -> int:
+    """The allgather ``steps`` reversed in time: every copy ``u -> v`` of step ``k`` a reduce ``v -> u``."""
+    K = len(steps)
+    for k, (src, dst, chunk) in enumerate(steps):
+        r.add(first + K - 1 - k, REDUCE, chunk, dst, src)
+    return K
+
+
+def nccl_ring(t: Topology) -> Baseline:
+    """NCCL's rings, one channel per local index (module docstring); ``G p`` chunks, chunk ``c p + q`` the block
+    of channel ``c`` that ends reduced at position ``q`` of its ring."""
+    servers = fabric_servers(t)
+    S, G = servers.shape
+    p = S * G
+    local = (np.arange(G)[:, None, None] - np.arange(S)[None, :, None] + np.arange(G)[None, None, :]) % G
+    rings = servers[np.arange(S)[None, :, None], local].reshape(G, p)           # channel x position
+    steps = _ring_steps(rings, np.arange(G * p).reshape(G, p, 1))
+    r = Rounds(t)
+    K = _add_reduce_scatter(r, steps, 1)
+    _add_allgather(r, steps, 1 + K)
+    notes = f"{G} channels (one per rail) over {S} server{'s' * (S > 1)} of {G} GPUs"
+    return Baseline(r.schedule(G * p, 2 * K), np.ones(G * p, dtype=np.int64), "nccl-ring", notes)
+
+
+def _binary_tree(n: int) -> np.ndarray:
+    """The parent of every rank of a balanced in-order binary tree over ``0..n-1`` (the root's is -1).
+
+    >>> _binary_tree(5).tolist()
+    [2, 0, -1, 2, 3]
+    """
+    parent = np.full(n, -1, dtype=np.int64)
+    todo = [(0, n - 1, -1)]
+    while todo:
+        lo, hi, up = todo.pop()
+        if lo > hi:
+            continue
+        mid = (lo + hi) // 2
+        parent[mid] = up
+        todo += [(lo, mid - 1, mid), (mid + 1, hi, mid)]
+    return parent
+
+
+def _tree_parents(servers, tree: int) -> np.ndarray:
+    """Parent of every GPU (-1 at the root) in tree ``tree`` (0 or 1) of the double binary tree."""
+    S, G = servers.shape
+    server_parent = _binary_tree(S)
+    order = (np.arange(S) + tree) % S                       # tree 1: the ranks shifted by one server
+    chain = servers[:, (np.arange(G) + tree * (G // 2)) % G]     # chain[s, 0] is server s's head
+    parent = {}
+    for rank in range(S):
+        s = order[rank]
+        up = server_parent[rank]
+        parent[chain[s, 0]] = -1 if up < 0 else chain[order[up], 0]
+        for k in range(1, G):
+            parent[chain[s, k]] = chain[s, k - 1]
+    return parent
+
+
+def _heights_and_depths(parent: dict):
+    """``(height, depth)`` of every vertex of the tree ``parent`` (leaves have height 1, the root depth 0)."""
+    children = {}
+    for v, u in parent.items():
+        children.setdefault(u, []).append(v)
+    order = list(children[-1])                 # breadth first from the root: parents before children
+    for v in order:
+        order.extend(children.get(v, ()))
+    depth = {order[0]: 0}
+    for v in order[1:]:
+        depth[v] = depth[parent[v]] + 1
+    height = {}
+    for v in reversed(order):
+        height[v] = 1 + max((height[c] for c in children.get(v, ())), default=0)
+    return height, depth
+
+
+def _add_pipelined_tree(r: Rounds, parent: dict, chunks, reduce_rounds: int) -> int:
+    """Reduce ``chunks`` up the tree ``parent`` and broadcast them down, pipelined: a vertex of height ``h``
+    (leaves 1) sends chunk ``j`` up in round ``h + j``; a vertex at depth ``d`` gets it back in round
+    ``reduce_rounds + d + j``.  Returns the last round used."""
+    height, depth = _heights_and_depths(parent)
+    chunks = np.asarray(chunks, dtype=np.int64)
+    j = np.arange(chunks.size)
+    last = 0
+    for v, u in parent.items():
+        if u >= 0:
+            for k in range(chunks.size):        # a round per chunk: one transmission of each link per round
+                r.add(height[v] + k, REDUCE, chunks[k], [v], [u])
+                r.add(reduce_rounds + depth[v] + k, COPY, chunks[k], [u], [v])
+            last = max(last, reduce_rounds + depth[v] + int(j[-1]))
+    return last
+
+
+def _tree_reduce_rounds(parent: dict, pipeline: int) -> int:
+    """Rounds of the pipelined reduce of a tree: its root's height less one, plus the pipeline less one."""
+    height, depth = _heights_and_depths(parent)
+    root = next(v for v, d in depth.items() if d == 0)
+    return height[root] - 1 + pipeline - 1
+
+
+def nccl_tree(t: Topology, pipeline: int = PIPELINE) -> Baseline:
+    """NCCL's double binary tree (module docstring): ``2 * pipeline`` chunks, ``0..pipeline-1`` on the first tree."""
+    servers = fabric_servers(t)
+    r = Rounds(t)
+    parents = [_tree_parents(servers, k) for k in (0, 1)]
+    reduce_rounds = max(_tree_reduce_rounds(par, pipeline) for par in parents)
+    last = 0
+    for k, par in enumerate(parents):
+        last = max(last, _add_pipelined_tree(r, par, np.arange(k * pipeline, (k + 1) * pipeline), reduce_rounds))
+    S, G = servers.shape
+    notes = (f"two binary trees over {S} server{'s' * (S > 1)}, a chain through each server's {G} GPUs, "
+             f"{pipeline} pipelined chunks per tree")
+    return Baseline(r.schedule(2 * pipeline, last), np.ones(2 * pipeline, dtype=np.int64), "nccl-tree", notes)
+
+
+def hierarchical(t: Topology) -> Baseline:
+    """Reduce-scatter inside the servers, allreduce across them per local index, allgather inside (module
+    docstring); ``G S`` chunks, chunk ``k S + j`` the part of shard ``k`` that ends reduced on server ``j``."""
+    servers = fabric_servers(t)
+    S, G = servers.shape
+    chunk = np.arange(G * S).reshape(G, S)
+    inside = _ring_steps(servers, np.broadcast_to(chunk, (S, G, S)))            # per server: shard k at GPU k
+    across = _ring_steps(servers.T.copy(), chunk[:, :, None]) if S > 1 else []   # per local index k: ring of servers
+    r = Rounds(t)
+    rnd = 1 + _add_reduce_scatter(r, inside, 1)
+    rnd += _add_reduce_scatter(r, across, rnd)
+    rnd += _add_allgather(r, across, rnd)
+    rnd += _add_allgather(r, inside, rnd)
+    notes = f"rings of {G} GPUs inside {S} server{'s' * (S > 1)}" + (f", rings of {S} servers per rail" if S > 1 else "")
+    return Baseline(r.schedule(G * S, rnd - 1), np.ones(G * S, dtype=np.int64), "hierarchical", notes)
