@@ -19,9 +19,10 @@ name               algorithm
                    reduce-scatter then allgather (``2(p-1)`` rounds, Psi = 1)
 ``nccl-tree``      NCCL's double binary tree: two binary trees over the servers (the second the
                    first shifted by one server, so a leaf of one is inside the other), a chain
-                   through the GPUs inside each server (entered at local index ``0`` and ``G/2``),
-                   each tree carrying half the vector in :data:`PIPELINE` pipelined chunks: a
-                   reduce up the tree, then a broadcast down
+                   through the GPUs inside each server; ``G/2`` channels of such pairs, channel
+                   ``c``'s chains entering the servers at local indices ``c`` and ``c + G/2`` (so
+                   every NIC carries one tree); each tree carries its share of the vector in
+                   :data:`PIPELINE` pipelined chunks: a reduce up the tree, then a broadcast down
 ``hierarchical``   the allreduce of multislice JAX and of NCCL's 2D algorithms: a ring
                    reduce-scatter inside every server (GPU ``k`` gets shard ``k``), a ring allreduce
                    of shard ``k`` across the servers among the GPUs of local index ``k`` (one rail
@@ -180,12 +181,13 @@ def _binary_tree(n: int) -> np.ndarray:
     return parent
 
 
-def _tree_parents(servers, tree: int) -> np.ndarray:
-    """Parent of every GPU (-1 at the root) in tree ``tree`` (0 or 1) of the double binary tree."""
+def _tree_parents(servers, tree: int, head: int) -> dict:
+    """Parent of every GPU (-1 at the root) in tree ``tree`` (0 or 1) of a double binary tree whose chains
+    enter each server at local index ``head``."""
     S, G = servers.shape
     server_parent = _binary_tree(S)
     order = (np.arange(S) + tree) % S                       # tree 1: the ranks shifted by one server
-    chain = servers[:, (np.arange(G) + tree * (G // 2)) % G]     # chain[s, 0] is server s's head
+    chain = servers[:, (np.arange(G) + head) % G]           # chain[s, 0] is server s's head
     parent = {}
     for rank in range(S):
         s = order[rank]
@@ -238,18 +240,20 @@ def _tree_reduce_rounds(parent: dict, pipeline: int) -> int:
 
 
 def nccl_tree(t: Topology, pipeline: int = PIPELINE) -> Baseline:
-    """NCCL's double binary tree (module docstring): ``2 * pipeline`` chunks, ``0..pipeline-1`` on the first tree."""
+    """NCCL's double binary tree (module docstring): ``pipeline`` chunks per tree, trees in channel order."""
     servers = fabric_servers(t)
+    S, G = servers.shape
+    pairs = max(1, G // 2)
     r = Rounds(t)
-    parents = [_tree_parents(servers, k) for k in (0, 1)]
+    parents = [_tree_parents(servers, k, c + k * (G // 2)) for c in range(pairs) for k in (0, 1)]
     reduce_rounds = max(_tree_reduce_rounds(par, pipeline) for par in parents)
     last = 0
     for k, par in enumerate(parents):
         last = max(last, _add_pipelined_tree(r, par, np.arange(k * pipeline, (k + 1) * pipeline), reduce_rounds))
-    S, G = servers.shape
-    notes = (f"two binary trees over {S} server{'s' * (S > 1)}, a chain through each server's {G} GPUs, "
-             f"{pipeline} pipelined chunks per tree")
-    return Baseline(r.schedule(2 * pipeline, last), np.ones(2 * pipeline, dtype=np.int64), "nccl-tree", notes)
+    n = len(parents) * pipeline
+    notes = (f"{pairs} channel{'s' * (pairs > 1)} of two binary trees over {S} server{'s' * (S > 1)}, a chain "
+             f"through each server's {G} GPUs, {pipeline} pipelined chunks per tree")
+    return Baseline(r.schedule(n, last), np.ones(n, dtype=np.int64), "nccl-tree", notes)
 
 
 def hierarchical(t: Topology) -> Baseline:
