@@ -1,13 +1,10 @@
 """What GPU users run: NCCL's rings and double binary tree, and the hierarchical allreduce, on fabrics of servers.
 
-A *fabric of servers* is a topology whose slowest links (the least bandwidth) all touch a vertex that
-does not compute (a NIC, a rail switch, a data-centre switch): those links are the scale-out tier, and
-the *servers* are the groups of compute vertices still joined without them (through NVSwitches, xGMI
-links or a slice's ICI torus).  :func:`fabric_servers` finds them from the links alone, so the DGX,
-MI250 and multislice presets and a ``--topology`` file of the same shape are alike; GPU ``k`` of a
-server is its ``k``-th compute vertex by id (its *local index*, which picks its NIC and rail).  A
-fabric whose links all have one bandwidth, or whose slowest links join two GPUs directly (one MI250
-node), is one server; a topology whose links carry no bandwidths (a torus) is not a fabric.  Every transmission follows the topology's shortest route, through the switches.
+A *fabric of servers* is a topology whose links carry bandwidths, with a scale-out tier of slower
+links between its servers (:mod:`synth.topology.tiers`: the servers are found from the links alone,
+so the DGX, MI250 and multislice presets and a ``--topology`` file of the same shape are alike); GPU
+``k`` of a server is its ``k``-th compute vertex by id (its *local index*, which picks its NIC and
+rail).  Every transmission follows the topology's shortest route, through the switches.
 
 =================  ==============================================================================
 name               algorithm
@@ -46,13 +43,12 @@ Examples
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from synth.baselines._engine import Rounds
 from synth.baselines.base import Baseline
 from synth.errors import TopologyError
 from synth.schedule import COPY, REDUCE
+from synth.topology import tiers
 from synth.topology.base import Topology
 
 __all__ = ["fabric_servers", "nccl_ring", "nccl_tree", "hierarchical", "PIPELINE", "SUPPORTED",
@@ -87,34 +83,18 @@ def two_servers_example(servers: int = 2, gpus: int = 4, rails: int = 2) -> dict
 
 
 def fabric_servers(t: Topology) -> np.ndarray:
-    """The servers of a fabric (module docstring): a ``servers x GPUs`` int64 array of compute vertices, each
-    row one server in id order.
+    """The servers of a fabric (:func:`synth.topology.tiers.fabric_servers`), refusing a topology whose links
+    carry no bandwidths.
 
     Raises
     ------
     TopologyError
-        If the servers hold different numbers of GPUs (a failed GPU, or a GPU cut off from its server).
+        For a topology without bandwidths, or servers of different GPU counts.
     """
     if not isinstance(t, Topology) or not t.has_bandwidths:
         raise TopologyError(f"the GPU baselines are defined on {SUPPORTED}, not on "
                             f"{getattr(t, 'name', type(t).__name__)!r}, whose links carry no bandwidths")
-    compute = t.compute.astype(np.int64)
-    bw = t.link_bandwidth
-    slow = bw == bw.min()
-    scale_out = not slow.all() and not np.any(t.is_compute[t.link_src[slow]] & t.is_compute[t.link_dst[slow]])
-    if not scale_out:
-        return compute.reshape(1, -1)
-    keep = ~slow
-    graph = coo_matrix((np.ones(int(keep.sum())), (t.link_src[keep], t.link_dst[keep])),
-                       shape=(t.n_vertices, t.n_vertices))
-    _, label = connected_components(graph, directed=True, connection="weak")
-    first = np.unique(label[compute], return_index=True)[1]       # servers ordered by their first GPU
-    groups = [compute[label[compute] == label[compute[i]]] for i in np.sort(first)]
-    sizes = sorted({g.size for g in groups})
-    if len(sizes) > 1:
-        raise TopologyError(f"the GPU baselines need servers of equal GPU counts; {t.name}'s servers hold "
-                            f"{', '.join(map(str, sizes))} GPUs")
-    return np.stack(groups)
+    return tiers.fabric_servers(t)
 
 
 def _ring_steps(rings, chunks):
