@@ -165,8 +165,8 @@ def goodput(metrics, net: Network = Network()) -> float:
 def goodput_bound(topology, net: Network = Network(), collective: str = "allreduce") -> float:
     """Bytes per second no correct schedule of ``collective`` on ``topology`` exceeds under the cost model.
 
-    ``N (p-1) bandwidth / (p Q)``, ``bandwidth`` the :func:`rate_unit`, ``Q`` the least bandwidth term of any such schedule of ``N`` elements
-    per node (:func:`~synth.check.bounds.bandwidth.collective_bound` at the least cut, linear in ``N``, so
+    ``N (p-1) bandwidth / (p Q)``, ``bandwidth`` the :func:`rate_unit`, ``Q`` the least bandwidth term
+    of any such schedule of ``N`` elements per node (:func:`~synth.check.bounds.bandwidth.collective_bound` at the least cut, linear in ``N``, so
     the bound is the same for every size): ``T >= beta Q`` bytes.
 
     Examples

@@ -249,5 +249,7 @@ def hierarchical(t: Topology) -> Baseline:
     rnd += _add_reduce_scatter(r, across, rnd)
     rnd += _add_allgather(r, across, rnd)
     rnd += _add_allgather(r, inside, rnd)
-    notes = f"rings of {G} GPUs inside {S} server{'s' * (S > 1)}" + (f", rings of {S} servers per rail" if S > 1 else "")
+    notes = f"rings of {G} GPUs inside {S} server{'s' * (S > 1)}"
+    if S > 1:
+        notes += f", rings of {S} servers per rail"
     return Baseline(r.schedule(G * S, rnd - 1), np.ones(G * S, dtype=np.int64), "hierarchical", notes)

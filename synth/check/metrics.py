@@ -118,9 +118,10 @@ class Metrics:
     ``round_max_time[s-1]`` is round ``s``'s largest ``load / bandwidth`` over the links (float
     elements per GB/s: how long the slowest link takes, the cost model's view); on one whose
     links carry latencies (``has_latencies``), ``round_latency[s-1]`` is the largest summed
-    link latency (µs) of a route of round ``s``.  Both are empty otherwise.  ``weight`` is ``Vol_phys / (2N)`` (``Vol_phys / N`` for a reduce-scatter or
-    allgather): the tree weight ``W(T)`` for a tree schedule.  ``collective`` names what was
-    executed; Ψ is normalized to its minimum volume.
+    link latency (µs) of a route of round ``s``.  Both are empty otherwise.  ``weight`` is
+    ``Vol_phys / (2N)`` (``Vol_phys / N`` for a reduce-scatter or allgather): the tree weight
+    ``W(T)`` for a tree schedule.  ``collective`` names what was executed; Ψ is normalized to its
+    minimum volume.
     """
 
     rounds: int

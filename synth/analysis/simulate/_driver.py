@@ -12,8 +12,8 @@ stderr about that often (the flows ended so far and the simulated clock; not the
 The platform: one SimGrid host per route *source* (a compute vertex, or an alias of it when
 messages from one vertex to one destination take different routes: SimGrid routes by host pair)
 and one per destination, in one Full zone whose routes are the schedule's own link lists; one
-SimGrid link per directed link of the topology, SHARED, at its own bandwidth (``l_bandwidth.d``, bytes/s).  CM02 weights a
-flow's share by its route latency (its ``sharing_penalty`` is the latency: TCP's RTT
+SimGrid link per directed link of the topology, SHARED, at its own bandwidth (``l_bandwidth.d``,
+bytes/s).  CM02 weights a flow's share by its route latency (its ``sharing_penalty`` is the latency: TCP's RTT
 unfairness, not max-min).  So when all routes have the same length, the links carry the
 latency (``link_latency``: every flow has the same penalty and the shares are max-min);
 otherwise links have **zero latency** (every flow has penalty 1: exact max-min) and the
