@@ -24,7 +24,7 @@ The sizes, rates and times it needs are read by :mod:`synth.units`.
 **Links of unequal bandwidth and latency.**  A topology whose links carry bandwidths (GB/s,
 ``Topology.has_bandwidths``) runs link ``e`` at ``bandwidth[e] * 1e9`` bytes/s: a round lasts as
 long as its slowest link, ``max_e load_s(e) / bandwidth[e]`` (the checker's
-``Metrics.round_max_time``), and :attr:`Network.bandwidth` is not used.  A topology without
+``Metrics.round_time``), and :attr:`Network.bandwidth` is not used.  A topology without
 them (every link ``1``, the tori, HyperX, spine-leaf and unweighted files) runs every link at
 :attr:`Network.bandwidth`: the topology's ``1`` stands for the network's link rate
 (:func:`rate_unit`).  Likewise a topology whose links carry latencies (µs,
@@ -125,8 +125,8 @@ def _bandwidth_and_latency(metrics, net: Network):
     """Seconds of the slowest link and of the longest route of every round, as float64 arrays."""
     check_instance(metrics, "metrics", Metrics, " (e.g. synth.measure_symmetric(...))")
     check_instance(net, "net", Network)
-    if metrics.round_max_time:   # links with bandwidths (GB/s): each round as long as its slowest link
-        beta = np.asarray(metrics.round_max_time, dtype=np.float64) * (net.element_bytes / GB)
+    if metrics.has_bandwidths:   # links with bandwidths (GB/s): each round as long as its slowest link
+        beta = np.array([float(x) for x in metrics.round_time], dtype=np.float64) * (net.element_bytes / GB)
     else:
         beta = np.asarray(metrics.max_load, dtype=np.float64) * (net.element_bytes / net.bandwidth)
     if metrics.round_latency:    # links with latencies (µs): the slowest route's sum

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -46,7 +47,7 @@ def _pair_allreduce(t):
 def test_a_round_lasts_as_long_as_its_slowest_link():
     t = _pair([300, 300, 25, 25])
     m = measure_explicit(_pair_allreduce(t), [MB // 8, MB // 8])   # 250,000 elements of 4 bytes
-    assert m.round_max_time == (MB // 8 / 25, MB // 8 / 25)
+    assert m.has_bandwidths and m.round_time == (Fraction(MB // 8, 25), Fraction(MB // 8, 25))
     net = Network(alpha=0, hop_latency=0)
     assert model_time(m, net) == pytest.approx(2 * (MB / 2) / 25e9)   # 0.5 MB over 25 GB/s, twice
     faster = measure_explicit(_pair_allreduce(_pair([300, 300, 50, 50])), [MB // 8, MB // 8])
@@ -67,7 +68,7 @@ def test_equal_links_keep_the_networks_rate():
     assert rate_unit(t) == Network().bandwidth and link_rates(t, Network(bandwidth=7.0)).tolist() == [7.0] * t.n_links
     g, b = torus_gamma(t), sp_allreduce(t)
     m = measure_symmetric(b, g, chunk_elements(lifted_weights(b, g), 1 << 18))
-    assert m.round_max_time == () and m.round_latency == ()
+    assert not m.has_bandwidths and m.round_latency == ()
     assert model_time(m) == pytest.approx(m.rounds * 1e-6 + 4e-7 * sum(m.round_hops)
                                           + sum(m.max_load) * 4 / Network().bandwidth)
     # a topology whose links say 1 GB/s each runs them at 1 GB/s, not at the network's rate
@@ -87,15 +88,14 @@ def test_symmetric_and_explicit_agree_on_weighted_links():
     sizes = chunk_elements(lifted_weights(b, g), 1 << 12)
     sym = measure_symmetric(b, g, sizes)
     exp = measure_explicit(lift(b, g), sizes)
-    assert len(sym.round_max_time) == sym.rounds == len(sym.round_latency)
-    assert sym.round_max_time == pytest.approx(exp.round_max_time)
+    assert len(sym.round_time) == sym.rounds == len(sym.round_latency) and sym.has_bandwidths
+    assert sym.round_time == exp.round_time
     assert sym.round_latency == pytest.approx(exp.round_latency)
-    assert max(sym.round_max_time) > 0 and max(sym.round_latency) > 0.5
+    assert max(sym.round_time) > 0 and max(sym.round_latency) > 0.5
     # unequal chunk sizes take the link-by-link path
     uneven = sizes.copy()
     uneven[0] += 3
-    assert measure_symmetric(b, g, uneven).round_max_time == pytest.approx(
-        measure_explicit(lift(b, g), uneven).round_max_time)
+    assert measure_symmetric(b, g, uneven).round_time == measure_explicit(lift(b, g), uneven).round_time
 
 
 @needs_simgrid
