@@ -2,9 +2,12 @@
 
 A *fabric of servers* is a topology whose links carry bandwidths, with a scale-out tier of slower
 links between its servers (:mod:`synth.topology.tiers`: the servers are found from the links alone,
-so the DGX, MI250 and multislice presets and a ``--topology`` file of the same shape are alike); GPU
-``k`` of a server is its ``k``-th compute vertex by id (its *local index*, which picks its NIC and
-rail).  Every transmission follows the topology's shortest route, through the switches.
+so the DGX, MI250 and multislice presets and a ``--topology`` file of the same shape are alike).  Rings
+and chains visit a server's GPUs in one order, the same in every server (:func:`_ring_order`: a cycle
+through the fastest direct GPU links, as RCCL's xGMI rings and a slice's ICI rings, else id order);
+position ``k`` of that order is the same GPU, with the same NIC and rail, in every server.  Every transmission follows the fastest route (:class:`synth.topology.tiers.FastestRoutes`: least
+``sum 1 / bandwidth``, so NVLink and a slice's ICI links before a NIC or the data-centre switch), through the
+switches.
 
 =================  ==============================================================================
 name               algorithm
@@ -97,6 +100,70 @@ def fabric_servers(t: Topology) -> np.ndarray:
     return tiers.fabric_servers(t)
 
 
+#: expansions of the search for a ring through a server's direct links before it settles for id order
+RING_SEARCH = 200_000
+
+
+def _ring_order(t: Topology, server) -> np.ndarray:
+    """The order of a server's GPUs (local indices) that its rings and chains follow: a cycle through direct
+    GPU-to-GPU links whose slowest link is as fast as any such cycle's (the xGMI rings RCCL picks on an MI250,
+    a slice's ICI rings), found by a depth-first search that tries the GPUs with the fewest onward links first;
+    id order when no such cycle is found (GPUs that meet only through a switch: any order is alike there).
+
+    >>> from synth.topology.user import topology_from_json
+    >>> square = topology_from_json({"vertices": 4, "links": [[0, 2], [2, 1], [1, 3], [3, 0], [0, 1]],
+    ...                              "bandwidth": [100, 100, 100, 100, 50]})
+    >>> _ring_order(square, np.arange(4)).tolist()
+    [0, 2, 1, 3]
+    """
+    G = server.size
+    ids = t.link_ids(np.repeat(server, G), np.tile(server, G)).reshape(G, G)
+    bw = np.where(ids >= 0, t.link_bandwidth[np.maximum(ids, 0)], 0.0)
+    bw = np.minimum(bw, bw.T)                       # both directions of a ring carry data
+    np.fill_diagonal(bw, 0.0)
+    for floor in sorted(set(bw[bw > 0].tolist()), reverse=True):
+        order = _hamiltonian_cycle(bw >= floor)
+        if order is not None:
+            return order
+    return np.arange(G)
+
+
+def _hamiltonian_cycle(adj):
+    """A Hamiltonian cycle of the undirected graph ``adj`` (boolean matrix) from vertex 0, or None (or None when
+    :data:`RING_SEARCH` expansions find none)."""
+    G = adj.shape[0]
+    if G < 3:
+        return np.arange(G) if G < 2 or adj[0, 1] else None
+    path, seen, budget = [0], np.zeros(G, dtype=bool), [RING_SEARCH]
+    seen[0] = True
+
+    def extend():
+        if len(path) == G:
+            return bool(adj[path[-1], 0])
+        budget[0] -= 1
+        if budget[0] < 0:
+            return False
+        nxt = np.flatnonzero(adj[path[-1]] & ~seen)
+        onward = (adj[nxt] & ~seen).sum(axis=1)
+        for v in nxt[np.lexsort((nxt, onward))].tolist():
+            path.append(v)
+            seen[v] = True
+            if extend():
+                return True
+            path.pop()
+            seen[v] = False
+        return False
+
+    return np.asarray(path) if extend() else None
+
+
+def _ordered_servers(t: Topology) -> np.ndarray:
+    """:func:`fabric_servers` with every server's GPUs in the ring order of the first (the servers are alike, so
+    position ``k`` is the same local index, the same NIC and rail, in every server)."""
+    servers = fabric_servers(t)
+    return servers[:, _ring_order(t, servers[0])]
+
+
 def _ring_steps(rings, chunks):
     """A ring allgather on every row of ``rings`` (``n_rings x n`` vertices) at once: per step ``(src, dst, chunk)``.
 
@@ -130,13 +197,13 @@ def _add_reduce_scatter(r: Rounds, steps, first: int) -> int:
 def nccl_ring(t: Topology) -> Baseline:
     """NCCL's rings, one channel per local index (module docstring); ``G p`` chunks, chunk ``c p + q`` the block
     of channel ``c`` that ends reduced at position ``q`` of its ring."""
-    servers = fabric_servers(t)
+    servers = _ordered_servers(t)
     S, G = servers.shape
     p = S * G
     local = (np.arange(G)[:, None, None] - np.arange(S)[None, :, None] + np.arange(G)[None, None, :]) % G
     rings = servers[np.arange(S)[None, :, None], local].reshape(G, p)           # channel x position
     steps = _ring_steps(rings, np.arange(G * p).reshape(G, p, 1))
-    r = Rounds(t)
+    r = Rounds(t, tiers.FastestRoutes(t))
     K = _add_reduce_scatter(r, steps, 1)
     _add_allgather(r, steps, 1 + K)
     notes = f"{G} channels (one per rail) over {S} server{'s' * (S > 1)} of {G} GPUs"
@@ -221,10 +288,10 @@ def _tree_reduce_rounds(parent: dict, pipeline: int) -> int:
 
 def nccl_tree(t: Topology, pipeline: int = PIPELINE) -> Baseline:
     """NCCL's double binary tree (module docstring): ``pipeline`` chunks per tree, trees in channel order."""
-    servers = fabric_servers(t)
+    servers = _ordered_servers(t)
     S, G = servers.shape
     pairs = max(1, G // 2)
-    r = Rounds(t)
+    r = Rounds(t, tiers.FastestRoutes(t))
     parents = [_tree_parents(servers, k, c + k * (G // 2)) for c in range(pairs) for k in (0, 1)]
     reduce_rounds = max(_tree_reduce_rounds(par, pipeline) for par in parents)
     last = 0
@@ -239,12 +306,12 @@ def nccl_tree(t: Topology, pipeline: int = PIPELINE) -> Baseline:
 def hierarchical(t: Topology) -> Baseline:
     """Reduce-scatter inside the servers, allreduce across them per local index, allgather inside (module
     docstring); ``G S`` chunks, chunk ``k S + j`` the part of shard ``k`` that ends reduced on server ``j``."""
-    servers = fabric_servers(t)
+    servers = _ordered_servers(t)
     S, G = servers.shape
     chunk = np.arange(G * S).reshape(G, S)
     inside = _ring_steps(servers, np.broadcast_to(chunk, (S, G, S)))            # per server: shard k at GPU k
     across = _ring_steps(servers.T.copy(), chunk[:, :, None]) if S > 1 else []   # per local index k: ring of servers
-    r = Rounds(t)
+    r = Rounds(t, tiers.FastestRoutes(t))
     rnd = 1 + _add_reduce_scatter(r, inside, 1)
     rnd += _add_reduce_scatter(r, across, rnd)
     rnd += _add_allgather(r, across, rnd)

@@ -24,18 +24,21 @@ Examples
 ([[0, 1], [2, 3]], 4)
 >>> local_index(t).tolist()
 [0, 1, 0, 1, -1, -1, -1]
+>>> route = FastestRoutes(t)(1, 3)          # through both fast switches and the rail, not round a slow detour
+>>> [(int(t.link_src[e]), int(t.link_dst[e])) for e in route]
+[(1, 4), (4, 0), (0, 6), (6, 2), (2, 5), (5, 3)]
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
+from scipy.sparse import coo_matrix, csr_matrix
+from scipy.sparse.csgraph import connected_components, dijkstra
 
 from synth.errors import TopologyError
 from synth.topology.base import Topology
 
-__all__ = ["scale_out_links", "fabric_servers", "local_index"]
+__all__ = ["scale_out_links", "fabric_servers", "local_index", "FastestRoutes"]
 
 
 def scale_out_links(t: Topology) -> np.ndarray:
@@ -92,3 +95,34 @@ def _components(t: Topology, keep) -> np.ndarray:
     graph = coo_matrix((np.ones(int(keep.sum())), (t.link_src[keep], t.link_dst[keep])),
                        shape=(t.n_vertices, t.n_vertices))
     return connected_components(graph, directed=True, connection="weak")[1]
+
+
+class FastestRoutes:
+    """Routes of least ``sum 1 / bandwidth`` over their links (the time an element takes through them one after
+    the other), fewer hops among equals, the lowest-numbered link among ties: what a fabric's own routing
+    picks (a slice's ICI links before the data-centre switch, NVLink before a NIC).  ``routes(u, v)`` is the
+    int32 link ids of the route ``u -> v``; one Dijkstra per destination, cached.
+    """
+
+    def __init__(self, t: Topology):
+        self.t = t
+        self.weight = 1.0 / t.link_bandwidth + 1e-9 / float(t.link_bandwidth.max())   # a hop breaks ties
+        self.reverse = csr_matrix((self.weight, (t.link_dst, t.link_src)), shape=(t.n_vertices, t.n_vertices))
+        self.to = {}
+
+    def __call__(self, u: int, v: int) -> np.ndarray:
+        t = self.t
+        if v not in self.to:
+            self.to[v] = dijkstra(self.reverse, indices=int(v))
+        dist = self.to[v]
+        if not np.isfinite(dist[u]):
+            raise TopologyError(f"vertex {v} cannot be reached from {u}")
+        ptr, links = t.out_links
+        route, x = [], int(u)
+        while x != v:
+            out = np.sort(links[ptr[x]:ptr[x + 1]])
+            slack = dist[x] - (self.weight[out] + dist[t.link_dst[out]])
+            nxt = int(out[np.argmax(slack >= -1e-12 * max(dist[x], 1e-300))])
+            route.append(nxt)
+            x = int(t.link_dst[nxt])
+        return np.asarray(route, dtype=np.int32)
