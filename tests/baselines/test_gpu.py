@@ -122,3 +122,31 @@ def test_compare_lists_the_gpu_baselines():
     names = {r.algorithm for r in rows}
     assert set(GPU_BASELINES) <= names
     assert all(r.seconds > 0 for r in rows)
+
+
+def _preset(argv):
+    from synth.cli import _parser
+    from synth.cli._common import topology_from_args
+    return topology_from_args(_parser().parse_args(["bound", *argv]))
+
+
+@pytest.mark.parametrize("argv,name,most", [
+    (["--machine", "tpu-v5p:2x2x2", "--slices", "2"], "hierarchical", 0.0375),  # via the DCN switch: 0.3
+    (["--machine", "mi250:1"], "nccl-ring", 0.0375),                           # id order over xGMI hops: 0.056
+])
+def test_rings_take_the_fast_links(argv, name, most):
+    """Routes of least sum 1/bandwidth and rings along the fastest direct links: the bandwidth term per element
+    (elements per GB/s) measured by the checker."""
+    t = _preset(argv)
+    b = build_baseline(name, t)
+    assert execute(b.schedule) == []
+    m = b.measure(t.n_compute * 64 * int(b.weights.sum()))
+    assert float(m.bandwidth_term / m.elements) <= most * (1 + 1e-12)
+
+
+def test_presets_of_every_kind():
+    for argv in (["--machine", "dgx-a100:2"], ["--machine", "dgx-h100:2"], ["--machine", "mi250:2"],
+                 ["--machine", "dgx-a100:2", "--fail-node", "27"]):
+        t = _preset(argv)
+        for name in GPU_BASELINES:
+            assert execute(build_baseline(name, t).schedule) == [], (argv, name)
