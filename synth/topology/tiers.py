@@ -32,8 +32,6 @@ Examples
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse import coo_matrix, csr_matrix
-from scipy.sparse.csgraph import connected_components, dijkstra
 
 from synth.errors import TopologyError
 from synth.topology.base import Topology
@@ -92,6 +90,9 @@ def local_index(t: Topology) -> np.ndarray:
 
 def _components(t: Topology, keep) -> np.ndarray:
     """Weakly connected component label of every vertex over the links ``keep``."""
+    from scipy.sparse import coo_matrix      # scipy loads only where fabrics are split (the CLI stays light)
+    from scipy.sparse.csgraph import connected_components
+
     graph = coo_matrix((np.ones(int(keep.sum())), (t.link_src[keep], t.link_dst[keep])),
                        shape=(t.n_vertices, t.n_vertices))
     return connected_components(graph, directed=True, connection="weak")[1]
@@ -105,6 +106,8 @@ class FastestRoutes:
     """
 
     def __init__(self, t: Topology):
+        from scipy.sparse import csr_matrix     # scipy loads only where routes are searched (the CLI stays light)
+
         self.t = t
         self.weight = 1.0 / t.link_bandwidth + 1e-9 / float(t.link_bandwidth.max())   # a hop breaks ties
         self.reverse = csr_matrix((self.weight, (t.link_dst, t.link_src)), shape=(t.n_vertices, t.n_vertices))
@@ -113,6 +116,8 @@ class FastestRoutes:
     def __call__(self, u: int, v: int) -> np.ndarray:
         t = self.t
         if v not in self.to:
+            from scipy.sparse.csgraph import dijkstra
+
             self.to[v] = dijkstra(self.reverse, indices=int(v))
         dist = self.to[v]
         if not np.isfinite(dist[u]):
