@@ -51,7 +51,7 @@ Examples
 >>> m.rounds, str(m.psi), str(m.theta), str(m.omega)
 (12, '1', '1', '1')
 >>> sorted(BASELINES)[:3]
-['bucket', 'halving-doubling', 'recursive-doubling']
+['bucket', 'halving-doubling', 'hierarchical']
 """
 
 from __future__ import annotations
