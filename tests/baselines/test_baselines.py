@@ -23,7 +23,7 @@ from synth.topology.torus import parse_torus
 
 NAMES = ["ring", "bucket", "swing-l", "swing-b", "swing-l-1port", "trivance-l", "trivance-b", "recursive-doubling",
          "halving-doubling"]
-#: the baselines of fabrics with link bandwidths (tests/baselines/test_gpu.py)
+#: the baselines of fabrics with link bandwidths (tests/baselines/test_gpu_baselines.py)
 GPU_NAMES = ["nccl-ring", "nccl-tree", "hierarchical"]
 
 # 1-D, 2-D and 3-D; powers of two and of three; even and odd others; unequal sides
