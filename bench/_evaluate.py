@@ -158,7 +158,7 @@ def _evaluate(topology, cand, sizes, row, sim, sim_limit, net):
     # the bandwidth term and its share of the bound at the largest size (least rounding)
     sizes_, n_ = chunks[max(sizes)]
     m = measure_explicit(cand.schedule, sizes_)
-    row.update(rounds=m.rounds, p=p, omega=str(m.omega), q_per_n=m.bandwidth_term / n_,
+    row.update(rounds=m.rounds, p=p, omega=str(m.omega), q_per_n=float(m.bandwidth_term / n_),
                bw=100 * float(bound_of(topology, n_) / m.bandwidth_term))
     if not sim:
         row["sim_note"] = "not simulated (--no-sim)"

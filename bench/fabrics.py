@@ -84,12 +84,11 @@ def failed(t, failure):
 
 def _nic_of_gpu_1(t):
     """GPU 1's NIC: the preset's (``nic_of``), or by the numbering :func:`fabric` builds."""
-    if hasattr(t, "nic_of"):
-        return int(t.nic_of(1))
-    servers = t.n_compute // 8
-    if servers < 2:
+    nic = int(t.nic_of(1)) if hasattr(t, "nic_of") else (t.n_compute + t.n_compute // 8 + 1
+                                                          if t.n_compute >= 16 else -1)
+    if nic < 0:
         raise SynthError("one server has no NICs")
-    return t.n_compute + servers + 1
+    return nic
 
 
 def run(table, name, servers, failure, args):
