@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.models.backends.solvers import new_highs
+from synth.models.packing.arcs import volume_bound
 from synth.models.packing.layered import LayeredSolution, layered_arcs, solve_layered
 from synth.models.packing.result import Packed
 from synth.models.packing.rounding import round_schedule
@@ -127,8 +128,10 @@ class MasterLP:
         h.addCols(2 * R, np.ones(2 * R), np.zeros(2 * R), np.full(2 * R, inf), 0, np.zeros(0, np.int32),
                   np.zeros(0, np.int32), np.zeros(0))
         starts = np.arange(self.n_load, dtype=np.int32)
+        # load <= b_e M_s (every link of an orbit has the same bandwidth: groups keep them)
+        bw = np.tile(space.topology.link_bandwidth[self.reps], 2 * R)
         h.addRows(self.n_load, np.full(self.n_load, -inf), np.zeros(self.n_load), self.n_load, starts,
-                  np.repeat(np.arange(2 * R, dtype=np.int32), n), -np.ones(self.n_load))
+                  np.repeat(np.arange(2 * R, dtype=np.int32), n), -bw)
         h.addRows(1, np.ones(1), np.ones(1), 0, np.zeros(1, np.int32), np.zeros(0, np.int32), np.zeros(0))
         self.keys, self.root, self.labels, self.plink, self.idle = set(), [], [], [], []
 
@@ -263,8 +266,6 @@ def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: Layere
     since the call (CPU, not wall time: machines shared by many jobs stretch the wall clock).
     ``options``: :class:`TimedOptions`.
     """
-    from synth.check.bounds.bandwidth import min_compute_distance   # the checker's d_min: the same bound
-
     t0, cpu0 = time.monotonic(), time.process_time()
     data = layered_arcs(t, group) if layered is None else layered.data
     if layered is None:
@@ -278,7 +279,7 @@ def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: Layere
     for k, L, pl, _x, _s in layered_columns(data, layered, R):
         lp.add(k, L, pl)
     pricer = _Pricer(space, data.roots, G, options)
-    vol = 2 * (t.n_compute - 1) * min_compute_distance(t) / t.n_links
+    vol = volume_bound(t)
     status, obj, x, it = _generate(lp, pricer, (cpu0, time_limit), progress, vol)
     return TimedSolution(space, data.roots, group, status, obj, vol, np.asarray(lp.root), np.array(lp.labels),
                          np.array(lp.plink), x, it, time.monotonic() - t0, layered)
