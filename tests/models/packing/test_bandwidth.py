@@ -3,6 +3,8 @@
 Hand-derived optima on tiny graphs, a knocked-out weighting caught, and scaling every bandwidth scales the value.
 """
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -10,7 +12,8 @@ from synth.check.metrics import link_loads_symmetric
 from synth.models.packing import layered_arcs, pack, solve_layered
 from synth.models.packing.arcs import volume_bound
 from synth.models.packing.routed import pack_routed, routed_arcs, solve_routed
-from synth.models.packing.timed import TimedOptions, pack_timed, solve_timed
+from synth.models.packing.timed import MasterLP, TimedOptions, pack_timed, solve_timed
+from synth.models.packing.tree_space import TreeSpace
 from synth.schedule import chunk_elements
 from synth.schedule.lift import lifted_weights
 from synth.solving.packing import certify_packed
@@ -97,3 +100,60 @@ def test_routed_lp_weighs_the_links_through_a_switch():
     assert solve_routed(routed_arcs(both)).objective == pytest.approx(0.25)
     cert = certify_packed(pack_routed(routed_arcs(t), units=1024), elements=2 * 1024)
     assert weighted_term(cert) == pytest.approx(1.0, rel=2e-3)
+
+
+#: two servers of two GPUs: each server's switch (vertices 4, 5) at 12 both ways, each GPU's NIC (6-9) and
+#: the rail switch (10) at 1
+MINI_DGX = {"vertices": 11, "compute": [0, 1, 2, 3],
+            "links": [[0, 4], [1, 4], [2, 5], [3, 5], [0, 6], [1, 7], [2, 8], [3, 9], [6, 10], [7, 10], [8, 10],
+                      [9, 10]],
+            "bandwidth": [12] * 4 + [1] * 8}
+
+
+def forestcoll_optimum(t):
+    """ForestColl's allreduce per element, by brute force over every vertex set ``S``: twice its allgather,
+    ``(N / p) max_S |compute outside S| / (bandwidth into S)`` (tiny graphs only)."""
+    p, bw, best = t.n_compute, t.link_bandwidth, 0.0
+    for mask in range(1, 1 << t.n_vertices):
+        inside = (mask >> np.arange(t.n_vertices)) & 1 == 1
+        k = int(inside[t.compute].sum())
+        if 0 < k < p:
+            best = max(best, (p - k) / bw[~inside[t.link_src] & inside[t.link_dst]].sum())
+    return 2 * best / p
+
+
+def arc_trees(space, root):
+    """Every timed tree of ``root`` over the arcs of ``space`` (every labelling, every admissible arc)."""
+    V = space.live.size
+    others = np.flatnonzero(space.live & (np.arange(V) != root))
+    for labels in itertools.product(range(1, space.R + 1), repeat=others.size):
+        L = np.zeros(V, dtype=np.int64)
+        L[others] = labels
+        L[root] = space.R + 1
+        choices = [[a for a in space.lnk[v][space.lnk[v] >= 0].tolist() if L[space.arc_dst[a]] > L[v]]
+                   for v in others.tolist()]
+        for pick in itertools.product(*choices):
+            pl = np.full(V, -1, dtype=np.int64)
+            pl[others] = pick
+            yield L, pl
+
+
+def test_timed_trees_through_switches_against_every_tree_and_forestcoll():
+    t = topology_from_json(MINI_DGX)
+    g = trivial_group(t)
+    assert forestcoll_optimum(t) == pytest.approx(0.5)           # the cut between the servers: 2 NICs at 1
+    routed = solve_routed(routed_arcs(t, g))
+    assert routed.objective == pytest.approx(1.0)                 # one hop each: every chunk crosses alone
+    exact = solve_timed(t, g, R=2, layered=routed, options=TimedOptions(exact=True))
+    assert exact.status.startswith("optimal") and exact.objective == pytest.approx(0.52)
+    lp = MasterLP(TreeSpace.build(t, g, 2), g.order)
+    assert lp.space.n_arcs == 12 and np.all(np.diff(lp.space.route_ptr) == 1)
+    for k, r in enumerate(exact.roots.tolist()):
+        for L, pl in arc_trees(lp.space, r):
+            lp.add(k, L, pl)
+    assert lp.solve()[0] == pytest.approx(exact.objective, abs=1e-9)
+    heur = solve_timed(t, g, R=3, layered=routed)
+    assert heur.objective <= 1.01 * forestcoll_optimum(t)        # 0.5016: staggered trees keep the NICs busy
+    cert = certify_packed(pack_timed(heur, units=8192))
+    assert weighted_term(cert) == pytest.approx(heur.objective, rel=2e-3)
+    assert np.all(cert.base.route_lengths[cert.base.src // 2 != cert.base.dst // 2] == 4)   # GPU-NIC-rail-NIC-GPU
