@@ -230,13 +230,15 @@ class MasterLP:
 def layered_columns(space, sol, R: int, units: int = 1024):
     """The trees of a layered or routed LP's rounded solution ``sol`` as timed trees of ``space``, shifted to
     every start round ``0..R - H`` earlier (rows ``(k, L, plink, routes)``) and their weights (``G * sum = 1``
-    per shift)."""
+    per shift).  A tree over a route that ``space`` does not keep (a pair with more than ``MAX_ROUTES``
+    routes, whose reverses need not be among those kept) is left out."""
     data = sol.data
     base = round_schedule(sol, units) if isinstance(data, LayeredArcs) else round_routed(sol, units)
     H, V = base.n_rounds // 2, space.live.size
     index = {tuple(row[row >= 0].tolist()): q for q, row in enumerate(space.route_links)}
     ptr = base.route_ptr
-    q = np.array([index[tuple(base.route_links[a:b].tolist())] for a, b in zip(ptr[:-1], ptr[1:])], dtype=np.int64)
+    q = np.array([index.get(tuple(base.route_links[a:b].tolist()), -1) for a, b in zip(ptr[:-1], ptr[1:])],
+                 dtype=np.int64)
     red = base.op == REDUCE
     child = np.where(red, base.src, base.dst)
     arc = space.hop.link_ids(child, np.where(red, base.dst, base.src)).astype(np.int64)
@@ -244,6 +246,8 @@ def layered_columns(space, sol, R: int, units: int = 1024):
     out = []
     for c in range(base.n_components):
         sel = base.component == c
+        if np.any(q[sel] < 0):
+            continue
         up, down = sel & red, sel & ~red
         k = int(np.searchsorted(data.roots, np.setdiff1d(base.dst[up], base.src[up])[0]))
         L0 = np.zeros(V, dtype=np.int64)
@@ -305,6 +309,12 @@ def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: Layere
     lp = MasterLP(space, G, options.method or ("simplex" if options.exact else "ipm"))
     for k, L, pl, routes, _x, _s in layered_columns(space, layered, R):
         lp.add(k, L, pl, routes)
+    if not set(range(data.n_roots)) <= set(lp.root):     # trees left out: every owner starts from a priced tree
+        C, up, down = arc_prices(space, np.ones((2 * R, t.n_links)))
+        owner, L, plink, _cost = _price_rows(space, C, data.roots, start_labels(space, data.roots)[:data.n_roots],
+                                             start_labels(space, data.roots))
+        for i in range(owner.size):
+            lp.add(owner[i], L[i], plink[i], _routes(up, down, L, plink)[i])
     pricer = _Pricer(space, data.roots, G, options)
     vol = volume_bound(t)
     status, obj, x, it = _generate(lp, pricer, (cpu0, time_limit), progress, vol)

@@ -106,7 +106,7 @@ def plan_user(req) -> Plan:
         # omega counts every link alike: a balanced lift may still wait on its slow links
         why = (f"the links of {t.name} differ in bandwidth, which a balanced shortest-path tree ignores (omega "
                "counts every link alike)")
-        return _user_packing(req, t, group, why, f"{why}; `allow_unbalanced` keeps that tree")
+        return _user_packing(req, t, group, why, f"{why}; `allow_unbalanced` keeps that tree", req.time_limit)
     base = base or shortest_path_tree(t)
     cert = certify(collective_half(base, req.collective), group, req.elements, mode=req.mode,
                    provenance={"algorithm": "shortest-path-tree", "seed": None})
@@ -127,9 +127,10 @@ def plan_user(req) -> Plan:
         return _refused(tree, f"{why}, and {exc}")
 
 
-def _user_packing(req, t, group, why, reason) -> Plan:
-    """The packing plan of a user graph, its build refusing with ``why`` when the model fails."""
-    packing = plan_packing(req, t, group, reason, None, None)
+def _user_packing(req, t, group, why, reason, time_limit=None) -> Plan:
+    """The packing plan of a user graph (its LPs bounded by ``time_limit``, None: none and 600 CPU s for the
+    timed trees), its build refusing with ``why`` when the model fails."""
+    packing = plan_packing(req, t, group, reason, time_limit, None)
     return replace(packing, build=_build_user_packed, prepared=(packing, why))
 
 

@@ -157,3 +157,22 @@ def test_timed_trees_through_switches_against_every_tree_and_forestcoll():
     cert = certify_packed(pack_timed(heur, units=8192))
     assert weighted_term(cert) == pytest.approx(heur.objective, rel=2e-3)
     assert np.all(cert.base.route_lengths[cert.base.src // 2 != cert.base.dst // 2] == 4)   # GPU-NIC-rail-NIC-GPU
+
+
+def test_routed_trees_over_routes_the_space_drops_leave_every_owner_a_priced_start(monkeypatch):
+    # the tree space keeps one route per pair here, the routed LP four (one per spine): the routed trees over
+    # other routes are left out and every owner starts from a tree priced at equal prices instead
+    import synth.models.packing.tree_space as tree_space
+    from synth.models.packing.routed import hop_routes
+    from synth.models.packing.timed import layered_columns
+    from synth.topology.spineleaf import spine_leaf
+
+    monkeypatch.setattr(tree_space, "hop_routes", lambda t: hop_routes(t, 1))
+    s = spine_leaf(4, 2, 4)
+    g = trivial_group(s)
+    routed = solve_routed(routed_arcs(s, g))
+    assert len(layered_columns(TreeSpace.build(s, g, 2), routed, 2)) < 3 * routed.data.n_roots
+    sol = solve_timed(s, g, R=2, layered=routed, time_limit=20)
+    assert set(sol.root.tolist()) == set(range(routed.data.n_roots))
+    cert = certify_packed(pack_timed(sol, units=64))
+    assert np.all(cert.base.route_lengths > 0)
