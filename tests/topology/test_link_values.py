@@ -128,3 +128,29 @@ def test_topology_array_validation():
         Topology.from_links("pair", {}, 2, [(0, 1), (1, 0)], bandwidth=[1.0])
     with pytest.raises(TopologyError, match="above 0"):
         Topology.from_links("pair", {}, 2, [(0, 1), (1, 0)], bandwidth=np.array([1.0, np.nan]))
+
+
+def test_the_independent_verifier_weighs_loads_by_bandwidth(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+    verifier = Path(__file__).resolve().parents[2] / "tools" / "verify_explicit.py"
+    header = {"format": "synth-explicit", "version": 1, "topology": {}, "vertices": 2, "compute": [0, 1],
+              "links": [[0, 1], [1, 0]], "bandwidth": [2, 4], "chunk_elements": [4], "rounds": 2}
+    rows = [{"round": 1, "chunk": 0, "src": 0, "dst": 1, "route": [0, 1], "op": "reduce"},
+            {"round": 2, "chunk": 0, "src": 1, "dst": 0, "route": [1, 0], "op": "copy"}]
+    path = tmp_path / "two.jsonl"
+
+    def run(h):
+        path.write_text("\n".join(json.dumps(x) for x in [h] + rows) + "\n")
+        out = subprocess.run([sys.executable, str(verifier), str(path), "--json"], capture_output=True, text=True)
+        return out.returncode, json.loads(out.stdout) if out.stdout else out.stderr
+
+    rc, metrics = run(header)
+    assert rc == 0 and metrics["bandwidth_term"] == "3"        # 4/2 + 4/4
+    rc, metrics = run({k: v for k, v in header.items() if k != "bandwidth"})
+    assert rc == 0 and metrics["bandwidth_term"] == "8"        # every link 1
+    rc, metrics = run({**header, "claims": {"bandwidth_term": 8}})
+    assert rc == 1 and "bandwidth_term" in metrics["errors"][0]
+    rc, _ = run({**header, "bandwidth": [2, 0]})
+    assert rc == 2

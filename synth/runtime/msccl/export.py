@@ -323,7 +323,7 @@ def _coarse_note(schedule, w, fit, limits) -> str:
     return (f"chunk weights rounded from {int(w.sum())} to {int(fit.sum())} MSCCL chunks per loop (a step carries at "
             f"most {limits.max_count - 1}, a loop at most {limits.max_chunks})"
             + (f", {dropped} of {w.size} chunks too light to keep" if dropped else "")
-            + f": bandwidth term per element {100 * coarse / exact:.2f} % of the exact weights' (the certificate's)")
+            + f": bandwidth term per element {float(100 * coarse / exact):.2f} % of the exact weights' (the certificate's)")
 
 
 def _export_weighted(schedule, w, bufmap, label, opts) -> MscclExport:
