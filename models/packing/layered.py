@@ -150,5 +150,6 @@ def solve_layered(data: LayeredArcs, free_shares: bool = True, time_limit=None, 
     dual = None if sol.row_dual is None else -sol.row_dual[-n_load:].reshape(M.size, -1)
     if sol.values is None:
         raise no_solution("layered", data.topology, sol, time_limit)
-    return LayeredSolution(data, str(sol.status), float(sol.objective), volume_bound(data.topology), np.maximum(sol.values[w], 0.0),
+    return LayeredSolution(data, str(sol.status), float(sol.objective), volume_bound(data.topology),
+                           np.maximum(sol.values[w], 0.0),
                            np.maximum(sol.values[y], 0.0), sol.seconds, dual, method)

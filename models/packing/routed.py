@@ -253,7 +253,8 @@ def solve_routed(data: RoutedArcs, free_shares: bool = True, time_limit=None, th
     if sol.values is None:
         raise no_solution(data.kind, t, sol, time_limit)
     y = np.maximum(np.concatenate([sol.values[c] for c in ys]), 0.0)
-    return LayeredSolution(data, str(sol.status), float(sol.objective), volume_bound(t), np.maximum(sol.values[w], 0.0), y,
+    return LayeredSolution(data, str(sol.status), float(sol.objective), volume_bound(t),
+                           np.maximum(sol.values[w], 0.0), y,
                            time.monotonic() - t0)
 
 

@@ -119,7 +119,8 @@ class TreeSpace:
         live = np.zeros(V, dtype=bool)
         live[src] = True
         live &= t.is_compute
-        images = np.arange(t.n_links)[None, :] if group is None else group.link_images(np.arange(t.n_links)).astype(np.int64)
+        every = np.arange(t.n_links)
+        images = every[None, :] if group is None else group.link_images(every).astype(np.int64)
         links, ptr = routes
         return cls(t, int(R), live, nbr, lnk, back, images, dst, arc_rev, np.asarray(links, dtype=np.int64),
                    np.asarray(ptr, dtype=np.int64), hop)

@@ -285,8 +285,8 @@ def _build_layered(req, prep, plan_notes=()) -> SolveResult:
                      f"{LOCAL_RADIUS} hops of a failure and where they were lost, with "
                      f"{'free' if packed.claims['free_shares'] else 'equal'} shares")
     notes += _lp_notes("layered", packed, cert, req.collective, local=reference is not None)
-    if prep.R is not None and (certified_fraction(cert) < 1 or unequal_links(prep.topology)):
-        return _build_timed(req, prep, packed, cert, notes)   # nothing beats a schedule that meets the bound
+    if prep.R is not None and certified_fraction(cert) < 1:   # nothing beats a schedule that meets the bound
+        return _build_timed(req, prep, packed, cert, notes)
     return SolveResult(cert, data.H, notes)
 
 
@@ -397,7 +397,7 @@ def _build_routes(req, prep, what, claims, data) -> SolveResult:
                          progress=req.progress, claims=claims)
     cert = certify_packed(packed, req.elements, req.mode, req.collective, req.progress)
     notes = [_intro(prep, what)] + _lp_notes(data.kind, packed, cert, req.collective)
-    if prep.R is not None and (certified_fraction(cert) < 1 or unequal_links(prep.topology)):
+    if prep.R is not None and certified_fraction(cert) < 1:
         return _build_timed(req, prep, packed, cert, notes)
     return SolveResult(cert, data.H_up, notes)
 
@@ -408,18 +408,16 @@ def _build_timed(req, prep, layered, layered_cert, notes) -> SolveResult:
 
     data, R = layered.solution.data, prep.R
     H = data.H_up if hasattr(data, "H_up") else data.H      # the routed trees' compute hops, or the layered depth
-    unequal = unequal_links(prep.topology)
+    units = UNEQUAL_UNITS if unequal_links(prep.topology) else DEFAULT_UNITS
     try:
         sol = solve_timed(prep.topology, prep.group, R, time_limit=600.0 if prep.time_limit is None else
                           prep.time_limit, layered=layered.solution, progress=req.progress,
                           options=TimedOptions(max_iterations=TIMED_ITERATIONS))
-        cert = certify_packed(pack_timed(sol, UNEQUAL_UNITS if unequal else DEFAULT_UNITS), mode=req.mode)
+        cert = certify_packed(pack_timed(sol, units), mode=req.mode)
     except SynthError as exc:
         notes.append(f"timed trees: {exc}; the layered schedule is kept")
         return SolveResult(layered_cert, H, notes)
-    # the certified fraction counts every link as 1: where links differ, the LPs' values (load over bandwidth)
-    better = sol.objective < layered.solution.objective if unequal else \
-        certified_fraction(cert) > certified_fraction(layered_cert)
+    better = certified_fraction(cert) > certified_fraction(layered_cert)
     notes.append(f"timed trees ({R} reduce rounds, {sol.x.size:,} columns, {sol.iterations} iterations, "
                  f"{sol.status}): {100 * sol.fraction:.2f} % of the volume bound by the LP, "
                  f"{100 * float(certified_fraction(cert)):.2f} % of the certified bound by the schedule; "
