@@ -84,9 +84,9 @@ def failed(t, failure):
 
 def _nic_of_gpu_1(t):
     """GPU 1's NIC: the preset's (``nic_of``), or by the numbering :func:`fabric` builds."""
-    if hasattr(t, "nic_of"):
-        return int(t.nic_of(1))
     servers = t.n_compute // 8
+    if hasattr(t, "nic_of") and servers >= 2:
+        return int(t.nic_of(1))
     if servers < 2:
         raise SynthError("one server has no NICs")
     return t.n_compute + servers + 1
