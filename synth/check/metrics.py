@@ -119,6 +119,10 @@ class Metrics:
     allgather): the tree weight ``W(T)`` for a tree schedule.  ``collective`` names what was
     executed; Ψ is normalized to its minimum volume.  ``round_time[s-1]`` is round ``s``'s
     ``max_e load_s(e) / bandwidth(e)`` (elements per GB/s, exact); the bandwidth term is their sum.
+    ``has_bandwidths`` says whether the topology's links carry bandwidths of their own (GB/s; the cost
+    model then times rounds by ``round_time``); on one whose links carry latencies
+    (``has_latencies``), ``round_latency[s-1]`` is the largest summed link latency (µs) of a route of
+    round ``s``, empty otherwise.
     """
 
     rounds: int
@@ -135,6 +139,8 @@ class Metrics:
     round_hops: tuple = field(repr=False, default=())
     collective: str = ALLREDUCE
     round_time: tuple = field(repr=False, default=())
+    round_latency: tuple = field(repr=False, default=())
+    has_bandwidths: bool = False
 
     @property
     def psi(self) -> Fraction:
@@ -218,6 +224,7 @@ def measure_explicit(schedule: Schedule, chunk_sizes) -> Metrics:
     times = [Fraction(0)] * schedule.n_rounds
     vol_abs = vol_phys = n_trans = max_route = 0
     hops = [0] * schedule.n_rounds
+    latency = [0.0] * schedule.n_rounds if t.has_latencies else []
     for rnd, blocks in schedule.rounds():
         for b in blocks:
             L = b.links.shape[1]
@@ -227,13 +234,15 @@ def measure_explicit(schedule: Schedule, chunk_sizes) -> Metrics:
             hops[rnd - 1] = max(hops[rnd - 1], L)
             vol_abs += int(s.sum())
             vol_phys += int(s.sum()) * L
+            if latency and b.chunk.size:
+                latency[rnd - 1] = max(latency[rnd - 1], float(t.link_latency[b.links].sum(axis=1).max()))
         load = _round_load(blocks, sizes, distinct, t.n_links)
         max_load[rnd - 1] = int(load.max())
         total_load[rnd - 1] = int(load.sum())
         times[rnd - 1] = caps.round_time(load)
     return Metrics(schedule.n_rounds, t.n_compute, t.n_links, schedule.n_chunks, sum(sizes.tolist()), n_trans,
                    vol_abs, vol_phys, max_route, tuple(max_load), tuple(total_load), tuple(hops), schedule.collective,
-                   tuple(times))
+                   tuple(times), tuple(latency), t.has_bandwidths)
 
 
 def _symmetric_sizes(base: BaseSchedule, group, chunk_sizes) -> np.ndarray:
@@ -320,7 +329,21 @@ def measure_symmetric(base: BaseSchedule, group, chunk_sizes) -> Metrics:
     np.maximum.at(hops, base.round - 1, L)
     return Metrics(base.n_rounds, t.n_compute, t.n_links, G * base.n_components, sum(comp_total),
                    base.n_transmissions * G, vol_abs, vol_phys, int(L.max()) if L.size else 0,
-                   tuple(max_load), tuple(total_load), tuple(int(h) for h in hops), base.collective, tuple(times))
+                   tuple(max_load), tuple(total_load), tuple(int(h) for h in hops), base.collective, tuple(times),
+                   _base_latency(base), t.has_bandwidths)
+
+
+def _base_latency(base: BaseSchedule) -> tuple:
+    """The largest summed link latency (µs) of a route in every round of ``base`` (and of its lift: automorphisms
+    keep latencies); empty when the topology's links carry none."""
+    t = base.topology
+    if not t.has_latencies:
+        return ()
+    per_route = np.bincount(np.repeat(np.arange(base.n_transmissions), base.route_lengths),
+                            weights=t.link_latency[base.route_links], minlength=base.n_transmissions)
+    out = np.zeros(base.n_rounds)
+    np.maximum.at(out, base.round - 1, per_route)
+    return tuple(out.tolist())
 
 
 def _orbit_units(group, units):

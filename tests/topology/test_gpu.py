@@ -187,3 +187,15 @@ def test_info_lists_the_links_by_class_and_bandwidth(capsys):
     assert line.split(None, 1)[1] == "xgmi: 16 links at 200 GB/s; xgmi: 8 links at 100 GB/s; xgmi: 32 links at 50 GB/s"
     assert main(["info", "--torus", "4x4", "--json"]) == 0
     assert "link_classes" not in json.loads(capsys.readouterr().out)   # equal links: as before
+
+
+def test_cli_words_round_trip_with_a_failed_nic():
+    from synth.cli._common import Parser, add_topology_args, topology_argv, topology_from_args
+    parser = Parser(prog="t")
+    add_topology_args(parser)
+    argv = ["--machine", "dgx-h100:2", "--fail-node", "30"]
+    t = topology_from_args(parser.parse_args(argv))
+    assert t.spec == {"kind": "gpu", "machine": "dgx-h100", "servers": 2, "failed": [30]}
+    words = topology_argv(parser.parse_args(argv))
+    assert sorted(words) == sorted(argv)
+    assert topology_from_args(parser.parse_args(words)).spec == t.spec
