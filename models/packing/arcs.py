@@ -6,7 +6,10 @@ links) is one or more :class:`ArcSet` s: per arc, the owner (an index into the r
 the child vertex whose parent it chooses, and the links the arc loads, in which round.  Every arc
 of a set has a variable ``y >= 0``; the arcs of one (owner, child) pair share the owner's share
 ``w_r`` (``sum y = w_r``), and the load of a link in a round, summed over every image under the
-group, is at most ``M_s``; the LP minimizes ``sum_s M_s`` (:func:`build_packing_lp`).
+group, is at most ``b_e M_s`` (``b_e`` the link's bandwidth: a round lasts as long as its slowest link's
+load over bandwidth, so ``M_s`` is that time per element); the LP minimizes ``sum_s M_s``
+(:func:`build_packing_lp`).  The bandwidth multiplies ``M_s`` rather than dividing the loads, so a load
+row's dual stays a price per element on the link, which the pricing of timed trees takes as it is.
 :mod:`~synth.models.packing.rounding` turns a solution into an integer schedule.
 
 Examples
@@ -15,7 +18,7 @@ Examples
 >>> from synth.topology.torus import parse_torus
 >>> t = parse_torus("3x3")
 >>> arcs = ArcSet(np.zeros(1, int), np.array([1]), ((np.array([[0]]), np.array([1])),))
->>> m, ys, w, M = build_packing_lp("toy", 1, None, 1, t.n_links, t.n_vertices, [arcs])
+>>> m, ys, w, M = build_packing_lp("toy", 1, None, 1, t, [arcs])
 >>> [block[-1] for block in m.rows], m.n_rows  # one share row, one pair row, one load row per link
 (['shares', 'pass_share', 'load'], 38)
 """
@@ -29,7 +32,7 @@ import numpy as np
 from synth.errors import SynthError
 from synth.models.backends.linear import LinearModel
 
-__all__ = ["ArcSet", "build_packing_lp", "lifted_links", "no_solution", "TIME_LIMIT_HINT"]
+__all__ = ["ArcSet", "build_packing_lp", "lifted_links", "no_solution", "volume_bound", "TIME_LIMIT_HINT"]
 
 #: what to do when an LP ran out of time (the CLI spells `time_limit` as its flag)
 TIME_LIMIT_HINT = "give a larger `time_limit`"
@@ -57,15 +60,33 @@ def lifted_links(group, links) -> np.ndarray:
     return group.link_images(links).astype(np.int64)
 
 
-def build_packing_lp(name, n_roots, group, n_rounds, n_links, n_vertices, arcsets, free_shares=True):
-    """The packing LP as a :class:`~synth.models.backends.linear.LinearModel`; returns ``(model, ys, w, M)``.
+def volume_bound(t) -> float:
+    """The volume bound per element with bandwidths: ``2 (p - 1) d_min / sum_e b_e`` (GB/s; ``|E|`` when every
+    link has bandwidth 1).
+
+    Every element crosses ``2 (p - 1) d_min`` links at least, and in a round of length ``M_s`` the links carry
+    at most ``M_s sum_e b_e``; the packing LPs report their value as a share of this.
+
+    >>> from synth.topology.user import topology_from_json
+    >>> volume_bound(topology_from_json({"vertices": 2, "links": [[0, 1]], "bandwidth": [4]}))
+    0.25
+    """
+    from synth.check.bounds.bandwidth import min_compute_distance   # the checker's d_min: the same bound
+
+    return 2 * (t.n_compute - 1) * min_compute_distance(t) / float(t.link_bandwidth.sum())
+
+
+def build_packing_lp(name, n_roots, group, n_rounds, t, arcsets, free_shares=True):
+    """The packing LP on topology ``t`` as a :class:`~synth.models.backends.linear.LinearModel`; returns
+    ``(model, ys, w, M)``.
 
     ``ys`` holds the columns of each arc set; ``free_shares=False`` fixes every owner's share to the
     same value.  Rows: ``shares`` (the lifted shares sum to one), ``equal_shares``, ``pass_share`` per
-    set (each pair passes its owner's share to its arcs), then ``load`` (every link and round).
+    set (each pair passes its owner's share to its arcs), then ``load`` (every link and round: the load
+    at most ``b_e M_s``, ``b_e`` the link's bandwidth).
     """
     G = 1 if group is None else group.order
-    E = n_links
+    E, n_vertices = t.n_links, t.n_vertices
     m = LinearModel(name=name)
     ys = [m.add_vars(a.n_arcs, 0.0, np.inf, integer=False) for a in arcsets]
     w = m.add_vars(n_roots, 0.0, np.inf, integer=False)
@@ -95,7 +116,7 @@ def build_packing_lp(name, n_roots, group, n_rounds, n_links, n_vertices, arcset
                 cols.append(np.broadcast_to(y[sel][None, :], img.shape).ravel())
     rows.append(np.arange(n_rounds * E))
     cols.append(np.repeat(M, E))
-    vals = np.concatenate([np.ones(sum(r.size for r in rows[:-1])), -np.ones(n_rounds * E)])
+    vals = np.concatenate([np.ones(sum(r.size for r in rows[:-1])), -np.tile(t.link_bandwidth, n_rounds)])
     m.add_rows(np.concatenate(rows), np.concatenate(cols), vals, n_rounds * E, -np.inf, 0.0, "load")
     return m, ys, w, M
 

@@ -37,7 +37,7 @@ import numpy as np
 from synth.check.bounds.layered_class import reverse_links
 from synth.errors import SynthError
 from synth.models.backends.solvers import solve_highs
-from synth.models.packing.arcs import ArcSet, build_packing_lp, no_solution
+from synth.models.packing.arcs import ArcSet, build_packing_lp, no_solution, volume_bound
 
 __all__ = ["LayeredArcs", "LayeredSolution", "layered_arcs", "build_layered", "solve_layered", "root_reps",
            "SIMPLEX_ARCS", "IPM_CROSSOVER"]
@@ -80,7 +80,7 @@ class LayeredSolution:
     data: LayeredArcs
     status: str
     objective: float         # sum_s M_s for a vector of one element (N = 1)
-    volume_bound: float      # 2 (p - 1) d_min / |E| for N = 1
+    volume_bound: float      # 2 (p - 1) d_min / sum_e b_e for N = 1 (arcs.volume_bound)
     w: np.ndarray
     y: np.ndarray
     seconds: float
@@ -131,8 +131,8 @@ def build_layered(data: LayeredArcs, free_shares: bool = True):
     """
     H = data.H
     arcs = ArcSet(data.root, data.child, ((data.up, H - data.depth + 1), (data.down, H + data.depth)))
-    m, (y,), w, M = build_packing_lp("layered-packing", data.n_roots, data.group, 2 * H, data.topology.n_links,
-                                     data.topology.n_vertices, [arcs], free_shares)
+    m, (y,), w, M = build_packing_lp("layered-packing", data.n_roots, data.group, 2 * H, data.topology, [arcs],
+                                     free_shares)
     return m, y, w, M
 
 
@@ -142,8 +142,6 @@ def solve_layered(data: LayeredArcs, free_shares: bool = True, time_limit=None, 
     Beyond :data:`SIMPLEX_ARCS` parent choices by an interior point with crossover (:data:`IPM_CROSSOVER`):
     a basic solution, so few fractional parents and few components once rounded.
     """
-    from synth.check.bounds.bandwidth import min_compute_distance   # the checker's d_min: the same bound
-
     model, y, w, M = build_layered(data, free_shares)
     method = "simplex" if data.n_arcs <= SIMPLEX_ARCS else "interior point with crossover"
     sol = solve_highs(model, time_limit=time_limit, threads=threads, relax=True,
@@ -152,7 +150,6 @@ def solve_layered(data: LayeredArcs, free_shares: bool = True, time_limit=None, 
     dual = None if sol.row_dual is None else -sol.row_dual[-n_load:].reshape(M.size, -1)
     if sol.values is None:
         raise no_solution("layered", data.topology, sol, time_limit)
-    t = data.topology
-    vol = 2 * (t.n_compute - 1) * min_compute_distance(t) / t.n_links
-    return LayeredSolution(data, str(sol.status), float(sol.objective), vol, np.maximum(sol.values[w], 0.0),
+    return LayeredSolution(data, str(sol.status), float(sol.objective), volume_bound(data.topology),
+                           np.maximum(sol.values[w], 0.0),
                            np.maximum(sol.values[y], 0.0), sol.seconds, dual, method)

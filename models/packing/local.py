@@ -35,10 +35,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.check.bounds.bandwidth import min_compute_distance
 from synth.errors import SynthError
 from synth.models.backends.linear import LinearModel
-from synth.models.packing.arcs import lifted_links, no_solution
+from synth.models.packing.arcs import lifted_links, no_solution, volume_bound
 from synth.models.packing.layered import LayeredArcs, LayeredSolution, layered_arcs
 from synth.schedule.data import REDUCE
 
@@ -138,7 +137,8 @@ def solve_local(data: LayeredArcs, ref: Reference, radius: int = 3, time_limit=N
     for img, rnd in ((images_up, H - data.depth + 1), (images_down, H + data.depth)):
         rows = ((rnd[fx] - 1)[None, :] * E + img[:, fx]).ravel()
         const += np.bincount(rows, weights=np.broadcast_to(y_fixed, (G, fx.size)).ravel(), minlength=2 * H * E)
-    floor = const.reshape(2 * H, E).max(axis=1)
+    bw = t.link_bandwidth
+    floor = (const.reshape(2 * H, E) / bw).max(axis=1)
     fr = np.flatnonzero(free)
     m = LinearModel(name="layered-packing-local")
     y = m.add_vars(fr.size, 0.0, np.inf, integer=False)
@@ -154,7 +154,7 @@ def solve_local(data: LayeredArcs, ref: Reference, radius: int = 3, time_limit=N
     touched, rinv = np.unique(rows, return_inverse=True)
     all_rows = np.concatenate([rinv, np.arange(touched.size)])
     all_cols = np.concatenate([np.concatenate(cols), M[touched // E]])
-    vals = np.concatenate([np.ones(rows.size), -np.ones(touched.size)])
+    vals = np.concatenate([np.ones(rows.size), -bw[touched % E]])     # load <= b_e M_s
     m.add_rows(all_rows, all_cols, vals, touched.size, -np.inf, -const[touched], "load")
     sol = m.solve_highs(time_limit=time_limit, threads=threads, relax=True)
     if sol.values is None:
@@ -162,7 +162,7 @@ def solve_local(data: LayeredArcs, ref: Reference, radius: int = 3, time_limit=N
     y_all = np.zeros(data.n_arcs)
     y_all[fx] = y_fixed
     y_all[fr] = np.maximum(sol.values[y], 0.0)
-    vol = 2 * (t.n_compute - 1) * min_compute_distance(t) / E
+    vol = volume_bound(t)
     return LayeredSolution(data, str(sol.status), float(sol.objective), vol, w, y_all, time.monotonic() - t0)
 
 
@@ -201,7 +201,7 @@ def _solve_local_free(data, ref, radius, time_limit, threads, near) -> LayeredSo
             vals.append(np.broadcast_to(val[None, :], (G, sel.size)).ravel())
     rows.append(np.arange(2 * H * E))
     cols.append(np.repeat(M, E))
-    vals.append(-np.ones(2 * H * E))
+    vals.append(-np.tile(t.link_bandwidth, 2 * H))     # load <= b_e M_s
     m.add_rows(np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), 2 * H * E, -np.inf, 0.0, "load")
     sol = m.solve_highs(time_limit=time_limit, threads=threads, relax=True)
     if sol.values is None:
@@ -210,5 +210,5 @@ def _solve_local_free(data, ref, radius, time_limit, threads, near) -> LayeredSo
     y_all = np.zeros(data.n_arcs)
     y_all[fx] = w_val[data.root[fx]] * f[fx]
     y_all[fr] = np.maximum(sol.values[y], 0.0)
-    vol = 2 * (t.n_compute - 1) * min_compute_distance(t) / E
+    vol = volume_bound(t)
     return LayeredSolution(data, str(sol.status), float(sol.objective), vol, w_val, y_all, time.monotonic() - t0)

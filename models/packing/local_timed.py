@@ -28,14 +28,15 @@ True
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from synth.check.bounds.bandwidth import min_compute_distance
 from synth.errors import SynthError
 from synth.models.packing.region import damaged_region, healthy_parents, linear_part, point_group
-from synth.models.packing.tree_pricing import TreeSpace, arc_costs, best_parents, price
+from synth.models.packing.tree_pricing import best_parents, price
+from synth.models.packing.tree_space import TreeSpace, arc_costs
 from synth.schedule.data import COPY, REDUCE, BaseSchedule
 from synth.schedule.weights import largest_remainder
 
@@ -290,7 +291,7 @@ def solve_local_timed(d, group, extra: int = 4, radius: int = 2, time_limit: flo
     live = np.zeros(verts.size, dtype=bool)
     live[:n_free] = True
     images = np.arange(links.size)[None, :] if group is None else sub._lid[group.link_images(links)]
-    space = TreeSpace(sub, R, live, space.nbr, space.lnk, space.back, images.astype(np.int64), space.rev)
+    space = replace(space, live=live, images=images.astype(np.int64))
     slots, stab = _slot_reps(d, group, mats)
     p_live = int(np.sum(d.is_compute & (np.bincount(d.link_src, minlength=d.n_vertices) > 0)))
     w = 1.0 / (p_live * len(mats))

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.errors import SynthError
-from synth.models.packing.arcs import ArcSet, build_packing_lp, no_solution
+from synth.models.packing.arcs import ArcSet, build_packing_lp, no_solution, volume_bound
 from synth.models.packing.rounding import expand, packed_base, split_units, unit_cuts
 from synth.models.packing.layered import LayeredSolution, root_reps
 from synth.models.packing.result import Packed
@@ -245,18 +245,16 @@ def _arcsets(data: RoutedArcs):
 def solve_routed(data: RoutedArcs, free_shares: bool = True, time_limit=None, threads: int = 1) -> LayeredSolution:
     """Solve the routed LP with HiGHS: a :class:`~synth.models.packing.layered.LayeredSolution` whose ``y``
     holds the ``up`` arcs' fractions, then the ``down`` arcs' (one-way links)."""
-    from synth.check.bounds.bandwidth import min_compute_distance   # the checker's d_min: the same bound
-
     t0 = time.monotonic()
     t = data.topology
-    model, ys, w, _ = build_packing_lp("routed-packing", data.n_roots, data.group, data.n_rounds, t.n_links,
-                                       t.n_vertices, _arcsets(data), free_shares)
+    model, ys, w, _ = build_packing_lp("routed-packing", data.n_roots, data.group, data.n_rounds, t, _arcsets(data),
+                                       free_shares)
     sol = model.solve_highs(time_limit=time_limit, threads=threads, relax=True)
     if sol.values is None:
         raise no_solution(data.kind, t, sol, time_limit)
-    vol = 2 * (t.n_compute - 1) * min_compute_distance(t) / t.n_links
     y = np.maximum(np.concatenate([sol.values[c] for c in ys]), 0.0)
-    return LayeredSolution(data, str(sol.status), float(sol.objective), vol, np.maximum(sol.values[w], 0.0), y,
+    return LayeredSolution(data, str(sol.status), float(sol.objective), volume_bound(t),
+                           np.maximum(sol.values[w], 0.0), y,
                            time.monotonic() - t0)
 
 

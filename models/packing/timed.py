@@ -38,10 +38,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from synth.models.backends.solvers import new_highs
-from synth.models.packing.layered import LayeredSolution, layered_arcs, solve_layered
+from synth.models.packing.arcs import volume_bound
+from synth.models.packing.layered import LayeredArcs, LayeredSolution, layered_arcs, solve_layered
 from synth.models.packing.result import Packed
-from synth.models.packing.rounding import round_schedule
-from synth.models.packing.tree_pricing import TreeSpace, arc_costs, exact_price, price, start_labels
+from synth.models.packing.rounding import packed_base, round_schedule
+from synth.models.packing.routed import RoutedArcs, needs_routes, round_routed, routed_arcs, solve_routed
+from synth.models.packing.tree_pricing import exact_price, price, start_labels
+from synth.models.packing.tree_space import TreeSpace, arc_prices
 from synth.schedule.data import COPY, REDUCE, BaseSchedule
 from synth.schedule.weights import largest_remainder
 
@@ -63,7 +66,8 @@ class TimedSolution:
     volume_bound: float
     root: np.ndarray         # per column: index into roots
     labels: np.ndarray       # (columns, V)
-    plink: np.ndarray        # (columns, V), -1 at the root and dead vertices
+    plink: np.ndarray        # (columns, V): arc ids (TreeSpace), -1 at the root and dead vertices
+    routes: np.ndarray       # (columns, 2, V): the route of each arc up (reduce) and of its reverse down (copy)
     x: np.ndarray            # per column weight (G * sum = 1)
     iterations: int
     seconds: float
@@ -74,14 +78,18 @@ class TimedSolution:
                         doc="Volume bound / LP value: the share of the bound that the columns found reach.")
 
 
-def _column_rows(space, L, plink):
-    """Row indices (round-major ``(s - 1) * E + e``) and counts of one tree's lifted loads."""
-    E, R = space.rev.size, space.R
+def _column_rows(space, L, plink, routes):
+    """Row indices (round-major ``(s - 1) * E + e``) and counts of one tree's lifted loads; ``routes[0]`` is
+    the route of each vertex's arc up, ``routes[1]`` that of its reverse down."""
+    E, R = space.images.shape[1], space.R
     v = np.flatnonzero(plink >= 0)
-    a = plink[v]
-    up = (L[v] - 1)[None, :] * E + space.images[:, a]
-    down = (2 * R - L[v])[None, :] * E + space.images[:, space.rev[a]]
-    rows, counts = np.unique(np.concatenate([up.ravel(), down.ravel()]), return_counts=True)
+    parts = []
+    for q, rnd in ((routes[0][v], L[v]), (routes[1][v], 2 * R + 1 - L[v])):
+        links = space.route_links[q]                                        # (n, W), padded with -1
+        has = links >= 0
+        rnds = np.broadcast_to(rnd[:, None], links.shape)[has]
+        parts.append(((rnds - 1)[None, :] * E + space.images[:, links[has]]).ravel())
+    rows, counts = np.unique(np.concatenate(parts), return_counts=True)
     return rows.astype(np.int32), counts.astype(np.float64)
 
 
@@ -104,7 +112,7 @@ class MasterLP:
         if method not in ("ipm", "simplex"):
             raise ValueError(f"method must be 'ipm' or 'simplex', got {method!r}")
         self.space, self.G, self.method = space, G, method
-        E = space.rev.size
+        E = space.images.shape[1]
         # a column is a tree summed over the group, so its load is the same on every link of an orbit: one
         # row per (round, link orbit) is the same LP with |orbit| times fewer rows and nonzeros
         rep = space.images.min(axis=0) if orbits else np.arange(E)
@@ -127,23 +135,35 @@ class MasterLP:
         h.addCols(2 * R, np.ones(2 * R), np.zeros(2 * R), np.full(2 * R, inf), 0, np.zeros(0, np.int32),
                   np.zeros(0, np.int32), np.zeros(0))
         starts = np.arange(self.n_load, dtype=np.int32)
+        # load <= b_e M_s (every link of an orbit has the same bandwidth: groups keep them)
+        bw = np.tile(space.topology.link_bandwidth[self.reps], 2 * R)
         h.addRows(self.n_load, np.full(self.n_load, -inf), np.zeros(self.n_load), self.n_load, starts,
-                  np.repeat(np.arange(2 * R, dtype=np.int32), n), -np.ones(self.n_load))
+                  np.repeat(np.arange(2 * R, dtype=np.int32), n), -bw)
         h.addRows(1, np.ones(1), np.ones(1), 0, np.zeros(1, np.int32), np.zeros(0, np.int32), np.zeros(0))
-        self.keys, self.root, self.labels, self.plink, self.idle = set(), [], [], [], []
+        self.keys, self.root, self.labels, self.plink, self.routes, self.idle = set(), [], [], [], [], []
 
     @property
     def n_columns(self) -> int:
         return len(self.root)
 
-    def add(self, k, L, plink) -> bool:
-        """Add the tree (owner index ``k``) unless it is already a column; True if added."""
-        key = (int(k), L.tobytes(), plink.tobytes())
+    @staticmethod
+    def _key(k, L, plink, routes):
+        return int(k), L.tobytes(), plink.tobytes(), routes.tobytes()
+
+    def add(self, k, L, plink, routes=None) -> bool:
+        """Add the tree (owner index ``k``; ``routes``: ``(2, V)``, the routes up and down of each vertex's arc,
+        None: the first route of the arc and of its reverse) unless it is already a column; True if added."""
+        if routes is None:
+            first = self.space.route_ptr[:-1]
+            a = np.maximum(plink, 0)
+            routes = np.where(plink >= 0, np.stack([first[a], first[self.space.arc_rev[a]]]), -1)
+        routes = np.asarray(routes, dtype=np.int64)
+        key = self._key(k, L, plink, routes)
         if key in self.keys:
             return False
         self.keys.add(key)
-        rows, counts = _column_rows(self.space, L, plink)
-        E = self.space.rev.size
+        rows, counts = _column_rows(self.space, L, plink, routes)
+        E = self.space.images.shape[1]
         s, e = np.divmod(rows, E)
         mine = self.reps[self.orbit[e]] == e                 # the rows of the orbits' representatives
         rows = np.r_[s[mine] * self.reps.size + self.orbit[e[mine]], self.n_load].astype(np.int32)
@@ -153,6 +173,7 @@ class MasterLP:
         self.idle.append(0)
         self.labels.append(L.copy())
         self.plink.append(plink.copy())
+        self.routes.append(routes.copy())
         return True
 
     def purge(self, idle: int):
@@ -172,8 +193,8 @@ class MasterLP:
         self.h.deleteCols(len(drop), np.asarray(drop, dtype=np.int32) + 2 * R)
         gone = set(drop)
         for j in drop:
-            self.keys.discard((self.root[j], self.labels[j].tobytes(), self.plink[j].tobytes()))
-        for name in ("root", "labels", "plink", "idle"):
+            self.keys.discard(self._key(self.root[j], self.labels[j], self.plink[j], self.routes[j]))
+        for name in ("root", "labels", "plink", "routes", "idle"):
             setattr(self, name, [v for j, v in enumerate(getattr(self, name)) if j not in gone])
         return len(drop)
 
@@ -206,29 +227,41 @@ class MasterLP:
         return 1e-7 if self.method == "ipm" else 1e-9
 
 
-def layered_columns(data, sol: LayeredSolution, R: int, units: int = 1024):
-    """The trees of the layered LP's rounded solution as timed trees, shifted to every start round
-    ``0..R - H`` earlier (rows ``(k, L, plink)``) and their weights (``G * sum = 1`` per shift)."""
-    base = round_schedule(sol, units)
-    t, H = data.topology, data.H
-    V = t.n_vertices
+def layered_columns(space, sol, R: int, units: int = 1024):
+    """The trees of a layered or routed LP's rounded solution ``sol`` as timed trees of ``space``, shifted to
+    every start round ``0..R - H`` earlier (rows ``(k, L, plink, routes)``) and their weights (``G * sum = 1``
+    per shift).  A tree over a route that ``space`` does not keep (a pair with more than ``MAX_ROUTES``
+    routes, whose reverses need not be among those kept) is left out."""
+    data = sol.data
+    base = round_schedule(sol, units) if isinstance(data, LayeredArcs) else round_routed(sol, units)
+    H, V = base.n_rounds // 2, space.live.size
+    index = {tuple(row[row >= 0].tolist()): q for q, row in enumerate(space.route_links)}
+    ptr = base.route_ptr
+    q = np.array([index.get(tuple(base.route_links[a:b].tolist()), -1) for a, b in zip(ptr[:-1], ptr[1:])],
+                 dtype=np.int64)
     red = base.op == REDUCE
-    comp, src, rnd, link = base.component[red], base.src[red], base.round[red], base.route_links[base.route_ptr[:-1]][red]
+    child = np.where(red, base.src, base.dst)
+    arc = space.hop.link_ids(child, np.where(red, base.dst, base.src)).astype(np.int64)
     G = 1 if data.group is None else data.group.order
     out = []
-    ks = np.searchsorted(data.roots, [int(np.setdiff1d(base.dst[red][comp == c], src[comp == c])[0])
-                                      for c in range(base.n_components)])
     for c in range(base.n_components):
-        sel = comp == c
+        sel = base.component == c
+        if np.any(q[sel] < 0):
+            continue
+        up, down = sel & red, sel & ~red
+        k = int(np.searchsorted(data.roots, np.setdiff1d(base.dst[up], base.src[up])[0]))
         L0 = np.zeros(V, dtype=np.int64)
-        L0[src[sel]] = rnd[sel] + (R - H)
+        L0[child[up]] = base.round[up] + (R - H)
         pl = np.full(V, -1, dtype=np.int64)
-        pl[src[sel]] = link[sel]
+        pl[child[up]] = arc[up]
+        routes = np.full((2, V), -1, dtype=np.int64)
+        routes[0, child[up]] = q[up]
+        routes[1, child[down]] = q[down]
         x = base.weights[c] / (G * base.weights.sum())
         for shift in range(R - H + 1):
             L = np.where(pl >= 0, L0 - shift, 0)
-            L[data.roots[ks[c]]] = R + 1
-            out.append((int(ks[c]), L, pl, x, shift))
+            L[data.roots[k]] = R + 1
+            out.append((k, L, pl, routes, x, shift))
     return out
 
 
@@ -263,25 +296,30 @@ def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: Layere
     since the call (CPU, not wall time: machines shared by many jobs stretch the wall clock).
     ``options``: :class:`TimedOptions`.
     """
-    from synth.check.bounds.bandwidth import min_compute_distance   # the checker's d_min: the same bound
-
     t0, cpu0 = time.monotonic(), time.process_time()
-    data = layered_arcs(t, group) if layered is None else layered.data
     if layered is None:
-        layered = solve_layered(data)
-    R = data.H if R is None else int(R)
-    if R < data.H:
-        raise ValueError(f"R = {R} is below the layered depth {data.H}")
+        layered = solve_routed(routed_arcs(t, group)) if needs_routes(t) else solve_layered(layered_arcs(t, group))
+    data = layered.data
+    H = data.H_up if isinstance(data, RoutedArcs) else data.H
+    R = H if R is None else int(R)
+    if R < H:
+        raise ValueError(f"R = {R} is below the layered depth {H}")
     G = 1 if group is None else group.order
     space = TreeSpace.build(t, group, R)
     lp = MasterLP(space, G, options.method or ("simplex" if options.exact else "ipm"))
-    for k, L, pl, _x, _s in layered_columns(data, layered, R):
-        lp.add(k, L, pl)
+    for k, L, pl, routes, _x, _s in layered_columns(space, layered, R):
+        lp.add(k, L, pl, routes)
+    if not set(range(data.n_roots)) <= set(lp.root):     # trees left out: every owner starts from a priced tree
+        C, up, down = arc_prices(space, np.ones((2 * R, t.n_links)))
+        owner, L, plink, _cost = _price_rows(space, C, data.roots, start_labels(space, data.roots)[:data.n_roots],
+                                             start_labels(space, data.roots))
+        for i in range(owner.size):
+            lp.add(owner[i], L[i], plink[i], _routes(up, down, L, plink)[i])
     pricer = _Pricer(space, data.roots, G, options)
-    vol = 2 * (t.n_compute - 1) * min_compute_distance(t) / t.n_links
+    vol = volume_bound(t)
     status, obj, x, it = _generate(lp, pricer, (cpu0, time_limit), progress, vol)
     return TimedSolution(space, data.roots, group, status, obj, vol, np.asarray(lp.root), np.array(lp.labels),
-                         np.array(lp.plink), x, it, time.monotonic() - t0, layered)
+                         np.array(lp.plink), np.array(lp.routes), x, it, time.monotonic() - t0, layered)
 
 
 def _generate(lp, pricer, budget, progress, vol):
@@ -334,7 +372,7 @@ class _Pricer:
         """Price at the duals ``pi`` (and ``mu``, the convexity row's) and add the improving trees: how many."""
         space, roots, G, options = self.space, self.roots, self.G, self.options
         n_roots = roots.size
-        C = arc_costs(space, pi)
+        C, up, down = arc_prices(space, pi)
         warm = _warm_labels(lp, x, n_roots, self.starts)
         if options.exact:
             owner = np.arange(n_roots)
@@ -344,33 +382,42 @@ class _Pricer:
             # the current duals and points between them and the best duals so far (Wentges smoothing): the
             # trees found at every point that improve at the current duals become columns
             points = [pi] + ([] if self.center is None else [a * self.center + (1 - a) * pi for a in options.smooth])
-            found = [_price_rows(space, arc_costs(space, q), roots, warm, self.starts) for q in points]
+            found = [_price_rows(space, arc_prices(space, q)[0], roots, warm, self.starts) for q in points]
             for q, f in zip(points, found):
                 if f[3].min() / G > self.center_value:
                     self.center_value, self.center = f[3].min() / G, q
             owner, L, plink = (np.concatenate([f[i] for f in found]) for i in range(3))
             red = _tree_costs(C, L, plink) - G * mu
-        added = _add_improving(lp, owner, L, plink, red, obj)
+        added = _add_improving(lp, (owner, L, plink, _routes(up, down, L, plink)), red, obj)
         rng = np.random.default_rng(it)
         for _ in range(0 if options.exact or added else options.kicks):
             # nothing found: start again from labellings that are good for randomly perturbed prices
             noisy = C * rng.lognormal(0.0, 0.5, C.shape)
             kicked = _price_rows(space, noisy, roots, warm, self.starts)[1]
             owner, L, plink, cost = _price_rows(space, C, roots, kicked[:n_roots], kicked[n_roots:])
-            added = _add_improving(lp, owner, L, plink, cost - G * mu, obj)
+            added = _add_improving(lp, (owner, L, plink, _routes(up, down, L, plink)), cost - G * mu, obj)
             if added:
                 break
         return added
 
 
-def _add_improving(lp, owner, L, plink, red, obj) -> int:
-    """Add the trees of negative reduced cost ``red`` (below ``lp.tolerance`` of ``obj``) to ``lp``, best
-    first; how many were new."""
+def _routes(up, down, L, plink):
+    """``(B, 2, V)``: the routes that price each row's arcs (:func:`~synth.models.packing.tree_space.arc_prices`'s
+    ``up`` and ``down``), -1 where a vertex has no arc."""
+    has = plink >= 0
+    a, lab = np.maximum(plink, 0), np.clip(L, 0, up.shape[1] - 1)
+    return np.stack([np.where(has, up[a, lab], -1), np.where(has, down[a, lab], -1)], axis=1)
+
+
+def _add_improving(lp, rows, red, obj) -> int:
+    """Add the trees ``rows`` (``owner, L, plink, routes``) of negative reduced cost ``red`` (below
+    ``lp.tolerance`` of ``obj``) to ``lp``, best first; how many were new."""
+    owner, L, plink, routes = rows
     added = 0
     for i in np.argsort(red, kind="stable").tolist():
         if red[i] >= -lp.tolerance * max(obj, 1e-12):
             break
-        added += lp.add(owner[i], L[i], plink[i])
+        added += lp.add(owner[i], L[i], plink[i], routes[i])
     return added
 
 
@@ -401,30 +448,22 @@ def round_timed(sol: TimedSolution, units: int = 1024) -> BaseSchedule:
     """The integer schedule: ``units`` per owner on average spread over the columns by largest remainders;
     each column with a unit is one component (empty rounds removed)."""
     sp, R = sol.space, sol.R
-    t = sp.topology
     n = largest_remainder(sol.x, units * sol.roots.size)
     keep = np.flatnonzero(n > 0)
-    comp, rnd, src, dst, op, link = [], [], [], [], [], []
+    rows = [[] for _ in range(6)]
     for c, j in enumerate(keep.tolist()):
-        L, pl = sol.labels[j], sol.plink[j]
+        L, pl, (up, down) = sol.labels[j], sol.plink[j], sol.routes[j]
         v = np.flatnonzero(pl >= 0)
-        a = pl[v]
-        comp += [np.full(2 * v.size, c)]
-        rnd += [L[v], 2 * R + 1 - L[v]]
-        src += [v, t.link_dst[a]]
-        dst += [t.link_dst[a], v]
-        op += [np.full(v.size, REDUCE), np.full(v.size, COPY)]
-        link += [a, sp.rev[a]]
-    cols = {"component": np.concatenate(comp), "round": np.concatenate(rnd), "src": np.concatenate(src),
-            "dst": np.concatenate(dst), "op": np.concatenate(op), "link": np.concatenate(link)}
-    used, cols["round"] = np.unique(cols["round"], return_inverse=True)
-    cols["round"] = cols["round"] + 1
-    srt = np.lexsort((cols["dst"], cols["src"], cols["component"], cols["round"]))
-    cols = {k: v[srt] for k, v in cols.items()}
+        u = sp.arc_dst[pl[v]]
+        for part, new in zip(rows, (np.full(2 * v.size, c), np.r_[L[v], 2 * R + 1 - L[v]], np.r_[v, u], np.r_[u, v],
+                                    np.r_[np.full(v.size, REDUCE), np.full(v.size, COPY)],
+                                    sp.route_links[np.r_[up[v], down[v]]])):
+            part.append(new)
+    comp, rnd, src, dst, op, links = (np.concatenate(p) for p in rows)
+    used, rnd = np.unique(rnd, return_inverse=True)
     labels = tuple(f"timed tree of owner {int(sol.roots[sol.root[j]])}, column {j}, {int(n[j])} units"
                    for j in keep.tolist())
-    return BaseSchedule(t, int(used.size), cols["component"], cols["round"], cols["src"], cols["dst"], cols["op"],
-                        np.arange(cols["src"].size + 1), cols["link"], n[keep], labels)
+    return packed_base(sp.topology, int(used.size), (comp, rnd + 1, src, dst, op, links), n[keep], labels)
 
 
 def pack_timed(sol: TimedSolution, units: int = 1024) -> Packed:

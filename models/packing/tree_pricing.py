@@ -3,8 +3,9 @@
 A *timed tree* of root ``r`` over ``R`` reduce rounds gives every other live vertex ``v`` a label
 ``L_v`` in ``1..R`` (``L_r = R + 1``) and a parent ``u``, a neighbour with ``L_u > L_v``: ``v`` sends
 its partial sum to ``u`` in round ``L_v`` and gets the result back in round ``2R + 1 - L_v``.  With a
-price ``C[a, t]`` for using link ``a = v -> u`` at label ``t`` (both directions, both phases, every
-lifted image: :func:`arc_costs`), a tree costs the sum of its arcs' prices.  Given the labels, every
+price ``C[a, t]`` for using arc ``a = v -> u`` at label ``t`` (a link, or a route through switches:
+:mod:`synth.models.packing.tree_space`; both directions, both phases, every lifted image:
+:func:`~synth.models.packing.tree_space.arc_costs`), a tree costs the sum of its arcs' prices.  Given the labels, every
 vertex independently takes its cheapest admissible parent (:func:`best_parents`); given the tree,
 the best labels follow from a dynamic program over the tree (:func:`tree_labels`); single labels are
 improved by coordinate descent (:func:`sweep`).  :func:`price` alternates the three from several
@@ -27,61 +28,15 @@ Examples
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["TreeSpace", "arc_costs", "best_parents", "tree_labels", "sweep", "price", "exact_price",
+from synth.models.packing.tree_space import TreeSpace, arc_costs
+
+__all__ = ["best_parents", "tree_labels", "sweep", "price", "exact_price",
            "distance_labels", "start_labels"]
 
 INF = np.inf
-
-
-@dataclass(frozen=True, eq=False)
-class TreeSpace:
-    """The graph as padded neighbour lists: ``nbr[v, d]`` and the link ``lnk[v, d] = v -> nbr[v, d]`` (-1: none)."""
-
-    topology: object
-    R: int
-    live: np.ndarray         # vertices that take part (compute vertices with a link)
-    nbr: np.ndarray          # (V, D)
-    lnk: np.ndarray          # (V, D)
-    back: np.ndarray         # (V, D): the position of v in nbr[nbr[v, d]]
-    images: np.ndarray       # (G, E): every group element's image of every link
-    rev: np.ndarray          # (E,): the reverse link
-
-    @classmethod
-    def build(cls, t, group, R: int) -> "TreeSpace":
-        V, E = t.n_vertices, t.n_links
-        src, dst = t.link_src.astype(np.int64), t.link_dst.astype(np.int64)
-        order = np.lexsort((dst, src))
-        deg = np.bincount(src, minlength=V)
-        D = int(deg.max()) if E else 0
-        pos = np.arange(E) - np.r_[0, np.cumsum(deg)][src[order]]
-        nbr = np.full((V, D), -1, dtype=np.int64)
-        lnk = np.full((V, D), -1, dtype=np.int64)
-        nbr[src[order], pos] = dst[order]
-        lnk[src[order], pos] = order
-        slot = np.full(E, -1, dtype=np.int64)
-        slot[order] = pos
-        rev = t.link_ids(dst, src).astype(np.int64)
-        back = np.where(lnk >= 0, slot[rev[np.maximum(lnk, 0)]], -1)
-        live = np.zeros(V, dtype=bool)
-        live[src] = True
-        live &= t.is_compute
-        images = np.arange(E)[None, :] if group is None else group.link_images(np.arange(E)).astype(np.int64)
-        return cls(t, int(R), live, nbr, lnk, back, images, rev)
-
-
-def arc_costs(space: TreeSpace, pi) -> np.ndarray:
-    """``C[a, t]`` (t in 0..R, column 0 unused): price of ``a`` up in round ``t`` plus its reverse down in
-    round ``2R + 1 - t``, summed over the lifted images; ``pi`` has shape ``(2R, E)``."""
-    R = space.R
-    P = np.asarray(pi, dtype=np.float64)[:, space.images].sum(axis=1)          # (2R, E)
-    t = np.arange(1, R + 1)
-    C = np.full((space.rev.size, R + 1), INF)
-    C[:, 1:] = P[t - 1].T + P[2 * R - t][:, space.rev].T
-    return C
 
 
 def _slot_costs(space, C, L, vs, lo=None):
@@ -117,7 +72,7 @@ def tree_labels(space: TreeSpace, C, L, plink, roots, lo=None):
     suffices."""
     B, V = L.shape
     R = space.R
-    dst = space.topology.link_dst
+    dst = space.arc_dst
     has = plink >= 0
     par = np.where(has, dst[np.maximum(plink, 0)], -1)
     g = np.where(has[:, :, None], C[np.maximum(plink, 0)], 0.0)            # (B, V, R+1), column 0 inf
@@ -183,10 +138,9 @@ def sweep(space: TreeSpace, C, L, roots, lo=None):
 
 def distance_labels(space: TreeSpace, roots, shift: int = 0):
     """Labels layered by distance (``R + 1 - d - shift``, at least 1), one row per root."""
-    t = space.topology
-    L = np.zeros((len(roots), t.n_vertices), dtype=np.int64)
+    L = np.zeros((len(roots), space.live.size), dtype=np.int64)
     for i, r in enumerate(np.asarray(roots).tolist()):
-        d = t.bfs([r])
+        d = space.hop.bfs([r])
         L[i] = np.where(space.live, np.maximum(space.R + 1 - d - shift, 1), 0)
         L[i, r] = space.R + 1
     return L
@@ -194,8 +148,7 @@ def distance_labels(space: TreeSpace, roots, shift: int = 0):
 
 def start_labels(space: TreeSpace, roots):
     """Starting labellings per root: layered late and early, and leaves early (rows grouped by start)."""
-    t = space.topology
-    ecc = np.array([t.bfs([r])[space.live].max() for r in np.asarray(roots).tolist()])
+    ecc = np.array([space.hop.bfs([r])[space.live].max() for r in np.asarray(roots).tolist()])
     starts = [distance_labels(space, roots, 0)]
     early = distance_labels(space, roots, 0)
     shift = (space.R - ecc)[:, None]

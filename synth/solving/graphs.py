@@ -3,7 +3,9 @@
 HyperX gets the windmill (2-D) or the coordinate BFS tree, spine-leaf the shortest-path star, each
 lifted by its closed-form group; a user graph a shortest-path tree lifted by its given or searched
 group, or the packing model (:mod:`synth.solving.packing`) when no symmetry balances it; a damaged
-network (failed links or chips) the packing model under its residual group.
+network (failed links or chips) the packing model under its residual group.  A user graph whose links
+differ in bandwidth goes to the packing model, whose rounds last as long as their slowest link's load
+over bandwidth: a lift balanced link by link may still wait on its slow links.
 
 Examples
 --------
@@ -24,7 +26,7 @@ from synth.schedule.collective import collective_half
 from synth.schedule.hyperx import hyperx_tree
 from synth.schedule.spineleaf import spine_leaf_star
 from synth.schedule.user import round_incidences, shortest_path_tree
-from synth.solving.packing import plan_packing
+from synth.solving.packing import plan_packing, unequal_links
 from synth.solving.request import Plan, SolveResult
 from synth.symmetry.hyperx import hyperx_group
 from synth.symmetry.residual import trivial_group
@@ -100,6 +102,11 @@ def plan_user(req) -> Plan:
             raise
         # no usable symmetry at all: the packing model needs none (the trivial group lifts nothing)
         return plan_packing(req, t, trivial_group(t), f"{exc}".rstrip("."), None, None)
+    if unequal_links(t) and not req.allow_unbalanced and t.n_vertices <= PACKING_MAX_VERTICES:
+        # omega counts every link alike: a balanced lift may still wait on its slow links
+        why = (f"the links of {t.name} differ in bandwidth, which a balanced shortest-path tree ignores (omega "
+               "counts every link alike)")
+        return _user_packing(req, t, group, why, f"{why}; `allow_unbalanced` keeps that tree", req.time_limit)
     base = base or shortest_path_tree(t)
     cert = certify(collective_half(base, req.collective), group, req.elements, mode=req.mode,
                    provenance={"algorithm": "shortest-path-tree", "seed": None})
@@ -115,9 +122,15 @@ def plan_user(req) -> Plan:
     if t.n_vertices > PACKING_MAX_VERTICES:
         return _refused(tree, why)
     try:
-        packing = plan_packing(req, t, group, f"{why}; `allow_unbalanced` keeps that schedule", None, None)
+        return _user_packing(req, t, group, why, f"{why}; `allow_unbalanced` keeps that schedule")
     except SynthError as exc:
         return _refused(tree, f"{why}, and {exc}")
+
+
+def _user_packing(req, t, group, why, reason, time_limit=None) -> Plan:
+    """The packing plan of a user graph (its LPs bounded by ``time_limit``, None: none and 600 CPU s for the
+    timed trees), its build refusing with ``why`` when the model fails."""
+    packing = plan_packing(req, t, group, reason, time_limit, None)
     return replace(packing, build=_build_user_packed, prepared=(packing, why))
 
 

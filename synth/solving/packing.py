@@ -36,6 +36,8 @@ import time
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
+import numpy as np
+
 from synth.check.claims import certify
 from synth.errors import OptionError, SynthError
 from synth.schedule.collective import collective_half
@@ -46,9 +48,10 @@ from synth.solving.request import Plan, SolveResult, quiet
 from synth.symmetry.spec import default_group
 from synth.topology.torus import Torus
 
-__all__ = ["plan_packing", "build_packed", "certify_packed", "certified_fraction", "PackingPrep",
+__all__ = ["plan_packing", "build_packed", "certify_packed", "certified_fraction", "PackingPrep", "unequal_links",
            "class_bound_note", "healthy_reference", "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS", "FREE_SHARES_ARCS",
-            "TIMED_MAX_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_ITERATIONS", "timed_rounds"]
+            "TIMED_MAX_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_UNEQUAL_ROUNDS", "UNEQUAL_UNITS", "TIMED_ITERATIONS",
+           "timed_rounds"]
 
 #: units per owner in the rounding: 1,024 keeps the certified term within about 0.1 % of the LP's
 DEFAULT_UNITS = 1024
@@ -69,8 +72,31 @@ FREE_SHARES_ARCS = 100_000
 TIMED_MAX_ROWS = 6_500
 #: reduce rounds of the timed trees beyond the layered depth H (``depth`` K >= H sets R = K instead: 2K rounds)
 TIMED_EXTRA_ROUNDS = 4
+#: reduce rounds of the timed trees at least, by default, where links differ in bandwidth: the slow links
+#: (NICs) must be busy in every round while the fast ones do the rest, which takes staggered trees; on two
+#: MI250 nodes (one hop through the NIC switch) R = 6 reaches 1.17x ForestColl's optimum, R = 10 1.024x and
+#: R = 16 1.017x by the LP in 60 CPU s; on two DGX A100 servers R = 6 already meets it
+TIMED_UNEQUAL_ROUNDS = 16
+#: units per owner of the timed trees where links differ in bandwidth: hundreds of columns share them, and
+#: with 1,024 the rounding lost 1.1 % on two MI250 nodes (0.2 % with 8,192)
+UNEQUAL_UNITS = 8192
 #: column generation iterations of the timed LP at most (the time limit, in CPU seconds, ends it too)
 TIMED_ITERATIONS = 300
+
+
+def unequal_links(topology) -> bool:
+    """Whether the links of ``topology`` differ in bandwidth (a balance that counts links alike then says
+    nothing about time, and the timed trees need more rounds: :data:`TIMED_UNEQUAL_ROUNDS`).
+
+    >>> from synth.topology.user import topology_from_json
+    >>> pair = {"vertices": 2, "links": [[0, 1]]}
+    >>> unequal_links(topology_from_json(pair)), unequal_links(topology_from_json({**pair, "bandwidth": [300]}))
+    (False, False)
+    >>> unequal_links(topology_from_json({**pair, "directed": True, "links": [[0, 1], [1, 0]], "bandwidth": [3, 1]}))
+    True
+    """
+    bw = topology.link_bandwidth
+    return bool(bw.size) and bool(np.any(bw != bw[0]))
 
 
 def healthy_reference(topology):
@@ -121,16 +147,8 @@ def plan_packing(req, topology, group, reason, time_limit, depth) -> Plan:
 
     group = default_group(topology) if group is None else group
     name = "trivial" if group is None else group.name
-    what = needs_routes(topology)
-    if what:
-        data = routed_arcs(topology, group)
-        if depth is not None and depth < data.H_up:
-            raise OptionError(f"depth {depth} is below the routed trees' depth {data.H_up} (compute hops) on "
-                              f"{topology.name}: the depth-bounded packing model needs every linked vertex to "
-                              "compute and links in pairs")
-        prep = PackingPrep(topology, group, reason, data, depth, None, time_limit)
-        return Plan("routed-packing", f"{reason}; {what}: trees whose arcs are routes", name, ("routed-packing",),
-                    build_packed, group, solves=True, time_limit=time_limit, depth=depth, prepared=prep)
+    if needs_routes(topology):
+        return _plan_routed(req, topology, group, reason, time_limit, depth)
     data = layered_arcs(topology, group)   # one BFS per represented owner: built once, for H and for the LP
     if depth is not None and depth < data.H:
         m, levels = hops_per_level(data.H, depth)
@@ -139,7 +157,7 @@ def plan_packing(req, topology, group, reason, time_limit, depth) -> Plan:
                     f"{m} hops, {levels} levels", name, ("depth-bounded-packing",), build_packed, group,
                     solves=True, time_limit=time_limit, depth=depth, prepared=prep)
     orbits = topology.n_links if group is None else group.n_link_orbits
-    R, clipped = timed_rounds(data.H, depth, orbits)     # depth >= H here
+    R, clipped = timed_rounds(data.H, depth, orbits, _least_rounds(topology))     # depth >= H here
     rows = 2 * R * orbits
     timed = req.collective == ALLREDUCE and clipped is not False
     notes = tuple(n for n in [_depth_note(depth, data.H, R, clipped, req.collective, orbits)] if n)
@@ -152,6 +170,36 @@ def plan_packing(req, topology, group, reason, time_limit, depth) -> Plan:
     why = "not an allreduce" if req.collective != ALLREDUCE else f"{rows:,} load rows > {TIMED_MAX_ROWS:,}"
     return Plan("layered-packing", f"{reason}; the layered LP (no timed trees: {why})", name, ("layered-packing",),
                 build_packed, group, solves=True, time_limit=time_limit, notes=notes, depth=depth, prepared=prep)
+
+
+def _least_rounds(topology) -> int:
+    """The timed trees' least default reduce rounds on ``topology`` (:data:`TIMED_UNEQUAL_ROUNDS` where links
+    differ in bandwidth)."""
+    return TIMED_UNEQUAL_ROUNDS if unequal_links(topology) else 0
+
+
+def _plan_routed(req, topology, group, reason, time_limit, depth) -> Plan:
+    """Switches or one-way links: the routed LP, then (an allreduce, switches, links in pairs) timed trees over
+    the routes through the switches when their master LP fits."""
+    from synth.models.packing.routed import needs_routes, routed_arcs   # solvers, on demand
+
+    what, name = needs_routes(topology), "trivial" if group is None else group.name
+    data = routed_arcs(topology, group)
+    if depth is not None and depth < data.H_up:
+        raise OptionError(f"depth {depth} is below the routed trees' depth {data.H_up} (compute hops) on "
+                          f"{topology.name}: the depth-bounded packing model needs every linked vertex to "
+                          "compute and links in pairs")
+    orbits = topology.n_links if group is None else group.n_link_orbits
+    R, clipped = timed_rounds(data.H_up, depth, orbits, _least_rounds(topology))
+    timed = req.collective == ALLREDUCE and what == "switches" and clipped is not False
+    prep = PackingPrep(topology, group, reason, data, depth, R if timed else None, time_limit)
+    if timed:
+        return Plan("timed-packing", f"{reason}; {what}: trees whose arcs are routes (the routed LP), then timed "
+                    f"trees over those routes ({2 * R * orbits:,} load rows, {R} reduce rounds)", name,
+                    ("routed-packing", "timed-packing"), build_packed, group, solves=True, time_limit=time_limit,
+                    depth=depth, prepared=prep)
+    return Plan("routed-packing", f"{reason}; {what}: trees whose arcs are routes", name, ("routed-packing",),
+                build_packed, group, solves=True, time_limit=time_limit, depth=depth, prepared=prep)
 
 
 def certified_fraction(cert) -> Fraction:
@@ -172,7 +220,7 @@ def build_packed(req, plan) -> SolveResult:
     """Run a packing plan (:func:`plan_packing`): the certified schedule, its depth and the notes."""
     prep = plan.prepared
     try:
-        if plan.construction == "routed-packing":
+        if plan.algorithms[0] == "routed-packing":
             return _build_routes(req, prep, f"routed LP over {_needs(prep.topology)}",
                                  {"max_routes_per_pair": _max_routes()}, prep.data)
         if plan.construction == "depth-packing":
@@ -260,10 +308,11 @@ def _share_note(topology, collective) -> list:
             "than the whole vector (docs/failures.md section 8)"]
 
 
-def timed_rounds(H, depth, orbits):
+def timed_rounds(H, depth, orbits, least=0):
     """``(R, clipped)``: the timed trees' reduce rounds for a depth bound ``depth`` (None or ``>= H``) on a network
     of ``orbits`` link orbits; ``clipped`` is None when they are as asked, True when ``depth`` was clipped to
-    fit, False when no timed trees fit (the layered trees, depth ``H``, are the schedule).
+    fit, False when no timed trees fit (the layered trees, depth ``H``, are the schedule).  Without ``depth``
+    R is ``H`` + :data:`TIMED_EXTRA_ROUNDS`, at least ``least`` where that fits.
 
     ``depth`` K sets ``R = K`` when the master LP keeps within :data:`TIMED_MAX_ROWS` rows (``2 R`` rows per
     link orbit); a K beyond that is clipped to the default ``H`` + :data:`TIMED_EXTRA_ROUNDS` (or the most that
@@ -272,9 +321,13 @@ def timed_rounds(H, depth, orbits):
 
     >>> timed_rounds(8, None, 66), timed_rounds(8, 20, 66), timed_rounds(8, 100, 66), timed_rounds(16, 20, 300)
     ((12, None), (20, None), (12, True), (16, False))
+    >>> timed_rounds(1, None, 20, least=16), timed_rounds(1, None, 300, least=16)
+    ((16, None), (10, None))
     """
     fit = TIMED_MAX_ROWS // (2 * orbits)
     R = H + TIMED_EXTRA_ROUNDS if depth is None else depth
+    if depth is None and least > R:
+        R = max(R, min(least, fit))
     if R <= fit:
         return R, None
     if depth is not None and fit >= H:
@@ -361,19 +414,24 @@ def _build_routes(req, prep, what, claims, data) -> SolveResult:
     packed = pack_routed(data, DEFAULT_UNITS, free_shares=req.collective == ALLREDUCE, time_limit=prep.time_limit,
                          progress=req.progress, claims=claims)
     cert = certify_packed(packed, req.elements, req.mode, req.collective, req.progress)
-    return SolveResult(cert, data.H_up, [_intro(prep, what)] + _lp_notes(data.kind, packed, cert, req.collective))
+    notes = [_intro(prep, what)] + _lp_notes(data.kind, packed, cert, req.collective)
+    if prep.R is not None and certified_fraction(cert) < 1:
+        return _build_timed(req, prep, packed, cert, notes)
+    return SolveResult(cert, data.H_up, notes)
 
 
 def _build_timed(req, prep, layered, layered_cert, notes) -> SolveResult:
     """Column generation over timed trees after the layered LP; the better certified schedule is kept."""
     from synth.models.packing.timed import TimedOptions, pack_timed, solve_timed   # solvers, on demand
 
-    H, R = layered.solution.data.H, prep.R
+    data, R = layered.solution.data, prep.R
+    H = data.H_up if hasattr(data, "H_up") else data.H      # the routed trees' compute hops, or the layered depth
+    units = UNEQUAL_UNITS if unequal_links(prep.topology) else DEFAULT_UNITS
     try:
         sol = solve_timed(prep.topology, prep.group, R, time_limit=600.0 if prep.time_limit is None else
                           prep.time_limit, layered=layered.solution, progress=req.progress,
                           options=TimedOptions(max_iterations=TIMED_ITERATIONS))
-        cert = certify_packed(pack_timed(sol, DEFAULT_UNITS), mode=req.mode)
+        cert = certify_packed(pack_timed(sol, units), mode=req.mode)
     except SynthError as exc:
         notes.append(f"timed trees: {exc}; the layered schedule is kept")
         return SolveResult(layered_cert, H, notes)

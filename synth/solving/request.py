@@ -52,8 +52,9 @@ CONSTRUCTIONS = {
                  "model's trees when they reach more of the bandwidth bound",
     "layered-packing": "the layered LP's trees, owners and shares (one chunk per owner, 2H rounds), made "
                        "integer",
-    "timed-packing": "the layered LP, then timed trees (more rounds, any parent) by column generation; the "
-                     "schedule nearer the bandwidth bound is kept",
+    "timed-packing": "the layered LP (the routed LP on switches), then timed trees (more rounds, any parent, "
+                     "routes through the switches) by column generation; the schedule nearer the bandwidth bound "
+                     "is kept",
     "routed-packing": "the routed LP: trees whose arcs are routes through switches or one-way links",
     "depth-packing": "the depth-bounded LP: trees of depth <= K whose arcs are multi-hop routes",
 }

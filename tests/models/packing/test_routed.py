@@ -135,7 +135,9 @@ def test_one_way_links_reduce_and_broadcast_over_different_trees():
 def test_solve_certifies_a_routed_schedule_with_its_fraction(t):
     res = solve(t)
     cert = res.certificate
-    assert cert.provenance["algorithm"] == "routed-packing"
+    # switches (links in pairs): timed trees over the routes follow the routed LP, and 2,3,2 with a failed link
+    # gains by them (37.5 % of the certified bound routed, 59.9 % timed); one-way links: the routed LP alone
+    assert cert.provenance["algorithm"] == ("timed-packing" if needs_routes(t) == "switches" else "routed-packing")
     assert check_certificate(cert, "symmetric").valid
     frac = Fraction(cert.claims["bandwidth_fraction"])
     assert 0 < frac <= 1

@@ -1,0 +1,168 @@
+"""Where timed trees live: arcs between compute vertices, each taken over one of its routes, and their prices.
+
+A timed tree (:mod:`synth.models.packing.tree_pricing`) gives each vertex a parent over an *arc*, a pair
+``v -> u`` of compute vertices.  On a graph whose every linked vertex computes, the arcs are the links
+(one route each: the link).  On a graph with switches (GPU servers: NVSwitch, NIC rails), switches only
+forward: the arcs are the pairs joined by a shortest path through switches only, each with its routes
+(:func:`synth.models.packing.routed.hop_routes`, at most ``MAX_ROUTES`` per pair), so a tree is any tree
+of that graph of compute hops, at any send round, not only the layered ones of the routed LP.
+
+The price of an arc ``a = v -> u`` at label ``t`` (:func:`arc_prices`) is its cheapest route up in round
+``t`` plus the cheapest route of the reverse arc down in round ``2R + 1 - t``, each route's price the sum
+of its links' prices summed over the lifted images; the routes that attain them are what a column of the
+master LP records.  With bandwidths the master LP's load rows read ``load <= b_e M_s``, so a row's dual is
+already a price per element on the link and the routes need no further weighting.
+
+Examples
+--------
+>>> from synth.topology.user import topology_from_json
+>>> star = topology_from_json({"vertices": 4, "compute": [0, 1, 2], "links": [[0, 3], [1, 3], [2, 3]]})
+>>> sp = TreeSpace.build(star, None, R=1)
+>>> sp.n_arcs, sp.route_links.shape, sp.hop.bfs([0])[:3].tolist()     # every pair adjacent through the switch
+(6, (6, 2), [0, 1, 1])
+>>> C, up, down = arc_prices(sp, np.ones((2, star.n_links)))
+>>> C[:, 1].tolist()                                   # two links up in round 1, two down in round 2
+[4.0, 4.0, 4.0, 4.0, 4.0, 4.0]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from synth.errors import SynthError
+from synth.models.packing.routed import hop_routes, needs_routes
+from synth.topology.base import Topology
+
+__all__ = ["TreeSpace", "arc_prices", "arc_costs"]
+
+INF = np.inf
+
+
+@dataclass(frozen=True, eq=False)
+class TreeSpace:
+    """The arcs as padded neighbour lists, ``nbr[v, d]`` over arc ``lnk[v, d]`` (-1: none), and their routes.
+
+    ``route_links`` (padded with ``-1``) are sorted by arc, ``route_ptr`` the arcs' offsets into them; on a
+    graph without switches route ``q`` is link ``q`` and arc ``q`` too.
+    """
+
+    topology: object
+    R: int
+    live: np.ndarray         # vertices that take part (compute vertices with an arc)
+    nbr: np.ndarray          # (V, D)
+    lnk: np.ndarray          # (V, D): arc ids
+    back: np.ndarray         # (V, D): the position of v in nbr[nbr[v, d]]
+    images: np.ndarray       # (G, E): every group element's image of every link
+    arc_dst: np.ndarray      # (A,)
+    arc_rev: np.ndarray      # (A,): the reverse arc
+    route_links: np.ndarray  # (Q, W)
+    route_ptr: np.ndarray    # (A + 1,)
+    hop: object              # the graph of arcs (a Topology): distances in compute hops
+
+    @property
+    def n_arcs(self) -> int:
+        return int(self.arc_dst.size)
+
+    @property
+    def rev(self) -> np.ndarray:
+        """The reverse link of every link (the topology's links come in pairs)."""
+        t = self.topology
+        return t.link_ids(t.link_dst, t.link_src).astype(np.int64)
+
+    @classmethod
+    def build(cls, t, group, R: int) -> "TreeSpace":
+        """The arcs of ``t`` (its links, or the routes through its switches) for trees of ``R`` reduce rounds.
+
+        Raises
+        ------
+        SynthError
+            On a link without its reverse (the broadcast goes back over the reversed arcs).
+        """
+        what = needs_routes(t)
+        if what == "one-way links":
+            raise SynthError(f"timed trees need every link of {t.name} to have its reverse")
+        if what is None:
+            src, dst = t.link_src.astype(np.int64), t.link_dst.astype(np.int64)
+            links, ptr, hop = np.arange(t.n_links, dtype=np.int64)[:, None], np.arange(t.n_links + 1), t
+        else:
+            routes = hop_routes(t)
+            pair = routes.src * t.n_vertices + routes.dst
+            keys, first = np.unique(pair, return_index=True)
+            src, dst = keys // t.n_vertices, keys % t.n_vertices
+            links, ptr = routes.links, np.r_[first, pair.size]
+            hop = Topology(f"compute hops of {t.name}", {}, t.n_vertices, src, dst, t.compute)
+        return cls._arrange(t, group, R, (src, dst), (links, ptr), hop)
+
+    @classmethod
+    def _arrange(cls, t, group, R, arcs, routes, hop) -> "TreeSpace":
+        src, dst = arcs
+        V, A = t.n_vertices, src.size
+        order = np.lexsort((dst, src))
+        deg = np.bincount(src, minlength=V)
+        D = int(deg.max()) if A else 0
+        pos = np.arange(A) - np.r_[0, np.cumsum(deg)][src[order]]
+        nbr = np.full((V, D), -1, dtype=np.int64)
+        lnk = np.full((V, D), -1, dtype=np.int64)
+        nbr[src[order], pos] = dst[order]
+        lnk[src[order], pos] = order
+        slot = np.full(A, -1, dtype=np.int64)
+        slot[order] = pos
+        key = src * V + dst
+        srt = np.argsort(key, kind="stable")
+        at = np.searchsorted(key[srt], dst * V + src)
+        arc_rev = srt[np.minimum(at, A - 1)]
+        if np.any(key[arc_rev] != dst * V + src):
+            raise SynthError(f"timed trees need every arc of {t.name} to have its reverse")
+        back = np.where(lnk >= 0, slot[arc_rev[np.maximum(lnk, 0)]], -1)
+        live = np.zeros(V, dtype=bool)
+        live[src] = True
+        live &= t.is_compute
+        every = np.arange(t.n_links)
+        images = every[None, :] if group is None else group.link_images(every).astype(np.int64)
+        links, ptr = routes
+        return cls(t, int(R), live, nbr, lnk, back, images, dst, arc_rev, np.asarray(links, dtype=np.int64),
+                   np.asarray(ptr, dtype=np.int64), hop)
+
+
+def _route_prices(space: TreeSpace, P) -> np.ndarray:
+    """``(Q, rounds)``: each route's price in every round, its links' prices ``P`` (rounds, E) summed."""
+    padded = np.concatenate([P, np.zeros((P.shape[0], 1))], axis=1)         # column -1: padding
+    return padded[:, space.route_links].sum(axis=2).T
+
+
+def _cheapest(space: TreeSpace, prices):
+    """Per arc and round: the least price over the arc's routes and the route attaining it."""
+    n = np.diff(space.route_ptr)
+    if np.all(n == 1):
+        return prices, np.broadcast_to(np.arange(prices.shape[0])[:, None], prices.shape)
+    best = np.minimum.reduceat(prices, space.route_ptr[:-1], axis=0)
+    arc = np.repeat(np.arange(space.n_arcs), n)
+    hit = prices == best[arc]
+    q = np.arange(prices.shape[0])[:, None]
+    first = np.full(best.shape, np.iinfo(np.int64).max)
+    np.minimum.at(first, arc, np.where(hit, q, np.iinfo(np.int64).max))
+    return best, first
+
+
+def arc_prices(space: TreeSpace, pi):
+    """``(C, up, down)``: ``C[a, t]`` (t in 0..R, column 0 unused) the price of arc ``a`` at label ``t``, and
+    the routes that attain it: ``up[a, t]`` (a route of ``a``, round ``t``) and ``down[a, t]`` (a route of the
+    reverse arc, round ``2R + 1 - t``); ``pi`` has shape ``(2R, E)``."""
+    R = space.R
+    P = np.asarray(pi, dtype=np.float64)[:, space.images].sum(axis=1)          # (2R, E)
+    best, route = _cheapest(space, _route_prices(space, P))                     # (A, 2R), rounds 1..2R
+    t = np.arange(1, R + 1)
+    C = np.full((space.n_arcs, R + 1), INF)
+    C[:, 1:] = best[:, t - 1] + best[space.arc_rev][:, 2 * R - t]
+    up = np.zeros((space.n_arcs, R + 1), dtype=np.int64)
+    down = np.zeros((space.n_arcs, R + 1), dtype=np.int64)
+    up[:, 1:] = route[:, t - 1]
+    down[:, 1:] = route[space.arc_rev][:, 2 * R - t]
+    return C, up, down
+
+
+def arc_costs(space: TreeSpace, pi) -> np.ndarray:
+    """``C`` of :func:`arc_prices`: the price of every arc at every label."""
+    return arc_prices(space, pi)[0]
