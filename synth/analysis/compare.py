@@ -30,14 +30,14 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from synth.analysis.cost import Network, goodput, goodput_bound, model_time
+from synth.analysis.cost import Network, goodput, goodput_bound, message_elements, model_time, sized_metrics
 from synth.analysis.simulate import ENGINES, simulated_seconds
 from synth.baselines import BASELINES, build_baseline
 from synth.baselines.halves import baseline_half
 from synth.check import execute, measure_explicit, measure_symmetric
-from synth.errors import OptionError, ScheduleError, SynthError
+from synth.errors import OptionError, SynthError
 from synth.schedule.exchange import exchange_allreduce
 from synth.schedule.lift import lift, lifted_chunk_elements, lifted_weights
 from synth.symmetry.spec import default_group
@@ -152,7 +152,7 @@ def compare(topology, sizes, net: Network = Network(), algorithms=None, progress
     sources = {}
     cands = candidates(topology, algorithms, progress, notes, collective, sources, time_limit)
     bound = goodput_bound(topology, net, collective)
-    elements = [_elements(size, net.element_bytes, topology.n_compute, collective) for size in sizes]
+    elements = [message_elements(size, net.element_bytes, topology.n_compute, collective) for size in sizes]
     if min(elements) < 1:
         size = sizes[elements.index(min(elements))]
         raise SynthError(f"size {size} bytes is smaller than one element of {net.element_bytes} bytes"
@@ -169,7 +169,7 @@ def compare(topology, sizes, net: Network = Network(), algorithms=None, progress
         progress(f"measuring {len(cands)} candidate(s) at {size:,} bytes")
         block = []
         for name, measure in cands.items():
-            m, at = _measure(measure, size, n, net, topology.n_compute, collective)
+            m, at = sized_metrics(measure, size, n, net, topology.n_compute, collective)
             if m is None:
                 notes.append(f"{name}: left out at {size:,} bytes, fewer bytes than its chunks need")
                 continue
@@ -183,24 +183,3 @@ def compare(topology, sizes, net: Network = Network(), algorithms=None, progress
         fastest = min((r.seconds for r in block), default=None)
         rows.extend(Row(**{**r.__dict__, "best": r.seconds == fastest}) for r in block)
     return rows
-
-
-def _elements(size, element_bytes, p, collective):
-    """The elements of a message of ``size`` bytes: whole elements, a multiple of ``p`` for a half (equal blocks)."""
-    n = size // element_bytes
-    return n if collective == "allreduce" else n - n % p
-
-
-def _measure(measure, size, n, net, p, collective):
-    """``(metrics, network)`` of a candidate at ``n`` elements, or in 1-byte elements when its chunks need more
-    than ``n`` (the network then says so); ``(None, net)`` when even those are too few."""
-    try:
-        return measure(n), net
-    except ScheduleError:           # a chunk would get no element
-        fine = _elements(size, 1, p, collective)
-        if fine <= n:
-            return None, net
-    try:
-        return measure(fine), replace(net, element_bytes=1)
-    except ScheduleError:
-        return None, net
