@@ -1,5 +1,11 @@
 """Compare SP-allreduce, its variants and the baselines under the cost model, size by size.
 
+On a network where no Γ lifts k-hop trees (damaged networks, meshes, lattices, rectangular tori, user
+graphs) synth's schedule is not one but the candidates of ``synth solve --size``
+(:mod:`synth.solving.candidates`: the default construction, the layered trees, timed trees of ``H ... H + 4``
+reduce rounds, the depth-bounded trees; ``sp`` in ``algorithms`` names them all), built once within the
+shared time limit; the Ring is the baseline's row.
+
 Every candidate is a checked schedule: the base schedules through the
 checker's symmetric mode, the baselines executed transmission by transmission
 once; then each is measured at every message size (integer chunk sizes for
@@ -41,7 +47,8 @@ from synth.errors import OptionError, SynthError
 from synth.schedule.exchange import exchange_allreduce
 from synth.schedule.lift import lift, lifted_chunk_elements, lifted_weights
 from synth.symmetry.spec import default_group
-from synth.solving import solve
+from synth.solving import SolveRequest, plan, solve
+from synth.solving.candidates import build_candidates, takes_candidates
 from synth.topology.torus import Torus
 
 __all__ = ["Row", "compare", "candidates", "EXPLICIT_BASELINE_LIMIT", "DEFAULT_SOLVE_SECONDS"]
@@ -94,7 +101,16 @@ def candidates(topology, algorithms=None, progress=lambda m: None, notes=None, c
         return measure
 
     group = default_group(topology)
-    if wanted is None or "sp" in wanted:
+    if (wanted is None or "sp" in wanted) and collective == "allreduce" and takes_candidates(topology):
+        progress(f"building synth's candidates on {topology.name} (sharing the time limit, {time_limit:g} s)")
+        req = SolveRequest(topology, size=1, time_limit=time_limit, progress=progress)
+        for built in build_candidates(req, plan(req), ring=False):   # the Ring is a baseline below
+            if built.result is None:
+                notes.append(f"{built.candidate.name}: {built.why}")
+                continue
+            cert = built.result.certificate
+            out[built.candidate.name] = symmetric(cert.base, cert.group, built.candidate.name)
+    elif wanted is None or "sp" in wanted:
         progress(f"solving synth's schedule on {topology.name} (where a model solves: up to the time limit, "
                  f"{time_limit:g} s)")
         cert = solve(topology, collective=collective, time_limit=time_limit, progress=progress).certificate
@@ -126,7 +142,7 @@ def candidates(topology, algorithms=None, progress=lambda m: None, notes=None, c
         out[name] = (lambda bl: lambda n: measure_explicit(bl.schedule, bl.chunk_sizes(n)))(b)
         sources[name] = (lambda bl: lambda: (bl.schedule, bl.weights))(b)
     if wanted:
-        unknown = set(wanted) - set(out) - {n.split(":")[0] for n in notes}
+        unknown = set(wanted) - set(out) - {n.split(":")[0] for n in notes} - {"sp"}
         if unknown:
             raise SynthError(f"unknown algorithm(s) {', '.join(sorted(unknown))}; valid: sp, exchange, "
                              f"{', '.join(sorted(BASELINES))}")
