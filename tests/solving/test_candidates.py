@@ -114,7 +114,7 @@ def test_the_candidates_share_the_time_limit(monkeypatch):
     monkeypatch.setattr(candidates_module, "_build_one", recording)
     monkeypatch.setattr(candidates_module, "build_candidates", starting)
     run(SolveRequest(_damaged("4x4", links=["0-1"]), size=MiB, time_limit=3.0))
-    assert len(calls) == 7 and calls[0][1] == pytest.approx(3.0 / 7, rel=0.05)
+    assert len(calls) == 7 and 0.3 < calls[0][1] <= 3.0 / 7   # the Ring, first, solves nothing but takes a little
     for i, (at, share) in enumerate(calls):   # what the earlier candidates used is no longer shared
         assert share * (7 - i) <= 3.0 - (at - starts[0]) + 1e-3   # the CPU time from the share to the call
 
