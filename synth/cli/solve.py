@@ -132,7 +132,7 @@ def _time_note(topology, chosen):
         return None
     if chosen.construction == "by-size":
         return (f"solving {len(chosen.prepared.candidates)} candidates on {topology.name} may take up to --time-limit "
-                f"{chosen.time_limit:g} s in all (they share it; default {DEFAULT_TIME_LIMIT:g}); raise it for "
+                f"{chosen.time_limit:g} CPU s in all (they share it; default {DEFAULT_TIME_LIMIT:g}); raise it for "
                 "schedules nearer the bound")
     what = _NOTED[chosen.construction].format(k=chosen.depth, family="exchange forests" if chosen.exchange
                                               else "BFS trees")

@@ -76,16 +76,13 @@ _KIND_ALGORITHM = {"depth": "depth-bounded-packing", "ring": "ring"}
 class Candidate:
     """One candidate of :func:`plan_by_size`: its ``name``, ``kind`` (``default``, ``layered``, ``timed``,
     ``depth``, ``ring``), the ``depth`` its packing plan takes (timed: R; depth-bounded: K) and the rounds
-    it will have (a text: ``"2R = 10"``)."""
+    it will have (a text: ``"2R = 10"``); ``solves``: a solver runs (it takes a share of the time limit)."""
 
     name: str
     kind: str
     depth: int | None
     rounds: str
-
-    @property
-    def solves(self) -> bool:
-        return self.kind != "ring"
+    solves: bool = True   # a solver runs: the candidate takes a share of the time limit
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,6 +115,8 @@ def plan_by_size(req, default) -> Plan:
     """The plan of ``size`` on a network without Γ (module docstring): the candidates and what is left out;
     ``default`` is the plan of the same request without ``size`` (:func:`synth.solving.planning.plan`)."""
     t = req.topology
+    if req.size < Network().element_bytes:
+        raise OptionError(f"size {req.size} bytes is smaller than one element of {Network().element_bytes} bytes")
     if not takes_candidates(t):
         raise OptionError(f"size on {t.name}: the depth sweep of an equal-sided torus chooses "
                           "(synth.solving.by_size.choose_by_size)")
@@ -132,14 +131,16 @@ def plan_by_size(req, default) -> Plan:
             left_out.append(f"the packing candidates: {exc}")
     cands = []
     if default.construction not in _PACKING:
-        cands.append(Candidate("default", "default", None, f"{default.construction}"))
+        cands.append(Candidate("default", "default", None, default.construction, default.solves))
     cands += _ring(t, left_out)
     if packing is not None:
         cands += _packing_candidates(packing, group, left_out)
     if not cands:
         raise SynthError(f"size on {t.name}: no candidate to build ({'; '.join(left_out)})")
     prep = SizePrep(req.size, req.engine, tuple(cands), tuple(left_out), default, packing, group, reason)
-    notes = [f"candidates at {format_size(req.size)}: " + ", ".join(f"{c.name} ({c.rounds} rounds)" for c in cands),
+    notes = [f"candidates at {format_size(req.size)}: " + ", ".join(
+                 f"{c.name} ({c.rounds}, as a solve without `size` builds)" if c.kind == "default" else
+                 f"{c.name} ({c.rounds} rounds)" for c in cands),
              f"they share `time_limit` {req.time_limit:g} s (CPU seconds): each solve gets the time left over the solving "
              "candidates left (a timed candidate's layered LP and master LP half of it each); the one of least "
              + ("modeled time (cost model)" if req.engine == "model" else "simulated time (SimGrid replay)")
@@ -160,7 +161,7 @@ def _ring(t, left_out) -> list:
     if n > RING_MAX_TRANSMISSIONS:
         left_out.append(f"ring: {n:,} transmissions to certify (more than {RING_MAX_TRANSMISSIONS:,})")
         return []
-    return [Candidate("ring", "ring", None, f"2(p-1) = {2 * (p - 1)}")]
+    return [Candidate("ring", "ring", None, f"2(p-1) = {2 * (p - 1)}", False)]
 
 
 def _packing_candidates(packing, group, left_out) -> list:

@@ -148,6 +148,7 @@ def test_plan_says_what_runs(capsys, tmp_path):
 
 @pytest.mark.parametrize("extra, words", [
     (["--size", "0"], "--size"), (["--size", "x"], "--size"), (["--size", "-1"], "--size"),
+    (["--size", "3"], "smaller than one element"), (["--size", "3", "--plan"], "smaller than one element"),
     (["--size", "1MiB", "--depth", "3"], "--size chooses the depth"),
     (["--size", "1MiB", "--collective", "allgather"], "--size chooses among allreduce schedules"),
     (["--size", "1MiB", "--engine", "bogus"], "--engine"),
