@@ -103,7 +103,8 @@ def candidates(topology, algorithms=None, progress=lambda m: None, notes=None, c
     group = default_group(topology)
     if (wanted is None or "sp" in wanted) and collective == "allreduce" and takes_candidates(topology):
         progress(f"building synth's candidates on {topology.name} (sharing the time limit, {time_limit:g} s)")
-        req = SolveRequest(topology, size=1, time_limit=time_limit, progress=progress)
+        # the size only words the plan's notes: every size is measured below
+        req = SolveRequest(topology, size=1 << 20, time_limit=time_limit, progress=progress)
         for built in build_candidates(req, plan(req), ring=False):   # the Ring is a baseline below
             if built.result is None:
                 notes.append(f"{built.candidate.name}: {built.why}")
