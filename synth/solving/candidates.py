@@ -16,6 +16,10 @@ and keeps the fastest:
 * ``ring``: the Ring baseline on a Hamiltonian cycle (:func:`synth.baselines.build_baseline`), certified
   as an explicit schedule under the trivial group.
 
+A timed candidate is not built when its ``2R`` rounds alone, at ``alpha`` each, plus the certified
+bandwidth bound at ``S`` already take as long as the best candidate built before it (by the cost
+model): no schedule of ``2R`` rounds could win, and its share of the time goes to those after it.
+
 The candidates share ``time_limit``, in CPU seconds of this process as the LPs count them: each solve gets
 the time left over the solving candidates left (a timed candidate's two LPs, the layered one and the master,
 half of that each), so the whole choice takes about ``time_limit`` CPU seconds (more wall time on a busy
@@ -45,7 +49,7 @@ import math
 import time
 from dataclasses import dataclass, replace
 
-from synth.analysis.cost import Network, message_elements, model_time, sized_metrics
+from synth.analysis.cost import Network, goodput_bound, message_elements, model_time, sized_metrics
 from synth.analysis.simulate import simulated_seconds
 from synth.baselines import build_baseline
 from synth.check import measure_symmetric
@@ -193,28 +197,31 @@ class Built:
     seconds: float = 0.0   # wall seconds its build took
 
 
-def build_candidates(req, plan, ring=True) -> list:
-    """Build every candidate of ``plan`` (:func:`plan_by_size`) within the shared time limit; ``ring=False`` leaves
-    the Ring out (``synth compare`` lists it as a baseline)."""
+def build_candidates(req, plan, ring=True, skip=None):
+    """Build the candidates of ``plan`` (:func:`plan_by_size`) within the shared time limit, yielding each as built
+    (:class:`Built`); ``ring=False`` leaves the Ring out (``synth compare`` lists it as a baseline); ``skip(cand)``,
+    if given, is asked before each build and returns why not to build it (or None)."""
     prep = plan.prepared
     cands = [c for c in prep.candidates if ring or c.kind != "ring"]
     deadline = time.process_time() + req.time_limit   # CPU seconds, as the LPs count them
-    out = []
     for i, cand in enumerate(cands):
-        left = sum(c.solves for c in cands[i:])
+        why = skip(cand) if skip is not None else None
+        if why:
+            yield Built(cand, None, why)
+            continue
+        left = sum(c.solves and not (skip is not None and skip(c)) for c in cands[i:])
         share = (deadline - time.process_time()) / max(left, 1)
         if cand.solves and share < MIN_SHARE:
-            out.append(Built(cand, None, f"not built: {max(deadline - time.process_time(), 0):.1f} CPU s of the "
-                                         f"time limit left for {left} solving candidate(s)"))
+            yield Built(cand, None, f"not built: {max(deadline - time.process_time(), 0):.1f} CPU s of the time "
+                                    f"limit left for {left} solving candidate(s)")
             continue
         req.say(f"size candidate {cand.name} ({i + 1} of {len(cands)})"
                 + (f", up to {share:.1f} s" if cand.solves else ""))
         start = time.monotonic()
         try:
-            out.append(Built(cand, _build_one(req, prep, cand, share), seconds=time.monotonic() - start))
+            yield Built(cand, _build_one(req, prep, cand, share), seconds=time.monotonic() - start)
         except SynthError as exc:
-            out.append(Built(cand, None, str(exc), time.monotonic() - start))
-    return out
+            yield Built(cand, None, str(exc), time.monotonic() - start)
 
 
 def _build_one(req, prep, cand, share) -> SolveResult:
@@ -257,11 +264,30 @@ def _timed(cert, nbytes, engine, net) -> tuple:
     return model_time(m, at), m.rounds
 
 
+def _bandwidth_floor(topology, nbytes, net) -> float:
+    """Seconds no allreduce of ``nbytes`` bytes per node on ``topology`` beats in its bandwidth term (the model's
+    ``beta`` times the certified bound: :func:`synth.analysis.cost.goodput_bound`)."""
+    p = topology.n_compute
+    return nbytes * (p - 1) / (p * goodput_bound(topology, net))
+
+
 def build_by_size(req, plan, net: Network = Network()) -> SolveResult:
     """Build every candidate of ``plan``, time each at the size, keep the fastest (module docstring)."""
     prep = plan.prepared
     rows, best, took = [], None, []
-    for built in build_candidates(req, plan):
+    floor = _bandwidth_floor(req.topology, prep.nbytes, net)
+
+    def skip(cand):   # by the model only: a timed candidate's 2R rounds and the bandwidth bound cannot beat the best
+        if prep.engine != "model" or cand.kind != "timed" or best is None:
+            return None
+        least = 2 * cand.depth * net.alpha + floor
+        if least < best[1]:
+            return None
+        return (f"not built: any schedule of 2R = {2 * cand.depth} rounds takes at least {least * 1e6:.2f} us at "
+                f"{format_size(prep.nbytes)} (2R x alpha + the certified bandwidth bound), no less than "
+                f"{best[1] * 1e6:.2f} us of {best[0].candidate.name}")
+
+    for built in build_candidates(req, plan, skip=skip):
         name = built.candidate.name
         if built.result is None:
             rows.append({"name": name, "left_out": built.why})

@@ -6,6 +6,7 @@ by the formula of docs/spec.md section 1 written out below.
 """
 
 import json
+from fractions import Fraction
 import time
 from dataclasses import replace
 
@@ -44,14 +45,22 @@ def _independent_seconds(cert, nbytes, net=Network()):
     return m.rounds * net.alpha + net.hop_latency * hops.sum() + loads.sum() / net.bandwidth
 
 
+def _volume_floor(cert, nbytes, net=Network()):
+    """The bandwidth term's floor at ``nbytes`` from the certificate's own claimed bound (re-derived by the
+    checker): ``beta`` times the bound scaled from the certificate's elements to the message's."""
+    bound = Fraction(cert.claims["bandwidth_lower_bound"]) * (nbytes // net.element_bytes) / cert.elements
+    return float(bound) * net.element_bytes / net.bandwidth
+
+
 def _solve_recording(monkeypatch, topology, nbytes, time_limit):
     """Solve by size, and the candidates as built (the build is recorded, not repeated)."""
     seen = []
     real = candidates_module.build_candidates
 
-    def recording(req, plan, ring=True):
-        seen.extend(real(req, plan, ring))
-        return seen
+    def recording(*args, **kwargs):
+        for built in real(*args, **kwargs):
+            seen.append(built)
+            yield built
 
     monkeypatch.setattr(candidates_module, "build_candidates", recording)
     result = run(SolveRequest(topology, size=nbytes, time_limit=time_limit))
@@ -62,6 +71,10 @@ def _check_pick(result, built, nbytes):
     times = {b.candidate.name: _independent_seconds(b.result.certificate, nbytes) for b in built if b.result}
     choice = result.certificate.provenance["size_choice"]
     assert choice["size"] == nbytes and choice["engine"] == "model"
+    for b in built:   # a timed candidate left out for its rounds could not have won: 2R x alpha + the bound say so
+        if b.result is None and "rounds take at least" in b.why:
+            least = 2 * b.candidate.depth * Network().alpha + _volume_floor(result.certificate, nbytes)
+            assert b.candidate.kind == "timed" and least >= min(times.values()) * (1 - 1e-9)
     assert choice["chosen"] == min(times, key=times.get)
     for row in choice["candidates"]:   # what the notes claim is what the schedules take
         if "seconds" in row:
@@ -76,6 +89,9 @@ def test_the_pick_on_a_damaged_4x4_is_the_fastest_candidate_by_the_model(monkeyp
     times = _check_pick(result, built, nbytes)
     assert {"ring", "layered", "depth K=2"} <= set(times) and any(n.startswith("timed R=") for n in times)
     assert any(n.startswith(f"size {nbytes // MiB}MiB: modeled times of the candidates") for n in result.notes)
+    skipped = {b.candidate.name for b in built if b.result is None}
+    # 16 rounds at 1 us each plus the bandwidth bound already exceed the layered schedule's time at 1 MiB
+    assert ("timed R=8" in skipped) == (nbytes == MiB)
 
 
 def test_a_failed_chip_on_6x6_and_a_mesh_get_their_candidates(monkeypatch):
@@ -107,13 +123,13 @@ def test_the_candidates_share_the_time_limit(monkeypatch):
     starts = []
     build = candidates_module.build_candidates
 
-    def starting(*args):
+    def starting(*args, **kwargs):
         starts.append(time.process_time())
-        return build(*args)
+        return build(*args, **kwargs)
 
     monkeypatch.setattr(candidates_module, "_build_one", recording)
     monkeypatch.setattr(candidates_module, "build_candidates", starting)
-    run(SolveRequest(_damaged("4x4", links=["0-1"]), size=MiB, time_limit=3.0))
+    run(SolveRequest(_damaged("4x4", links=["0-1"]), size=64 * MiB, time_limit=3.0))   # large: none is skipped
     assert len(calls) == 7 and 0.3 < calls[0][1] <= 3.0 / 7   # the Ring, first, solves nothing but takes a little
     for i, (at, share) in enumerate(calls):   # what the earlier candidates used is no longer shared
         assert share * (7 - i) <= 3.0 - (at - starts[0]) + 1e-3   # the CPU time from the share to the call
