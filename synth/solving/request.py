@@ -24,7 +24,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Callable
 
-from synth.analysis.simulate import ENGINES
 from synth.errors import OptionError, check_instance, check_int
 from synth.schedule.data import ALLREDUCE, COLLECTIVES
 from synth.topology.base import Topology
@@ -98,8 +97,12 @@ class SolveRequest:
         values["elements"] = check_int(values["elements"], "elements", 1, optional=True)
         values["seed"] = check_int(values["seed"], "seed")
         values["size"] = check_int(values["size"], "size", 1, optional=True)
-        if values["engine"] not in ENGINES:
-            raise OptionError(f"engine must be one of {', '.join(ENGINES)}, got {str(values['engine'])[:40]!r}")
+        if values["engine"] != "model":
+            # the SimGrid stage loads the runtime's plan: only a request that names another engine waits for it
+            from synth.analysis.simulate import ENGINES
+
+            if values["engine"] not in ENGINES:
+                raise OptionError(f"engine must be one of {', '.join(ENGINES)}, got {str(values['engine'])[:40]!r}")
         if values["size"] is not None and (values["depth"] is not None or values["exchange"]
                                            or values["collective"] != ALLREDUCE or values["start"] is not None):
             raise OptionError("size chooses among allreduce schedules (the depth, the rounds, tree or exchange) "
