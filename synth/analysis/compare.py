@@ -1,5 +1,11 @@
 """Compare SP-allreduce, its variants and the baselines under the cost model, size by size.
 
+On a network where no Γ lifts k-hop trees (damaged networks, meshes, lattices, rectangular tori, user
+graphs) synth's schedule is not one but the candidates of ``synth solve --size``
+(:mod:`synth.solving.candidates`: the default construction, the layered trees, timed trees of ``H ... H + 4``
+reduce rounds, the depth-bounded trees; ``sp`` in ``algorithms`` names them all), built once within the
+shared time limit; the Ring is the baseline's row.
+
 Every candidate is a checked schedule: the base schedules through the
 checker's symmetric mode, the baselines executed transmission by transmission
 once; then each is measured at every message size (integer chunk sizes for
@@ -30,19 +36,20 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from synth.analysis.cost import Network, goodput, goodput_bound, model_time
+from synth.analysis.cost import Network, goodput, goodput_bound, message_elements, model_time, sized_metrics
 from synth.analysis.forestcoll import forestcoll_note
 from synth.analysis.simulate import ENGINES, simulated_seconds
 from synth.baselines import BASELINES, build_baseline
 from synth.baselines.halves import baseline_half
 from synth.check import execute, measure_explicit, measure_symmetric
-from synth.errors import OptionError, ScheduleError, SynthError
+from synth.errors import OptionError, SynthError
 from synth.schedule.exchange import exchange_allreduce
 from synth.schedule.lift import lift, lifted_chunk_elements, lifted_weights
 from synth.symmetry.spec import default_group
-from synth.solving import solve
+from synth.solving import SolveRequest, plan, solve
+from synth.solving.candidates import build_candidates, takes_candidates
 from synth.topology.torus import Torus
 
 __all__ = ["Row", "compare", "candidates", "EXPLICIT_BASELINE_LIMIT", "DEFAULT_SOLVE_SECONDS"]
@@ -95,7 +102,17 @@ def candidates(topology, algorithms=None, progress=lambda m: None, notes=None, c
         return measure
 
     group = default_group(topology)
-    if wanted is None or "sp" in wanted:
+    if (wanted is None or "sp" in wanted) and collective == "allreduce" and takes_candidates(topology):
+        progress(f"building synth's candidates on {topology.name} (sharing the time limit, {time_limit:g} s)")
+        # the size only words the plan's notes: every size is measured below
+        req = SolveRequest(topology, size=1 << 20, time_limit=time_limit, progress=progress)
+        for built in build_candidates(req, plan(req), ring=False):   # the Ring is a baseline below
+            if built.result is None:
+                notes.append(f"{built.candidate.name}: {built.why}")
+                continue
+            cert = built.result.certificate
+            out[built.candidate.name] = symmetric(cert.base, cert.group, built.candidate.name)
+    elif wanted is None or "sp" in wanted:
         progress(f"solving synth's schedule on {topology.name} (where a model solves: up to the time limit, "
                  f"{time_limit:g} s)")
         cert = solve(topology, collective=collective, time_limit=time_limit, progress=progress).certificate
@@ -127,7 +144,7 @@ def candidates(topology, algorithms=None, progress=lambda m: None, notes=None, c
         out[name] = (lambda bl: lambda n: measure_explicit(bl.schedule, bl.chunk_sizes(n)))(b)
         sources[name] = (lambda bl: lambda: (bl.schedule, bl.weights))(b)
     if wanted:
-        unknown = set(wanted) - set(out) - {n.split(":")[0] for n in notes}
+        unknown = set(wanted) - set(out) - {n.split(":")[0] for n in notes} - {"sp"}
         if unknown:
             raise SynthError(f"unknown algorithm(s) {', '.join(sorted(unknown))}; valid: sp, exchange, "
                              f"{', '.join(sorted(BASELINES))}")
@@ -155,7 +172,7 @@ def compare(topology, sizes, net: Network = Network(), algorithms=None, progress
     if topology.has_bandwidths:   # links of unequal bandwidth: the yardstick GPU users know
         notes.append(forestcoll_note(topology, collective))
     bound = goodput_bound(topology, net, collective)
-    elements = [_elements(size, net.element_bytes, topology.n_compute, collective) for size in sizes]
+    elements = [message_elements(size, net.element_bytes, topology.n_compute, collective) for size in sizes]
     if min(elements) < 1:
         size = sizes[elements.index(min(elements))]
         raise SynthError(f"size {size} bytes is smaller than one element of {net.element_bytes} bytes"
@@ -172,7 +189,7 @@ def compare(topology, sizes, net: Network = Network(), algorithms=None, progress
         progress(f"measuring {len(cands)} candidate(s) at {size:,} bytes")
         block = []
         for name, measure in cands.items():
-            m, at = _measure(measure, size, n, net, topology.n_compute, collective)
+            m, at = sized_metrics(measure, size, n, net, topology.n_compute, collective)
             if m is None:
                 notes.append(f"{name}: left out at {size:,} bytes, fewer bytes than its chunks need")
                 continue
@@ -186,24 +203,3 @@ def compare(topology, sizes, net: Network = Network(), algorithms=None, progress
         fastest = min((r.seconds for r in block), default=None)
         rows.extend(Row(**{**r.__dict__, "best": r.seconds == fastest}) for r in block)
     return rows
-
-
-def _elements(size, element_bytes, p, collective):
-    """The elements of a message of ``size`` bytes: whole elements, a multiple of ``p`` for a half (equal blocks)."""
-    n = size // element_bytes
-    return n if collective == "allreduce" else n - n % p
-
-
-def _measure(measure, size, n, net, p, collective):
-    """``(metrics, network)`` of a candidate at ``n`` elements, or in 1-byte elements when its chunks need more
-    than ``n`` (the network then says so); ``(None, net)`` when even those are too few."""
-    try:
-        return measure(n), net
-    except ScheduleError:           # a chunk would get no element
-        fine = _elements(size, 1, p, collective)
-        if fine <= n:
-            return None, net
-    try:
-        return measure(fine), replace(net, element_bytes=1)
-    except ScheduleError:
-        return None, net

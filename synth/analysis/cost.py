@@ -64,16 +64,17 @@ allreduce of 1 MB, each GPU sending its whole vector once, is limited by the slo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from synth.check.bounds.bandwidth import best_cut, collective_bound
 from synth.check.metrics import Metrics
-from synth.errors import check_instance
+from synth.errors import ScheduleError, check_instance
 from synth.topology.base import Topology
 
 __all__ = ["Network", "model_time", "round_times", "goodput", "goodput_bound", "rate_unit", "link_rates",
+           "message_elements", "sized_metrics",
            "PAPER_SIZES"]
 
 PAPER_SIZES = tuple(2**k for k in range(16, 29))  # 64 KiB ... 256 MiB, the paper's sweep
@@ -183,3 +184,29 @@ def goodput_bound(topology, net: Network = Network(), collective: str = "allredu
     p = topology.n_compute
     q = collective_bound(topology, p, collective, best_cut(topology))   # p elements: equal blocks for the halves
     return float(p * (p - 1) * unit / (p * q))
+
+
+def message_elements(size, element_bytes, p, collective):
+    """The elements of a message of ``size`` bytes: whole elements, a multiple of ``p`` for a half (equal blocks).
+
+    >>> message_elements(1 << 20, 4, 63, "allreduce"), message_elements(1 << 20, 4, 63, "allgather")
+    (262144, 262143)
+    """
+    n = size // element_bytes
+    return n if collective == "allreduce" else n - n % p
+
+
+def sized_metrics(measure, size, n, net, p, collective):
+    """``(metrics, network)`` of a candidate at ``n`` elements (``measure(n)``, a message of ``size`` bytes on ``p``
+    compute nodes), or in 1-byte elements when its chunks need more than ``n`` (the network then says so);
+    ``(None, net)`` when even those are too few."""
+    try:
+        return measure(n), net
+    except ScheduleError:           # a chunk would get no element
+        fine = message_elements(size, 1, p, collective)
+        if fine <= n:
+            return None, net
+    try:
+        return measure(fine), replace(net, element_bytes=1)
+    except ScheduleError:
+        return None, net

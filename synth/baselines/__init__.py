@@ -9,7 +9,9 @@ proves it correct and :func:`synth.check.measure_explicit` measures its
 name                   algorithm
 =====================  ==========================================================
 ``ring``               balanced multiport Ring: ``d`` edge-disjoint Hamiltonian
-                       cycles, each run both ways (Patarasuk & Yuan 2009)
+                       cycles, each run both ways (Patarasuk & Yuan 2009);
+                       on a damaged torus or grid one cycle, detoured around
+                       the failures (:mod:`synth.baselines.damaged`)
 ``bucket``             balanced multiport Bucket: ring reduce-scatter/allgather
                        along the coordinate rings (Jain & Sabharwal 2010;
                        Sack & Gropp 2015)
@@ -58,6 +60,7 @@ from __future__ import annotations
 
 from synth.baselines import bucket, doubling, gpu, ring, swing, trivance
 from synth.baselines.base import Baseline
+from synth.baselines.damaged import damaged_ring
 from synth.baselines.hyperx import on_hyperx
 from synth.baselines.spineleaf import on_spine_leaf
 from synth.baselines.lattice import lattice_ring, refusal
@@ -125,6 +128,8 @@ def build_baseline(name: str, topology) -> Baseline:
     """
     if name not in BASELINES:
         raise TopologyError(f"unknown baseline {name!r}; valid: {', '.join(sorted(BASELINES))}")
+    if name == "ring" and getattr(topology, "failures", None):   # a damaged grid or torus: one cycle, detoured
+        return damaged_ring(topology)
     if isinstance(topology, LatticeTorus):   # twisted tori, meshes, mixed wrap: Ring on a Hamiltonian cycle
         if name == "ring":
             return lattice_ring(topology)

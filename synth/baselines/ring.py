@@ -52,7 +52,8 @@ from synth.topology.torus import Torus
 
 __all__ = ["ring", "run_rings", "host_ring", "hamiltonian_decomposition", "hamiltonian_cycles", "SUPPORTED"]
 
-SUPPORTED = "tori of any shape; spine-leaf (one ring over the hosts)"
+SUPPORTED = ("tori of any shape; spine-leaf (one ring over the hosts); damaged tori and grids (one cycle, detoured "
+             "around the failures: synth.baselines.damaged)")
 
 
 def _cycles(t, plus, color, c):

@@ -18,7 +18,8 @@ from synth.units import format_size
 from synth.fileio import check_writable, printable
 from synth.schedule.data import COLLECTIVES
 from synth.solving import SolveRequest, check_written, plan
-from synth.solving.by_size import choose_by_size, size_note, size_summary
+from synth.solving.by_size import choice_summary, choose_by_size, size_note, size_summary
+from synth.solving.candidates import takes_candidates
 from synth.solving.cache import cache_dir, cache_writable
 from synth.solving.khop import start_tree
 from synth.solving.summary import solve_summary
@@ -37,18 +38,16 @@ def cmd_solve(args) -> int:
         check_writable(args.out)  # before the solve, not after minutes of it
     topology = topology_from_args(args)
     choice = None
-    if args.plan and args.size:
-        raise SynthError("--plan shows what one solve would build; --size solves every depth to choose one: "
-                         "drop --size, or give the --depth it chose")
+    sweep = bool(args.size) and not takes_candidates(topology)   # an equal-sided torus: the depth sweep
     if args.size:
         if args.collective != "allreduce":
             raise SynthError("--size chooses among allreduce schedules; with --collective give --depth K instead")
         if args.depth is not None or args.exchange:
             raise SynthError("--size chooses the depth and tree vs exchange itself: drop --depth / --exchange")
-        if not getattr(topology, "is_equal_sided", False):
-            raise SynthError(f"--size compares the k-hop depths of an equal-sided healthy torus, not {topology.name}; "
-                             "give --depth K instead (on a damaged or irregular network: 2K rounds, fewer for small "
-                             "messages, more for a bandwidth term nearer the bound)")
+    if sweep and args.plan:
+        raise SynthError("--plan shows what one solve would build; --size on an equal-sided torus solves every depth "
+                         "to choose one: drop --size, or give the --depth it chose")
+    if sweep:
         note = size_note(topology, args.time_limit, args.seed, args.solver)
         if note:
             print_note(f"--size {format_size(args.size)}: {note}")
@@ -60,10 +59,11 @@ def cmd_solve(args) -> int:
                         f"({choice.modeled_seconds * 1e6:.2f} us {how})")
         args.depth, args.exchange = choice.depth, choice.exchange
         args.elements = args.elements or choice.elements
-    elif args.engine != "model":
+    elif args.engine != "model" and not args.size:
         raise SynthError("--engine times the candidates of --size: give --size too")
     elif args.cluster is not None:
-        raise SynthError("--cluster spreads the depths that --size compares: give --size too")
+        raise SynthError("--cluster spreads the depths that --size compares on an equal-sided torus: give --size "
+                         "too, on such a torus")
     start_parent = None
     if args.start:
         if not isinstance(topology, Torus):
@@ -72,7 +72,8 @@ def cmd_solve(args) -> int:
     request = SolveRequest(topology, depth=args.depth, elements=args.elements, mode=args.mode,
                            exchange=args.exchange, progress=progress, generators=getattr(args, "generators", None),
                            allow_unbalanced=args.allow_unbalanced, group=args.group, time_limit=args.time_limit,
-                           seed=args.seed, solver=args.solver, start=start_parent, collective=args.collective)
+                           seed=args.seed, solver=args.solver, start=start_parent, collective=args.collective,
+                           size=None if sweep else args.size, engine="model" if sweep else args.engine)
     chosen = plan(request)
     if args.plan:
         return print_plan(topology, chosen, args)
@@ -95,6 +96,8 @@ def cmd_solve(args) -> int:
     extra = None
     if choice is not None:
         extra = size_summary(cert, choice)
+    elif "size_choice" in cert.provenance:
+        extra = choice_summary(cert)
     return print_result(topology, result, report, args, extra)
 
 
@@ -127,6 +130,10 @@ def _time_note(topology, chosen):
     """The one-line note that this solve may run up to ``--time-limit`` (None when it will not), from the plan."""
     if not chosen.solves or chosen.time_limit is None or chosen.construction not in _NOTED:
         return None
+    if chosen.construction == "by-size":
+        return (f"solving {len(chosen.prepared.candidates)} candidates on {topology.name} may take up to --time-limit "
+                f"{chosen.time_limit:g} CPU s in all (they share it; default {DEFAULT_TIME_LIMIT:g}); raise it for "
+                "schedules nearer the bound")
     what = _NOTED[chosen.construction].format(k=chosen.depth, family="exchange forests" if chosen.exchange
                                               else "BFS trees")
     cached = ""
@@ -139,7 +146,8 @@ def _time_note(topology, chosen):
 
 #: the constructions whose solve the note announces, and what it calls them
 _NOTED = {"khop-tree": "a depth-{k} tree", "khop-exchange": "a depth-{k} exchange forest",
-          "khop-family": "a depth-{k} tree family", "balanced-family": "balanced {family} (CP-SAT)"}
+          "khop-family": "a depth-{k} tree family", "balanced-family": "balanced {family} (CP-SAT)",
+          "by-size": "the candidates"}
 
 
 def print_plan(topology, chosen, args) -> int:
@@ -159,9 +167,12 @@ def add_parser(sub) -> None:
     add_topology_args(s)
     s.add_argument("--depth", type=int_in(1, MAX_DEPTH), metavar="K", help="tree depth bound (k-SP-allreduce)")
     s.add_argument("--size", metavar="BYTES", type=size,
-                   help="choose the depth (and tree vs exchange) with the least modeled time at this message "
-                        "size, e.g. 1MiB (solves every depth below H once, up to --time-limit each, with one "
-                        "progress line per depth; solved trees are cached and reused)")
+                   help="choose the schedule with the least modeled time at this message size, e.g. 1MiB: on an "
+                        "equal-sided torus the depth (and tree vs exchange; every depth below H solved once, up "
+                        "to --time-limit each, one progress line per depth, solved trees cached); elsewhere "
+                        "(damaged networks, meshes, lattices, --topology) the layered trees, timed trees of "
+                        "H..H+4 reduce rounds, the depth-bounded trees and the Ring, sharing --time-limit; "
+                        "--plan lists them")
     s.add_argument("--collective", default="allreduce", choices=COLLECTIVES,
                    help="the collective to certify: allreduce (default), or the reduce-scatter or allgather half "
                         "of the same tree (h rounds for a tree of depth h; not with --exchange)")
@@ -197,6 +208,7 @@ def add_parser(sub) -> None:
                         "--out no file is written")
     s.add_argument("--plan", action="store_true",
                    help="print which construction would run and why (group, whether --time-limit applies, "
-                        "whether the cache answers), and solve nothing")
+                        "whether the cache answers; with --size off an equal-sided torus, the candidates), and "
+                        "solve nothing")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.set_defaults(func=cmd_solve)

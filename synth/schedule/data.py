@@ -457,6 +457,33 @@ class Schedule:
     def n_transmissions(self) -> int:
         return sum(len(b) for b in self.blocks)
 
+    def as_base(self, weights, labels=()) -> BaseSchedule:
+        """The explicit schedule as a base schedule (chunk ``c`` is component ``c`` of weight ``weights[c]``), to lift
+        by the trivial group: the inverse of :meth:`BaseSchedule.as_schedule`.
+
+        >>> from synth.topology.torus import parse_torus
+        >>> t = parse_torus("3")
+        >>> e01, e12 = t.link_ids([0, 1], [1, 2]).tolist()
+        >>> b = BaseSchedule.from_rows(t, 2, [(0, 1, 0, 1, 0, [e01]), (0, 2, 1, 2, 1, [e12])], weights=(3,))
+        >>> back = b.as_schedule().as_base([3])
+        >>> back.src.tolist(), back.dst.tolist(), back.round.tolist(), back.weights.tolist()
+        ([0, 1], [1, 2], [1, 2], [3])
+        """
+        blocks = self.blocks
+        empty = np.zeros(0, dtype=np.int64)
+        links = [b.links for b in blocks]
+        first = np.concatenate([x[:, 0] for x in links]) if links else empty
+        last = np.concatenate([x[:, -1] for x in links]) if links else empty
+        lengths = np.concatenate([np.full(len(b), b.links.shape[1]) for b in blocks]) if blocks else empty
+        ptr = np.concatenate([[0], np.cumsum(lengths)])
+        return BaseSchedule(self.topology, self.n_rounds,
+                            np.concatenate([b.chunk for b in blocks]) if blocks else empty,
+                            np.concatenate([np.full(len(b), b.round) for b in blocks]) if blocks else empty,
+                            self.topology.link_src[first], self.topology.link_dst[last],
+                            np.concatenate([np.full(len(b), b.op) for b in blocks]) if blocks else empty, ptr,
+                            np.concatenate([x.ravel() for x in links]) if links else empty, np.asarray(weights),
+                            tuple(labels), self.collective, self.owner)
+
     def rounds(self):
         """Yield ``(round, [blocks])`` for every round that has transmissions."""
         i, blocks = 0, self.blocks

@@ -7,7 +7,8 @@ spine-leaf, user graphs and damaged networks, and :mod:`~synth.solving.packing` 
 models), and runs the plan's ``build``.  The other submodules: :mod:`~synth.solving.khop` (k-hop
 trees, from the cache of :mod:`~synth.solving.cache` or the models), :mod:`~synth.solving.record`,
 :mod:`~synth.solving.balanced`, :mod:`~synth.solving.repair`, :mod:`~synth.solving.sweep` (every depth bound),
-:mod:`~synth.solving.by_size` (a depth chosen by message size) and :mod:`~synth.solving.summary`
+:mod:`~synth.solving.by_size` (a depth chosen by message size), :mod:`~synth.solving.candidates` (the
+candidates ranked by message size elsewhere) and :mod:`~synth.solving.summary`
 (what ``synth solve`` prints).  Errors in the parameters are :class:`~synth.errors.OptionError`
 s that begin with the parameter's name; the CLI says its flag.
 
@@ -82,6 +83,12 @@ def solve(topology, **options) -> SolveResult:
         A user graph's group generators, and whether to keep a lift that no symmetry balances.
     ``time_limit``, ``seed``, ``solver``, ``progress``
         The solvers' limit (seconds), seed and k-hop solver; a callback for progress lines.
+    ``size``, ``engine``
+        A message size in bytes: off an equal-sided healthy torus, build the candidates of
+        :mod:`synth.solving.candidates` (layered, timed with ``R = H ... H + 4``, depth-bounded, Ring)
+        within the one ``time_limit`` and keep the fastest at that size by the cost model
+        (``engine="model"``) or a SimGrid replay (``"simgrid"``); on such a torus the depth sweep of
+        :func:`synth.solving.by_size.choose_by_size` chooses instead.
 
     What runs is what :func:`synth.solving.planning.plan` says for the same options.
     """

@@ -26,7 +26,7 @@ from synth.schedule.data import chunk_elements
 from synth.schedule.lift import lifted_weights
 from synth.solving.sweep import sweep, sweep_note
 
-__all__ = ["SizeChoice", "choose_by_size", "elements_for", "size_note", "size_summary"]
+__all__ = ["SizeChoice", "choose_by_size", "elements_for", "size_note", "size_summary", "choice_summary"]
 
 
 @dataclass(frozen=True)
@@ -87,3 +87,13 @@ def size_summary(certificate, choice: SizeChoice) -> dict:
     if choice.engine != "model":
         out["simulated_us"] = round(choice.modeled_seconds * 1e6, 3)
     return out
+
+
+def choice_summary(certificate, net: Network = Network()) -> dict:
+    """What ``synth solve --size`` adds to its summary off an equal-sided torus: the candidate chosen
+    (:mod:`synth.solving.candidates`), the size, its time there and the goodput ``N (p-1) / (p T)``."""
+    choice = certificate.provenance["size_choice"]
+    p, seconds = certificate.topology.n_compute, choice["seconds"]
+    key = "modeled_us" if choice["engine"] == "model" else "simulated_us"
+    return {"chosen": choice["chosen"], "size": format_size(choice["size"]), key: round(seconds * 1e6, 3),
+            "goodput_gbps": round(choice["size"] * (p - 1) / (p * seconds) * 8 / 1e9, 2)}

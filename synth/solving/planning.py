@@ -26,6 +26,7 @@ Examples
 
 from __future__ import annotations
 
+from synth.solving.candidates import plan_by_size, without_size
 from synth.solving.graphs import plan_damaged, plan_hyperx, plan_spine_leaf, plan_user
 from synth.solving.lattice import plan_lattice
 from synth.solving.request import Plan, SolveRequest
@@ -47,5 +48,11 @@ def plan(request: SolveRequest) -> Plan:
     ------
     OptionError
         When the options do not fit the topology (the error a solve would raise, before any solve).
+
+    With ``size`` (bytes) the plan ranks candidates by their time at that size
+    (:func:`synth.solving.candidates.plan_by_size`); an equal-sided healthy torus has its depth sweep
+    instead (:func:`synth.solving.by_size.choose_by_size`).
     """
+    if request.size is not None:   # by message size: the candidates, beside what a solve without it builds
+        return plan_by_size(request, plan(without_size(request)))
     return PLANNERS[kind_of(request.topology).solve_path](request)

@@ -16,7 +16,7 @@ Examples
 >>> SolveRequest(parse_torus("4x4"), dpeth=2)
 Traceback (most recent call last):
 ...
-synth.errors.OptionError: unknown option 'dpeth'; the options are depth, elements, mode, exchange, progress, generators, allow_unbalanced, group, time_limit, seed, solver, start, collective
+synth.errors.OptionError: unknown option 'dpeth'; the options are depth, elements, mode, exchange, progress, generators, allow_unbalanced, group, time_limit, seed, solver, start, collective, size, engine
 """
 
 from __future__ import annotations
@@ -57,6 +57,9 @@ CONSTRUCTIONS = {
                      "is kept",
     "routed-packing": "the routed LP: trees whose arcs are routes through switches or one-way links",
     "depth-packing": "the depth-bounded LP: trees of depth <= K whose arcs are multi-hop routes",
+    "by-size": "every candidate (the default construction, the layered trees, timed trees of H ... H + 4 reduce "
+               "rounds, the depth-bounded trees, the Ring) built within one shared time limit and timed at the "
+               "message size; the fastest is kept",
 }
 
 
@@ -82,6 +85,8 @@ class SolveRequest:
     solver: str = "auto"
     start: object = None
     collective: str = ALLREDUCE
+    size: int | None = None
+    engine: str = "model"
 
     def __init__(self, topology, **options):
         unknown = sorted(set(options) - set(OPTIONS))
@@ -92,6 +97,17 @@ class SolveRequest:
         values["depth"] = check_int(values["depth"], "depth", 1, optional=True)
         values["elements"] = check_int(values["elements"], "elements", 1, optional=True)
         values["seed"] = check_int(values["seed"], "seed")
+        values["size"] = check_int(values["size"], "size", 1, optional=True)
+        if values["engine"] != "model":
+            # the SimGrid stage loads the runtime's plan: only a request that names another engine waits for it
+            from synth.analysis.simulate import ENGINES
+
+            if values["engine"] not in ENGINES:
+                raise OptionError(f"engine must be one of {', '.join(ENGINES)}, got {str(values['engine'])[:40]!r}")
+        if values["size"] is not None and (values["depth"] is not None or values["exchange"]
+                                           or values["collective"] != ALLREDUCE or values["start"] is not None):
+            raise OptionError("size chooses among allreduce schedules (the depth, the rounds, tree or exchange) "
+                              "itself: not with depth, exchange, start or another collective")
         if values["collective"] not in COLLECTIVES:
             raise OptionError(f"collective must be one of {', '.join(COLLECTIVES)}, got "
                               f"{str(values['collective'])[:40]!r}")

@@ -74,27 +74,29 @@ def test_a_size_with_fewer_elements_than_chunks_is_measured_in_bytes_or_left_out
     chunks, 16 KiB of 1-byte elements is enough, 1 KiB is not even that (one line each, no error)."""
     notes = []
     rows = compare(IRREGULAR["torus 4x4, a failed link"](), [1 << 10, 16 << 10, BIG], notes=notes, time_limit=LIMIT)
-    sp = {r.size: r for r in rows if r.algorithm == "sp"}
-    assert sorted(sp) == [16 << 10, BIG] and not _above_one(rows)
-    assert "sp: left out at 1,024 bytes, fewer bytes than its chunks need" in notes
-    assert any(n.startswith("sp: measured at 16,384 bytes in 16,384 elements of 1 byte") for n in notes)
+    layered = {r.size: r for r in rows if r.algorithm == "layered"}   # one of synth's candidates there
+    assert sorted(layered) == [1 << 10, 16 << 10, BIG] and not _above_one(rows)
+    assert any(n.startswith("layered: measured at 1,024 bytes in 1,024 elements of 1 byte") for n in notes)
+    timed = [n for n in notes if n.startswith("timed R=")]
+    assert any(n.endswith("left out at 1,024 bytes, fewer bytes than its chunks need") for n in timed)
     assert not any("67,108,864" in n for n in notes)
 
 
 def test_cli_compare_takes_a_time_limit_and_shows_progress_on_a_terminal(capsys, monkeypatch):
     limits = []
-    real = compare_module.solve
+    real = compare_module.build_candidates
 
-    def solve(*args, **kwargs):
-        limits.append(kwargs.get("time_limit"))
-        return real(*args, **kwargs)
+    def build_candidates(req, plan, ring=True):
+        limits.append(req.time_limit)
+        return real(req, plan, ring)
 
-    monkeypatch.setattr(compare_module, "solve", solve)
+    monkeypatch.setattr(compare_module, "build_candidates", build_candidates)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     argv = ["compare", "--torus", "4x4", "--fail-link", "0-1", "--sizes", "16KiB", "--algorithms", "sp"]
     assert main([*argv, "--time-limit", "3", "--json"]) == 0
     out, err = capsys.readouterr()
-    assert limits == [3.0] and "[synth] solving synth's schedule on torus 4x4 with 1 failed link" in err
-    assert [r["algorithm"] for r in json.loads(out)["rows"]] == ["sp"]
+    assert limits == [3.0] and "[synth] building synth's candidates on torus 4x4 with 1 failed link" in err
+    names = [r["algorithm"] for r in json.loads(out)["rows"]]
+    assert "layered" in names and "ring" not in names   # only synth's candidates: --algorithms sp
     assert main([*argv, "--time-limit", "0"]) == 2
     assert capsys.readouterr().err.count("\n") == 1

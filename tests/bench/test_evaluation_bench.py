@@ -87,7 +87,7 @@ def test_failures_table_has_the_healthy_reference_and_the_ring(scripts, capsys):
     assert [r["algorithm"] for r in good if r["reference"]] == ["sp-allreduce"]
     damaged = [r for r in good if r["failures"] == "l0.0-0.1"]
     assert damaged[0]["algorithm"] in packed and damaged[1]["algorithm"] == "ring (cycle)"
-    assert damaged[2]["algorithm"].startswith("ring, bucket") and "rounds" not in damaged[2]
+    assert damaged[2]["algorithm"].startswith("bucket, swing") and "rounds" not in damaged[2]
     assert damaged[0].get("sim_over_healthy 1MiB") is None  # --no-sim: nothing to divide
     mesh = [r for r in good if r["network"] == "mesh4x4"]
     assert mesh[0]["model 1MiB"] > mesh[1]["model 1MiB"]  # the packing schedule beats the Ring on the mesh

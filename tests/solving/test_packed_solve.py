@@ -63,7 +63,7 @@ def test_the_packed_trees_have_both_halves(tmp_path, capsys, collective):
     assert main(["check", str(out)]) == 0
 
 
-def test_depth_sets_the_rounds_of_the_timed_trees_and_size_says_to_use_it(capsys):
+def test_depth_sets_the_rounds_of_the_timed_trees_and_size_weighs_them(capsys):
     # --depth K >= H on the packing path: R = K reduce rounds, 2K in all (the default H + 4 buys bandwidth
     # with rounds); the layered class at the same 2H rounds is contained, so the schedule is never worse
     assert main(["solve", "--torus", "4x4", "--fail-link", "0.0-0.1", "--depth", "4", "--time-limit", "20",
@@ -75,9 +75,12 @@ def test_depth_sets_the_rounds_of_the_timed_trees_and_size_says_to_use_it(capsys
     frac = lambda s: int(s.split("/")[0]) / int(s.split("/")[1])          # noqa: E731
     assert default["rounds"] > short["rounds"]
     assert frac(default["bandwidth_fraction"]) > frac(short["bandwidth_fraction"])
-    assert main(["solve", "--torus", "4x4", "--fail-link", "0.0-0.1", "--size", "1MiB"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "give --depth K instead" in err[0]
+    # --size weighs the rounds itself (tests/solving/test_candidates.py): the candidates include both of these
+    assert main(["solve", "--torus", "4x4", "--fail-link", "0.0-0.1", "--size", "1MiB", "--time-limit", "6",
+                 "--json"]) == 0
+    chosen = json.loads(capsys.readouterr().out)
+    assert chosen["valid"] and chosen["chosen"] in ("ring", "layered", "depth K=2") + tuple(
+        f"timed R={r}" for r in range(4, 9))
 
 
 def test_a_depth_bounded_lp_out_of_time_says_so_and_what_to_do(capsys):

@@ -1,0 +1,324 @@
+"""Choose a schedule by message size where no Γ lifts k-hop trees: damaged networks, meshes, lattices, user graphs.
+
+``synth solve --size S`` on an equal-sided healthy torus sweeps the depth bounds of lifted k-hop trees
+(:mod:`synth.solving.by_size`).  Everywhere else :func:`plan_by_size` lists the candidates, and
+:func:`build_by_size` builds and certifies each, times it at ``S`` (the cost model, or a SimGrid replay)
+and keeps the fastest:
+
+* ``default``: what a solve without ``size`` builds, where that is not the packing model itself (the
+  lifted shortest-path tree of a grid, SP-allreduce on a twisted torus, a balanced family, ...);
+* ``layered``: the packing model's layered trees, ``2H`` rounds (:mod:`synth.solving.packing`);
+* ``timed R=...``: timed trees with ``R = H ... H + 4`` reduce rounds (``2R`` rounds; the packing path's
+  ``depth`` ``R``), each kept only where it beats the layered LP's schedule by the bandwidth bound (else
+  that candidate's schedule is the layered one); an ``R`` whose master LP would exceed the row limit is
+  left out, with the reason;
+* ``depth K=...``: the depth-bounded packing, ``K = H // 2`` (arcs of up to ``ceil(H / K)`` hops);
+* ``ring``: the Ring baseline on a Hamiltonian cycle (:func:`synth.baselines.build_baseline`), certified
+  as an explicit schedule under the trivial group.
+
+A timed candidate is not built when its ``2R`` rounds alone, at ``alpha`` each, plus the certified
+bandwidth bound at ``S`` already take as long as the best candidate built before it (by the cost
+model): no schedule of ``2R`` rounds could win, and its share of the time goes to those after it.
+
+The candidates share ``time_limit``, in CPU seconds of this process as the LPs count them: each solve gets
+the time left over the solving candidates left (a timed candidate's two LPs, the layered one and the master,
+half of that each), so the whole choice takes about ``time_limit`` CPU seconds (more wall time on a busy
+machine).  A candidate that fails, or that the time left cannot
+reach, is left out with the reason.  The choice, every candidate's modeled (or simulated) time at ``S``
+and why the pick was made go into the notes and the certificate's ``provenance["size_choice"]``.
+
+Examples
+--------
+>>> from synth.topology.torus import parse_torus
+>>> from synth.topology.failures import damage, parse_failures
+>>> from synth.solving.request import SolveRequest
+>>> t = parse_torus("4x4"); d = damage(t, parse_failures(t, links=["0-1"]))
+>>> from synth.solving.planning import plan
+>>> p = plan(SolveRequest(d, size=1 << 20, time_limit=20))
+>>> p.construction, [c.name for c in p.prepared.candidates]
+('by-size', ['ring', 'layered', 'depth K=2', 'timed R=4', 'timed R=5', 'timed R=6', 'timed R=7', 'timed R=8'])
+>>> r = p.build(SolveRequest(d, size=1 << 20, time_limit=20), p)
+>>> choice = r.certificate.provenance["size_choice"]
+>>> choice["chosen"], choice["size"], len(choice["candidates"])
+('timed R=4', 1048576, 8)
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, replace
+
+from synth.analysis.cost import Network, goodput_bound, message_elements, model_time, sized_metrics
+from synth.check import measure_symmetric
+from synth.check.claims import certify
+from synth.errors import OptionError, SynthError
+from synth.schedule.lift import lift, lifted_chunk_elements, lifted_weights
+from synth.solving.packing import certified_fraction, plan_packing, timed_rounds
+from synth.solving.request import OPTIONS, Plan, SolveRequest, SolveResult
+from synth.symmetry.residual import trivial_group
+from synth.units import format_size
+
+__all__ = ["Candidate", "SizePrep", "plan_by_size", "build_by_size", "build_candidates", "takes_candidates",
+           "without_size", "RING_MAX_TRANSMISSIONS", "MIN_SHARE", "EXTRA_ROUNDS"]
+
+#: the Ring is certified explicitly: beyond this many transmissions (2 directions x 2(p-1) rounds x p) it is left out
+RING_MAX_TRANSMISSIONS = 2_000_000
+#: seconds below which a solving candidate's share of the time limit is too little to start it
+MIN_SHARE = 0.1
+#: the timed candidates' reduce rounds run from H to H + EXTRA_ROUNDS
+EXTRA_ROUNDS = 4
+#: the plans that are the packing model itself (their network gets no separate ``default`` candidate)
+_PACKING = ("timed-packing", "layered-packing")
+#: the provenance algorithm a candidate kind adds to those of the default and packing plans
+_KIND_ALGORITHM = {"depth": "depth-bounded-packing", "ring": "ring"}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One candidate of :func:`plan_by_size`: its ``name``, ``kind`` (``default``, ``layered``, ``timed``,
+    ``depth``, ``ring``), the ``depth`` its packing plan takes (timed: R; depth-bounded: K) and the rounds
+    it will have (a text: ``"2R = 10"``); ``solves``: a solver runs (it takes a share of the time limit)."""
+
+    name: str
+    kind: str
+    depth: int | None
+    rounds: str
+    solves: bool = True   # a solver runs: the candidate takes a share of the time limit
+
+
+@dataclass(frozen=True, eq=False)
+class SizePrep:
+    """What :func:`plan_by_size` decided: the size, the engine, the candidates, those left out (notes), the
+    default plan and the packing plan they derive from, the packing model's group and reason."""
+
+    nbytes: int
+    engine: str
+    candidates: tuple
+    left_out: tuple
+    default: Plan
+    packing: Plan | None
+    group: object
+    reason: str
+
+
+def takes_candidates(topology) -> bool:
+    """Whether ``size`` on ``topology`` ranks these candidates (not an equal-sided healthy torus: its depth sweep)."""
+    return not getattr(topology, "is_equal_sided", False)
+
+
+def without_size(req, **changes) -> SolveRequest:
+    """``req`` with ``size`` dropped (and ``changes`` made): the request one candidate is built from."""
+    values = {name: getattr(req, name) for name in OPTIONS}
+    return SolveRequest(req.topology, **{**values, "size": None, "engine": "model", **changes})
+
+
+def plan_by_size(req, default) -> Plan:
+    """The plan of ``size`` on a network without Γ (module docstring): the candidates and what is left out;
+    ``default`` is the plan of the same request without ``size`` (:func:`synth.solving.planning.plan`)."""
+    t = req.topology
+    if req.size < Network().element_bytes:
+        raise OptionError(f"size {req.size} bytes is smaller than one element of {Network().element_bytes} bytes")
+    if not takes_candidates(t):
+        raise OptionError(f"size on {t.name}: the depth sweep of an equal-sided torus chooses "
+                          "(synth.solving.by_size.choose_by_size)")
+    packing, group, reason, left_out = None, None, default.reason, []
+    if default.construction in _PACKING:
+        packing, group, reason = default, default.group, default.prepared.reason
+    else:
+        try:
+            packing = plan_packing(without_size(req), t, None, f"{t.name}: the packing model", req.time_limit, None)
+            group, reason = packing.group, packing.prepared.reason
+        except SynthError as exc:
+            left_out.append(f"the packing candidates: {exc}")
+    cands = []
+    if default.construction not in _PACKING:
+        cands.append(Candidate("default", "default", None, default.construction, default.solves))
+    cands += _ring(t, left_out)
+    if packing is not None:
+        cands += _packing_candidates(packing, group, left_out)
+    if not cands:
+        raise SynthError(f"size on {t.name}: no candidate to build ({'; '.join(left_out)})")
+    prep = SizePrep(req.size, req.engine, tuple(cands), tuple(left_out), default, packing, group, reason)
+    notes = [f"candidates at {format_size(req.size)}: " + ", ".join(
+                 f"{c.name} ({c.rounds}, as a solve without `size` builds)" if c.kind == "default" else
+                 f"{c.name} ({c.rounds} rounds)" for c in cands),
+             f"they share `time_limit` {req.time_limit:g} s (CPU seconds): each solve gets the time left over the solving "
+             "candidates left (a timed candidate's layered LP and master LP half of it each); the one of least "
+             + ("modeled time (cost model)" if req.engine == "model" else "simulated time (SimGrid replay)")
+             + " is kept", *left_out]
+    algorithms = tuple(dict.fromkeys([a for p in (default, packing) if p is not None for a in p.algorithms]
+                                     + [_KIND_ALGORITHM[c.kind] for c in cands if c.kind in _KIND_ALGORITHM]))
+    return Plan("by-size", f"{t.name}: no Γ lifts k-hop trees here; {len(cands)} candidates ranked at "
+                f"{format_size(req.size)}", default.group_name if packing is None else packing.group_name,
+                algorithms, build_by_size,
+                default.group if packing is None else packing.group, solves=True, time_limit=req.time_limit,
+                notes=tuple(notes), prepared=prep)
+
+
+def _ring(t, left_out) -> list:
+    """The Ring candidate, or none (with the reason in ``left_out``) when it is too large to certify here."""
+    p = t.n_compute
+    n = 4 * (p - 1) * p
+    if n > RING_MAX_TRANSMISSIONS:
+        left_out.append(f"ring: {n:,} transmissions to certify (more than {RING_MAX_TRANSMISSIONS:,})")
+        return []
+    return [Candidate("ring", "ring", None, f"2(p-1) = {2 * (p - 1)}", False)]
+
+
+def _packing_candidates(packing, group, left_out) -> list:
+    """The layered, depth-bounded and timed candidates of the packing plan ``packing`` (module docstring)."""
+    if packing.construction not in _PACKING:   # routed trees: the packing plan as it is
+        return [Candidate(packing.construction, "packing", None, "2H")]
+    H = packing.prepared.data.H
+    orbits = packing.prepared.topology.n_links if group is None else group.n_link_orbits
+    out = [Candidate("layered", "layered", None, f"2H = {2 * H}")]
+    K = H // 2
+    if 1 <= K < H:
+        out.append(Candidate(f"depth K={K}", "depth", K, f"2 x levels = {2 * math.ceil(H / math.ceil(H / K))}"))
+    for R in range(H, H + EXTRA_ROUNDS + 1):
+        if packing.construction != "timed-packing" or timed_rounds(H, R, orbits)[1] is not None:
+            left_out.append(f"timed R={R}: its master LP would have {2 * R * orbits:,} load rows, more than the "
+                            "packing path takes")
+            continue
+        out.append(Candidate(f"timed R={R}", "timed", R, f"2R = {2 * R}"))
+    return out
+
+
+@dataclass(frozen=True)
+class Built:
+    """A candidate as built: its certified result, or None and why it was left out."""
+
+    candidate: Candidate
+    result: SolveResult | None
+    why: str = ""
+    seconds: float = 0.0   # wall seconds its build took
+
+
+def build_candidates(req, plan, ring=True, skip=None):
+    """Build the candidates of ``plan`` (:func:`plan_by_size`) within the shared time limit, yielding each as built
+    (:class:`Built`); ``ring=False`` leaves the Ring out (``synth compare`` lists it as a baseline); ``skip(cand)``,
+    if given, is asked before each build and returns why not to build it (or None)."""
+    prep = plan.prepared
+    cands = [c for c in prep.candidates if ring or c.kind != "ring"]
+    deadline = time.process_time() + req.time_limit   # CPU seconds, as the LPs count them
+    for i, cand in enumerate(cands):
+        why = skip(cand) if skip is not None else None
+        if why:
+            yield Built(cand, None, why)
+            continue
+        left = sum(c.solves and not (skip is not None and skip(c)) for c in cands[i:])
+        share = (deadline - time.process_time()) / max(left, 1)
+        if cand.solves and share < MIN_SHARE:
+            yield Built(cand, None, f"not built: {max(deadline - time.process_time(), 0):.1f} CPU s of the time "
+                                    f"limit left for {left} solving candidate(s)")
+            continue
+        req.say(f"size candidate {cand.name} ({i + 1} of {len(cands)})"
+                + (f", up to {share:.1f} s" if cand.solves else ""))
+        start = time.monotonic()
+        try:
+            yield Built(cand, _build_one(req, prep, cand, share), seconds=time.monotonic() - start)
+        except SynthError as exc:
+            yield Built(cand, None, str(exc), time.monotonic() - start)
+
+
+def _build_one(req, prep, cand, share) -> SolveResult:
+    """Build and certify one candidate, its solves limited to ``share`` seconds."""
+    t = req.topology
+    one = without_size(req, time_limit=share)
+    if cand.kind == "ring":
+        # every baseline module loads with the registry: only a solve that builds the Ring waits for them
+        from synth.baselines import build_baseline
+
+        b = build_baseline("ring", t)
+        cert = certify(b.schedule.as_base(b.weights), trivial_group(t), req.elements, mode=req.mode,
+                       provenance={"algorithm": "ring", "group": "trivial", "seed": None})
+        return SolveResult(cert, cert.claims["rounds"] // 2, [f"ring: {b.notes}"])
+    if cand.kind == "default":
+        return prep.default.build(one, replace(prep.default, time_limit=share))
+    if cand.kind == "packing":
+        p = replace(prep.packing, prepared=replace(prep.packing.prepared, time_limit=share), time_limit=share)
+    elif cand.kind == "layered":
+        base = prep.packing
+        p = replace(base, construction="layered-packing", algorithms=("layered-packing",),
+                    prepared=replace(base.prepared, R=None, time_limit=share), time_limit=share)
+    elif cand.kind == "depth":
+        p = plan_packing(without_size(req, time_limit=share, depth=cand.depth), t, prep.group, prep.reason, share,
+                         cand.depth)
+    else:   # timed: the layered LP and the master LP half the share each
+        p = plan_packing(without_size(req, time_limit=share / 2, depth=cand.depth), t, prep.group, prep.reason,
+                         share / 2, cand.depth)
+    return p.build(one, p)
+
+
+def _timed(cert, nbytes, engine, net) -> tuple:
+    """``(seconds, rounds)`` of a certified schedule at ``nbytes`` bytes: the cost model, or a SimGrid replay."""
+    base, group = cert.base, cert.group
+    if engine == "simgrid":
+        # the SimGrid stage loads the runtime's plan: only a SimGrid replay waits for it
+        from synth.analysis.simulate import simulated_seconds
+
+        return simulated_seconds(lift(base, group), lifted_weights(base, group), [nbytes], net)[0], \
+            cert.claims["rounds"]
+    p = cert.topology.n_compute
+    m, at = sized_metrics(lambda n: measure_symmetric(base, group, lifted_chunk_elements(base, group, n)), nbytes,
+                          message_elements(nbytes, net.element_bytes, p, "allreduce"), net, p, "allreduce")
+    if m is None:
+        raise SynthError(f"fewer bytes than its chunks need at {format_size(nbytes)}")
+    return model_time(m, at), m.rounds
+
+
+def _bandwidth_floor(topology, nbytes, net) -> float:
+    """Seconds no allreduce of ``nbytes`` bytes per node on ``topology`` beats in its bandwidth term (the model's
+    ``beta`` times the certified bound: :func:`synth.analysis.cost.goodput_bound`)."""
+    p = topology.n_compute
+    return nbytes * (p - 1) / (p * goodput_bound(topology, net))
+
+
+def build_by_size(req, plan, net: Network = Network()) -> SolveResult:
+    """Build every candidate of ``plan``, time each at the size, keep the fastest (module docstring)."""
+    prep = plan.prepared
+    rows, best, took = [], None, []
+    floor = _bandwidth_floor(req.topology, prep.nbytes, net)
+
+    def skip(cand):   # by the model only: a timed candidate's 2R rounds and the bandwidth bound cannot beat the best
+        if prep.engine != "model" or cand.kind != "timed" or best is None:
+            return None
+        least = 2 * cand.depth * net.alpha + floor
+        if least < best[1]:
+            return None
+        return (f"not built: any schedule of 2R = {2 * cand.depth} rounds takes at least {least * 1e6:.2f} us at "
+                f"{format_size(prep.nbytes)} (2R x alpha + the certified bandwidth bound), no less than "
+                f"{best[1] * 1e6:.2f} us of {best[0].candidate.name}")
+
+    for built in build_candidates(req, plan, skip=skip):
+        name = built.candidate.name
+        if built.result is None:
+            rows.append({"name": name, "left_out": built.why})
+            continue
+        cert = built.result.certificate
+        try:
+            seconds, rounds = _timed(cert, prep.nbytes, prep.engine, net)
+        except SynthError as exc:
+            rows.append({"name": name, "left_out": str(exc)})
+            continue
+        rows.append({"name": name, "algorithm": cert.provenance.get("algorithm"), "rounds": rounds,
+                     "seconds": seconds, "bandwidth_fraction": float(certified_fraction(cert))})
+        took.append(f"{name} {built.seconds:.1f} s")
+        if best is None or seconds < best[1]:
+            best = (built, seconds)
+    if best is None:
+        raise SynthError(f"size {format_size(prep.nbytes)}: no candidate was built ("
+                         + "; ".join(f"{r['name']}: {r['left_out']}" for r in rows) + ")")
+    built, seconds = best
+    how = "modeled" if prep.engine == "model" else "simulated"
+    cert = built.result.certificate
+    cert.provenance["size_choice"] = {"size": prep.nbytes, "engine": prep.engine, "chosen": built.candidate.name,
+                                      "seconds": seconds, "candidates": rows}
+    listed = "; ".join(f"{r['name']} {r['rounds']} rounds {r['seconds'] * 1e6:.2f} us" if "seconds" in r else
+                       f"{r['name']} left out ({r['left_out']})" for r in rows)
+    notes = [f"size {format_size(prep.nbytes)}: {how} times of the candidates: {listed}",
+             f"chosen: {built.candidate.name} ({cert.provenance.get('algorithm')}, {cert.claims['rounds']} rounds), "
+             f"the least {how} time at {format_size(prep.nbytes)}, {seconds * 1e6:.2f} us",
+             f"built in (wall seconds): {', '.join(took)}", *prep.left_out, *built.result.notes]
+    return SolveResult(cert, built.result.depth, notes)
