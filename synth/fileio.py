@@ -35,7 +35,7 @@ __all__ = ["write_atomic", "check_writable", "read_json", "loads_strict", "open_
 #: every writer refuses (one line, nothing written) a file above it, so synth never writes what it cannot read.
 LIMITS = {
     "json": 64 << 20,          # topology, campaign, cache and result files: 200x the largest certificate in instances/
-    "certificate": 256 << 20,  # a 32x32 torus with a failed link writes about 190 MB (json reads it in 20 CPU s, 2 GB)
+    "certificate": 256 << 20,  # decompressed; a damaged 16x16x16 (20.6 M transmissions) is 109 MB in the tree form
     "explicit": 1 << 30,       # about 10 M transmissions (the 8x8 export of docs/usage.md is 0.5 MB)
     "explicit-line": 1 << 20,  # one transmission of an explicit file: a route of 100,000 vertices still fits
     "msccl-xml": 1 << 30,      # an MSCCL algorithm: exports of big schedules are large

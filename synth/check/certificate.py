@@ -1,15 +1,16 @@
 """Certificates: a base schedule, its group and the claims the checker re-derives.
 
-Format ``synth-certificate``, version 1 (one JSON object)::
+Format ``synth-certificate``, version 2 (one JSON object)::
 
     {
-      "format": "synth-certificate", "version": 1,
+      "format": "synth-certificate", "version": 2,
       "topology": {"kind": "torus", "shape": [16, 16]},          # synth.topology.spec.build_topology
       "group": {"kind": "torus-gamma"},                          # synth.symmetry.spec.named_group
       "base_schedule": {
         "rounds": 32,
         "components": [
           {"weight": 1, "label": "SP BFS tree, root 0, depth 16",
+           "tree": {"parent": [...], "up": [...], "down": [...]},            # synth.check.tree_form
            "transmissions": [[round, src, dst, "reduce" | "copy", [src, ..., dst]], ...]}
         ]
       },
@@ -22,7 +23,11 @@ Format ``synth-certificate``, version 1 (one JSON object)::
       "provenance": {"tool": "synth 0.1.0", "algorithm": "sp-allreduce", "seed": null, "seconds": 0.1}
     }
 
-Routes are vertex lists along directed links.  Component ``t`` lifted by group
+A component holds a ``tree`` (a parent array with send rounds, :mod:`synth.check.tree_form`), rows of
+``transmissions``, or both (its transmissions are the tree's sends and the rows); :func:`write_certificate`
+writes each component that is a tree as one (``compact=False``: every one as rows), and gzip-compresses a
+file whose name ends in ``.gz``.  Version 1 (rows only, unknown keys ignored) is still read; in version 2
+an unknown key is an error.  Routes are vertex lists along directed links.  Component ``t`` lifted by group
 element ``i`` is chunk ``t*|G| + i``; ``chunking.elements`` input elements per
 node are cut as in :func:`synth.schedule.chunk_elements`.  ``collective`` (absent: an
 allreduce, so every older certificate reads as before) and, for ``reduce-scatter`` and
