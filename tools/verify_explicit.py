@@ -5,7 +5,9 @@ It shares no code with ``synth.check``: it reads the JSON Lines file of the
 format documented in docs/formats.md, simulates the allreduce with exact integer
 *contribution sets* (each node's value of each chunk is the set of inputs it
 sums; a reduce adds a disjoint set, a copy replaces it), and recomputes S,
-Vol_abs, Vol_phys, Psi, Theta and Omega with ``fractions.Fraction``.  Meant for
+Vol_abs, Vol_phys, Psi, Theta and Omega with ``fractions.Fraction``, and the bandwidth term: the sum
+over rounds of the largest load over bandwidth of a link (elements per GB/s; the header's
+``bandwidth`` list, parallel to ``links``, or 1 for every link).  Meant for
 small and medium files (it is O(transmissions x p) in the worst case).
 
 Reduce-scatter and allgather files (header ``"collective"`` with ``"chunk_owner"``, one
@@ -107,6 +109,7 @@ def verify(path):
             raise ValueError(f"transmission {i}: round, chunk, src, dst must be integers and route a list of them")
         if not 0 <= r["chunk"] < len(sizes):
             raise ValueError(f"transmission {i}: chunk {r['chunk']} outside 0..{len(sizes) - 1}")
+    bandwidth = _bandwidths(header)
     collective, owner = _collective(header, compute, sizes)
     errors = []
     # state[(node, chunk)] = frozenset of compute nodes whose input the value sums
@@ -128,7 +131,7 @@ def verify(path):
             errors.append(f"transmission {i}: route uses a pair that is not a link")
             continue
         by_round.setdefault(r["round"], []).append(r)
-    load_max, load_total = [], []
+    load_max, load_total, term = [], [], Fraction(0)
     vol_abs = vol_phys = 0
     for s in range(1, n_rounds + 1):
         batch = by_round.get(s, [])
@@ -158,6 +161,7 @@ def verify(path):
                 errors.append(f"round {s}: unknown op {r['op']!r}")
         state.update(touched)
         load_max.append(max(load.values(), default=0))
+        term += max((Fraction(x) / bandwidth[e] for e, x in load.items()), default=Fraction(0))
         load_total.append(sum(load.values()))
     everyone = frozenset(compute)
     for (v, c), value in state.items():
@@ -175,7 +179,8 @@ def verify(path):
     per = 2 if collective == "allreduce" else 1  # the minimum volume is per * N * (p - 1)
     metrics = {"rounds": n_rounds, "vol_abs": vol_abs, "vol_phys": vol_phys,
                "psi": Fraction(vol_abs, per * N * (p - 1)), "theta": Fraction(vol_phys, vol_abs),
-               "omega": Fraction(E * sum(load_max), sum(load_total)), "weight": Fraction(vol_phys, per * N)}
+               "omega": Fraction(E * sum(load_max), sum(load_total)), "weight": Fraction(vol_phys, per * N),
+               "bandwidth_term": term}
     claims = header.get("claims") or {}
     claims = claims if isinstance(claims, dict) else {}
     for key, claimed in claims.items():
@@ -191,6 +196,17 @@ def verify(path):
                 if key in claims and (type(claims[key]) is not type(value) or claims[key] != value):
                     errors.append(f"claim {key} = {str(claims[key])[:40]} but derived {value}")
     return not errors, errors, metrics
+
+
+def _bandwidths(header):
+    """The header's per-link bandwidths (GB/s) as exact fractions; 1 for every link when it lists none."""
+    values = header.get("bandwidth")
+    if values is None:
+        return [Fraction(1)] * len(header["links"])
+    if not isinstance(values, list) or len(values) != len(header["links"]) or not all(
+            isinstance(b, (int, float)) and not isinstance(b, bool) and b > 0 and b != float("inf") for b in values):
+        raise ValueError("bandwidth must list one positive finite number per link")
+    return [Fraction(b) for b in values]
 
 
 def _collective(header, compute, sizes):

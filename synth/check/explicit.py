@@ -3,7 +3,11 @@
 Format ``synth-explicit``, version 1, JSON Lines.  The first line is the header::
 
     {"format": "synth-explicit", "version": 1, "topology": {...}, "vertices": V,
-     "compute": [ids], "links": [[u, v], ...], "chunk_elements": [e_0, ...], "rounds": S}
+     "compute": [ids], "links": [[u, v], ...], "chunk_elements": [e_0, ...], "rounds": S,
+     "bandwidth": [GB/s, ...], "latency": [µs, ...]}     # optional, parallel to "links"
+
+``bandwidth`` (default 1 per link) and ``latency`` (default 0) are present when the topology's links
+have them; when the header names a built-in topology they must be that topology's.
 
 then one line per transmission, sorted by round::
 
@@ -35,6 +39,7 @@ from synth.topology.failures import failed_step
 from synth.topology.spec import build_topology, spec_size
 from synth.schedule import ALLREDUCE, COLLECTIVES, OPS, Block, Schedule, positive_chunks
 from synth.topology import Topology
+from synth.topology.base import link_values
 
 __all__ = ["FORMAT", "VERSION", "write_explicit", "read_explicit", "explicit_lines"]
 
@@ -94,10 +99,14 @@ def _header_topology(h) -> Topology:
         raise FileFormatError("explicit header needs integer 'vertices', 'compute' (integer ids) and 'links' "
                               "([[u, v], ...] of integer ids)")
     try:
-        generic = Topology.from_links("explicit", {"kind": "links"}, n, links, compute)
+        values = {key: link_values(h[key], len(links), key, key == "bandwidth")
+                  for key in ("bandwidth", "latency") if key in h}
+        generic = Topology.from_links("explicit", {"kind": "links"}, n, links, compute, **values)
     except SynthError as exc:
         raise FileFormatError(f"explicit header: {exc}") from None
     spec = h.get("topology")
+    if isinstance(spec, dict) and spec.get("kind") == "links" and "links" in spec:
+        return _same_links(spec, generic)
     if isinstance(spec, dict) and spec.get("kind") not in (None, "links"):
         size = spec_size(spec)
         damaged = "failed" in spec   # failures remove links: the healthy count is an upper bound
@@ -108,12 +117,30 @@ def _header_topology(h) -> Topology:
             named = build_topology(spec)
         except SynthError as exc:
             raise FileFormatError(f"explicit header topology: {exc}") from None
-        if (named.n_vertices != n or not np.array_equal(named.link_src, generic.link_src)
-                or not np.array_equal(named.link_dst, generic.link_dst)
-                or not np.array_equal(named.compute, generic.compute)):
+        if named.n_vertices != n:
             raise FileFormatError(f"explicit header: the links listed are not those of {named.name}")
-        return named
+        return _same(named, generic)
     return generic
+
+
+def _same_links(spec, generic) -> Topology:
+    """The header's own topology (a ``links`` spec: a user graph), which must list what the header lists."""
+    try:
+        named = build_topology(spec)
+    except SynthError as exc:
+        raise FileFormatError(f"explicit header topology: {exc}") from None
+    return _same(named, generic)
+
+
+def _same(named, generic) -> Topology:
+    """``named`` if the header's ``generic`` graph lists its links, compute vertices and link values."""
+    if not (np.array_equal(named.link_src, generic.link_src) and np.array_equal(named.link_dst, generic.link_dst)
+            and np.array_equal(named.compute, generic.compute)):
+        raise FileFormatError(f"explicit header: the links listed are not those of {named.name}")
+    for key in ("bandwidth", "latency"):
+        if not np.array_equal(getattr(named, f"link_{key}"), getattr(generic, f"link_{key}")):
+            raise FileFormatError(f"explicit header: the links' {key} list is not that of {named.name}")
+    return named
 
 
 def _row(line: bytes, where: str, rounds: int, n_chunks: int, n_vertices: int):

@@ -149,6 +149,14 @@ class Group:
                 raise GroupError(
                     f"generator {i} is not an automorphism: it maps link "
                     f"{topology.link_src[bad]}->{topology.link_dst[bad]} to a non-link")
+            for key in ("bandwidth", "latency"):
+                values = getattr(topology, key)
+                if values is not None and np.any(values[img] != values):
+                    bad = int(np.argmax(values[img] != values))
+                    raise GroupError(
+                        f"generator {i} is not an automorphism of the links' {key}s: it maps link "
+                        f"{topology.link_src[bad]}->{topology.link_dst[bad]} ({values[bad]:g}) to one of "
+                        f"{values[img[bad]]:g}")
             gen_links[i] = img
         gens = gens.astype(np.int32)
         link_orbit = n_orbits = None

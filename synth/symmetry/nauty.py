@@ -3,8 +3,8 @@
 nauty runs in a child process that is killed at the deadline and capped in memory, so
 no graph can hold the caller past its limit; graphs above :data:`MAX_VERTICES` vertices
 are refused before any work (nauty's dense graphs take ``V^2 / 8`` bytes and its time
-grows quickly with ``V`` on long paths).  Automorphisms preserve the link direction
-and which vertices compute (two colour classes).
+grows quickly with ``V`` on long paths).  Automorphisms preserve the link direction,
+which vertices compute (two colour classes) and each link's bandwidth and latency.
 
 Examples
 --------
@@ -59,6 +59,39 @@ class Automorphisms:
     order: int
 
 
+def _coloured_graph(t: Topology):
+    """nauty's input: ``(vertex count, adjacency, colour classes, directed)``.
+
+    Links that differ in bandwidth or latency must not be swapped: each link then gets a middle
+    vertex coloured by its ``(bandwidth, latency)`` class (``u -> m -> v``), so nauty's
+    automorphisms, restricted to the first ``V`` vertices, are those that keep every link's values
+    (a middle vertex is the only one between its two ends, so the restriction loses nothing).
+    """
+    V = t.n_vertices
+    rev = t.link_ids(t.link_dst, t.link_src)
+    values = np.stack([t.link_bandwidth, t.link_latency], axis=1)
+    weighted = t.has_bandwidths or t.has_latencies
+    # an undirected graph (every link has its reverse, with the same values) runs as one: nauty is faster
+    directed = not np.all(rev >= 0) or (weighted and np.any(values[np.maximum(rev, 0)] != values))
+    keep = np.ones(t.n_links, dtype=bool) if directed else t.link_src < t.link_dst
+    src, dst = t.link_src[keep].tolist(), t.link_dst[keep].tolist()
+    compute = t.is_compute.astype(bool)
+    colours = [c for c in (np.flatnonzero(compute).tolist(), np.flatnonzero(~compute).tolist()) if c]
+    adj = {}
+    if not weighted:
+        for u, v in zip(src, dst):
+            adj.setdefault(u, []).append(v)
+        return V, adj, colours, directed
+    _, cls = np.unique(values[keep], axis=0, return_inverse=True)
+    cls = np.asarray(cls).ravel()
+    mids = V + np.arange(len(src))
+    for u, v, m in zip(src, dst, mids.tolist()):
+        adj.setdefault(u, []).append(m)
+        adj.setdefault(m, []).append(v)
+    colours += [mids[cls == c].tolist() for c in range(int(cls.max()) + 1)]
+    return V + len(src), adj, colours, directed
+
+
 def automorphisms(t: Topology, *, seconds: float = 30.0, deadline: float | None = None) -> Automorphisms:
     """The automorphism group of ``t`` (link directions and compute vertices preserved), by nauty.
 
@@ -74,16 +107,11 @@ def automorphisms(t: Topology, *, seconds: float = 30.0, deadline: float | None 
     if V <= 1:
         return Automorphisms(np.zeros((0, V), dtype=np.int64), 1)
     deadline = time.monotonic() + seconds if deadline is None else deadline
-    src, dst = t.link_src.tolist(), t.link_dst.tolist()
-    # an undirected graph (every link has its reverse) runs as one: nauty is faster on those
-    directed = not np.all(t.link_ids(t.link_dst, t.link_src) >= 0)
-    adj = {}
-    for u, v in zip(src, dst):
-        if directed or u < v:
-            adj.setdefault(u, []).append(v)
-    compute = t.is_compute.astype(bool)
-    colours = [c for c in (np.flatnonzero(compute).tolist(), np.flatnonzero(~compute).tolist()) if c]
-    payload = json.dumps({"n": V, "directed": bool(directed), "adj": adj, "colours": colours})
+    n, adj, colours, directed = _coloured_graph(t)
+    if n > MAX_VERTICES:
+        raise GroupError(f"{t.name}: {V:,} vertices and {n - V:,} link classes to tell apart is over the "
+                         f"automorphism search's limit of {MAX_VERTICES:,} vertices")
+    payload = json.dumps({"n": n, "directed": bool(directed), "adj": adj, "colours": colours})
     remaining = deadline - time.monotonic()
     if remaining <= 0:
         raise GroupError(f"{t.name}: time limit reached before the automorphism search")
@@ -96,7 +124,7 @@ def automorphisms(t: Topology, *, seconds: float = 30.0, deadline: float | None 
         last = (out.stderr.strip().splitlines() or ["no message"])[-1]
         raise GroupError(f"{t.name}: nauty failed on this graph ({last[:200]})")
     result = json.loads(out.stdout)
-    gens = np.asarray(result["gens"], dtype=np.int64).reshape(-1, V)
+    gens = np.asarray(result["gens"], dtype=np.int64).reshape(-1, n)[:, :V]
     mantissa, exponent = result["mantissa"], int(result["exponent"])
     if exponent == 0 and mantissa < 2 ** 53:
         order = int(round(mantissa))

@@ -28,7 +28,7 @@ import numpy as np
 from synth.fileio import printable
 from synth.errors import TopologyError
 
-__all__ = ["Topology", "Grid", "MAX_VERTICES", "MAX_LINKS", "check_size", "count_of", "is_int", "spec_volume"]
+__all__ = ["Topology", "Grid", "MAX_VERTICES", "MAX_LINKS", "check_size", "link_values", "count_of", "is_int", "spec_volume"]
 
 MAX_VERTICES = 1 << 22  # 4,194,304 vertices: 256x the largest network we solve (64x64 torus, 32x32 HyperX)
 MAX_LINKS = 1 << 24     # 16,777,216 directed links: building them peaks near 1 GB (int32 ids, int64 keys)
@@ -81,6 +81,46 @@ def spec_volume(spec):
     return shape, V
 
 
+def link_values(values, n_links: int, key: str, positive: bool) -> np.ndarray:
+    """Validate a per-link list (``bandwidth``: finite and positive; ``latency``: finite and non-negative).
+
+    Returns a read-only float64 array of length ``n_links``.
+
+    Raises
+    ------
+    TopologyError
+        Naming the key and the first bad entry.
+
+    Examples
+    --------
+    >>> link_values([1, 2.5], 2, "bandwidth", True).tolist()
+    [1.0, 2.5]
+    >>> link_values([1, 0], 2, "bandwidth", True)
+    Traceback (most recent call last):
+    ...
+    synth.errors.TopologyError: 'bandwidth' entry 1 is 0.0; every link needs a finite number above 0
+    """
+    if isinstance(values, np.ndarray):
+        arr = values.astype(np.float64, copy=True)
+    else:
+        if not isinstance(values, (list, tuple)) or not all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) for x in values):
+            raise TopologyError(f"'{key}' must be a list of numbers, one per link")
+        try:
+            arr = np.asarray(values, dtype=np.float64)
+        except OverflowError:
+            raise TopologyError(f"'{key}' holds a number too large for a float") from None
+    if arr.shape != (n_links,):
+        raise TopologyError(f"'{key}' lists {arr.size} values for {n_links} links; give one per link")
+    bad = ~np.isfinite(arr) | ((arr <= 0) if positive else (arr < 0))
+    if bad.any():
+        i = int(np.argmax(bad))
+        need = "a finite number above 0" if positive else "a finite number, 0 or more"
+        raise TopologyError(f"'{key}' entry {i} is {arr[i]}; every link needs {need}")
+    arr.setflags(write=False)
+    return arr
+
+
 def check_size(name: str, n_vertices: int, n_links: int) -> None:
     """Refuse a topology beyond ``MAX_VERTICES`` or ``MAX_LINKS``, from counts computed before building it.
 
@@ -118,6 +158,14 @@ class Topology:
         int32 arrays of length ``E``: link ``e`` goes from ``link_src[e]`` to ``link_dst[e]``.
     compute : numpy.ndarray
         Sorted int32 ids of the vertices that hold data.
+    bandwidth : numpy.ndarray or None, keyword-only
+        Bandwidth of each directed link in GB/s (float64, finite, positive); None: every link 1.
+    latency : numpy.ndarray or None, keyword-only
+        Latency of each directed link in µs (float64, finite, non-negative); None: every link 0.
+
+    Read the per-link values through :attr:`link_bandwidth` and :attr:`link_latency`, which are
+    arrays whether or not the topology was given any; :attr:`has_bandwidths` says whether the
+    links differ from the default.
     """
 
     name: str
@@ -126,6 +174,8 @@ class Topology:
     link_src: np.ndarray
     link_dst: np.ndarray
     compute: np.ndarray = field(default=None)
+    bandwidth: np.ndarray = field(default=None, kw_only=True)
+    latency: np.ndarray = field(default=None, kw_only=True)
 
     def __post_init__(self):
         if isinstance(self.n_vertices, bool) or not isinstance(self.n_vertices, (int, np.integer)) \
@@ -151,10 +201,14 @@ class Topology:
         skeys, _order = self._sorted_keys      # sorted once, kept for link_ids (faster than np.unique's hash)
         if np.any(skeys[1:] == skeys[:-1]):
             raise TopologyError("the same directed link is listed twice")
+        for key, positive in (("bandwidth", True), ("latency", False)):
+            values = getattr(self, key)
+            if values is not None:
+                object.__setattr__(self, key, link_values(values, src.size, key, positive))
 
     @classmethod
-    def from_links(cls, name, spec, n_vertices, links, compute=None):
-        """Build a topology from a list of ``(u, v)`` directed links.
+    def from_links(cls, name, spec, n_vertices, links, compute=None, *, bandwidth=None, latency=None):
+        """Build a topology from a list of ``(u, v)`` directed links (and optionally their bandwidths and latencies).
 
         The vertex count is checked against the cap and against the links (a graph whose
         compute vertices can reach each other has at most ``links + 1`` vertices) before
@@ -175,11 +229,36 @@ class Topology:
         if n_vertices > arr.shape[0] + 1:
             raise TopologyError(f"{name}: {n_vertices} vertices but only {arr.shape[0]} links; "
                                 "some vertex would have no link")
-        return cls(name, spec, n_vertices, arr[:, 0], arr[:, 1], compute)
+        return cls(name, spec, n_vertices, arr[:, 0], arr[:, 1], compute, bandwidth=bandwidth, latency=latency)
 
     # ------------------------------------------------------------------ basics
     n_links = count_of("link_src", "Number of directed links ``E``.")
     n_compute = count_of("compute", "Number of compute vertices ``p``.")
+
+    @property
+    def link_bandwidth(self) -> np.ndarray:
+        """Bandwidth of every directed link in GB/s (float64, length ``E``; ones when none was given)."""
+        return np.ones(self.n_links) if self.bandwidth is None else self.bandwidth
+
+    @property
+    def link_latency(self) -> np.ndarray:
+        """Latency of every directed link in µs (float64, length ``E``; zeros when none was given)."""
+        return np.zeros(self.n_links) if self.latency is None else self.latency
+
+    @property
+    def has_bandwidths(self) -> bool:
+        """Whether some link's bandwidth differs from 1 GB/s (the links are then not all alike).
+
+        >>> t = Topology.from_links("pair", {"kind": "links"}, 2, [(0, 1), (1, 0)], bandwidth=[1.0, 2.5])
+        >>> t.has_bandwidths, t.link_bandwidth.tolist(), t.link_latency.tolist()
+        (True, [1.0, 2.5], [0.0, 0.0])
+        """
+        return self.bandwidth is not None and bool(np.any(self.bandwidth != 1.0))
+
+    @property
+    def has_latencies(self) -> bool:
+        """Whether some link has a latency other than 0."""
+        return self.latency is not None and bool(np.any(self.latency != 0.0))
 
     @cached_property
     def is_compute(self) -> np.ndarray:
@@ -267,12 +346,18 @@ class Topology:
         return np.asarray(route, dtype=np.int32)
 
     def to_json(self) -> dict:
-        """The topology as an explicit JSON object (vertices, compute, links)."""
-        return {
+        """The topology as an explicit JSON object (vertices, compute, links, and the links' ``bandwidth`` and
+        ``latency`` lists when it has them)."""
+        out = {
             "vertices": self.n_vertices,
             "compute": self.compute.tolist(),
             "links": np.stack([self.link_src, self.link_dst], axis=1).tolist(),
         }
+        if self.has_bandwidths:
+            out["bandwidth"] = self.bandwidth.tolist()
+        if self.has_latencies:
+            out["latency"] = self.latency.tolist()
+        return out
 
 
 class Grid:

@@ -209,7 +209,9 @@ def damage(t: Topology, failures: Failures) -> Topology:
     if compute.size < 2:
         raise TopologyError(f"{name}: fewer than two compute vertices remain")
     spec = {**t.spec, "failed": failures.to_json()}
-    d = Damaged(name, spec, V, t.link_src[keep], t.link_dst[keep], compute, healthy=t, failures=failures)
+    d = Damaged(name, spec, V, t.link_src[keep], t.link_dst[keep], compute, healthy=t, failures=failures,
+                bandwidth=None if t.bandwidth is None else t.bandwidth[keep],
+                latency=None if t.latency is None else t.latency[keep])
     _check_connected(d)
     return d
 

@@ -143,8 +143,8 @@ KINDS = (
          SpecKind("twisted", twisted_from_spec, lattice_spec_size)),
         lambda t: "lattice-gamma" if t.is_vertex_transitive else "grid-reflections", "lattice"),
     NetworkKind("user", (Topology,), (
-        TopologyFlag("topology", "FILE", "a synth-topology JSON file: vertices, links, optional compute and "
-                     "generators (docs/formats.md, 'The --topology file')", lambda word, no_wrap: read_topology(word),
+        TopologyFlag("topology", "FILE", "a synth-topology JSON file: vertices, links, optional compute, "
+                     "bandwidth (GB/s), latency (µs) and generators (docs/formats.md, 'The --topology file')", lambda word, no_wrap: read_topology(word),
                      "FILE", reads_file=True),),
         (SpecKind("links", links_from_spec, links_spec_size),), _no_group, "user"),
     NetworkKind("damaged", (Damaged,), (
