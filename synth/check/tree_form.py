@@ -86,14 +86,15 @@ class TreeParts:
     routed_ptr: np.ndarray
 
 
-def _far_ancestors(parent) -> np.ndarray:
-    """For a flat parent array (``-1`` at roots), an ancestor at least ``parent.size`` steps up, or the root.
+def _far_ancestors(parent, span: int) -> np.ndarray:
+    """For a flat parent array (``-1`` at roots) whose trees have at most ``span`` vertices each, an ancestor
+    at least ``span`` steps up, or the root.
 
-    Pointer jumping, ``log2`` passes.  On a forest every result is a root; a vertex on a cycle, or
+    Pointer jumping, ``log2(span)`` passes.  On a forest every result is a root; a vertex on a cycle, or
     below one, ends on a vertex of that cycle.
     """
     anc = np.where(parent >= 0, parent, np.arange(parent.size))
-    for _ in range(max(1, int(parent.size).bit_length())):
+    for _ in range(max(1, int(span).bit_length())):
         anc = anc[anc]
     return anc
 
@@ -133,7 +134,7 @@ def tree_parts(base: BaseSchedule) -> TreeParts:
     flat = row * V + node[cand]
     parent = np.full(chosen.size * V, -1, dtype=np.int64)
     parent[flat] = row * V + par[cand]
-    anc = _far_ancestors(parent)
+    anc = _far_ancestors(parent, V)   # row i's parents stay in row i: trees of at most V vertices
     cut = np.zeros(parent.size, dtype=bool)
     cut[anc[parent[anc] >= 0]] = True              # one vertex of every cycle leaves the tree
     cand, flat = cand[~cut[flat]], flat[~cut[flat]]
@@ -190,7 +191,7 @@ def tree_count(tree) -> int:
     """
     if not isinstance(tree, dict) or not all(isinstance(tree.get(k), list) for k in _ARRAYS):
         raise ValueError("'tree' needs the lists 'parent', 'up' and 'down'")
-    return sum(len(tree[k]) - sum(1 for x in tree[k] if type(x) is int and x == 0) for k in ("up", "down"))
+    return sum(len(tree[k]) - tree[k].count(0) for k in ("up", "down"))   # types are checked by tree_rows
 
 
 def _int_array(values, name: str, V: int) -> np.ndarray:
@@ -275,7 +276,7 @@ def _tree_rows(topology, tree) -> tuple:
         v = int(bad[0])
         raise ValueError(f"vertex {v}: " + ("a parent but no up or down round" if has[v] else
                                             "an up or down round but no parent"))
-    anc = _far_ancestors(parent)
+    anc = _far_ancestors(parent, V)
     if np.any(parent[anc] >= 0):
         raise ValueError(f"the parent array has a cycle (through vertex {int(anc[parent[anc] >= 0][0])}): "
                          "not a forest")
