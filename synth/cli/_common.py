@@ -185,7 +185,12 @@ def topology_from_args(args):
     no_wrap = getattr(args, "no_wrap", None)
     if no_wrap is not None and not flag.no_wrap:
         raise SynthError(f"--no-wrap goes with {' or '.join(_option(f) for f in naming_flags() if f.no_wrap)}")
-    topology, args.generators = flag.parse(value, no_wrap)
+    for option in sorted({name for f in naming_flags() for name in f.options} - set(flag.options)):
+        if getattr(args, option, None) is not None:
+            takers = [f for f in naming_flags() if option in f.options]
+            raise SynthError(f"{flag_for(option)} goes with {' or '.join(_option(f) for f in takers)}")
+    options = {name: getattr(args, name, None) for name in flag.options}
+    topology, args.generators = flag.parse(value, no_wrap, **options)
     failures = parse_failures(topology, getattr(args, "fail_link", None) or (), getattr(args, "fail_node", None) or ())
     return damage(topology, failures)
 
@@ -206,6 +211,7 @@ FLAGS["round_"] = "--round"
 PARAMETERS += ("cluster",)  # --cluster on campaign run, sweep, solve --size, compare
 PARAMETERS += ("no_wrap",)  # --no-wrap with --torus or --machine
 PARAMETERS += ("fail_link", "fail_node")  # failures on every topology, and synth repair
+PARAMETERS += ("slices", "dcn_bandwidth")  # --slices and --dcn-bandwidth with --machine tpu-*
 
 _LEADING_NAME = re.compile(r"(\w+)(?=[\s:=,]|$)")
 _QUOTED_NAME = re.compile(r"`(\w+)`")

@@ -23,7 +23,8 @@ def cmd_draw(args) -> int:
     """Draw a certificate or explicit schedule on its topology: the base tree(s), every round's link
     loads as a heat map, and the modeled time of every round at --size (alpha, hop latency, bandwidth).
 
-    Tori of 1 to 3 dimensions, HyperX, spine-leaf and --topology graphs, up to 4096 vertices.
+    Tori of 1 to 3 dimensions, HyperX, spine-leaf, GPU servers, TPU multislice and --topology graphs, up to
+    4096 vertices; where links differ in bandwidth, each is drawn as wide as its class, with a legend in GB/s.
     Example: ``synth draw sp-8x8.json --out sp-8x8.png``
     """
     from synth.analysis.draw import draw  # waits for the command: draw pulls in matplotlib when it runs

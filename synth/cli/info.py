@@ -13,12 +13,14 @@ from synth.check import round_lower_bound
 from synth.check.eccentricity import diameter_bounds
 from synth.symmetry.spec import lifting_group
 from synth.topology.failures import Damaged
+from synth.topology.link_classes import bandwidth_classes
 
 __all__ = ["add_parser", "cmd_info"]
 
 
 def cmd_info(args) -> int:
-    """Facts about a topology: size, diameter, distances, symmetry group, round lower bound.
+    """Facts about a topology: size, diameter, distances, symmetry group, round lower bound, and its links
+    by class and bandwidth when they are not all alike.
 
     Example: ``synth info --torus 8x8x8``
     """
@@ -36,10 +38,15 @@ def cmd_info(args) -> int:
             "link_orbits": g.n_link_orbits if g else None, "orbit_sizes": g.orbit_sizes.tolist() if g else None,
             "regular_on_links": g.is_regular if g else None,
             "round_lower_bound": bound, "bound_witness": witness}
+    classes = bandwidth_classes(t) if t.has_bandwidths or t.has_latencies else []
+    if classes:
+        info["link_classes"] = [c.to_json() for c in classes]
     if args.json:
         print(json.dumps({**info, "round_lower_bound_scope": ROUND_BOUND_SCOPE}))
     else:
         shown = {**info, "orbit_sizes": _sizes(info["orbit_sizes"])}
+        if classes:
+            shown["link_classes"] = "; ".join(c.describe() for c in classes)
         if lo != hi:
             shown.pop("diameter_bounds")
             shown["diameter"] = f"{lo}..{hi} (bounds: the exact value needs a BFS from every vertex orbit)"

@@ -30,8 +30,10 @@ from typing import Callable
 import numpy as np
 
 from synth.errors import GroupError, OptionError, check_instance
+from synth.symmetry.gpu import gpu_group
 from synth.symmetry.group import Group
 from synth.symmetry.hyperx import hyperx_group
+from synth.symmetry.multislice import multislice_group
 from synth.symmetry.lattice import (grid_group, grid_translations, lattice_gamma, lattice_stabilizer,
                                     lattice_translations, lattice_translations_negation)
 from synth.symmetry.residual import residual_group
@@ -64,6 +66,8 @@ GROUPS = {g.kind: g for g in (
     GroupKind("hyperx-rotations", hyperx_group),
     GroupKind("hyperx-shifts-negation", hyperx_group),
     GroupKind("spine-leaf-shifts", spine_leaf_group),
+    GroupKind("gpu-shifts", gpu_group),             # GPU servers (synth.symmetry.gpu)
+    GroupKind("multislice-shifts", lambda t: multislice_group(t, default_group(t.slice_topology))),
     GroupKind("lattice-gamma", lattice_gamma),      # lattice tori and grids (synth.symmetry.lattice)
     GroupKind("lattice-translations-negation", lattice_translations_negation),
     GroupKind("lattice-translations", lattice_translations),

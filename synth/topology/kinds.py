@@ -31,7 +31,7 @@ Examples
 >>> spec_kind("ring")
 Traceback (most recent call last):
 ...
-synth.errors.TopologyError: unknown topology kind 'ring'; valid: grid, hyperx, lattice, links, spine-leaf, torus, twisted
+synth.errors.TopologyError: unknown topology kind 'ring'; valid: gpu, grid, hyperx, lattice, links, multislice, spine-leaf, torus, twisted
 """
 
 from __future__ import annotations
@@ -42,11 +42,13 @@ from typing import Callable
 from synth.errors import TopologyError
 from synth.topology.base import Topology
 from synth.topology.failures import Damaged
+from synth.topology.gpu import GpuFabric, gpu_from_spec, gpu_spec_size
 from synth.topology.hyperx import HyperX, hyperx_from_spec, hyperx_spec_size, parse_hyperx
 from synth.topology.lattice import LatticeTorus, parse_lattice, twisted
 from synth.topology.lattice_spec import (grid_from_spec, lattice_from_spec, lattice_spec_size, parse_grid_words,
                                          parse_shape, torus_from_spec, torus_spec_size, twisted_from_spec)
 from synth.topology.machines import machine_spec
+from synth.topology.multislice import Multislice, SLICE_KINDS, multislice_from_spec, multislice_spec_size
 from synth.topology.spineleaf import SpineLeaf, parse_spine_leaf, spine_leaf_from_spec, spine_leaf_spec_size
 from synth.topology.torus import Torus, parse_torus
 from synth.topology.user import links_from_spec, links_spec_size, read_topology
@@ -63,7 +65,9 @@ class TopologyFlag:
     a modifier (``--no-wrap``, ``--fail-link``) has none; the CLI says which flags ``--no-wrap`` goes
     with before its help.  ``example`` is its word in the message that
     asks for one topology; ``no_wrap``: ``--no-wrap`` may go with it; ``repeatable``: given any number
-    of times; ``reads_file``: its word is a path (a cluster worker may not see it).
+    of times; ``reads_file``: its word is a path (a cluster worker may not see it); ``options``: the
+    modifier flags (by name) whose words its parser takes as keyword arguments (None when not given),
+    e.g. ``--slices`` with ``--machine``.
     """
 
     name: str
@@ -74,6 +78,7 @@ class TopologyFlag:
     no_wrap: bool = False
     repeatable: bool = False
     reads_file: bool = False
+    options: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -106,8 +111,17 @@ def _torus(word, no_wrap):
     return (parse_torus(word) if no_wrap is None else parse_grid_words(word, "torus", no_wrap)), None
 
 
-def _machine(word, no_wrap):
-    return read_spec(machine_spec(word, mesh=no_wrap is not None)), None
+def _machine(word, no_wrap, slices=None, dcn_bandwidth=None):
+    return read_spec(machine_spec(word, mesh=no_wrap is not None, slices=slices, dcn_bandwidth=dcn_bandwidth)), None
+
+
+def _read_slice(spec):
+    return spec_kind(spec.get("kind")).build(spec)
+
+
+def _slice_size(spec):
+    kind = spec.get("kind")
+    return spec_kinds()[kind].size(spec) if kind in SLICE_KINDS else None
 
 
 def _no_group(topology):
@@ -136,12 +150,23 @@ KINDS = (
                      "'4,0,4;0,4,4;0,0,8' (docs/machines.md)", _built(parse_lattice), "'4,4;0,8'"),
         TopologyFlag("mesh", "SHAPE", "grid with no wraparound, e.g. 8x8",
                      _built(lambda word: parse_grid_words(word, "mesh", None)), "8x8"),
-        TopologyFlag("machine", "NAME:SHAPE", "a vendor's slice, e.g. tpu-v4:4x4x8, trn2:4x4x4, tofu-d:4x4x4 "
-                     "(docs/machines.md)", _machine, "tpu-v4:4x4x8", no_wrap=True),
+        TopologyFlag("machine", "NAME:SHAPE", "a vendor's slice or servers, e.g. tpu-v4:4x4x8, trn2:4x4x4, "
+                     "tofu-d:4x4x4, dgx-a100:2, dgx-h100:4, mi250:2 (docs/machines.md)", _machine, "tpu-v4:4x4x8",
+                     no_wrap=True, options=("slices", "dcn_bandwidth")),
         TopologyFlag("no_wrap", "DIMS", "the sides (0-based, comma separated) that do not wrap, e.g. 0 or 0,1,2")),
         (SpecKind("grid", grid_from_spec, lattice_spec_size), SpecKind("lattice", lattice_from_spec, lattice_spec_size),
          SpecKind("twisted", twisted_from_spec, lattice_spec_size)),
         lambda t: "lattice-gamma" if t.is_vertex_transitive else "grid-reflections", "lattice"),
+    NetworkKind("gpu", (GpuFabric,), (), (SpecKind("gpu", gpu_from_spec, gpu_spec_size),), lambda t: "gpu-shifts",
+                "user"),
+    NetworkKind("multislice", (Multislice,), (
+        TopologyFlag("slices", "K", "with --machine tpu-*: K copies of the slice joined by the data-centre network "
+                     "(one DCN switch; docs/machines.md)"),
+        TopologyFlag("dcn_bandwidth", "GB/s", "with --slices: DCN bandwidth per chip and direction (default: the "
+                     "TPU generation's, e.g. 6.25 on tpu-v5p)")),
+        (SpecKind("multislice", lambda spec: multislice_from_spec(spec, _read_slice),
+                  lambda spec: multislice_spec_size(spec, _slice_size)),),
+        lambda t: "multislice-shifts", "user"),
     NetworkKind("user", (Topology,), (
         TopologyFlag("topology", "FILE", "a synth-topology JSON file: vertices, links, optional compute, "
                      "bandwidth (GB/s), latency (µs) and generators (docs/formats.md, 'The --topology file')", lambda word, no_wrap: read_topology(word),

@@ -39,6 +39,14 @@ naming valid ones.  Sources (vendor documentation):
   session), https://docs.graphcore.ai/projects/ipum-release-notes/en/latest/overview.html (an IPU-M2000
   holds 4 IPUs; an IPU-POD is interconnected IPU-M2000s; a pod holds a power of 2, at least 16): SHAPE is 4xM, the 4 IPUs of a
   machine by M machines, every side wrapped (IPU-POD16 = 4x4, IPU-POD64 = 4x16, up to 4x64).
+* ``dgx-a100``, ``dgx-h100``, ``mi250``: GPU servers joined by NIC rails, ``NAME:N`` for ``N`` servers
+  (a ``gpu`` spec, :mod:`synth.topology.gpu`, where each preset's sources are listed): NVIDIA's DGX
+  A100 and DGX H100 datasheets, AMD's MI250 whitepaper, and ForestColl's fabric models
+  (https://github.com/liangyuRain/ForestColl, ``topologies.py``).
+
+``--slices K`` joins ``K`` copies of a TPU slice by the data-centre network (a ``multislice`` spec,
+:mod:`synth.topology.multislice`), with the generation's ICI bandwidth per link and DCN bandwidth per chip
+(:data:`TPU_BANDWIDTHS`, each with its source; ``--dcn-bandwidth`` overrides the DCN figure).
 
 Examples
 --------
@@ -58,6 +66,11 @@ Traceback (most recent call last):
 synth.errors.TopologyError: tpu-v5p does not offer 16x20x28; valid: 2x2x1, 2x2x2, 2x2x4, 2x4x4, or AxBxC with A <= B <= C multiples of 4 and at most 96 cubes, up to 16x16x24 (twisted when 2A=B=C or 2A=2B=C)
 >>> machine_spec("tpu7x:12x12x36")
 {'kind': 'torus', 'shape': [12, 12, 36]}
+>>> machine_spec("dgx-a100:4")
+{'kind': 'gpu', 'machine': 'dgx-a100', 'servers': 4}
+>>> machine_spec("tpu-v5p:4x4x4", slices=2)    # doctest: +NORMALIZE_WHITESPACE
+{'kind': 'multislice', 'slice': {'kind': 'torus', 'shape': [4, 4, 4]}, 'slices': 2, 'ici_bandwidth': 100.0,
+ 'dcn_bandwidth': 6.25}
 """
 
 from __future__ import annotations
@@ -67,8 +80,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 from synth.errors import TopologyError
+from synth.topology.gpu import MAX_SERVERS, PRESETS as GPU_PRESETS
+from synth.topology.multislice import MAX_SLICES
 
-__all__ = ["Machine", "MACHINES", "machine_spec", "machine_names"]
+__all__ = ["Machine", "MACHINES", "machine_spec", "machine_names", "TpuBandwidth", "TPU_BANDWIDTHS", "multislice_spec"]
 
 _SHAPE = re.compile(r"^\d{1,4}(x\d{1,4}){0,5}$")
 
@@ -141,6 +156,17 @@ def _ipu(s, mesh):
     return _grid(s, (False, False)) if mesh else _torus(s)
 
 
+def _gpu(name):
+    """GPU servers (:mod:`synth.topology.gpu`): SHAPE is the number of servers."""
+    def rule(s, mesh):
+        if mesh:
+            raise TopologyError(f"{name} has no wraparound to remove (`no_wrap` goes with the tori)")
+        if len(s) != 1 or not 1 <= s[0] <= MAX_SERVERS:
+            return None
+        return {"kind": "gpu", "machine": name, "servers": s[0]}
+    return rule
+
+
 _V4 = "https://cloud.google.com/tpu/docs/v4 (3D mesh and 3D torus)"
 _V5P = "https://cloud.google.com/tpu/docs/v5p (Configurations)"
 _V5E = "https://cloud.google.com/tpu/docs/v5e (Configurations)"
@@ -165,7 +191,67 @@ MACHINES = {m.name: m for m in (
     Machine("trn2", _trn2, "4x4 (instance), 4x4x4 (UltraServer)", _TRN2),
     Machine("tofu-d", _tofu, "XxYxZ up to 24x23x24 (the 2x3x2 unit is appended)", _TOFU),
     Machine("ipu-pod", _ipu, "4x4 (IPU-POD16), 4x16 (IPU-POD64), 4x32, 4x64", _IPU),
-)}
+) + tuple(Machine(p.name, _gpu(p.name), f"1 to {MAX_SERVERS} servers ({p.summary})", p.source)
+          for p in GPU_PRESETS.values())}
+
+
+@dataclass(frozen=True)
+class TpuBandwidth:
+    """A TPU generation's link figures, in GB/s per direction: ``ici`` per ICI link, ``dcn`` per chip."""
+
+    ici: float
+    dcn: float
+    source: str
+
+
+#: ICI per link and direction = the vendor's bidirectional ICI per chip / 2 / ICI ports; DCN per chip in GB/s
+TPU_BANDWIDTHS = {
+    "tpu-v4": TpuBandwidth(50.0, 6.25, "**unconfirmed**: https://cloud.google.com/tpu/docs/v4 gives no ICI or DCN "
+                           "figure per chip; assumed half of v5p's ICI per link and v5p's DCN per chip"),
+    "tpu-v5p": TpuBandwidth(100.0, 6.25, _V5P + ": bidirectional ICI 1200 GB/s per chip over 6 ports; DCN "
+                            "50 Gb/s per chip"),
+    "tpu-v5e": TpuBandwidth(50.0, 3.125, _V5E + ": bidirectional ICI 400 GB/s per chip over 4 ports; 2 x 100 Gb/s "
+                            "NICs per 8-chip host = 25 Gb/s per chip"),
+    "tpu-v6e": TpuBandwidth(100.0, 12.5, "https://cloud.google.com/tpu/docs/v6e: bidirectional ICI 800 GB/s per chip "
+                            "over 4 ports; DCN 100 Gb/s per chip (https://docs.cloud.google.com/tpu/docs/tpu7x, "
+                            "table of generations)"),
+    "tpu7x": TpuBandwidth(100.0, 12.5, "https://docs.cloud.google.com/tpu/docs/tpu7x: bidirectional ICI 1200 GB/s "
+                          "per chip over 6 ports (as v5p); DCN 100 Gb/s per chip"),
+}
+
+
+def _count(value, what, lo, hi) -> int:
+    """A whole number from a flag's word or an int, within ``lo .. hi``."""
+    text = str(value).strip()
+    if isinstance(value, bool) or not re.fullmatch(r"\d{1,6}", text) or not lo <= int(text) <= hi:
+        raise TopologyError(f"{what} must be a whole number from {lo} to {hi}, got {text[:20]!r}")
+    return int(text)
+
+
+def _gb_per_s(value, what) -> float:
+    try:
+        x = float(str(value).strip()) if not isinstance(value, bool) else float("nan")
+    except ValueError:
+        x = float("nan")
+    if not (x > 0 and x < float("inf")):
+        raise TopologyError(f"{what} must be a number of GB/s above 0, got {str(value)[:20]!r}")
+    return x
+
+
+def multislice_spec(name: str, inner: dict, slices, dcn_bandwidth=None) -> dict:
+    """The ``multislice`` spec of ``slices`` copies of the TPU slice ``inner`` (:mod:`synth.topology.multislice`).
+
+    ``dcn_bandwidth``: GB/s per chip (default: the generation's, :data:`TPU_BANDWIDTHS`).
+
+    >>> multislice_spec("tpu-v5p", {"kind": "torus", "shape": [4, 4, 4]}, "2")["dcn_bandwidth"]
+    6.25
+    """
+    if name not in TPU_BANDWIDTHS:
+        raise TopologyError(f"`slices` goes with a TPU preset ({', '.join(sorted(TPU_BANDWIDTHS))}), not {name}")
+    figures = TPU_BANDWIDTHS[name]
+    dcn = figures.dcn if dcn_bandwidth is None else _gb_per_s(dcn_bandwidth, "`dcn_bandwidth`")
+    return {"kind": "multislice", "slice": inner, "slices": _count(slices, "`slices`", 2, MAX_SLICES),
+            "ici_bandwidth": figures.ici, "dcn_bandwidth": dcn}
 
 
 def machine_names() -> list:
@@ -173,8 +259,11 @@ def machine_names() -> list:
     return sorted(MACHINES)
 
 
-def machine_spec(text: str, mesh: bool = False) -> dict:
+def machine_spec(text: str, mesh: bool = False, slices=None, dcn_bandwidth=None) -> dict:
     """The topology spec of ``NAME:SHAPE`` (``mesh``: the allocation has no wraparound, ``--no-wrap``).
+
+    ``slices``: that many copies of a TPU slice joined by the data-centre network (:func:`multislice_spec`),
+    at ``dcn_bandwidth`` GB/s per chip (default: the generation's).
 
     Raises
     ------
@@ -192,4 +281,8 @@ def machine_spec(text: str, mesh: bool = False) -> dict:
     spec = m.rule(sides, mesh) if min(sides) >= 1 else None
     if spec is None:
         raise TopologyError(f"{name} does not offer {shape}; valid: {m.valid}")
+    if slices is not None:
+        return multislice_spec(name, spec, slices, dcn_bandwidth)
+    if dcn_bandwidth is not None:
+        raise TopologyError("`dcn_bandwidth` goes with `slices` (the network between slices)")
     return spec

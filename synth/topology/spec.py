@@ -11,7 +11,7 @@ Examples
 >>> build_topology({"kind": "ring"})
 Traceback (most recent call last):
 ...
-synth.errors.TopologyError: unknown topology kind 'ring'; valid: grid, hyperx, lattice, links, spine-leaf, torus, twisted
+synth.errors.TopologyError: unknown topology kind 'ring'; valid: gpu, grid, hyperx, lattice, links, multislice, spine-leaf, torus, twisted
 """
 
 from __future__ import annotations

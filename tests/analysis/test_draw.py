@@ -35,6 +35,8 @@ CASES = {
     "spine-leaf": (["solve", "--spine-leaf", "2,3,2"], "spine-leaf"),
     "petersen": (["solve", "--topology", "{petersen}"], "graph"),
     "ring-4x4": (["baseline", "ring", "--torus", "4x4"], "grid"),
+    "dgx-a100-2": (["solve", "--machine", "dgx-a100:2"], "gpu-servers"),
+    "tpu-slices": (["solve", "--machine", "tpu-v5e:2x2", "--slices", "2"], "multislice"),
 }
 
 
@@ -194,3 +196,28 @@ def test_refusals(files, tmp_path, monkeypatch):
     with pytest.raises(OptionError, match="at most 15 vertices"):
         draw(files["torus-4x4"], tmp_path / "x.png")
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("name,legend", [("dgx-a100-2", ["300 GB/s nvswitch", "25 GB/s nic", "25 GB/s rail"]),
+                                         ("tpu-slices", ["50 GB/s ici", "3.125 GB/s dcn"])])
+def test_links_are_as_wide_as_their_bandwidth_with_a_legend_in_gb_per_s(files, name, legend):
+    fig, _ = render(scene(files[name], 1 << 16))
+    t = scene(files[name], 1 << 16).topology
+    heat = heat_collections(fig)[0]
+    widths = np.asarray(heat.get_linewidths())
+    bw = t.link_bandwidth
+    assert widths.size == t.n_links and len(set(bw.tolist())) == 2
+    fast, slow = bw == bw.max(), bw == bw.min()
+    assert widths[fast].min() > widths[slow].max()      # every fast link wider than every slow one
+    assert bandwidth_legends(fig) == [legend]    # once, on the first tree panel
+
+
+def bandwidth_legends(fig):
+    return [[text.get_text() for text in ax.get_legend().get_texts()] for ax in fig.axes
+            if ax.get_legend() and ax.get_legend().get_title().get_text() == "links (per direction)"]
+
+
+def test_equal_links_draw_as_before(files):
+    fig, _ = render(scene(files["torus-4x4"], 1 << 16))
+    assert len(set(np.asarray(heat_collections(fig)[0].get_linewidths()).tolist())) == 1
+    assert bandwidth_legends(fig) == []

@@ -11,7 +11,7 @@ from synth.cli import main
     (["--lattice", "0,0;0,0"], "degenerate"), (["--lattice", "1000,0,0;0,1000,0;0,0,1000"], "at most"),
     (["--mesh", "0x4"], "positive"), (["--twisted", "4x4x4"], "kx2k"), (["--lattice", "9" * 12 + ",0;0,1"], "form"),
     (["--mesh", "1000x1000x1000"], "at most"), (["--machine", "tpu-v4:3x3x3"], "valid: 2x2x1"),
-    (["--machine", "nope:4x4"], "valid: ipu-pod"), (["--mesh", "8x8", "--no-wrap", "0"], "--no-wrap goes"),
+    (["--machine", "nope:4x4"], "valid: dgx-a100, dgx-h100, ipu-pod"), (["--mesh", "8x8", "--no-wrap", "0"], "--no-wrap goes"),
     (["--torus", "4x4", "--no-wrap", "5"], "0..1"), (["--twisted", "4x4x8", "--mesh", "4x4"], "exactly one"),
 ])
 def test_hostile_one_line(args, match, capsys):

@@ -4,6 +4,8 @@ import pytest
 
 from synth.errors import GroupError, OptionError
 from synth.symmetry.spec import GROUPS, TORUS_GROUPS, default_group, group_kinds, named_group, torus_group
+from synth.topology.gpu import gpu_fabric
+from synth.topology.spec import build_topology
 from synth.topology.hyperx import parse_hyperx
 from synth.topology.lattice import grid, twisted
 from synth.topology.spineleaf import parse_spine_leaf
@@ -12,7 +14,9 @@ from synth.topology.torus import parse_torus
 FAMILIES = {"torus": parse_torus("4x4"), "hyperx-rotations": parse_hyperx("4x4"),
             "hyperx-shifts-negation": parse_hyperx("3x4"), "spine-leaf": parse_spine_leaf("2,3,2"),
             "lattice": twisted((2, 4)), "grid-reflections": grid((3, 4), (False, False)),   # lattice kinds
-            "grid-translations": grid((3, 4), (False, True))}
+            "grid-translations": grid((3, 4), (False, True)), "gpu-shifts": gpu_fabric("dgx-a100", 2),
+            "multislice-shifts": build_topology({"kind": "multislice", "slice": {"kind": "torus", "shape": [4, 4]},
+                                                 "slices": 2, "ici_bandwidth": 50.0, "dcn_bandwidth": 3.125})}
 
 
 def topology_for(kind):

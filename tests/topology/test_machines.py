@@ -38,7 +38,7 @@ def test_tofu():
 @pytest.mark.parametrize("text, match", [
     ("tpu-v4:3x3x3", "valid: 2x2x1"), ("tpu-v4:16x16x32", "does not offer"), ("tpu-v5e:32x32", "16x16"),
     ("trn2:4x8", "4x4 \\(instance\\)"), ("tofu-d:25x1x1", "24x23x24"), ("ipu-pod:8x8", "4x16"),
-    ("nope:4x4", "valid: ipu-pod"), ("tpu-v4", "needs a shape"), ("tpu-v4:4x4x", "needs a shape"),
+    ("nope:4x4", "valid: dgx-a100, dgx-h100, ipu-pod"), ("tpu-v4", "needs a shape"), ("tpu-v4:4x4x", "needs a shape"),
 ])
 def test_refusals(text, match):
     with pytest.raises(TopologyError, match=match):

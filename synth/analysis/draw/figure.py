@@ -106,7 +106,7 @@ def render(sc):
     tree_w = WIDTH * 0.96 * 1.4 / (1.4 * len(sc.trees) + 1.35) * 72
     for i, tree in enumerate(sc.trees):
         ax = fig.add_subplot(top[0, i])
-        tree_panel(ax, lay, t, tree, tree_w)
+        tree_panel(ax, lay, t, tree, tree_w, legend=i == 0)
         more = f" (first {len(sc.trees)} of {sc.n_trees})" if i == 0 and sc.n_trees > len(sc.trees) else ""
         # the title wraps to its panel's width (several trees share the row)
         title = f"{tree.label}{more}: arrows point to the parent"

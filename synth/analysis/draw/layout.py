@@ -10,6 +10,11 @@ One layout per topology kind, all in units where neighbouring vertices sit about
   (every node of a line is joined to every other) are arcs bent to the right of their
   direction, so a link and its reverse never cover each other;
 * **spine-leaf**: hosts at the bottom grouped under their leaf, leaves above them, spines on top;
+* **GPU servers** (:class:`synth.topology.gpu.GpuFabric`): each server's GPUs in rows of 8, servers
+  side by side, the NVSwitch above its GPUs, a row of NICs below them and the rail switches at the bottom;
+  direct GPU-GPU links (xGMI) are arcs so that they do not run through the GPUs between;
+* **multislice** (:class:`synth.topology.multislice.Multislice`): each slice laid out as its kind is,
+  the slices side by side, the DCN switch below their middle;
 * **any other graph** (``--topology`` files): networkx's Kamada-Kawai layout (deterministic: it
   starts from a circle), or a spring layout with a fixed seed beyond :data:`KAMADA_KAWAI_LIMIT`
   vertices, scaled so that the median link is 1 long.
@@ -36,7 +41,9 @@ import numpy as np
 
 from synth.errors import OptionError
 from synth.topology.base import Grid
+from synth.topology.gpu import GpuFabric
 from synth.topology.hyperx import HyperX
+from synth.topology.multislice import Multislice
 from synth.topology.spineleaf import SpineLeaf
 from synth.topology.torus import Torus
 
@@ -47,6 +54,7 @@ OFFSET = 0.1  # how far a straight link is shifted to the right of its direction
 STUB = 0.45  # the length of a wrapping link's stub, in grid steps
 LAYER_GAP = 2.0  # the space between two layers of a 3D grid
 LAYER_STEP = 0.7  # where a link to the next layer points (a diagonal, up-right), in grid steps
+GPU_ROW = 8  # GPUs per row of a server (MI250's 16 GCDs: two rows)
 KAMADA_KAWAI_LIMIT = 300  # vertices up to which a graph gets the Kamada-Kawai layout (O(V^2) memory)
 
 
@@ -67,7 +75,7 @@ class Layout:
     step : numpy.ndarray
         ``E x 2``: for a stub, where the receiver would sit had the link not wrapped (relative).
     kind : str
-        ``"grid"``, ``"spine-leaf"`` or ``"graph"``.
+        ``"grid"``, ``"spine-leaf"``, ``"gpu-servers"``, ``"multislice"`` or ``"graph"``.
     """
 
     pos: np.ndarray
@@ -157,6 +165,53 @@ def _spine_leaf(t: SpineLeaf) -> Layout:
     return _plain(t, pos, "spine-leaf")
 
 
+def _gpu(t: GpuFabric) -> Layout:
+    n, G = t.servers, t.gpus_per_server
+    cols = min(G, GPU_ROW)
+    rows = -(-G // cols)
+    gpu = np.arange(n * G)
+    row, col = np.divmod(gpu % G, cols)
+    x = t.server_of(gpu) * (cols + 2) + col
+    pos = np.zeros((t.n_vertices, 2))
+    pos[gpu] = np.stack([x, -1.5 * row], axis=1)
+    if t.switches_per_server:
+        pos[t.nvswitch(np.arange(n)), 0] = np.arange(n) * (cols + 2) + (cols - 1) / 2
+        pos[t.nvswitch(np.arange(n)), 1] = 2.5
+    if n > 1:   # one row of NICs below the GPUs, a later GPU row's NICs just right of the first's
+        nic_y = -1.5 * rows
+        pos[t.nic_of(gpu)] = np.stack([x + row / rows, np.full(x.size, nic_y)], axis=1)
+        width = n * (cols + 2) - 3
+        pos[t.rail_switch(np.arange(t.rails)), 0] = (np.arange(t.rails) + 0.5) * (width / t.rails)
+        pos[t.rail_switch(np.arange(t.rails)), 1] = nic_y - max(3.0, 0.15 * width)
+    lay = _plain(t, pos, "gpu-servers")
+    direct = t.is_compute[t.link_src] & t.is_compute[t.link_dst]
+    if direct.any():   # GPU to GPU on one row: arcs, the longer the higher
+        a, b = pos[t.link_src[direct]], pos[t.link_dst[direct]]
+        arcs = _bezier(a, b, np.full(a.shape[0], 0.3))
+        lay.paths[direct] = arcs
+        lay.centred[direct] = arcs
+    return lay
+
+
+def _multislice(t: Multislice) -> Layout:
+    inner = layout(t.slice_topology)
+    K, C = t.slices, t.chips_per_slice
+    width = float(np.ptp(inner.pos[:, 0])) + 2.0
+    shift = np.stack([np.arange(K) * width, np.zeros(K)], axis=1)
+    pos = np.concatenate([(inner.pos[None] + shift[:, None]).reshape(-1, 2),
+                          [[(K * width - 2.0) / 2, float(inner.pos[:, 1].min()) - max(3.0, 0.2 * K * width)]]])
+    dcn = np.zeros(t.n_links, dtype=bool)
+    dcn[K * t.slice_topology.n_links:] = True
+    plain = _plain(t, pos, "multislice")
+    paths, centred = plain.paths.copy(), plain.centred.copy()
+    link_shift = np.repeat(shift, t.slice_topology.n_links, axis=0)[:, None, :]
+    paths[~dcn] = np.tile(inner.paths, (K, 1, 1)) + link_shift
+    centred[~dcn] = np.tile(inner.centred, (K, 1, 1)) + link_shift
+    wrap = np.concatenate([np.tile(inner.wrap, K), np.zeros(2 * K * C, dtype=bool)])
+    step = np.concatenate([np.tile(inner.step, (K, 1)), plain.step[dcn]])
+    return Layout(pos, paths, centred, wrap, step, "multislice")
+
+
 def _graph(t) -> Layout:
     import networkx as nx  # networkx is a dependency anyway; only graphs without a grid need it
 
@@ -195,4 +250,8 @@ def layout(topology) -> Layout:
         return _grid(topology)
     if isinstance(topology, SpineLeaf):
         return _spine_leaf(topology)
+    if isinstance(topology, GpuFabric):
+        return _gpu(topology)
+    if isinstance(topology, Multislice):
+        return _multislice(topology)
     return _graph(topology)

@@ -7,7 +7,10 @@
   bandwidth).
 
 Failed links and vertices (a damaged topology's ``failures``, :mod:`synth.topology.failures`) are drawn on
-every topology panel, dashed red and crossed out.  Nothing here imports matplotlib at module level: the
+every topology panel, dashed red and crossed out.  On a topology whose links differ in bandwidth (GPU
+servers, multislice, a ``--topology`` file with a ``bandwidth`` list) every link's stroke is as wide as
+its bandwidth class (:func:`bandwidth_widths`: the widest class twice the base width, the narrowest
+half, logarithmic between), and the first tree panel carries a legend of the classes in GB/s.  Nothing here imports matplotlib at module level: the
 callers pass its objects in.
 
 Examples
@@ -21,6 +24,11 @@ Examples
 >>> from synth.topology.failures import Failures, damage
 >>> [a.tolist() for a in failed_parts(damage(t, Failures(links=[(1, 0)], nodes=[5])))]
 [[[0, 1]], [5]]
+>>> bandwidth_widths(t) is None
+True
+>>> from synth.topology.gpu import gpu_fabric
+>>> sorted(set(bandwidth_widths(gpu_fabric("dgx-a100", 2)).tolist()))
+[0.5, 2.0]
 """
 
 from __future__ import annotations
@@ -28,8 +36,9 @@ from __future__ import annotations
 import numpy as np
 
 from synth.analysis.draw.layout import STUB, Layout
+from synth.topology.link_classes import bandwidth_classes
 
-__all__ = ["tree_panel", "heat_panel", "timeline_panel", "failed_parts", "scales", "TERMS"]
+__all__ = ["tree_panel", "heat_panel", "timeline_panel", "failed_parts", "scales", "bandwidth_widths", "TERMS"]
 
 #: the timeline's three terms: label and colour
 TERMS = (("alpha (per round)", "#9e9e9e"), ("hop latency x longest route", "#4c72b0"),
@@ -46,6 +55,36 @@ def failed_parts(topology) -> tuple:
     links = failures.links if failures else ()
     nodes = failures.nodes if failures else ()
     return np.array(links, dtype=np.int64).reshape(-1, 2), np.array(nodes, dtype=np.int64)
+
+
+def bandwidth_widths(topology):
+    """Each link's stroke width relative to the base width, by bandwidth (module docstring); None when every
+    link has the same bandwidth (the picture is then drawn as before)."""
+    bw = topology.link_bandwidth
+    lo, hi = float(bw.min()) if bw.size else 1.0, float(bw.max()) if bw.size else 1.0
+    if hi <= lo:
+        return None
+    return 0.5 + 1.5 * np.log(bw / lo) / np.log(hi / lo)
+
+
+def _bandwidth_legend(ax, topology, lw) -> None:
+    """A legend of the bandwidth classes: a stroke of each class's width, its GB/s and name."""
+    from matplotlib.lines import Line2D  # matplotlib: the caller imported it already
+
+    widths = bandwidth_widths(topology)
+    if widths is None:
+        return
+    bw = topology.link_bandwidth
+    handles, seen = [], set()
+    for c in bandwidth_classes(topology):
+        label = f"{c.bandwidth:g} GB/s" + (f" {c.name}" if c.name else "")
+        if label in seen:
+            continue
+        seen.add(label)
+        width = float(widths[np.flatnonzero(bw == c.bandwidth)[0]])
+        handles.append(Line2D([], [], color="#606060", linewidth=max(lw * 1.2 * width, 0.4), label=label))
+    ax.legend(handles=handles, loc="upper right", fontsize=6, frameon=False, title="links (per direction)",
+              title_fontsize=6)
 
 
 def scales(lay: Layout, width_points: float) -> tuple:
@@ -83,13 +122,15 @@ def _frame(ax, lay):
     ax.set_ylim(lo[1], hi[1])
 
 
-def tree_panel(ax, lay: Layout, topology, tree, width_points: float) -> None:
-    """Draw ``tree`` (a :class:`synth.analysis.draw.contents.Tree`) over the topology in grey."""
+def tree_panel(ax, lay: Layout, topology, tree, width_points: float, legend: bool = True) -> None:
+    """Draw ``tree`` (a :class:`synth.analysis.draw.contents.Tree`) over the topology in grey (``legend``: with
+    the legend of the bandwidth classes, when the links differ)."""
     from matplotlib.collections import LineCollection  # matplotlib: the caller imported it already
 
     lw, area = scales(lay, width_points)
-    ax.add_collection(LineCollection(lay.centred, colors=_BACKGROUND, linewidths=lw * 0.6, zorder=1,
-                                     antialiaseds=False))
+    widths = bandwidth_widths(topology)
+    ax.add_collection(LineCollection(lay.centred, colors=_BACKGROUND, linewidths=lw * 0.6 * (
+        1.0 if widths is None else widths), zorder=1, antialiaseds=False))
     links = tree.links
     paths = lay.centred[links]
     wrapped = lay.wrap[links]
@@ -109,6 +150,8 @@ def tree_panel(ax, lay: Layout, topology, tree, width_points: float) -> None:
     _vertices(ax, lay, topology, area)
     ax.scatter(*lay.pos[tree.roots].T, s=area * 5, c="#c44e52", marker="*", linewidths=0, zorder=4)
     _failed(ax, lay, topology, lw, area)
+    if legend:
+        _bandwidth_legend(ax, topology, lw)
     _frame(ax, lay)
 
 
@@ -117,8 +160,10 @@ def heat_panel(ax, lay: Layout, topology, loads, norm, cmap, width_points: float
     from matplotlib.collections import LineCollection  # matplotlib: the caller imported it already
 
     lw, area = scales(lay, width_points)
+    widths = bandwidth_widths(topology)
     lines = LineCollection(lay.paths, array=np.asarray(loads, dtype=np.float64), cmap=cmap, norm=norm,
-                           linewidths=lw * 1.6, zorder=2, antialiaseds=False)  # flat colours: small files
+                           linewidths=lw * 1.6 * (1.0 if widths is None else widths), zorder=2,
+                           antialiaseds=False)  # flat colours: small files
     ax.add_collection(lines)
     _vertices(ax, lay, topology, area * 0.5, color="#333333")
     _failed(ax, lay, topology, lw, area)
