@@ -15,6 +15,9 @@
   the LP's status and share of the volume bound as numbers): the solve stage certifies it;
 * :mod:`~synth.models.packing.timed`: timed trees (any send round, any parent, more rounds) by column
   generation over the trees :mod:`~synth.models.packing.tree_pricing` finds (docs/timed.md);
+* :mod:`~synth.models.packing.local_timed`: timed trees near the failures only, the healthy SP trees kept
+  elsewhere (:mod:`~synth.models.packing.region`: the damaged region and the healthy trees in closed
+  form); experimental, not yet on the solve path (docs/failures.md section 8);
 * :mod:`~synth.models.packing.routed` (routes through switches, one-way links) and
   :mod:`~synth.models.packing.depth` (depth-bounded trees for small messages).
 """

@@ -26,6 +26,7 @@ True
 from __future__ import annotations
 
 from dataclasses import replace
+from fractions import Fraction
 
 import numpy as np
 
@@ -82,8 +83,8 @@ def with_class_bound(cert, sol, progress=lambda _m: None, time_limit=None):
     The whole LP's own dual when ``sol`` has one; for the local LP, the whole LP is solved again for its
     dual (up to :data:`CLASS_LP_ARCS` parent choices); beyond, no claim.
     """
-    if cert.base.collective != ALLREDUCE or not hasattr(sol, "data"):
-        return cert
+    if cert.base.collective != ALLREDUCE or not hasattr(sol, "data") or cert.topology.has_bandwidths:
+        return cert   # the class bound counts every link as 1: not a bound with bandwidths
     t = cert.topology
     D = layered_distances(t)
     if layered_violation(t, D, base_transmissions(cert.base), cert.base.n_components) is not None:
@@ -96,5 +97,5 @@ def with_class_bound(cert, sol, progress=lambda _m: None, time_limit=None):
         progress(f"the whole layered LP: {'no dual' if pi is None else 'a dual'} in {seconds:.1f} s")
     if pi is None:
         return cert
-    claim = class_claim(t, pi, D, cert.elements, int(cert.claims["bandwidth_term"]))
+    claim = class_claim(t, pi, D, cert.elements, Fraction(cert.claims["bandwidth_term"]))
     return replace(cert, claims={**cert.claims, CLASS_KEY: claim}, solver={**cert.solver, "class_dual": how})

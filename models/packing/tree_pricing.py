@@ -84,20 +84,24 @@ def arc_costs(space: TreeSpace, pi) -> np.ndarray:
     return C
 
 
-def _slot_costs(space, C, L, vs):
-    """``(B, len(vs), D)``: the price of each parent slot of the vertices ``vs`` (inf where not admissible)."""
+def _slot_costs(space, C, L, vs, lo=None):
+    """``(B, len(vs), D)``: the price of each parent slot of the vertices ``vs`` (inf where not admissible;
+    ``lo``, per row and vertex, the smallest label allowed)."""
     nb, ln = space.nbr[vs], space.lnk[vs]
     lv = L[:, vs]
     lu = np.where(nb >= 0, L[:, np.maximum(nb, 0)], -1)
     ok = (nb >= 0) & (lu > lv[:, :, None]) & (lv[:, :, None] >= 1) & (lv[:, :, None] <= space.R)
+    if lo is not None:
+        ok &= (lv >= lo[:, vs])[:, :, None]
     val = C[np.maximum(ln, 0), np.clip(lv, 0, space.R)[:, :, None]]
     return np.where(ok, val, INF)
 
 
-def best_parents(space: TreeSpace, C, L, roots):
-    """Per row of ``L``: each vertex's cheapest admissible parent link (-1 at roots and dead vertices) and the total."""
+def best_parents(space: TreeSpace, C, L, roots, lo=None):
+    """Per row of ``L``: each vertex's cheapest admissible parent link (-1 at roots and dead vertices) and the
+    total (``lo``: per row and vertex, the smallest label allowed; None: 1)."""
     B, V = L.shape
-    vals = _slot_costs(space, C, L, np.arange(V))
+    vals = _slot_costs(space, C, L, np.arange(V), lo)
     slot = vals.argmin(axis=2)
     cost = np.take_along_axis(vals, slot[:, :, None], 2)[:, :, 0]
     plink = space.lnk[np.arange(V)[None, :], slot]
@@ -107,9 +111,10 @@ def best_parents(space: TreeSpace, C, L, roots):
     return plink, cost.sum(axis=1)
 
 
-def tree_labels(space: TreeSpace, C, L, plink, roots):
-    """The best labels for the trees ``plink`` (every vertex's label below its parent's); the labels ``L``
-    must be admissible for them.  Children have smaller labels, so one pass per label level suffices."""
+def tree_labels(space: TreeSpace, C, L, plink, roots, lo=None):
+    """The best labels for the trees ``plink`` (every vertex's label below its parent's, at least ``lo``); the
+    labels ``L`` must be admissible for them.  Children have smaller labels, so one pass per label level
+    suffices."""
     B, V = L.shape
     R = space.R
     dst = space.topology.link_dst
@@ -117,6 +122,8 @@ def tree_labels(space: TreeSpace, C, L, plink, roots):
     par = np.where(has, dst[np.maximum(plink, 0)], -1)
     g = np.where(has[:, :, None], C[np.maximum(plink, 0)], 0.0)            # (B, V, R+1), column 0 inf
     g[:, :, 0] = INF
+    if lo is not None:
+        g = np.where(np.arange(R + 1)[None, None, :] < lo[:, :, None], INF, g)
     kids = np.zeros((B, V, R + 2))
     f = np.full((B, V, R + 2), INF)                                        # f[., v, T]: best with label < T
     for level in range(1, R + 1):
@@ -139,9 +146,10 @@ def tree_labels(space: TreeSpace, C, L, plink, roots):
     return new
 
 
-def sweep(space: TreeSpace, C, L, roots):
+def sweep(space: TreeSpace, C, L, roots, lo=None):
     """One pass of single-label moves: each vertex in turn takes the label that minimizes its own price plus
-    its neighbours' (each re-choosing its parent), over all rows at once; returns the new labels."""
+    its neighbours' (each re-choosing its parent), over all rows at once (labels at least ``lo``); returns
+    the new labels."""
     B, V = L.shape
     R = space.R
     L = L.copy()
@@ -153,8 +161,10 @@ def sweep(space: TreeSpace, C, L, roots):
         nbv, lnv, bkv = nb[have], ln[have], bk[have]
         lu = L[:, nbv]                                                       # (B, d)
         own = np.where(lu[:, :, None] > ts[None, None, :], C[lnv][:, 1:][None, :, :], INF).min(axis=1)   # (B, R)
+        if lo is not None:
+            own = np.where(ts[None, :] >= lo[:, v:v + 1], own, INF)
         total = own
-        wvals = _slot_costs(space, C, L, nbv)                                # (B, d, D)
+        wvals = _slot_costs(space, C, L, nbv, lo)                               # (B, d, D)
         idx = np.arange(nbv.size)
         excl = wvals.copy()
         excl[:, idx, bkv] = INF
@@ -200,16 +210,17 @@ def start_labels(space: TreeSpace, roots):
     return np.concatenate(starts)
 
 
-def price(space: TreeSpace, C, roots, L0, rounds: int = 6):
+def price(space: TreeSpace, C, roots, L0, rounds: int = 6, lo=None):
     """Improve the labellings ``L0`` (rows for ``roots``) by alternating parents, the tree DP and sweeps;
-    returns ``(L, plink, cost)`` per row."""
+    returns ``(L, plink, cost)`` per row.  ``lo`` (per row and vertex): the smallest label allowed (the
+    labels ``L0`` must respect it); vertices that are not ``space.live`` keep their labels."""
     roots = np.asarray(roots, dtype=np.int64)
     L = np.asarray(L0, dtype=np.int64).copy()
-    plink, cost = best_parents(space, C, L, roots)
+    plink, cost = best_parents(space, C, L, roots, lo)
     for _ in range(rounds):
-        L2 = tree_labels(space, C, L, plink, roots)
-        L2 = sweep(space, C, L2, roots)
-        p2, c2 = best_parents(space, C, L2, roots)
+        L2 = tree_labels(space, C, L, plink, roots, lo)
+        L2 = sweep(space, C, L2, roots, lo)
+        p2, c2 = best_parents(space, C, L2, roots, lo)
         gain = c2 < cost - 1e-12
         if not gain.any():
             break

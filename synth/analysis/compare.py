@@ -33,6 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from synth.analysis.cost import Network, goodput, goodput_bound, model_time
+from synth.analysis.forestcoll import forestcoll_note
 from synth.analysis.simulate import ENGINES, simulated_seconds
 from synth.baselines import BASELINES, build_baseline
 from synth.baselines.halves import baseline_half
@@ -151,6 +152,8 @@ def compare(topology, sizes, net: Network = Network(), algorithms=None, progress
     notes = notes if notes is not None else []
     sources = {}
     cands = candidates(topology, algorithms, progress, notes, collective, sources, time_limit)
+    if topology.has_bandwidths:   # links of unequal bandwidth: the yardstick GPU users know
+        notes.append(forestcoll_note(topology, collective))
     bound = goodput_bound(topology, net, collective)
     elements = [_elements(size, net.element_bytes, topology.n_compute, collective) for size in sizes]
     if min(elements) < 1:

@@ -21,6 +21,16 @@ SP-allreduce's.
 
 The sizes, rates and times it needs are read by :mod:`synth.units`.
 
+**Links of unequal bandwidth and latency.**  A topology whose links carry bandwidths (GB/s,
+``Topology.has_bandwidths``) runs link ``e`` at ``bandwidth[e] * 1e9`` bytes/s: a round lasts as
+long as its slowest link, ``max_e load_s(e) / bandwidth[e]`` (the checker's
+``Metrics.round_time``), and :attr:`Network.bandwidth` is not used.  A topology without
+them (every link ``1``, the tori, HyperX, spine-leaf and unweighted files) runs every link at
+:attr:`Network.bandwidth`: the topology's ``1`` stands for the network's link rate
+(:func:`rate_unit`).  Likewise a topology whose links carry latencies (µs,
+``has_latencies``) charges a round the largest summed link latency of its routes
+(``Metrics.round_latency``) in place of ``lam * h_s``; without them the hop latency applies.
+
 Examples
 --------
 >>> from synth.check import measure_symmetric
@@ -36,6 +46,20 @@ Examples
 (21.03, 0.467)
 >>> terms = round_times(m); terms.shape, bool(abs(terms.sum() - model_time(m)) < 1e-15)
 ((3, 8), True)
+
+Two GPUs joined at 100 GB/s one way and 25 GB/s the other (with 2 µs of latency each): an
+allreduce of 1 MB, each GPU sending its whole vector once, is limited by the slow direction:
+
+>>> from synth.topology import Topology
+>>> from synth.check import measure_explicit
+>>> from synth.schedule import Block, Schedule, REDUCE, COPY
+>>> pair = Topology.from_links("pair", {"kind": "links"}, 2, [(0, 1), (1, 0)], bandwidth=[100, 25],
+...                           latency=[2, 2])
+>>> s = Schedule(pair, 2, 2, (Block(1, REDUCE, np.array([0, 1]), np.array([[0], [1]])),
+...                           Block(2, COPY, np.array([0, 1]), np.array([[1], [0]]))))
+>>> m = measure_explicit(s, [125_000, 125_000])     # 250,000 elements of 4 bytes: 1 MB per GPU
+>>> round(model_time(m, Network(alpha=0)) * 1e6, 3)  # 2 x (0.5 MB / 25 GB/s + 2 us)
+44.0
 """
 
 from __future__ import annotations
@@ -49,14 +73,23 @@ from synth.check.metrics import Metrics
 from synth.errors import check_instance
 from synth.topology.base import Topology
 
-__all__ = ["Network", "model_time", "round_times", "goodput", "goodput_bound", "PAPER_SIZES"]
+__all__ = ["Network", "model_time", "round_times", "goodput", "goodput_bound", "rate_unit", "link_rates",
+           "PAPER_SIZES"]
 
 PAPER_SIZES = tuple(2**k for k in range(16, 29))  # 64 KiB ... 256 MiB, the paper's sweep
 
 
+#: bytes per second of a link of bandwidth 1 on a topology whose links carry bandwidths (they are in GB/s)
+GB = 1e9
+
+
 @dataclass(frozen=True)
 class Network:
-    """Link bandwidth (bytes/s), hop latency (s), per-round overhead alpha (s), bytes per element."""
+    """Link bandwidth (bytes/s), hop latency (s), per-round overhead alpha (s), bytes per element.
+
+    ``bandwidth`` and ``hop_latency`` are the rates of a topology whose links carry no values of their
+    own; links with bandwidths (GB/s) and latencies (µs) use those (the module docstring).
+    """
 
     bandwidth: float = 400e9 / 8
     hop_latency: float = 400e-9
@@ -64,26 +97,60 @@ class Network:
     element_bytes: int = 4
 
 
-def _loads_and_hops(metrics, net: Network):
-    """The busiest link's bytes and the longest route of every round, as float64 arrays."""
+def rate_unit(topology, net: Network = Network()) -> float:
+    """Bytes per second that a link bandwidth of 1 stands for on ``topology``: 1 GB/s when its links
+    carry bandwidths, else the network's link rate.
+
+    >>> from synth.topology.torus import parse_torus
+    >>> rate_unit(parse_torus("4")) == Network().bandwidth
+    True
+    """
+    check_instance(topology, "topology", Topology, " (e.g. synth.parse_torus('4x4'))")
+    check_instance(net, "net", Network)
+    return GB if topology.has_bandwidths else float(net.bandwidth)
+
+
+def link_rates(topology, net: Network = Network()) -> np.ndarray:
+    """Bytes per second of every directed link of ``topology`` (float64, length ``E``; :func:`rate_unit`).
+
+    >>> from synth.topology import Topology
+    >>> pair = Topology.from_links("pair", {"kind": "links"}, 2, [(0, 1), (1, 0)], bandwidth=[300, 25])
+    >>> link_rates(pair).tolist()
+    [300000000000.0, 25000000000.0]
+    """
+    return topology.link_bandwidth * rate_unit(topology, net)
+
+
+def _bandwidth_and_latency(metrics, net: Network):
+    """Seconds of the slowest link and of the longest route of every round, as float64 arrays."""
     check_instance(metrics, "metrics", Metrics, " (e.g. synth.measure_symmetric(...))")
     check_instance(net, "net", Network)
-    loads = np.asarray(metrics.max_load, dtype=np.float64) * net.element_bytes
-    hops = np.asarray(metrics.round_hops or [metrics.max_route] * metrics.rounds, dtype=np.float64)
-    return loads, hops
+    if metrics.has_bandwidths:   # links with bandwidths (GB/s): each round as long as its slowest link
+        beta = np.array([float(x) for x in metrics.round_time], dtype=np.float64) * (net.element_bytes / GB)
+    else:
+        beta = np.asarray(metrics.max_load, dtype=np.float64) * (net.element_bytes / net.bandwidth)
+    if metrics.round_latency:    # links with latencies (µs): the slowest route's sum
+        lam = np.asarray(metrics.round_latency, dtype=np.float64) * 1e-6
+    else:
+        lam = net.hop_latency * np.asarray(metrics.round_hops or [metrics.max_route] * metrics.rounds,
+                                           dtype=np.float64)
+    return beta, lam
 
 
 def round_times(metrics, net: Network = Network()) -> np.ndarray:
     """The three terms of every round's modeled time: a ``3 x S`` array of seconds whose rows are
-    ``alpha``, ``lam * h_s`` and ``beta * max_e load_s(e)`` (their sum is :func:`model_time`)."""
-    loads, hops = _loads_and_hops(metrics, net)
-    return np.stack([np.full(metrics.rounds, float(net.alpha)), net.hop_latency * hops, loads / net.bandwidth])
+    ``alpha``, the latency term (``lam * h_s``, or the longest route's link latencies) and the
+    bandwidth term (``beta * max_e load_s(e)``, or the slowest link's ``load / bandwidth``); their sum
+    is :func:`model_time`."""
+    beta, lam = _bandwidth_and_latency(metrics, net)
+    return np.stack([np.full(metrics.rounds, float(net.alpha)), lam, beta])
 
 
 def model_time(metrics, net: Network = Network()) -> float:
-    """Modeled seconds of a measured schedule (docs/spec.md §1 with hop latency)."""
-    loads, hops = _loads_and_hops(metrics, net)
-    return float(metrics.rounds * net.alpha + net.hop_latency * hops.sum() + loads.sum() / net.bandwidth)
+    """Modeled seconds of a measured schedule (docs/spec.md §1 with hop latency; the module docstring
+    says how links with their own bandwidths and latencies count)."""
+    beta, lam = _bandwidth_and_latency(metrics, net)
+    return float(metrics.rounds * net.alpha + lam.sum() + beta.sum())
 
 
 def goodput(metrics, net: Network = Network()) -> float:
@@ -98,8 +165,8 @@ def goodput(metrics, net: Network = Network()) -> float:
 def goodput_bound(topology, net: Network = Network(), collective: str = "allreduce") -> float:
     """Bytes per second no correct schedule of ``collective`` on ``topology`` exceeds under the cost model.
 
-    ``N (p-1) bandwidth / (p Q)``, ``Q`` the least bandwidth term of any such schedule of ``N`` elements
-    per node (:func:`~synth.check.bounds.bandwidth.collective_bound` at the least cut, linear in ``N``, so
+    ``N (p-1) bandwidth / (p Q)``, ``bandwidth`` the :func:`rate_unit`, ``Q`` the least bandwidth term
+    of any such schedule of ``N`` elements per node (:func:`~synth.check.bounds.bandwidth.collective_bound` at the least cut, linear in ``N``, so
     the bound is the same for every size): ``T >= beta Q`` bytes.
 
     Examples
@@ -112,8 +179,7 @@ def goodput_bound(topology, net: Network = Network(), collective: str = "allredu
     >>> goodput_bound(grid((4, 4), (False, False)), net)   # a mesh: its volume, not its corners' 2 x 1 / 2
     1.5
     """
-    check_instance(topology, "topology", Topology, " (e.g. synth.parse_torus('4x4'))")
-    check_instance(net, "net", Network)
+    unit = rate_unit(topology, net)
     p = topology.n_compute
     q = collective_bound(topology, p, collective, best_cut(topology))   # p elements: equal blocks for the halves
-    return float(p * (p - 1) * net.bandwidth / (p * q))
+    return float(p * (p - 1) * unit / (p * q))

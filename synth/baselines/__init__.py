@@ -23,6 +23,12 @@ name                   algorithm
 ``recursive-doubling`` recursive doubling (Rabenseifner 2004, Thakur et al. 2005)
 ``halving-doubling``   Rabenseifner's recursive halving reduce-scatter + doubling
                        allgather
+``nccl-ring``          NCCL's rings on GPU fabrics: one channel per NIC rail,
+                       each a ring through every server (:mod:`synth.baselines.gpu`)
+``nccl-tree``          NCCL's double binary tree across servers, a chain inside
+                       each, pipelined
+``hierarchical``       reduce-scatter inside each server (or TPU slice), allreduce
+                       across servers per rail (over DCN), allgather inside
 =====================  ==========================================================
 
 Each module's docstring names the reference code it follows and where it
@@ -30,7 +36,9 @@ differs.  Bucket, Swing and Trivance also run on HyperX as the torus of the
 same shape embedded in it (:mod:`synth.baselines.hyperx`, the paper's
 section 7.6); Ring and the doubling families run on spine-leaf with routes
 through the switches, and so do Bucket, Swing and Trivance, on the ring of
-the hosts (:mod:`synth.baselines.spineleaf`).
+the hosts (:mod:`synth.baselines.spineleaf`).  The GPU baselines run on fabrics
+whose links carry bandwidths, servers found from the slowest tier of links
+(:func:`synth.baselines.gpu.fabric_servers`).
 
 Examples
 --------
@@ -43,12 +51,12 @@ Examples
 >>> m.rounds, str(m.psi), str(m.theta), str(m.omega)
 (12, '1', '1', '1')
 >>> sorted(BASELINES)[:3]
-['bucket', 'halving-doubling', 'recursive-doubling']
+['bucket', 'halving-doubling', 'hierarchical']
 """
 
 from __future__ import annotations
 
-from synth.baselines import bucket, doubling, ring, swing, trivance
+from synth.baselines import bucket, doubling, gpu, ring, swing, trivance
 from synth.baselines.base import Baseline
 from synth.baselines.hyperx import on_hyperx
 from synth.baselines.spineleaf import on_spine_leaf
@@ -69,6 +77,9 @@ _REGISTRY = {
     "trivance-b": (on_spine_leaf(on_hyperx(trivance.trivance_b)), trivance.SUPPORTED),
     "recursive-doubling": (doubling.recursive_doubling, doubling.SUPPORTED),
     "halving-doubling": (doubling.halving_doubling, doubling.SUPPORTED),
+    "nccl-ring": (gpu.nccl_ring, gpu.SUPPORTED),
+    "nccl-tree": (gpu.nccl_tree, gpu.SUPPORTED),
+    "hierarchical": (gpu.hierarchical, gpu.SUPPORTED),
 }
 #: name -> builder ``f(topology) -> Baseline``
 BASELINES = {name: f for name, (f, _) in _REGISTRY.items()}

@@ -188,10 +188,10 @@ def spine_leaf_links(s: SpineLeaf, src, dst) -> dict:
 class _GraphRoutes:
     """Routes on a generic topology: shortest (one BFS per destination), or through the spines; cached."""
 
-    def __init__(self, topology):
+    def __init__(self, topology, route=None):
         self.t = topology
         self.cache = {}
-        self.route = topology.shortest_route
+        self.route = route or topology.shortest_route
 
     def links(self, src, dst):
         if isinstance(self.t, SpineLeaf):  # a rule, not a search: all at once
@@ -223,12 +223,14 @@ class Rounds:
         A :class:`~synth.topology.torus.Torus` (routes from signed steps), a spine-leaf
         (:func:`spine_leaf_route`) or any topology
         (shortest routes, ``disp`` ignored).
+    route : callable, optional
+        ``route(u, v)`` -> link ids, in place of the topology's shortest route (not on tori).
     """
 
-    def __init__(self, topology):
+    def __init__(self, topology, route=None):
         self.topology = topology
         self.is_torus = isinstance(topology, Torus)
-        self._graph = None if self.is_torus else _GraphRoutes(topology)
+        self._graph = None if self.is_torus else _GraphRoutes(topology, route)
         self.parts = {}  # (round, op, L) -> list of (chunk, links)
         self.n_rounds = 0
 

@@ -41,14 +41,15 @@ from synth.schedule.data import BaseSchedule, phases, require_elements
 from synth.symmetry.group import Group
 
 __all__ = ["Report", "certify", "check_certificate", "check_explicit", "check_file", "require_valid", "claims_of",
-           "file_kind", "MODES", "EXPLICIT_LIMIT", "EXPLICIT_HARD_LIMIT"]
+           "file_kind", "MODES", "EXPLICIT_LIMIT", "EXPLICIT_HARD_LIMIT", "FRACTION_DIGITS"]
 
 MODES = ("auto", "explicit", "symmetric")
 EXPLICIT_LIMIT = 30_000_000  # lifted transmissions up to which 'auto' executes explicitly
 EXPLICIT_HARD_LIMIT = 60_000_000  # lifted route links beyond which even mode 'explicit' refuses (memory)
 _KIND_BYTES = 1 << 20  # how much of a file file_kind looks at
 _EXPLICIT_HEAD = re.compile(rb'\s*\{\s*"format"\s*:\s*"' + re.escape(EXPLICIT_FORMAT.encode()) + rb'"')
-_FRACTION = re.compile(r"^-?\d{1,60}(/\d{1,60})?$")  # how claims spell exact numbers (bounded: no huge parse)
+FRACTION_DIGITS = 300   # digits of a claim's numerator or denominator (bandwidths' units can make long ones)
+_FRACTION = re.compile(rf"^-?\d{{1,{FRACTION_DIGITS}}}(/\d{{1,{FRACTION_DIGITS}}})?$")  # bounded: no huge parse
 
 
 @dataclass
@@ -148,7 +149,8 @@ def certify(base, group, elements=None, *, mode="auto", solver=None, provenance=
     ------
     ScheduleError
         If the schedule is not a correct allreduce, a chunk would get no element, or a claim
-        would be too large for a file to hold (``|x| >= 2**53``, :data:`synth.fileio.MAX_INT`):
+        would be too large for a file to hold (``|x| >= 2**53``, :data:`synth.fileio.MAX_INT`, or a
+        fraction of more than :data:`FRACTION_DIGITS` digits):
         nothing false, and nothing that cannot be read back, is ever certified.
     """
     check_instance(base, "base", BaseSchedule)
@@ -169,6 +171,11 @@ def certify(base, group, elements=None, *, mode="auto", solver=None, provenance=
         raise ScheduleError(f"{elements} elements per node make the claim {too_big[0]} = {claims[too_big[0]]}, "
                             "too large for a certificate to hold (integers in files stay below 2**53); "
                             "use fewer elements")
+    too_long = [k for k, v in claims.items() if isinstance(v, str) and not _FRACTION.match(v)]
+    if too_long:
+        raise ScheduleError(f"the claim {too_long[0]} is a fraction of more than {FRACTION_DIGITS} digits (the links' "
+                            "bandwidths share no short unit); give bandwidths in whole GB/s or halves, quarters, ... "
+                            "(12.5, not 12.3)")
     return Certificate(base.topology, group, base, elements, claims, dict(solver or {}), dict(provenance or {}))
 
 
@@ -176,7 +183,7 @@ def _same(claimed, measured) -> bool:
     """Is ``claimed`` exactly the re-derived ``measured`` (a bool, an int or a fraction string)?
 
     No rounding and no coercion: a bool matches only a bool, an int only an equal int (or a
-    fraction equal to it), a fraction only a string ``a`` or ``a/b`` of at most 60 digits each
+    fraction equal to it), a fraction only a string ``a`` or ``a/b`` of at most FRACTION_DIGITS digits each
     (or an int) with exactly that value.  Floats never match: claims are exact.
     """
     if isinstance(measured, list):   # a list of integers (a bound's cut): exactly the same list

@@ -56,6 +56,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from synth.check.capacity import link_capacities, max_ratio
 from synth.check.eccentricity import least_eccentricities
 from synth.errors import ScheduleError, check_instance
 from synth.schedule import ALLREDUCE, COLLECTIVES, BaseSchedule, Schedule, positive_chunks
@@ -116,7 +117,12 @@ class Metrics:
     is ``total_load / links``; ``round_hops[s-1]`` is the longest route of
     round ``s``.  ``weight`` is ``Vol_phys / (2N)`` (``Vol_phys / N`` for a reduce-scatter or
     allgather): the tree weight ``W(T)`` for a tree schedule.  ``collective`` names what was
-    executed; Ψ is normalized to its minimum volume.
+    executed; Ψ is normalized to its minimum volume.  ``round_time[s-1]`` is round ``s``'s
+    ``max_e load_s(e) / bandwidth(e)`` (elements per GB/s, exact); the bandwidth term is their sum.
+    ``has_bandwidths`` says whether the topology's links carry bandwidths of their own (GB/s; the cost
+    model then times rounds by ``round_time``); on one whose links carry latencies
+    (``has_latencies``), ``round_latency[s-1]`` is the largest summed link latency (µs) of a route of
+    round ``s``, empty otherwise.
     """
 
     rounds: int
@@ -132,6 +138,9 @@ class Metrics:
     total_load: tuple = field(repr=False)
     round_hops: tuple = field(repr=False, default=())
     collective: str = ALLREDUCE
+    round_time: tuple = field(repr=False, default=())
+    round_latency: tuple = field(repr=False, default=())
+    has_bandwidths: bool = False
 
     @property
     def psi(self) -> Fraction:
@@ -150,9 +159,12 @@ class Metrics:
         return Fraction(self.vol_phys, phases(self.collective) * self.elements)
 
     @property
-    def bandwidth_term(self) -> int:
-        """``Q = sum_s max_e load_s(e)`` in elements."""
-        return int(sum(self.max_load))
+    def bandwidth_term(self) -> Fraction:
+        """``Q = sum_s max_e load_s(e) / bandwidth(e)`` in elements per GB/s, exact (:mod:`synth.check.capacity`):
+        ``sum_s max_e load_s(e)`` elements when every link is 1 GB/s."""
+        if self.round_time:
+            return sum(self.round_time, Fraction(0))
+        return Fraction(sum(self.max_load))
 
     def to_json(self) -> dict:
         return {
@@ -160,12 +172,17 @@ class Metrics:
             "chunks": self.chunks, "elements": self.elements, "transmissions": self.transmissions,
             "vol_abs": self.vol_abs, "vol_phys": self.vol_phys, "max_route": self.max_route,
             "psi": _fr(self.psi), "theta": _fr(self.theta), "omega": _fr(self.omega), "weight": _fr(self.weight),
-            "bandwidth_term": self.bandwidth_term,
+            "bandwidth_term": _exact(self.bandwidth_term),
         }
 
 
 def _fr(x: Fraction) -> str:
     return str(x)
+
+
+def _exact(x: Fraction):
+    """An integer as an int (as every bandwidth term was before links had bandwidths), else ``'a/b'``."""
+    return int(x) if x.denominator == 1 else str(x)
 
 
 def _round_load(blocks, sizes, distinct, n_links: int) -> np.ndarray:
@@ -201,10 +218,13 @@ def measure_explicit(schedule: Schedule, chunk_sizes) -> Metrics:
     t = schedule.topology
     sizes = _explicit_sizes(schedule, chunk_sizes)
     distinct = np.unique(sizes)
+    caps = link_capacities(t)
     max_load = [0] * schedule.n_rounds
     total_load = [0] * schedule.n_rounds
+    times = [Fraction(0)] * schedule.n_rounds
     vol_abs = vol_phys = n_trans = max_route = 0
     hops = [0] * schedule.n_rounds
+    latency = [0.0] * schedule.n_rounds if t.has_latencies else []
     for rnd, blocks in schedule.rounds():
         for b in blocks:
             L = b.links.shape[1]
@@ -214,11 +234,15 @@ def measure_explicit(schedule: Schedule, chunk_sizes) -> Metrics:
             hops[rnd - 1] = max(hops[rnd - 1], L)
             vol_abs += int(s.sum())
             vol_phys += int(s.sum()) * L
+            if latency and b.chunk.size:
+                latency[rnd - 1] = max(latency[rnd - 1], float(t.link_latency[b.links].sum(axis=1).max()))
         load = _round_load(blocks, sizes, distinct, t.n_links)
         max_load[rnd - 1] = int(load.max())
         total_load[rnd - 1] = int(load.sum())
+        times[rnd - 1] = caps.round_time(load)
     return Metrics(schedule.n_rounds, t.n_compute, t.n_links, schedule.n_chunks, sum(sizes.tolist()), n_trans,
-                   vol_abs, vol_phys, max_route, tuple(max_load), tuple(total_load), tuple(hops), schedule.collective)
+                   vol_abs, vol_phys, max_route, tuple(max_load), tuple(total_load), tuple(hops), schedule.collective,
+                   tuple(times), tuple(latency), t.has_bandwidths)
 
 
 def _symmetric_sizes(base: BaseSchedule, group, chunk_sizes) -> np.ndarray:
@@ -286,21 +310,48 @@ def measure_symmetric(base: BaseSchedule, group, chunk_sizes) -> Metrics:
     vol_phys = sum(a * b for a, b in zip(comp_total, links.tolist()))
     max_load = [0] * base.n_rounds
     total_load = [0] * base.n_rounds
-    if bool(np.all(sizes == sizes[:, :1])):
+    times = [Fraction(0)] * base.n_rounds
+    caps = link_capacities(t)
+    orbit_units = _orbit_units(group, caps.units)
+    if bool(np.all(sizes == sizes[:, :1])) and orbit_units is not None:
         per_orbit = _orbit_loads(base, group, sizes)
         orbit_size = group.orbit_sizes.astype(np.int64)
         for s in range(base.n_rounds):
             max_load[s] = int(per_orbit[s].max())
             total_load[s] = int((per_orbit[s] * orbit_size).sum())
+            times[s] = max_ratio(per_orbit[s], orbit_units) / caps.unit
     else:
         for s, load in enumerate(_lifted_round_loads(base, group, sizes)):
             max_load[s] = int(load.max())
             total_load[s] = int(load.sum())
+            times[s] = caps.round_time(load)
     hops = np.zeros(base.n_rounds, dtype=np.int64)
     np.maximum.at(hops, base.round - 1, L)
     return Metrics(base.n_rounds, t.n_compute, t.n_links, G * base.n_components, sum(comp_total),
                    base.n_transmissions * G, vol_abs, vol_phys, int(L.max()) if L.size else 0,
-                   tuple(max_load), tuple(total_load), tuple(int(h) for h in hops), base.collective)
+                   tuple(max_load), tuple(total_load), tuple(int(h) for h in hops), base.collective, tuple(times),
+                   _base_latency(base), t.has_bandwidths)
+
+
+def _base_latency(base: BaseSchedule) -> tuple:
+    """The largest summed link latency (µs) of a route in every round of ``base`` (and of its lift: automorphisms
+    keep latencies); empty when the topology's links carry none."""
+    t = base.topology
+    if not t.has_latencies:
+        return ()
+    per_route = np.bincount(np.repeat(np.arange(base.n_transmissions), base.route_lengths),
+                            weights=t.link_latency[base.route_links], minlength=base.n_transmissions)
+    out = np.zeros(base.n_rounds)
+    np.maximum.at(out, base.round - 1, per_route)
+    return tuple(out.tolist())
+
+
+def _orbit_units(group, units):
+    """The bandwidth units of each link orbit, or None when an orbit mixes bandwidths (then loads are lifted
+    link by link; a verified group never mixes them)."""
+    first = np.unique(group.link_orbit, return_index=True)[1]
+    per_orbit = units[first]
+    return per_orbit if np.array_equal(per_orbit[group.link_orbit], units) else None
 
 
 def _rows(n_rounds: int, rounds) -> dict:

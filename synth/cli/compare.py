@@ -48,7 +48,9 @@ def cmd_compare(args) -> int:
                "alpha_s": net.alpha, "notes": notes, "rows": [r.to_json() for r in rows]}
         print(json.dumps({**out, "engine": args.engine} if simulated else out))
         return EXIT_OK
-    print(f"{t.name}: {args.bandwidth} links, {args.hop_latency} per hop, alpha {args.alpha}; "
+    links = "links at their own bandwidths" if t.has_bandwidths else f"{args.bandwidth} links"
+    hops = "their own latencies" if t.has_latencies else f"{args.hop_latency} per hop"
+    print(f"{t.name}: {links}, {hops}, alpha {args.alpha}; "
           f"{'times simulated on SimGrid; ' if simulated else ''}* marks the fastest at each size")
     print(f"{'size':>8} {'algorithm':<20} {'S':>5} {'psi':>7} {'theta':>7} {'omega':>7} "
           f"{'time (us)':>11} {'goodput':>12} {'% bound':>8}")
@@ -66,8 +68,10 @@ def add_parser(sub) -> None:
     cp = sub.add_parser("compare", help="modeled time and goodput of every algorithm", description=cmd_compare.__doc__)
     add_topology_args(cp)
     cp.add_argument("--sizes", type=sizes, default="64KiB,1MiB,64MiB", help="comma-separated message sizes")
-    cp.add_argument("--bandwidth", default="400Gbps", help="per-link bandwidth (default 400Gbps)")
-    cp.add_argument("--hop-latency", default="400ns", help="latency per hop (default 400ns)")
+    cp.add_argument("--bandwidth", default="400Gbps",
+                    help="per-link bandwidth (default 400Gbps) of a topology whose links carry none of their own")
+    cp.add_argument("--hop-latency", default="400ns",
+                    help="latency per hop (default 400ns) of a topology whose links carry no latencies of their own")
     cp.add_argument("--alpha", default="1us", help="fixed cost per round (default 1us; see synth.analysis.cost)")
     cp.add_argument("--element-bytes", type=int_in(1, 1024), default=4, help="bytes per element (default 4)")
     cp.add_argument("--algorithms", help="comma-separated subset (default: all that apply)")

@@ -27,8 +27,10 @@ def add_parser(sub) -> None:
     r.add_argument("file", help="a certificate or an explicit schedule file")
     r.add_argument("--size", type=sizes, action="append",
                    help="bytes per node, e.g. 64KiB or 64KiB,1MiB; repeatable (default 1MiB)")
-    r.add_argument("--bandwidth", default="400Gbps", help="per-link bandwidth (default 400Gbps)")
-    r.add_argument("--hop-latency", default="400ns", help="latency per hop (default 400ns)")
+    r.add_argument("--bandwidth", default="400Gbps",
+                   help="per-link bandwidth (default 400Gbps) of a topology whose links carry none of their own")
+    r.add_argument("--hop-latency", default="400ns",
+                   help="latency per hop (default 400ns) of a topology whose links carry no latencies of their own")
     r.add_argument("--alpha", default="1us", help="start-up cost of every message (default 1us, the model's "
                                                   "per-round cost)")
     r.add_argument("--element-bytes", type=int_in(1, 1024), default=4, help="bytes per element (default 4)")

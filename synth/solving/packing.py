@@ -76,12 +76,16 @@ TIMED_ITERATIONS = 300
 def healthy_reference(topology):
     """Parent fractions of the healthy network's own schedule (SP-allreduce on tori, a BFS tree lifted by the
     built-in group elsewhere), or None when there is none to start from."""
-    from synth.models.packing import reference_fractions   # a model: loaded with the solvers, on demand
+    # models: loaded with the solvers, on demand
+    from synth.models.packing import reference_fractions
+    from synth.models.packing.region import SPReference
 
     healthy = getattr(topology, "healthy", None)
     group = None if healthy is None else default_group(healthy)
     if group is None or healthy.n_compute != healthy.n_vertices:
         return None
+    if isinstance(healthy, Torus) and healthy.is_equal_sided and group.spec == {"kind": "torus-gamma"}:
+        return SPReference(healthy)   # SP-allreduce lifted by Γ, in closed form (no lift of 2d p trees)
     base = sp_allreduce(healthy) if isinstance(healthy, Torus) else shortest_path_tree(healthy)
     try:
         return reference_fractions(base, group)
@@ -231,7 +235,7 @@ def _build_layered(req, prep, plan_notes=()) -> SolveResult:
     cert = certify_packed(packed, req.elements, req.mode, req.collective, req.progress)
     if class_bound:   # the bound of the layered class (docs/bounds.md section 5)
         cert = with_class_bound(cert, packed.solution, req.progress, prep.time_limit)
-    notes = [_intro(prep, "layered LP"), *plan_notes]
+    notes = [_intro(prep, "layered LP"), *plan_notes, *_share_note(prep.topology, req.collective)]
     if reference is not None:   # the shares as solved (free ones fall back to equal when that LP fails)
         notes.append(f"{data.n_arcs:,} parent choices: the LP changes the healthy trees only within "
                      f"{LOCAL_RADIUS} hops of a failure and where they were lost, with "
@@ -240,6 +244,20 @@ def _build_layered(req, prep, plan_notes=()) -> SolveResult:
     if prep.R is not None and certified_fraction(cert) < 1:   # nothing beats a schedule that meets the bound
         return _build_timed(req, prep, packed, cert, notes)
     return SolveResult(cert, data.H, notes)
+
+
+def _share_note(topology, collective) -> list:
+    """What the owners' shares allow the tree classes here (an allreduce on a network with a vertex of low degree)."""
+    from synth.models.packing.phase_bound import phase_share_bound   # a model: loaded with the solvers, on demand
+
+    if collective != ALLREDUCE:
+        return []
+    b = phase_share_bound(topology)
+    if b >= 1:
+        return []
+    return [f"no tree schedule that reduces then copies (layered or timed) passes {100 * b:.2f} % of the volume "
+            "bound here: every vertex sends each chunk once, so the vertices of low degree would have to own more "
+            "than the whole vector (docs/failures.md section 8)"]
 
 
 def timed_rounds(H, depth, orbits):

@@ -30,6 +30,7 @@ from synth.solving import SolveResult
 from synth.solving.packing import DEFAULT_UNITS, FREE_SHARES_ARCS, certified_fraction, certify_packed, class_bound_note
 from synth.solving.request import quiet
 from synth.symmetry.residual import residual_group
+from synth.symmetry.spec import default_group
 from synth.topology.failures import Damaged, damage
 
 __all__ = ["repair", "RADII"]
@@ -48,6 +49,7 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet):
     """
     # the models load on demand: they pull in the solvers, which the other constructions never need
     from synth.models.packing import layered_arcs, pack, reference_fractions, with_class_bound
+    from synth.models.packing.region import SPReference, is_sp_gamma
 
     t0 = time.monotonic()
     healthy = cert.topology
@@ -58,8 +60,13 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet):
     if not failures:
         raise SynthError("name at least one failure: `fail_link` or `fail_node`")
     damaged = damage(healthy, failures)
-    group = residual_group(damaged, cert.group)
-    reference = reference_fractions(cert.base, cert.group)
+    # the larger of the certificate's group's residual and the network's own (on tori every closed-form
+    # automorphism that fixes the failures: order 8 against Γ's 2 for a link of 16x16x16, 4x fewer owners)
+    group = max((g for g in (residual_group(damaged, cert.group), default_group(damaged)) if g is not None),
+                key=lambda g: g.order)
+    # SP-allreduce on an equal-sided torus: its parent fractions in closed form, not lifted (GBs at 16x16x16)
+    reference = SPReference(healthy) if is_sp_gamma(cert.base, cert.group) else \
+        reference_fractions(cert.base, cert.group)
     arcs = layered_arcs(damaged, group)
     n_arcs = arcs.n_arcs
     best, notes = None, []

@@ -127,12 +127,17 @@ def _line_flows(bytes_, hops_equal):
                  i64([0] * n), i64([0] * (n + 1)), i64([]), "deps"), i64(bytes_)
 
 
+def _hop_delays(flows, net):
+    """The delays of links without latencies of their own: ``hops * hop_latency`` per message."""
+    return _delays(flows, flows.m_hops * net.hop_latency, True, net)
+
+
 def _drive(tmp_path, flows, message_bytes, net, latency_at="start"):
     if latency_at == "end":
-        driven, delays = _with_tails(flows, net)
+        driven, delays = _with_tails(flows, flows.m_hops * net.hop_latency, net)
         message_bytes = np.concatenate([message_bytes, np.zeros_like(message_bytes)])
     else:
-        driven, delays = flows, _delays(flows, net)
+        driven, delays = flows, _hop_delays(flows, net)
     write_inputs(tmp_path, driven, net.bandwidth, delays)
     result, finish = run_driver(tmp_path, "0", message_bytes)
     return finish[flows.n_messages:].tolist() if latency_at == "end" else finish.tolist()
@@ -170,7 +175,7 @@ def test_two_flows_on_one_link_with_latency_on_the_links(tmp_path):
     # the small one (1000 B) ends 2 us later; the big one then sends 2000 B alone in 2 us.
     net = Network(bandwidth=1e9, hop_latency=1e-6, alpha=0.5e-6)
     flows, nbytes = _line_flows([1000, 3000], hops_equal=True)
-    assert _delays(flows, net).link_latency == pytest.approx(1.5e-6)
+    assert _hop_delays(flows, net).link_latency == pytest.approx(1.5e-6)
     assert _drive(tmp_path, flows, nbytes, net) == pytest.approx([3.5e-6, 5.5e-6], rel=1e-9)
 
 
@@ -211,7 +216,7 @@ def test_short_wait_lists_give_the_first_drivers_finish_times(tmp_path, k2_44, w
     schedule, weights = k2_44
     f = pack(schedule, "deps")
     nbytes = f.message_elements(chunk_elements(weights, 1 << 16)) * NET.element_bytes
-    delays = _delays(f, NET)
+    delays = _hop_delays(f, NET)
     assert len(delays.delays) > 1  # routes of 1 and 2 hops: messages wait for timers
     finish = {}
     for driver in ("lists", "short-lists", "mailboxes"):
@@ -231,7 +236,7 @@ def test_dependencies_that_never_resolve_are_reported(tmp_path):
     i64 = lambda x: np.asarray(x, dtype=np.int64)  # noqa: E731
     # message 2 waits for message 1 and message 1 for message 2: only message 0 can run
     stuck = dataclasses.replace(flows, e_count=i64([0, 1, 1]), e_ptr=i64([0, 0, 1, 2]), e_succ=i64([2, 1]))
-    write_inputs(tmp_path, stuck, NET.bandwidth, _delays(stuck, NET))
+    write_inputs(tmp_path, stuck, NET.bandwidth, _hop_delays(stuck, NET))
     with pytest.raises(SynthError, match="2 events never started"):
         run_driver(tmp_path, "0", nbytes)
 

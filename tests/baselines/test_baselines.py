@@ -23,6 +23,8 @@ from synth.topology.torus import parse_torus
 
 NAMES = ["ring", "bucket", "swing-l", "swing-b", "swing-l-1port", "trivance-l", "trivance-b", "recursive-doubling",
          "halving-doubling"]
+#: the baselines of fabrics with link bandwidths (tests/baselines/test_gpu_baselines.py)
+GPU_NAMES = ["nccl-ring", "nccl-tree", "hierarchical"]
 
 # 1-D, 2-D and 3-D; powers of two and of three; even and odd others; unequal sides
 SHAPES = ["3", "4", "6", "7", "9", "3x3", "4x4", "3x4", "4x6", "5x7", "6x6", "8x8", "9x9", "3x3x3", "4x4x4",
@@ -35,9 +37,9 @@ def measured(name, shape):
 
 
 # ------------------------------------------------------------------ registry
-def test_registry_holds_the_nine_baselines():
-    assert sorted(BASELINES) == sorted(NAMES)
-    assert sorted(SUPPORTED) == sorted(NAMES)
+def test_registry_holds_the_twelve_baselines():
+    assert sorted(BASELINES) == sorted(NAMES + GPU_NAMES)
+    assert sorted(SUPPORTED) == sorted(NAMES + GPU_NAMES)
     assert all(isinstance(s, str) and "\n" not in s for s in SUPPORTED.values())
 
 

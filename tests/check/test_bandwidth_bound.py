@@ -11,7 +11,7 @@ import pytest
 from synth.baselines import build_baseline
 from synth.baselines.halves import baseline_half
 from synth.check.bounds.bandwidth import (BOUND_KEY, CUT_KEY, FRACTION_KEY, bandwidth_bound, best_cut,
-                                          collective_bound, cut_size, min_compute_distance)
+                                          collective_bound, cut_capacity, min_compute_distance)
 from synth.check.certificate import certificate_to_json, read_certificate
 from synth.check.claims import certify, check_certificate
 from synth.check.metrics import measure_explicit
@@ -46,7 +46,7 @@ def brute_min_cut(t):
     for r in range(1, t.n_vertices):
         for side in itertools.combinations(range(t.n_vertices), r):
             try:
-                c = cut_size(t, side)
+                c = cut_capacity(t, side)
             except ScheduleError:
                 continue
             best = c if best is None else min(best, c)
@@ -59,13 +59,13 @@ def test_best_cut_is_the_least_cut_by_enumeration(seed):
     t = random_graph(rng, int(rng.integers(4, 9)), int(rng.integers(0, 6)), switches=int(rng.integers(0, 3)))
     if t.n_compute < 2:
         pytest.skip("one compute vertex")
-    assert cut_size(t, best_cut(t)) == brute_min_cut(t)
+    assert cut_capacity(t, best_cut(t)) == brute_min_cut(t)
 
 
 def test_best_cut_on_a_directed_graph_counts_both_directions():
     # a directed 4-cycle plus one chord back: |d+({0})| = 1 but |d-({0})| = 2
     t = topology_from_json({"vertices": 4, "directed": True, "links": [[0, 1], [1, 2], [2, 3], [3, 0], [2, 0]]})
-    assert cut_size(t, [0]) == 1 and cut_size(t, best_cut(t)) == brute_min_cut(t) == 1
+    assert cut_capacity(t, [0]) == 1 and cut_capacity(t, best_cut(t)) == brute_min_cut(t) == 1
 
 
 def test_d_min_counts_switch_hops():
@@ -176,7 +176,7 @@ def test_the_bound_never_exceeds_a_certified_tree_schedule_on_random_graphs(seed
 def test_sp_allreduce_meets_the_volume_bound_and_the_torus_cut_is_a_vertex():
     t = parse_torus("4x4")
     b = bandwidth_bound(t, 64, best_cut(t))
-    assert b.kind == "volume" and str(b.value) == "30" and b.cut_links == 4
+    assert b.kind == "volume" and str(b.value) == "30" and b.cut_capacity == 4
 
 
 def _edited(cert, **changes):

@@ -9,6 +9,14 @@ pays ``alpha + hops * hop_latency`` before its flow starts; on a balanced round 
 carries the same bytes, every route the same hops) that is the model's round cost
 ``alpha + lam * h + beta * max load``, so simulation and model agree to float precision there.
 
+Links of their own bandwidth and latency (a topology that ``has_bandwidths`` / ``has_latencies``):
+every SimGrid link runs at its link's bandwidth (GB/s; :func:`synth.analysis.cost.link_rates`,
+else the network's rate), a switch is only a point where a route changes links (the routes are
+the schedule's own), and a message pays its route's summed link latency as a delay instead of
+``hops * hop_latency`` (a delay, then the bandwidth phase, as CM02 pays latency; setting it on the
+links would weight CM02's sharing by route latency and break max-min sharing).  So a round whose
+slowest link carries ``load`` at ``b`` GB/s takes ``load / b`` there, as the cost model says.
+
 Where a message pays its hop latency (``hop_latency_at``): ``start`` (default), all of
 ``alpha + hops * hop_latency`` before its flow starts; ``end``, ``alpha`` before and
 ``hops * hop_latency`` after its last byte (its flow takes link bandwidth from ``alpha`` on).  A
@@ -45,7 +53,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from synth.analysis.cost import Network, goodput_bound, model_time
+from synth.analysis.cost import Network, goodput_bound, link_rates, model_time
 from synth.analysis.simulate.packing import MODES, Flows, pack
 from synth.analysis.simulate.run import (INSTALL_HINT, Delays, SimGridUnavailable, run_driver, simgrid_available,
                                          simgrid_python, write_inputs)
@@ -57,7 +65,7 @@ from synth.schedule.data import chunk_elements
 from synth.schedule.weights import keep_chunks
 from synth.units import format_size
 
-__all__ = ["SimResult", "SimOptions", "simulate", "simulate_schedule", "simulated_seconds", "pack",
+__all__ = ["SimResult", "SimOptions", "simulate", "simulate_schedule", "simulated_seconds", "pack", "route_latency",
            "Flows", "MODES",
            "SimGridUnavailable", "INSTALL_HINT", "simgrid_python", "simgrid_available", "ENGINES", "LATENCY_AT"]
 
@@ -113,19 +121,38 @@ class SimOptions:
     timeout: float | None = None
 
 
-def _delays(flows: Flows, net: Network) -> Delays:
-    """How each message pays ``alpha + hops * hop_latency`` (:class:`~synth.analysis.simulate.run.Delays`).
+def route_latency(flows: Flows, topology, net: Network) -> np.ndarray:
+    """Seconds of latency of every message's route: the sum of its links' latencies (µs) when the
+    topology's links carry them, else ``hops * hop_latency`` (as the cost model counts).
 
-    When every route has the same number of hops ``h``, each link gets latency
-    ``(alpha + h * hop_latency) / h`` (every flow then has the same CM02 sharing penalty, so shares
-    stay max-min); otherwise links get none and each message waits for a timer: ``delays`` are the
-    distinct delays, ``m_delay`` each message's index into them (-1: none).
+    >>> from synth.topology import Topology
+    >>> from synth.schedule import Block, Schedule, REDUCE, COPY
+    >>> pair = Topology.from_links("pair", {"kind": "links"}, 2, [(0, 1), (1, 0)], latency=[2, 5])
+    >>> s = Schedule(pair, 2, 2, (Block(1, REDUCE, np.array([0, 1]), np.array([[0], [1]])),
+    ...                           Block(2, COPY, np.array([0, 1]), np.array([[1], [0]]))))
+    >>> sorted((route_latency(pack(s, "rounds"), pair, Network()) * 1e6).round(6).tolist())
+    [2.0, 2.0, 5.0, 5.0]
+    """
+    if not topology.has_latencies:
+        return flows.m_hops * net.hop_latency
+    per_route = np.bincount(np.repeat(np.arange(flows.r_src.size), np.diff(flows.r_ptr)),
+                            weights=topology.link_latency[flows.r_links], minlength=flows.r_src.size)
+    return per_route[flows.m_route] * 1e-6
+
+
+def _delays(flows: Flows, latency, uniform: bool, net: Network) -> Delays:
+    """How each message pays ``alpha`` and its route's ``latency`` (:class:`~synth.analysis.simulate.run.Delays`).
+
+    When the latencies are ``uniform`` (``hops * hop_latency``) and every route has the same number of
+    hops ``h``, each link gets latency ``(alpha + h * hop_latency) / h`` (every flow then has the same
+    CM02 sharing penalty, so shares stay max-min); otherwise links get none and each message waits for a
+    timer: ``delays`` are the distinct delays, ``m_delay`` each message's index into them (-1: none).
     """
     hops = flows.m_hops
-    if hops.size == 0 or (hops.min() == hops.max() and hops[0] > 0):
+    if uniform and (hops.size == 0 or (hops.min() == hops.max() and hops[0] > 0)):
         h = int(hops[0]) if hops.size else 1
         return Delays((net.alpha + h * net.hop_latency) / h, [], np.full(hops.size, -1, dtype=np.int64))
-    return Delays(0.0, *_delay_index(net.alpha + hops * net.hop_latency))
+    return Delays(0.0, *_delay_index(net.alpha + latency))
 
 
 def _delay_index(delay):
@@ -136,11 +163,11 @@ def _delay_index(delay):
     return values[keep].tolist(), remap[idx.ravel()].astype(np.int64)
 
 
-def _with_tails(flows: Flows, net: Network):
-    """``(flows', delays)`` where every message pays ``hops * hop_latency`` after its flow.
+def _with_tails(flows: Flows, latency, net: Network):
+    """``(flows', delays)`` where every message pays its route's ``latency`` after its flow.
 
     Message ``m`` waits ``alpha``, then streams; a zero-byte *tail* event ``M + m`` waits
-    ``hops * hop_latency`` after it, and whatever waited for ``m`` waits for its tail instead.
+    ``latency[m]`` after it, and whatever waited for ``m`` waits for its tail instead.
     Events of ``flows'``: messages ``0..M-1``, tails ``M..2M-1``, then the gates.
     """
     M = flows.n_messages
@@ -156,7 +183,7 @@ def _with_tails(flows: Flows, net: Network):
                     m_src=twice(flows.m_src), m_dst=twice(flows.m_dst), m_round=twice(flows.m_round),
                     e_count=np.bincount(dep, minlength=E).astype(np.int64), e_succ=dep[order],
                     e_ptr=np.concatenate([[0], np.cumsum(np.bincount(pre, minlength=E))]).astype(np.int64))
-    return tails, Delays(0.0, *_delay_index(np.concatenate([np.full(M, net.alpha), flows.m_hops * net.hop_latency])))
+    return tails, Delays(0.0, *_delay_index(np.concatenate([np.full(M, net.alpha), latency])))
 
 
 def simulate_schedule(schedule, weights, sizes, net: Network = Network(), mode: str = "rounds", label="schedule",
@@ -181,12 +208,15 @@ def simulate_schedule(schedule, weights, sizes, net: Network = Network(), mode: 
         raise OptionError(f"`hop_latency_at` must be one of {', '.join(LATENCY_AT)}, not {opts.hop_latency_at!r}")
     simgrid_python()  # refuse before packing a big schedule
     flows = pack(schedule, mode)
-    driven, delays = _with_tails(flows, net) if opts.hop_latency_at == "end" else (flows, _delays(flows, net))
-    bound = goodput_bound(schedule.topology, net)
-    p = schedule.topology.n_compute
+    t = schedule.topology
+    latency = route_latency(flows, t, net)
+    driven, delays = (_with_tails(flows, latency, net) if opts.hop_latency_at == "end"
+                      else (flows, _delays(flows, latency, not t.has_latencies, net)))
+    bound = goodput_bound(t, net)
+    p = t.n_compute
     out = []
     with tempfile.TemporaryDirectory(prefix="synth-simulate-") as directory:
-        write_inputs(directory, driven, net.bandwidth, delays, opts.driver)
+        write_inputs(directory, driven, link_rates(t, net), delays, opts.driver)
         for i, size in enumerate(sizes):
             n = int(size) // net.element_bytes
             if n < 1:

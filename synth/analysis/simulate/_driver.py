@@ -12,8 +12,8 @@ stderr about that often (the flows ended so far and the simulated clock; not the
 The platform: one SimGrid host per route *source* (a compute vertex, or an alias of it when
 messages from one vertex to one destination take different routes: SimGrid routes by host pair)
 and one per destination, in one Full zone whose routes are the schedule's own link lists; one
-SimGrid link per directed link of the topology, SHARED, at the given bandwidth.  CM02 weights a
-flow's share by its route latency (its ``sharing_penalty`` is the latency: TCP's RTT
+SimGrid link per directed link of the topology, SHARED, at its own bandwidth (``l_bandwidth.d``,
+bytes/s).  CM02 weights a flow's share by its route latency (its ``sharing_penalty`` is the latency: TCP's RTT
 unfairness, not max-min).  So when all routes have the same length, the links carry the
 latency (``link_latency``: every flow has the same penalty and the shares are max-min);
 otherwise links have **zero latency** (every flow has penalty 1: exact max-min) and the
@@ -78,6 +78,7 @@ class _Replay:
         self.e_count = _read(directory, "e_count.q", "q", E)
         self.e_ptr = _read(directory, "e_ptr.q", "q", E + 1)
         self.e_succ = _read(directory, "e_succ.q", "q", self.e_ptr[E] if E else 0)
+        self.l_bandwidth = _read(directory, "l_bandwidth.d", "d", meta["n_links"])
         self.count = array("q", self.e_count)
         self.finish = array("d", [0.0]) * M
         self.hosts, self.clock, self.ticks = [], None, []
@@ -351,7 +352,7 @@ def _platform(sg, meta, rp):
     rp.hosts = [zone.create_host(f"h{i}", 1e9) for i in range(meta["n_hosts"])]
     links = []
     for i in range(meta["n_links"]):
-        link = zone.create_link(f"l{i}", meta["bandwidth"])
+        link = zone.create_link(f"l{i}", rp.l_bandwidth[i])
         link.set_latency(meta["link_latency"])
         link.seal()
         links.append(sg.LinkInRoute(link))

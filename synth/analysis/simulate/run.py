@@ -124,11 +124,12 @@ def wait_list_for(flows, max_workers: int = MAX_WORKERS) -> int:
     return max(WAIT_LIST, -(-2 * peak // max(1, int(max_workers))))
 
 
-def write_inputs(directory, flows, bandwidth: float, delays: Delays, driver: str = "mailboxes",
+def write_inputs(directory, flows, bandwidth, delays: Delays, driver: str = "mailboxes",
                  controllers: int | None = None, wait_list: int | None = None,
                  max_workers: int | None = None) -> None:
     """Write the platform and the event graph of ``flows`` for the driver (``meta.json`` and arrays).
 
+    ``bandwidth`` is bytes/s, one number for every link or one per link (``flows.n_links``);
     ``delays`` says how messages pay their latency (:class:`Delays`); ``driver`` is one of :data:`DRIVERS`;
     ``wait_list`` (default :func:`wait_list_for`) bounds a worker's list while there are at most
     ``max_workers`` (:data:`MAX_WORKERS`), ``controllers`` (default :data:`CONTROLLERS`) counts the ``lists``
@@ -137,9 +138,12 @@ def write_inputs(directory, flows, bandwidth: float, delays: Delays, driver: str
     if driver not in DRIVERS:
         raise OptionError(f"driver must be one of {', '.join(DRIVERS)}, not {driver!r}")
     max_workers = int(max_workers or MAX_WORKERS)
+    rates = np.broadcast_to(np.asarray(bandwidth, dtype=np.float64), (flows.n_links,))
+    if not np.all(np.isfinite(rates) & (rates > 0)):
+        raise OptionError("every link needs a finite bandwidth above 0")
     meta = {"n_messages": flows.n_messages, "n_events": flows.n_messages + flows.n_gates,
             "n_routes": int(flows.r_src.size), "n_hosts": flows.n_hosts, "n_links": flows.n_links,
-            "bandwidth": float(bandwidth), "link_latency": float(delays.link_latency),
+            "link_latency": float(delays.link_latency),
             "delays": [float(d) for d in delays.delays], "driver": driver,
             "wait_list": int(wait_list or wait_list_for(flows, max_workers)), "max_workers": max_workers,
             "controllers": int(controllers or CONTROLLERS),
@@ -151,6 +155,7 @@ def write_inputs(directory, flows, bandwidth: float, delays: Delays, driver: str
                       ("r_links", flows.r_links), ("e_count", flows.e_count), ("e_ptr", flows.e_ptr),
                       ("e_succ", flows.e_succ)):
         _write(directory, f"{name}.q", arr, np.int64)
+    _write(directory, "l_bandwidth.d", rates, np.float64)
 
 
 def run_driver(directory, tag: str, message_bytes, timeout: float | None = None, progress=None) -> tuple:

@@ -263,6 +263,9 @@ def check_class_claim(t, claimed, metrics, tx, n_chunks: int) -> tuple:
     shown = {k: v for k, v in claimed.items() if k != "dual"} if isinstance(claimed, dict) else claimed
     if not isinstance(claimed, dict) or claimed.get("class") != CLASS_NAME:
         return shown, None, False, f"claim {CLASS_KEY} must be an object for the class {CLASS_NAME!r}"
+    if t.has_bandwidths:
+        return shown, None, False, f"claim {CLASS_KEY}: the bound of the layered class counts every link as " \
+                                   "1 GB/s; it is no bound on links with bandwidths"
     try:
         D = layered_distances(t)
         why = layered_violation(t, D, tx, n_chunks)

@@ -22,6 +22,9 @@ Translation
   the receiver, with equal ``cnt`` (at most ``max_count - 1``).  Optionally (``initial_copy``)
   the input is first copied into the output, so that runs never break between chunks
   still in ``i`` and chunks already updated in ``o``.
+* GPU fabrics: a route through switches is one send between GPUs (above); a connection that
+  leaves a server goes on the channel of its NIC rail (:mod:`synth.runtime.msccl.rails`), so the
+  runtime's per-channel network connections follow the rails the schedule chose.
 * Threadblocks: one per (peer, direction) for every connection segment, ``send`` *or*
   ``recv``, never both.  With that split the program completes even when a send cannot
   finish before its receive has started (zero buffering): a send of round ``s`` only
@@ -112,6 +115,7 @@ from synth.fileio import write_atomic
 from synth.runtime.msccl.layout import BufferMap, ChunkLayout
 from synth.runtime.msccl.limits import PROTOCOLS, SCRATCH_CAP, MscclLimits, MscclOptions
 from synth.runtime.msccl.operations import plan_operations
+from synth.runtime.msccl.rails import connection_rails
 from synth.runtime.msccl.threadblocks import emit_xml, fit_threadblocks
 from synth.check.claims import file_kind
 from synth.check.metrics import measure_explicit
@@ -323,7 +327,7 @@ def _coarse_note(schedule, w, fit, limits) -> str:
     return (f"chunk weights rounded from {int(w.sum())} to {int(fit.sum())} MSCCL chunks per loop (a step carries at "
             f"most {limits.max_count - 1}, a loop at most {limits.max_chunks})"
             + (f", {dropped} of {w.size} chunks too light to keep" if dropped else "")
-            + f": bandwidth term per element {100 * coarse / exact:.2f} % of the exact weights' (the certificate's)")
+            + f": bandwidth term per element {float(100 * coarse / exact):.2f} % of the exact weights' (the certificate's)")
 
 
 def _export_weighted(schedule, w, bufmap, label, opts) -> MscclExport:
@@ -338,12 +342,13 @@ def _export_weighted(schedule, w, bufmap, label, opts) -> MscclExport:
     if p > limits.max_subs:
         raise ScheduleError(f"{p} GPUs: over the parser limit of {limits.max_subs} gpu elements")
     arrays, layout = _messages(schedule, w, bufmap, opts.layout)
+    rails = connection_rails(schedule)
     tries = [opts.initial_copy] if opts.initial_copy is not None else [False, True]
     reuse = (bufmap.coll == "reducescatter") if opts.scratch_reuse is None else bool(opts.scratch_reuse)
     best, failure = None, None
     for ic in tries:
         try:
-            ex = _build_reusing(arrays, layout, opts, ic, reuse)
+            ex = _build_reusing(arrays, layout, opts, ic, reuse, rails)
         except ScheduleError as exc:
             failure = failure or exc
             continue
@@ -397,7 +402,7 @@ def _messages(schedule, w, bufmap, layout):
                                int(schedule.n_rounds), bufmap)
 
 
-def _build_reusing(arrays, layout, opts, initial_copy, reuse):
+def _build_reusing(arrays, layout, opts, initial_copy, reuse, rails=None):
     """:func:`_build` with scratch reuse if asked, or without it where reuse costs a channel.
 
     Reuse adds dependencies (``nop`` steps) and may cut runs, so a threadblock can outgrow
@@ -407,13 +412,13 @@ def _build_reusing(arrays, layout, opts, initial_copy, reuse):
     threadblocks on as many channels are accepted (within ``max_tbs``).
     """
     try:
-        ex = _build(arrays, layout, opts, initial_copy, reuse)
+        ex = _build(arrays, layout, opts, initial_copy, reuse, rails)
     except ScheduleError:
         if not reuse:
             raise
         ex = None
     if reuse and (ex is None or ex.nchannels > 1):
-        once = _build(arrays, layout, opts, initial_copy, False)
+        once = _build(arrays, layout, opts, initial_copy, False, rails)
         if ex is None or once.nchannels < ex.nchannels:
             why = ("did not fit the limits" if ex is None else
                    f"needed {ex.nchannels} channel(s) and {ex.max_tbs_per_gpu} threadblocks per GPU")
@@ -460,11 +465,12 @@ def export_summary_json(ex: MscclExport, path=None) -> dict:
             "notes": list(ex.notes), "path": None if path is None else os.fspath(path)}
 
 
-def _build(arrays, layout, opts, initial_copy, reuse_scratch):
-    """Plan places, build the operations with dependencies, fit them into threadblocks, emit the XML."""
+def _build(arrays, layout, opts, initial_copy, reuse_scratch, rails=None):
+    """Plan places, build the operations with dependencies, fit them into threadblocks (connections across
+    servers on the channel of their ``rails``), emit the XML."""
     ops, s_chunks, n_final = plan_operations(arrays, layout, opts.limits, initial_copy=initial_copy,
                                              outofplace=opts.outofplace, reuse_scratch=reuse_scratch)
-    tbs = fit_threadblocks(ops, layout.p, opts.limits)
+    tbs = fit_threadblocks(ops, layout.p, opts.limits, rails)
     s_max = int(s_chunks.max(initial=0))
     max_bytes, notes = _resolve_max_bytes(opts.max_bytes, opts.min_bytes, layout.units, s_max, opts.scratch_cap)
     opts = replace(opts, max_bytes=max_bytes)

@@ -55,11 +55,11 @@ def _segment_of_messages(ops, splits):
     return seg_of_msg, list(conn_msgs)
 
 
-def _place_ops(ops, splits, p, limits):
+def _place_ops(ops, splits, p, limits, rails=None):
     """Threadblocks of every GPU, each ``{"key": (kind, peer, segment), "chan", "ops"}``; sets ``tb``/``pos``."""
     seg_of_msg, conns = _segment_of_messages(ops, splits)
     # channels: segment j of a connection goes to channel j*G + group, groups keep <= max per channel
-    conn_group = _channel_groups(conns, p, limits.max_tbs_per_channel)
+    conn_group = _channel_groups(conns, p, limits.max_tbs_per_channel, rails or {}, limits.max_channels)
     n_groups = 1 + max(conn_group.values(), default=0)
     tb_index = [dict() for _ in range(p)]
     tbs = [[] for _ in range(p)]
@@ -150,13 +150,13 @@ def _overfull(tbs, splits, limits):
     return over
 
 
-def _assign(ops, splits, p, limits):
+def _assign(ops, splits, p, limits, rails=None):
     """Assign ops to threadblocks (gpu, stream, segment), compute minimal deps and nops.
 
     Returns ``(tbs, over)``: ``tbs[gpu]`` = list of dicts (key, chan, ops, nsteps);
     ``over`` maps connections whose threadblocks exceed ``max_steps`` to a larger split.
     """
-    tbs = _place_ops(ops, splits, p, limits)
+    tbs = _place_ops(ops, splits, p, limits, rails)
     _renumber(ops, tbs)
     _minimal_deps(ops, tbs)
     for gpu in range(p):  # steps, nops first
@@ -165,14 +165,24 @@ def _assign(ops, splits, p, limits):
     return tbs, _overfull(tbs, splits, limits)
 
 
-def _channel_groups(conns, p, per_channel):
-    """Group connections so that no GPU has more than ``per_channel`` send (or recv) peers in a group."""
+def _channel_groups(conns, p, per_channel, rails=None, n_rails=1):
+    """Group connections so that no GPU has more than ``per_channel`` send (or recv) peers in a group.
+
+    A connection with a rail (``rails[(u, v)]``, :mod:`synth.runtime.msccl.rails`) goes to group ``rail mod
+    n_rails`` or, when that one is full for its GPUs, to the next with the same remainder; the others take
+    the first group with room, after them.
+
+    >>> _channel_groups([(0, 1), (1, 0), (0, 2)], 3, 32, {(0, 2): 1}, 32)
+    {(0, 2): 1, (0, 1): 0, (1, 0): 0}
+    """
+    rails = rails or {}
     group = {}
     send_n, recv_n = {}, {}
-    for u, v in sorted(conns):
-        gidx = 0
+    for u, v in sorted(conns, key=lambda c: (c not in rails, c)):
+        start, stride = (rails[(u, v)] % n_rails, n_rails) if (u, v) in rails else (0, 1)
+        gidx = start
         while send_n.get((u, gidx), 0) >= per_channel or recv_n.get((v, gidx), 0) >= per_channel:
-            gidx += 1
+            gidx += stride
         group[(u, v)] = gidx
         send_n[(u, gidx)] = send_n.get((u, gidx), 0) + 1
         recv_n[(v, gidx)] = recv_n.get((v, gidx), 0) + 1
@@ -283,12 +293,13 @@ def emit_xml(ops, tbs, layout, s_chunks, opts):
     return "".join(out), {**stats, "steps": n_steps + n_nops, "nops": n_nops}
 
 
-def fit_threadblocks(ops, p, limits):
-    """Threadblocks of every GPU (see :func:`_assign`), connections split until every one fits ``max_steps``."""
+def fit_threadblocks(ops, p, limits, rails=None):
+    """Threadblocks of every GPU (see :func:`_assign`), connections split until every one fits ``max_steps``;
+    ``rails`` maps connections across servers to their rail's channel (:func:`_channel_groups`)."""
     # -------- threadblocks: split connections over channels until every threadblock fits
     splits = {}  # (sender, receiver) -> number of segments
     for _attempt in range(12):
-        tbs, n_over = _assign(ops, splits, p, limits)
+        tbs, n_over = _assign(ops, splits, p, limits, rails)
         if not n_over:
             break
         for (u, v), need in n_over.items():

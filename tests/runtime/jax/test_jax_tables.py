@@ -9,6 +9,10 @@ import numpy as np
 import pytest
 
 from synth.baselines import BASELINES, build_baseline
+from synth.baselines.gpu import two_servers_example
+from synth.topology.user import topology_from_json
+
+GPU_BASELINES = ("nccl-ring", "nccl-tree", "hierarchical")
 from synth.errors import ScheduleError
 from synth.runtime.jax.tables import build_tables, split_permutations
 from synth.runtime.plan import load_schedule
@@ -43,6 +47,8 @@ def _build(name, root):
     """Every kind of schedule synth writes: baselines on 4x4, SP / exchange / k-hop / rectangular / HyperX /
     spine-leaf at 16 and 64 devices, and SP on 16x16 (256)."""
     t44 = parse_torus("4x4")
+    if name in GPU_BASELINES:      # defined on fabrics with link bandwidths: two servers of four GPUs
+        return build_baseline(name, topology_from_json(two_servers_example()))
     if name in BASELINES:
         return build_baseline(name, t44)
     built = {

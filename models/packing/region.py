@@ -1,0 +1,163 @@
+"""The damaged region of a torus and the healthy trees around it: what the local timed trees keep and change.
+
+On a torus the healthy schedule (SP-allreduce: the dimension-order BFS tree ``T0`` of vertex 0, lifted by
+Γ) loads every link equally in every round.  Its trees are ``T(r, P) = r + P(T0)``: a translation by the
+owner ``r`` of a point-group image ``P(T0)``; over a point group ``W`` that holds Γ's (the signs and
+cyclic rotations of the coordinates), every owner's trees with equal weights are still balanced round
+by round (a union of images of the Γ schedule).  After a failure only a few vertices need other parents:
+:func:`damaged_region` returns them (the *free* vertices: within ``radius`` hops of a failure, every
+vertex whose distance to some owner changed, and their neighbours) and the *halo* around them (their
+other neighbours), whose labels and parents stay healthy.  :func:`point_group` closes Γ's point part
+with the linear parts of the lifting group, so the group maps trees of the family onto trees of it;
+:func:`healthy_parents` gives any tree's parent of any vertex in closed form, without the family in memory.
+
+Examples
+--------
+>>> from synth.topology.torus import parse_torus
+>>> from synth.topology.failures import damage, parse_failures
+>>> from synth.symmetry.spec import default_group
+>>> t = parse_torus("8x8"); d = damage(t, parse_failures(t, links=["0-1"]))
+>>> g = default_group(d)
+>>> W = point_group(t, g)
+>>> len(W), healthy_parents(t, np.array([9]), np.array([0]), W[:1], np.array([0])).tolist()
+(8, [[1]])
+>>> free, halo = damaged_region(d, g, radius=1)
+>>> bool(free[0] and free[1]), int(free.sum()) < 64
+(True, True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from synth.errors import SynthError
+from synth.models.packing.local import near_failures
+from synth.schedule.sp import bfs_parents, sp_allreduce
+from synth.topology.torus import Torus
+
+__all__ = ["point_group", "linear_part", "healthy_parents", "damaged_region", "neighbours_of", "SPReference",
+           "gamma_points", "is_sp_gamma"]
+
+
+def linear_part(t: Torus, image: np.ndarray) -> np.ndarray:
+    """The signed permutation matrix ``A`` of an automorphism given as a vertex permutation ``u -> A u + b``."""
+    d = t.ndim
+    b = t.coords(int(image[0]))
+    A = np.zeros((d, d), dtype=np.int64)
+    for i in range(d):
+        e = np.zeros(d, dtype=np.int64)
+        e[i] = 1
+        c = (t.coords(int(image[int(t.vertex(e))])) - b) % t.sides
+        j = np.flatnonzero(c != 0)
+        if j.size != 1 or c[j[0]] not in (1, t.sides[j[0]] - 1):
+            raise SynthError("not an affine automorphism of the torus")
+        A[j[0], i] = 1 if c[j[0]] == 1 else -1
+    return A
+
+
+def point_group(t: Torus, group) -> list:
+    """Γ's point part (``±`` the cyclic rotations of the coordinates) closed with the linear parts of ``group``'s
+    elements: a list of signed permutation matrices, the identity first."""
+    if not isinstance(t, Torus) or not t.is_equal_sided:
+        raise SynthError("the local timed trees start from SP-allreduce: an equal-sided torus")
+    d = t.ndim
+    rho = np.roll(np.eye(d, dtype=np.int64), -1, axis=0)
+    gens = [-np.eye(d, dtype=np.int64), rho]
+    if group is not None:
+        gens += [linear_part(t, img) for img in group.vertex_images(np.arange(t.n_vertices))]
+    out = [np.eye(d, dtype=np.int64)]
+    seen = {out[0].tobytes()}
+    i = 0
+    while i < len(out):
+        for g in gens:
+            m = g @ out[i]
+            if m.tobytes() not in seen:
+                seen.add(m.tobytes())
+                out.append(m)
+        i += 1
+    return out
+
+
+def healthy_parents(t: Torus, vertices, roots, mats, keep) -> np.ndarray:
+    """``out[i, j]``: the parent of ``vertices[j]`` in the tree ``roots[i] + mats[keep[i]](T0)`` (-1 at the root).
+
+    ``vertices`` (n,), ``roots`` and ``keep`` (m,), ``mats`` a list of signed permutation matrices."""
+    par0 = bfs_parents(t, 0)
+    A = np.stack(mats)[np.asarray(keep)]                                  # (m, d, d)
+    rel = (t.coords(np.asarray(vertices))[None, :, :] - t.coords(np.asarray(roots))[:, None, :])  # (m, n, d)
+    u = np.einsum("mji,mnj->mni", A, rel) % t.sides                      # A^-1 = A^T
+    pu = par0[t.vertex(u)]
+    back = np.einsum("mij,mnj->mni", A, t.coords(np.maximum(pu, 0)))
+    out = t.vertex((back + t.coords(np.asarray(roots))[:, None, :]) % t.sides)
+    return np.where(pu < 0, -1, out)
+
+
+def gamma_points(t: Torus) -> list:
+    """Γ's point part: ``±`` the cyclic rotations of the coordinates (``2d`` signed permutation matrices)."""
+    d = t.ndim
+    rho = np.roll(np.eye(d, dtype=np.int64), -1, axis=0)
+    rots = [np.linalg.matrix_power(rho, j) for j in range(d)]
+    return rots + [-m for m in rots]
+
+
+@dataclass(frozen=True, eq=False)
+class SPReference:
+    """The parent fractions of SP-allreduce lifted by Γ on an equal-sided torus, in closed form: owner ``r``'s
+    trees are ``r + P(T0)`` for the ``2d`` elements ``P`` of Γ's point part, equal weights, so the share of
+    ``r``'s chunk for which ``child``'s parent is ``parent`` is the number of those trees that say so over
+    ``2d``.  The same numbers as :func:`synth.models.packing.local.reference_fractions` of that schedule,
+    without lifting the schedule by Γ (``2d p`` trees: gigabytes on a 16x16x16 torus)."""
+
+    torus: Torus
+
+    def lookup(self, root, child, parent) -> np.ndarray:
+        t = self.torus
+        mats = gamma_points(t)
+        par0 = bfs_parents(t, 0)
+        root, child, parent = (np.asarray(a, dtype=np.int64) for a in (root, child, parent))
+        rel = t.coords(child) - t.coords(root)
+        hits = np.zeros(root.shape, dtype=np.int64)
+        for A in mats:
+            pu = par0[t.vertex(rel @ A)]                                 # A^-1 = A^T: u = A^T rel
+            got = t.vertex(t.coords(np.maximum(pu, 0)) @ A.T + t.coords(root))
+            hits += (pu >= 0) & (got == parent)
+        return hits / len(mats)
+
+
+def is_sp_gamma(base, group) -> bool:
+    """Whether ``base`` lifted by ``group`` is SP-allreduce lifted by Γ (what :class:`SPReference` describes)."""
+    t = base.topology
+    if not isinstance(t, Torus) or not t.is_equal_sided or getattr(group, "spec", None) != {"kind": "torus-gamma"}:
+        return False
+    sp = sp_allreduce(t)
+    names = ("n_rounds", "component", "round", "src", "dst", "op", "weights")
+    return base.n_components == sp.n_components and all(
+        np.array_equal(np.asarray(getattr(base, k)), np.asarray(getattr(sp, k))) for k in names)
+
+
+def neighbours_of(t, mask) -> np.ndarray:
+    """Vertices with a link to a vertex of ``mask`` (either direction)."""
+    out = np.zeros(t.n_vertices, dtype=bool)
+    out[t.link_src[mask[t.link_dst]]] = True
+    out[t.link_dst[mask[t.link_src]]] = True
+    return out
+
+
+def damaged_region(d, group, radius: int = 2):
+    """``(free, halo)`` masks over the vertices of the damaged torus ``d`` (module docstring)."""
+    h = d.healthy
+    live = d.is_compute & (np.bincount(d.link_src, minlength=d.n_vertices) > 0)
+    reps = np.flatnonzero(live) if group is None else \
+        np.unique(group.vertex_images(np.arange(d.n_vertices)).min(axis=0)[live])
+    changed = np.zeros(d.n_vertices, dtype=bool)
+    for r in reps.tolist():
+        dd = d.bfs([r])
+        changed |= live & (dd != h.dist(np.arange(d.n_vertices), r))
+    if group is not None:
+        imgs = group.vertex_images(np.flatnonzero(changed))
+        changed[np.unique(imgs)] = True
+    free = live & (near_failures(d, radius) | changed | neighbours_of(d, changed))
+    halo = live & ~free & neighbours_of(d, free)
+    return free, halo

@@ -1,0 +1,42 @@
+"""bench/fabrics.py: the DGX fabric it builds, its failures, and one row against the certificate and the optimum."""
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+_BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+@pytest.fixture(scope="module")
+def fabrics():
+    sys.path.insert(0, str(_BENCH))  # the bench scripts import _harness from their own folder
+    try:
+        spec = importlib.util.spec_from_file_location("bench_fabrics", _BENCH / "fabrics.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.path.remove(str(_BENCH))
+
+
+def test_the_dgx_fabric_and_its_failures(fabrics):
+    t = fabrics.fabric("dgx-a100", 2)
+    assert (t.n_vertices, t.n_compute, t.n_links) == (36, 16, 96)
+    assert sorted(set(t.link_bandwidth.tolist())) == [25.0, 300.0]
+    nic = fabrics._nic_of_gpu_1(t)
+    assert t.link_bandwidth[(t.link_src == 1) & (t.link_dst == nic)].tolist() == [25.0]
+    assert fabrics.failed(t, "nic").n_links == t.n_links - 4           # GPU <-> NIC and NIC <-> rail
+    assert fabrics.failed(t, "link").n_links == t.n_links - 2
+
+
+def test_one_row_is_the_certificate_against_the_bound_and_the_optimum(fabrics, tmp_path, capsys):
+    out = tmp_path / "rows.jsonl"
+    fabrics.main(["--only", "dgx-a100:1:healthy,dgx-a100:1:nic", "--time-limit", "20", "--json", str(out)])
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    healthy, nic = rows
+    # one server through one NVSwitch: the volume bound, ForestColl's optimum and the tree all 2(p-1)/(p 300)
+    assert healthy["bound"] == healthy["fc"] == pytest.approx(14 / 8 / 300) and healthy["q_fc"] >= 1 - 1e-12
+    assert "no NICs" in nic["note"]

@@ -1,0 +1,45 @@
+"""Every engine on a GPU fabric: two servers of four GPUs on a switch, NICs on two rails (a --topology file).
+
+The schedule is the hierarchical baseline, an explicit file whose header carries the bandwidths: the
+switches and NICs forward, the GPUs are the ranks.
+"""
+
+import json
+
+import pytest
+
+from synth.analysis.simulate import INSTALL_HINT, simgrid_available
+from synth.baselines.gpu import two_servers_example
+from synth.cli import main
+
+
+@pytest.fixture(scope="module")
+def fabric_file(tmp_path_factory):
+    d = tmp_path_factory.mktemp("fabric")
+    topo = d / "fabric.json"
+    topo.write_text(json.dumps(two_servers_example()))
+    out = d / "hierarchical.jsonl"
+    assert main(["baseline", "hierarchical", "--topology", str(topo), "--out", str(out)]) == 0
+    return out
+
+
+def test_msccl_export_of_a_fabric(fabric_file, tmp_path, capsys):
+    out = tmp_path / "h.xml"
+    assert main(["export", str(fabric_file), "--format", "msccl-xml", "--check", "--out", str(out)]) == 0
+    assert "check: OK" in capsys.readouterr().out
+    assert 'ngpus="8"' in out.read_text()
+
+
+@pytest.mark.skipif(not simgrid_available(), reason=INSTALL_HINT)
+def test_simulate_a_fabric_at_its_bandwidths(fabric_file, capsys):
+    assert main(["simulate", str(fabric_file), "--size", "1MiB", "--json"]) == 0
+    row, = json.loads(capsys.readouterr().out)["rows"]
+    assert row["simulated_over_model"] == pytest.approx(1.0, rel=1e-6)
+    # each GPU sends an eighth of its MiB through its 25 GB/s NIC twice (reduce-scatter, allgather)
+    assert row["simulated_seconds"] > 2 * (2**20 / 8) / 25e9
+
+
+def test_jax_runs_a_fabric_unchanged(fabric_file, capsys):
+    pytest.importorskip("jax")
+    assert main(["run", str(fabric_file), "--engine", "jax", "--size", "4KiB", "--iters", "1", "--warmup", "0"]) == 0
+    assert "all equal" in capsys.readouterr().out
