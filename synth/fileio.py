@@ -8,6 +8,11 @@ naming the file.  ``MAX_INT = 2**53``: every count, id, weight and size in our
 formats is far below it, it is the range JSON shares with every float64-based
 reader, and products of two such numbers stay far from what we check against
 int64 explicitly (:mod:`synth.check`).
+
+A certificate may be stored gzip-compressed (:func:`write_atomic` with ``compress``, by the
+``.gz`` suffix of its name); its readers pass ``gunzip`` and the file's limit then holds for the
+bytes it decompresses to, read through a bounded decompressor, so a small file that would inflate
+past the limit (a zip bomb) is refused with one line before more than the limit is held.
 """
 
 from __future__ import annotations
@@ -19,31 +24,35 @@ import stat
 import sys
 import tempfile
 import time
+import zlib
 
 from synth.errors import FileFormatError
 
 __all__ = ["write_atomic", "check_writable", "read_json", "loads_strict", "open_regular", "read_capped", "read_line",
-           "read_text", "printable", "LIMITS", "MAX_JSON_BYTES", "MAX_INT"]
+           "read_text", "printable", "gunzip_capped", "GZIP_MAGIC", "LIMITS", "MAX_JSON_BYTES", "MAX_INT"]
 
 #: The size limit of each kind of file, in bytes: every reader of a kind takes a file up to its limit, and
 #: every writer refuses (one line, nothing written) a file above it, so synth never writes what it cannot read.
 LIMITS = {
     "json": 64 << 20,          # topology, campaign, cache and result files: 200x the largest certificate in instances/
-    "certificate": 256 << 20,  # a 32x32 torus with a failed link writes about 190 MB (json reads it in 20 CPU s, 2 GB)
+    "certificate": 256 << 20,  # decompressed; a damaged 16x16x16 (20.6 M transmissions) is 109 MB in the tree form
     "explicit": 1 << 30,       # about 10 M transmissions (the 8x8 export of docs/usage.md is 0.5 MB)
     "explicit-line": 1 << 20,  # one transmission of an explicit file: a route of 100,000 vertices still fits
     "msccl-xml": 1 << 30,      # an MSCCL algorithm: exports of big schedules are large
 }
 MAX_JSON_BYTES = LIMITS["json"]
 MAX_INT = 1 << 53          # |integers| in files must stay below this (see the module docstring)
+GZIP_MAGIC = b"\x1f\x8b"    # the first bytes of a gzip stream (RFC 1952)
 
 
-def write_atomic(path, lines, kind: str | None = None) -> None:
+def write_atomic(path, lines, kind: str | None = None, compress: bool = False) -> None:
     """Write ``lines`` (a string, an iterable of strings, or ``bytes`` written as they are) to ``path``
     via a temp file and rename.
 
     ``kind`` (a key of :data:`LIMITS`): a file that would be larger than its limit is refused, and
     nothing is written (the temp file goes; on standard output, nothing is printed).
+    ``compress``: the file is the gzip stream of the text (no name, time 0: the same text gives the
+    same bytes); the limit holds for the text, which is what a reader decompresses it back to.
 
     A reader never sees a half-written file, and a failure leaves any old file in place.
     ``path`` ``"-"`` writes to standard output instead (the CLI's ``--out -``).
@@ -64,6 +73,9 @@ def write_atomic(path, lines, kind: str | None = None) -> None:
     """
     path = os.fspath(path)
     cap = None if kind is None else LIMITS[kind]
+    if compress:
+        lines = _gzip_bytes(lines, cap, path, kind)
+        cap = None   # counted before compression, by _gzip_bytes
     if path == "-":
         out = sys.stdout.buffer if isinstance(lines, bytes) else sys.stdout
         if cap is not None:   # held until it is known to fit: a refusal prints nothing
@@ -176,6 +188,19 @@ class _Counter:
                                   f"{_cap_text(self.cap)}, the limit for a {self.kind} file (synth could not read it "
                                   "back); nothing written")
         self._write(text)
+
+
+def _gzip_bytes(lines, cap, path, kind) -> bytes:
+    """The gzip stream (header time 0, no name) of ``lines``, refusing text over ``cap`` as :class:`_Counter` does."""
+    gz = zlib.compressobj(6, zlib.DEFLATED, 31)   # wbits 31: a gzip header and trailer around the deflate stream
+    pieces = []
+
+    def put(text) -> None:
+        pieces.append(gz.compress(text if isinstance(text, bytes) else text.encode("utf-8")))
+
+    _write_lines(_Counter(put, math.inf if cap is None else cap, path, kind), lines)
+    pieces.append(gz.flush())
+    return b"".join(pieces)
 
 
 def _write_lines(f, lines) -> None:
@@ -315,8 +340,12 @@ def printable(text) -> str:
 _PIECE = 1 << 20  # read in pieces: f.read(n) and f.readline(n) allocate n bytes up front
 
 
-def read_capped(path, cap: int = MAX_JSON_BYTES) -> bytes:
-    """The bytes of the regular file ``path``, refusing files over ``cap`` bytes after reading at most ``cap + 1``."""
+def read_capped(path, cap: int = MAX_JSON_BYTES, gunzip: bool = False) -> bytes:
+    """The bytes of the regular file ``path``, refusing files over ``cap`` bytes after reading at most ``cap + 1``.
+
+    ``gunzip``: a file that starts with :data:`GZIP_MAGIC` is decompressed (:func:`gunzip_capped`), and
+    ``cap`` then bounds the decompressed bytes too.
+    """
     with open_regular(path) as f:
         if os.fstat(f.fileno()).st_size > cap:
             raise FileFormatError(f"{printable(path)}: larger than {_cap_text(cap)}, the limit for this kind of file")
@@ -326,7 +355,38 @@ def read_capped(path, cap: int = MAX_JSON_BYTES) -> bytes:
             raise FileFormatError(f"{printable(path)}: cannot read ({_reason(exc)})") from None
     if len(data) > cap:
         raise FileFormatError(f"{printable(path)}: larger than {_cap_text(cap)}, the limit for this kind of file")
-    return data
+    return gunzip_capped(data, cap, path) if gunzip and data.startswith(GZIP_MAGIC) else data
+
+
+def gunzip_capped(data: bytes, cap: int, where="input") -> bytes:
+    """The bytes the gzip stream ``data`` decompresses to, refusing more than ``cap`` before holding more.
+
+    One gzip member, nothing after it; a stream that is corrupt, cut short or that inflates past
+    ``cap`` (a zip bomb) is one :class:`FileFormatError` naming ``where``.
+
+    Examples
+    --------
+    >>> import gzip
+    >>> gunzip_capped(gzip.compress(b"{}"), 10)
+    b'{}'
+    >>> gunzip_capped(gzip.compress(bytes(10_000)), 1000, "bomb.json.gz")
+    Traceback (most recent call last):
+    ...
+    synth.errors.FileFormatError: bomb.json.gz: decompresses to more than 1,000 bytes, the limit for this kind of file
+    """
+    where = printable(where)
+    d = zlib.decompressobj(31)
+    try:
+        out = d.decompress(data, cap + 1)
+    except zlib.error as exc:
+        raise FileFormatError(f"{where}: not a valid gzip stream ({exc}); truncated or corrupt?") from None
+    if len(out) > cap or d.unconsumed_tail:
+        raise FileFormatError(f"{where}: decompresses to more than {_cap_text(cap)}, the limit for this kind of file")
+    if not d.eof:
+        raise FileFormatError(f"{where}: the gzip stream is cut short; truncated or corrupt?")
+    if d.unused_data:
+        raise FileFormatError(f"{where}: data after the end of the gzip stream; corrupt?")
+    return out
 
 
 def _cap_text(cap: int) -> str:
@@ -355,20 +415,21 @@ def _read_pieces(read, cap: int, line: bool = False) -> bytes:
     return b"".join(pieces)
 
 
-def read_text(path, cap: int = MAX_JSON_BYTES) -> str:
+def read_text(path, cap: int = MAX_JSON_BYTES, gunzip: bool = False) -> str:
     """The UTF-8 text of the regular file ``path``, read as :func:`read_capped` reads (one-line errors)."""
     try:
-        return read_capped(path, cap).decode("utf-8")
+        return read_capped(path, cap, gunzip).decode("utf-8")
     except UnicodeDecodeError:
         raise FileFormatError(f"{printable(path)}: not UTF-8 text; truncated or corrupt?") from None
 
 
-def read_json(path, cap: int = MAX_JSON_BYTES) -> dict:
+def read_json(path, cap: int = MAX_JSON_BYTES, gunzip: bool = False) -> dict:
     """Read a JSON object from ``path``, turning every failure into a one-line :class:`FileFormatError`.
 
-    At most ``cap + 1`` bytes are read, only from a regular file; parsing is strict (:func:`loads_strict`).
+    At most ``cap + 1`` bytes are read, only from a regular file; parsing is strict (:func:`loads_strict`);
+    ``gunzip`` as in :func:`read_capped`.
     """
-    data = loads_strict(read_text(path, cap), printable(path))
+    data = loads_strict(read_text(path, cap, gunzip), printable(path))
     if not isinstance(data, dict):
         raise FileFormatError(f"{printable(path)}: expected a JSON object at the top level")
     return data

@@ -66,10 +66,23 @@ def _adopt_measured(folder: Path, path: str) -> str:
     return path
 
 
-def _set_first_transmission(field, value):
+def _set_tree(field, value):
+    """Set vertex 1's entry of ``field`` (``parent``, ``up`` or ``down``) in the first component's tree."""
     def edit(c):
-        c["base_schedule"]["components"][0]["transmissions"][0][field] = value
+        c["base_schedule"]["components"][0]["tree"][field][1] = value
     return edit
+
+
+def _gzip_bomb(folder: Path) -> str:
+    """A gzip file of a few hundred KiB that inflates past the certificate limit (300 MiB of spaces)."""
+    import zlib
+
+    gz = zlib.compressobj(9, zlib.DEFLATED, 31)
+    block = b" " * (1 << 20)
+    data = gz.compress(b"{") + b"".join(gz.compress(block) for _ in range(300)) + gz.compress(b"}") + gz.flush()
+    path = folder / "bomb.json.gz"
+    path.write_bytes(data)
+    return str(path)
 
 
 def _ring_variant(fx, edit):
@@ -111,9 +124,10 @@ def probes(folder: Path, fx: dict) -> list:
     add("cert: weight 10^30", ["check", w("wbig.json", cv(lambda c: c["base_schedule"]["components"][0].update(
         weight=10**30)))], check)
     for label, value in (("1.5", 1.5), ('"1"', "1"), ("true", True), ("10^30", 10**30), ("-1", -1)):
-        add(f"cert: transmission round {label}", ["check", w(f"round-{len(out)}.json", cv(
-            _set_first_transmission(0, value)))], check)
-    add("cert: src 10^30", ["check", w("src.json", cv(_set_first_transmission(1, 10**30)))], check)
+        add(f"cert: tree round {label}", ["check", w(f"round-{len(out)}.json", cv(_set_tree("up", value)))], check)
+    add("cert: tree parent 10^30", ["check", w("src.json", cv(_set_tree("parent", 10**30)))], check)
+    add("cert: tree parent itself", ["check", w("self.json", cv(_set_tree("parent", 1)))], check)
+    add("cert: gzip bomb", ["check", _gzip_bomb(folder)], check)
     # item 2: declared sizes far beyond the content
     add("cert: rounds 10^9", ["check", w("rounds.json", cv(lambda c: c["base_schedule"].update(rounds=10**9)))],
         check)
@@ -310,7 +324,7 @@ def reader_probes(folder: Path, fx: dict) -> list:
                          ("a forged transmission", ring[:1] + [json.dumps(forged) + "\n"] + ring[2:])):
         path = write(folder, f"sim39-{len(out)}.jsonl", lines)
         out.append((f"simulate {label}", ["simulate", path, "--size", "64KiB"], invalid))
-    forged_cert = _cert_variant(fx, lambda c: c["base_schedule"]["components"][0]["transmissions"].pop())
+    forged_cert = _cert_variant(fx, _set_tree("down", 0))   # vertex 1 never gets the total back
     out.append(("simulate a certificate missing a transmission", ["simulate", write(folder, "sim39.json", forged_cert),
                                                                   "--size", "64KiB"], (1, 2)))
     out.append(("compare --sizes 1PiB (the documented maximum)", ["compare", "--torus", "4x4", "--sizes", "1PiB"],

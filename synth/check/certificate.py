@@ -1,15 +1,16 @@
 """Certificates: a base schedule, its group and the claims the checker re-derives.
 
-Format ``synth-certificate``, version 1 (one JSON object)::
+Format ``synth-certificate``, version 2 (one JSON object)::
 
     {
-      "format": "synth-certificate", "version": 1,
+      "format": "synth-certificate", "version": 2,
       "topology": {"kind": "torus", "shape": [16, 16]},          # synth.topology.spec.build_topology
       "group": {"kind": "torus-gamma"},                          # synth.symmetry.spec.named_group
       "base_schedule": {
         "rounds": 32,
         "components": [
           {"weight": 1, "label": "SP BFS tree, root 0, depth 16",
+           "tree": {"parent": [...], "up": [...], "down": [...]},            # synth.check.tree_form
            "transmissions": [[round, src, dst, "reduce" | "copy", [src, ..., dst]], ...]}
         ]
       },
@@ -22,7 +23,11 @@ Format ``synth-certificate``, version 1 (one JSON object)::
       "provenance": {"tool": "synth 0.1.0", "algorithm": "sp-allreduce", "seed": null, "seconds": 0.1}
     }
 
-Routes are vertex lists along directed links.  Component ``t`` lifted by group
+A component holds a ``tree`` (a parent array with send rounds, :mod:`synth.check.tree_form`), rows of
+``transmissions``, or both (its transmissions are the tree's sends and the rows); :func:`write_certificate`
+writes each component that is a tree as one (``compact=False``: every one as rows), and gzip-compresses a
+file whose name ends in ``.gz``.  Version 1 (rows only, unknown keys ignored) is still read; in version 2
+an unknown key is an error.  Routes are vertex lists along directed links.  Component ``t`` lifted by group
 element ``i`` is chunk ``t*|G| + i``; ``chunking.elements`` input elements per
 node are cut as in :func:`synth.schedule.chunk_elements`.  ``collective`` (absent: an
 allreduce, so every older certificate reads as before) and, for ``reduce-scatter`` and
@@ -46,7 +51,8 @@ import numpy as np
 
 from synth._version import __version__
 from synth.errors import FileFormatError, InvalidScheduleError, ScheduleError, SynthError, check_instance, check_path
-from synth.fileio import LIMITS, read_json, write_atomic
+from synth.check.tree_form import tree_count, tree_json, tree_parts, tree_rows
+from synth.fileio import LIMITS, printable, read_json, write_atomic
 from synth.symmetry.group import Group
 from synth.symmetry.spec import named_group
 from synth.topology.failures import failed_step
@@ -54,13 +60,19 @@ from synth.topology.spec import build_topology, spec_size
 from synth.schedule import ALLREDUCE, COLLECTIVES, OPS, BaseSchedule
 from synth.topology import check_size
 
-__all__ = ["Certificate", "FORMAT", "VERSION", "base_to_json", "base_from_json", "base_shape",
+__all__ = ["Certificate", "FORMAT", "VERSION", "VERSIONS", "base_to_json", "base_from_json", "base_shape",
            "collective_to_json", "collective_from_json",
            "check_declared_size", "read_certificate",
            "write_certificate", "certificate_to_json", "certificate_lines", "dumps"]
 
 FORMAT = "synth-certificate"
-VERSION = 1
+VERSION = 2
+VERSIONS = (1, 2)   # what read_certificate reads: version 1 files (every component as transmissions) still read
+TOP_KEYS = ("format", "version", "topology", "group", "base_schedule", "chunking", "collective", "chunk_owner",
+            "claims", "solver", "provenance")
+BASE_KEYS = ("rounds", "components")
+COMPONENT_KEYS = ("weight", "label", "tree", "transmissions")
+CHUNKING_KEYS = ("elements", "rule")
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,43 +93,85 @@ def route_vertices(topology, links) -> list:
     return [int(topology.link_src[links[0]])] + topology.link_dst[links].tolist()
 
 
-def base_to_json(base: BaseSchedule) -> dict:
-    """The ``base_schedule`` object of a certificate."""
+def base_to_json(base: BaseSchedule, compact: bool = True) -> dict:
+    """The ``base_schedule`` object of a certificate (``compact``: components in the tree form where they are
+    trees, :func:`synth.check.tree_form.tree_parts`; else every component as transmissions)."""
     t = base.topology
+    parts = tree_parts(base) if compact else None
+    rows_of = _compact_rows(base, parts)
     comps = []
     for c in range(base.n_components):
-        rows = []
-        for i in np.flatnonzero(base.component == c):
-            rows.append([int(base.round[i]), int(base.src[i]), int(base.dst[i]), OPS[base.op[i]],
-                         route_vertices(t, base.route(i))])
-        comps.append({"weight": int(base.weights[c]), "label": base.labels[c], "transmissions": rows})
+        comp = {"weight": int(base.weights[c]), "label": base.labels[c]}
+        k = _tree_row(parts, c)
+        if k is not None:
+            comp["tree"] = tree_json(base, parts, k)
+        rows = [[int(base.round[i]), int(base.src[i]), int(base.dst[i]), OPS[base.op[i]],
+                 route_vertices(t, base.route(i))] for i in rows_of[c]]
+        if rows or k is None:
+            comp["transmissions"] = rows
+        comps.append(comp)
     return {"rounds": int(base.n_rounds), "components": comps}
+
+
+def _tree_row(parts, c: int):
+    """The row of component ``c`` in ``parts``, or None when it is written as transmissions."""
+    if parts is None:
+        return None
+    k = int(np.searchsorted(parts.components, c))
+    return k if k < parts.components.size and parts.components[k] == c else None
+
+
+def _compact_rows(base: BaseSchedule, parts) -> list:
+    """Per component, the indices of the transmissions written as rows (not in its tree), in schedule order."""
+    keep = np.arange(base.n_transmissions) if parts is None else np.flatnonzero(~parts.in_tree)
+    order = keep[np.argsort(base.component[keep], kind="stable")]
+    starts = np.searchsorted(base.component[order], np.arange(base.n_components + 1))
+    return [order[starts[c]:starts[c + 1]] for c in range(base.n_components)]
 
 
 def _is_int(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-def base_shape(data) -> list:
+def base_shape(data, version: int = VERSION) -> list:
     """Transmissions per component of a ``base_schedule`` object, checking its structure only.
 
     Cheap and done before the topology is built, so the counts can be checked against it
-    (:func:`read_certificate`).
+    (:func:`read_certificate`).  Version 1 components hold ``transmissions`` only; version 2 ones a
+    ``tree`` (:mod:`synth.check.tree_form`), ``transmissions`` or both, and no other key.
     """
     if not isinstance(data, dict) or not isinstance(data.get("components"), list) or not data["components"]:
         raise FileFormatError("base_schedule needs a non-empty 'components' list")
+    if version >= 2:
+        _known(data, BASE_KEYS, "base_schedule")
     rounds = data.get("rounds")
     if not _is_int(rounds) or rounds < 1:
         raise FileFormatError("base_schedule.rounds must be a positive integer")
     counts = []
     for c, comp in enumerate(data["components"]):
-        if not isinstance(comp, dict) or not isinstance(comp.get("transmissions"), list):
-            raise FileFormatError(f"component {c} needs a 'transmissions' list")
-        counts.append(len(comp["transmissions"]))
+        if not isinstance(comp, dict):
+            raise FileFormatError(f"component {c} must be an object")
+        if version >= 2:
+            _known(comp, COMPONENT_KEYS, f"component {c}")
+        tree = comp.get("tree") if version >= 2 else None
+        rows = comp.get("transmissions", [] if tree is not None else None)
+        if not isinstance(rows, list):
+            raise FileFormatError(f"component {c} needs a 'transmissions' list" + (" or a 'tree'" if version >= 2
+                                                                                  else ""))
+        try:
+            counts.append(len(rows) + (0 if tree is None else tree_count(tree)))
+        except ValueError as exc:
+            raise FileFormatError(f"component {c}: {exc}") from None
     if rounds > sum(counts):
         raise FileFormatError(f"base_schedule.rounds is {rounds} but the schedule has only {sum(counts)} "
                               "transmissions")
     return counts
+
+
+def _known(data: dict, keys, where: str) -> None:
+    unknown = sorted(str(k) for k in set(data) - set(keys))
+    if unknown:
+        raise FileFormatError(f"{where}: unknown key {printable(unknown[0][:40])!r} (valid: {', '.join(keys)})")
 
 
 def _row(topology, tr):
@@ -145,16 +199,17 @@ def _row(topology, tr):
     return rnd, src, dst, OPS.index(op), links
 
 
-def base_from_json(topology, data) -> BaseSchedule:
+def base_from_json(topology, data, version: int = VERSION) -> BaseSchedule:
     """Parse a ``base_schedule`` object, with one-line errors for anything malformed.
 
     Types are strict (``1.5``, ``"1"`` and ``true`` are not integers); weights are integers in
     ``1..2**53-1``; ``rounds`` must be the last round that has a transmission (:func:`synth.check.claims.certify`
     writes exactly that), so nothing is allocated for rounds the file does not fill.  Each component's
     rows are read column by column (:func:`_fast_rows`); a component that is not plainly well formed
-    is read row by row, which names the first bad transmission.
+    is read row by row, which names the first bad transmission.  A ``tree`` (version 2) is read by
+    :func:`synth.check.tree_form.tree_rows`; its sends come before the component's rows.
     """
-    base_shape(data)
+    base_shape(data, version)
     parts, weights, labels = [], [], []
     for c, comp in enumerate(data["components"]):
         w = comp.get("weight", 1)
@@ -162,9 +217,13 @@ def base_from_json(topology, data) -> BaseSchedule:
             raise FileFormatError(f"component {c}: weight must be a positive integer, got {str(w)[:40]}")
         weights.append(w)
         labels.append(str(comp.get("label", f"component {c}"))[:1000])
-        part = _fast_rows(topology, comp["transmissions"])
+        rows = comp.get("transmissions", [])
+        part = _fast_rows(topology, rows)
         if part is None:
-            part = _slow_rows(topology, c, comp["transmissions"])
+            part = _slow_rows(topology, c, rows)
+        if version >= 2 and "tree" in comp:
+            tree = tree_rows(topology, c, comp["tree"])
+            part = tuple(np.concatenate([a, b]) for a, b in zip(tree, part))
         parts.append(part)
     n = np.array([p[0].size for p in parts], dtype=np.int64)
     rnd, src, dst, op, lengths, links = (np.concatenate([p[k] for p in parts]) if parts else np.zeros(0, np.int64)
@@ -259,15 +318,15 @@ def collective_from_json(data: dict, n_components: int):
     return collective, owner
 
 
-def certificate_to_json(cert: Certificate, base: bool = True) -> dict:
+def certificate_to_json(cert: Certificate, base: bool = True, compact: bool = True) -> dict:
     """The certificate as a JSON object (``base=False``: without ``base_schedule``, which
-    :func:`certificate_lines` writes from the arrays)."""
+    :func:`certificate_lines` writes from the arrays; ``compact`` as in :func:`base_to_json`)."""
     out = {
         "format": FORMAT,
         "version": VERSION,
         "topology": cert.topology.spec,
         "group": cert.group.to_json(),
-        "base_schedule": base_to_json(cert.base) if base else None,
+        "base_schedule": base_to_json(cert.base, compact) if base else None,
         "chunking": {"elements": int(cert.elements), "rule": "proportional-floor"},
         **collective_to_json(cert.base),
         "claims": cert.claims,
@@ -280,35 +339,53 @@ def certificate_to_json(cert: Certificate, base: bool = True) -> dict:
 
 
 def dumps(obj: dict) -> str:
-    """Compact, deterministic JSON: one transmission per line inside the base schedule."""
+    """Compact, deterministic JSON: one transmission per line inside the base schedule, one line per tree array."""
     import json
 
     head = {k: v for k, v in obj.items() if k != "base_schedule"}
     base = obj["base_schedule"]
-    parts = ["{"]
+    parts = ["{\n"]
     for k, v in head.items():
-        parts.append(f'  {json.dumps(k)}: {json.dumps(v, sort_keys=True)},')
-    parts.append(f'  "base_schedule": {{"rounds": {base["rounds"]}, "components": [')
-    for ci, comp in enumerate(base["components"]):
-        parts.append(f'    {{"weight": {comp["weight"]}, "label": {json.dumps(comp["label"])}, "transmissions": [')
-        rows = comp["transmissions"]
-        for ri, row in enumerate(rows):
-            parts.append("      " + json.dumps(row, separators=(",", ":")) + ("," if ri + 1 < len(rows) else ""))
-        parts.append("    ]}" + ("," if ci + 1 < len(base["components"]) else ""))
-    parts.append("  ]}")
-    parts.append("}")
-    return "\n".join(parts) + "\n"
+        parts.append(f'  {json.dumps(k)}: {json.dumps(v, sort_keys=True)},\n')
+    parts.append(f'  "base_schedule": {{"rounds": {base["rounds"]}, "components": [\n')
+    comps = base["components"]
+    for ci, comp in enumerate(comps):
+        rows = comp.get("transmissions")
+        parts.append(_component_text(comp["weight"], comp["label"], comp.get("tree"),
+                                     None if rows is None else [json.dumps(r, separators=(",", ":")) for r in rows],
+                                     ci + 1 == len(comps)))
+    parts.append("  ]}\n}\n")
+    return "".join(parts)
 
 
-def write_certificate(cert: Certificate, path) -> None:
-    """Write ``cert`` atomically: the bytes of ``dumps(certificate_to_json(cert))``, streamed from the arrays."""
+def _component_text(weight: int, label: str, tree, rows, last: bool) -> str:
+    """One component as :func:`dumps` writes it; ``rows`` the texts of its transmissions (None: no such key)."""
+    import json
+
+    text = f'    {{"weight": {weight}, "label": {json.dumps(label)}'
+    if tree is not None:
+        body = ",\n".join(f"      {json.dumps(k)}: {json.dumps(v, separators=(',', ':'))}" for k, v in tree.items())
+        text += f', "tree": {{\n{body}}}'
+    if rows is not None:
+        text += ', "transmissions": [\n' + "".join(f"      {r}{',' if i + 1 < len(rows) else ''}\n"
+                                                    for i, r in enumerate(rows)) + "    ]"
+    return text + "}" + ("" if last else ",") + "\n"
+
+
+def write_certificate(cert: Certificate, path, compact: bool = True) -> None:
+    """Write ``cert`` atomically: the bytes of ``dumps(certificate_to_json(cert, compact=compact))``, streamed
+    from the arrays; gzip-compressed when ``path`` ends in ``.gz`` (:func:`synth.fileio.write_atomic`)."""
+    import os
+
     check_instance(cert, "cert", Certificate)
     check_path(path)
-    write_atomic(path, certificate_lines(cert), kind="certificate")
+    write_atomic(path, certificate_lines(cert, compact), kind="certificate",
+                 compress=os.fspath(path).endswith(".gz"))
 
 
-def certificate_lines(cert: Certificate):
-    """Yield the text of ``dumps(certificate_to_json(cert))`` in pieces, rows made from the arrays at once.
+def certificate_lines(cert: Certificate, compact: bool = True):
+    """Yield the text of ``dumps(certificate_to_json(cert, compact=compact))`` in pieces, rows made from the
+    arrays at once.
 
     Large schedules (millions of transmissions) never become Python lists of rows.
     """
@@ -318,14 +395,17 @@ def certificate_lines(cert: Certificate):
     yield "{\n" + "".join(f'  {json.dumps(k)}: {json.dumps(v, sort_keys=True)},\n' for k, v in head.items())
     base = cert.base
     yield f'  "base_schedule": {{"rounds": {int(base.n_rounds)}, "components": [\n'
-    order = np.argsort(base.component, kind="stable")
-    starts = np.searchsorted(base.component[order], np.arange(base.n_components + 1))
-    rows = _row_texts(base, order)
-    last = base.n_components - 1
+    parts = tree_parts(base) if compact else None
+    rows_of = _compact_rows(base, parts)
+    order = np.concatenate(rows_of) if rows_of else np.zeros(0, dtype=np.int64)
+    texts = _row_texts(base, order)
+    at = 0
     for c in range(base.n_components):
-        body = ",\n      ".join(rows[starts[c]:starts[c + 1]])
-        yield (f'    {{"weight": {int(base.weights[c])}, "label": {json.dumps(base.labels[c])}, "transmissions": [\n'
-               + (f"      {body}\n" if body else "") + "    ]}" + ("," if c < last else "") + "\n")
+        k = _tree_row(parts, c)
+        rows = texts[at:at + rows_of[c].size]
+        at += rows_of[c].size
+        yield _component_text(int(base.weights[c]), base.labels[c], None if k is None else tree_json(base, parts, k),
+                              rows if rows or k is None else None, c + 1 == base.n_components)
     yield "  ]}\n}\n"
 
 
@@ -346,14 +426,25 @@ def _row_texts(base: BaseSchedule, order) -> list:
 
 
 def read_certificate(path_or_data) -> Certificate:
-    """Read and structurally validate a certificate (claims are *not* checked here)."""
+    """Read and structurally validate a certificate (claims are *not* checked here).
+
+    Versions 1 and 2; a gzip-compressed file is read through the bounded decompressor, the certificate
+    limit holding for its decompressed text (:func:`synth.fileio.read_capped`).  In a version 2 file an
+    unknown key (at the top, in ``chunking``, ``base_schedule``, a component or a tree) is an error.
+    """
     isinstance(path_or_data, dict) or check_path(path_or_data, "path_or_data")
-    data = read_json(path_or_data, LIMITS["certificate"]) if not isinstance(path_or_data, dict) else path_or_data
+    data = (read_json(path_or_data, LIMITS["certificate"], gunzip=True) if not isinstance(path_or_data, dict)
+            else path_or_data)
     if data.get("format") != FORMAT:
         raise FileFormatError(f"not a synth certificate (format {str(data.get('format'))[:40]!r})")
-    if data.get("version") != VERSION:
-        raise FileFormatError(f"certificate version {str(data.get('version'))[:40]!r} is not supported "
-                              f"(this is {VERSION})")
+    version = data.get("version")
+    if not _is_int(version) or version not in VERSIONS:
+        raise FileFormatError(f"certificate version {str(version)[:40]!r} is not supported "
+                              f"(this reads {' and '.join(map(str, VERSIONS))})")
+    if version >= 2:
+        _known(data, TOP_KEYS, "certificate")
+        if isinstance(data.get("chunking"), dict):
+            _known(data["chunking"], CHUNKING_KEYS, "chunking")
     for key in ("topology", "group", "base_schedule", "chunking"):
         if key not in data:
             raise FileFormatError(f"certificate lacks '{key}'")
@@ -363,14 +454,14 @@ def read_certificate(path_or_data) -> Certificate:
     elements = data["chunking"].get("elements") if isinstance(data["chunking"], dict) else None
     if not _is_int(elements) or elements < 1:
         raise FileFormatError("chunking.elements must be a positive integer")
-    counts = base_shape(data["base_schedule"])
+    counts = base_shape(data["base_schedule"], version)
     check_declared_size(data["topology"], counts)
     try:
         topology = build_topology(data["topology"])
         group = named_group(topology, data["group"])
     except SynthError as exc:
         raise FileFormatError(f"certificate: {exc}") from None
-    base = base_from_json(topology, data["base_schedule"])
+    base = base_from_json(topology, data["base_schedule"], version)
     collective, owner = collective_from_json(data, base.n_components)
     if collective != ALLREDUCE:
         try:

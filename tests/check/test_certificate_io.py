@@ -67,7 +67,7 @@ def test_streamed_text_is_dumps_and_columns_read_as_rows(which, packed):
     (lambda tr: tr.pop(), "a transmission is"),
 ])
 def test_a_bad_row_is_named_as_before(packed, edit, message, tmp_path):
-    data = copy.deepcopy(certificate_to_json(packed))
+    data = copy.deepcopy(certificate_to_json(packed, compact=False))
     rows = data["base_schedule"]["components"][2]["transmissions"]
     edit(rows[5])
     with pytest.raises(FileFormatError, match=f"component 2, transmission 5: .*{message}"):

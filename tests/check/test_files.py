@@ -125,7 +125,7 @@ def test_every_mutation_fails_the_check(tmp_path, shape):
 def test_certificate_mutations_fail(tmp_path):
     cert = make_cert("4x4")
     path = tmp_path / "c.json"
-    write_certificate(cert, path)
+    write_certificate(cert, path, compact=False)   # rows to mutate (tests/check/test_tree_form.py: trees)
     data = json.loads(path.read_text())
     trans = data["base_schedule"]["components"][0]["transmissions"]
     variants = {

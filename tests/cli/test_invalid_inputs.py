@@ -21,8 +21,8 @@ def damaged(tmp_path_factory):
 
 def _forged_certificate(damaged, tmp_path, route):
     data = json.loads((damaged / "c.json").read_text())
-    tr = data["base_schedule"]["components"][0]["transmissions"][0]
-    data["base_schedule"]["components"][0]["transmissions"][0] = [tr[0], route[0], route[-1], tr[3], route]
+    rows = data["base_schedule"]["components"][0].setdefault("transmissions", [])   # beside the tree, if one
+    rows.insert(0, [1, route[0], route[-1], "reduce", route])
     path = tmp_path / "forged.json"
     path.write_text(json.dumps(data))
     return path
