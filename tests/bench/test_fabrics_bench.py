@@ -1,4 +1,4 @@
-"""bench/fabrics.py: the DGX fabric it builds, its failures, and one row against the certificate and the optimum."""
+"""bench/fabrics.py: the fabrics it builds, its failures, and one row against the certificate and the optimum."""
 
 import importlib.util
 import json
@@ -26,10 +26,12 @@ def test_the_dgx_fabric_and_its_failures(fabrics):
     t = fabrics.fabric("dgx-a100", 2)
     assert (t.n_vertices, t.n_compute, t.n_links) == (36, 16, 96)
     assert sorted(set(t.link_bandwidth.tolist())) == [25.0, 300.0]
-    nic = fabrics._nic_of_gpu_1(t)
+    nic = int(t.nic_of(1))
     assert t.link_bandwidth[(t.link_src == 1) & (t.link_dst == nic)].tolist() == [25.0]
     assert fabrics.failed(t, "nic").n_links == t.n_links - 4           # GPU <-> NIC and NIC <-> rail
     assert fabrics.failed(t, "link").n_links == t.n_links - 2
+    slices = fabrics.fabric("tpu-v5p-slices", 2)
+    assert slices.n_compute == 16 and fabrics.failed(slices, "nic").n_links == slices.n_links - 2
 
 
 def test_one_row_is_the_certificate_against_the_bound_and_the_optimum(fabrics, tmp_path, capsys):
@@ -40,3 +42,5 @@ def test_one_row_is_the_certificate_against_the_bound_and_the_optimum(fabrics, t
     # one server through one NVSwitch: the volume bound, ForestColl's optimum and the tree all 2(p-1)/(p 300)
     assert healthy["bound"] == healthy["fc"] == pytest.approx(14 / 8 / 300) and healthy["q_fc"] >= 1 - 1e-12
     assert "no NICs" in nic["note"]
+    # one server: every GPU baseline is the NVSwitch ring or chain, at the optimum or behind it
+    assert all(healthy[k] >= 1 - 1e-12 for k in ("ring_fc", "tree_fc", "hier_fc"))
