@@ -15,7 +15,7 @@ NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").glob("*.ipynb") if not p.name
 FIGURE = {"a_depth_traffic": "a_depth_traffic.png", "b_goodput": "b_goodput.png",
           "c_best_k_vs_paper": "c_best_k.png", "d_rectangular": "d_rectangular.png",
           "e_collectives": "e_collectives.png", "f_simulated": "f_simulated.png", "g_machines": "g_machines.png",
-          "h_failures": "h_failures.png"}
+          "h_failures": "h_failures.png", "i_fabrics": "i_fabrics.png"}
 IDS = [p.stem for p in NOTEBOOKS]
 
 
@@ -36,7 +36,7 @@ def _errors(nb):
     return [o for c in _code(nb) for o in c.get("outputs", []) if o.get("output_type") == "error"]
 
 
-def test_there_are_five_notebooks():
+def test_every_notebook_has_its_figure():
     assert {p.stem for p in NOTEBOOKS} == set(FIGURE)
 
 
