@@ -6,6 +6,7 @@ import tempfile
 import pytest
 
 from synth.topology.torus import parse_torus
+from synth.topology.user import topology_from_json
 
 _CACHE = tempfile.mkdtemp(prefix="synth-test-cache-")
 
@@ -128,3 +129,23 @@ def python_sigint():
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     signal.signal(signal.SIGINT, previous)
+
+
+BANDWIDTHS = (0.5, 1, 2, 3, 12.5, 25, 300)
+
+
+def weighted_graph(rng, n, extra, switches=0, directed=False):
+    """A connected random graph (a random spanning tree plus ``extra`` links) with random bandwidths from
+    :data:`BANDWIDTHS`; the last ``switches`` vertices do not compute; ``directed``: each direction its own."""
+    links = [[int(rng.integers(0, v)), v] for v in range(1, n)]
+    for _ in range(extra):
+        a, b = rng.choice(n, 2, replace=False)
+        links.append([int(a), int(b)])
+    links = sorted({tuple(sorted(x)) for x in links})
+    if directed:
+        links = sorted(links + [(b, a) for a, b in links])
+    data = {"vertices": n, "links": [list(x) for x in links], "directed": directed,
+            "bandwidth": [float(rng.choice(BANDWIDTHS)) for _ in links]}
+    if switches:
+        data["compute"] = list(range(max(n - switches, 2)))
+    return topology_from_json(data)

@@ -51,11 +51,10 @@ import numpy as np
 
 from synth._version import __version__
 from synth.errors import FileFormatError, InvalidScheduleError, ScheduleError, SynthError, check_instance, check_path
-from synth.check.tree_form import tree_count, tree_json, tree_parts, tree_rows
+from synth.check.tree_form import route_links, tree_count, tree_json, tree_parts, tree_rows
 from synth.fileio import LIMITS, printable, read_json, write_atomic
 from synth.symmetry.group import Group
 from synth.symmetry.spec import named_group
-from synth.topology.failures import failed_step
 from synth.topology.spec import build_topology, spec_size
 from synth.schedule import ALLREDUCE, COLLECTIVES, OPS, BaseSchedule
 from synth.topology import check_size
@@ -187,15 +186,7 @@ def _row(topology, tr):
         raise ValueError("route must be a list of at least two integer vertex ids")
     if route[0] != src or route[-1] != dst:
         raise ValueError("route does not start at src and end at dst")
-    verts = np.asarray(route, dtype=np.int64)
-    links = topology.link_ids(verts[:-1], verts[1:])
-    if np.any(links < 0):
-        k = int(np.argmax(links < 0))
-        u, v = int(verts[k]), int(verts[k + 1])
-        failed = failed_step(topology, u, v)
-        if failed:
-            raise InvalidScheduleError(f"route step {u}->{v} crosses {failed}: a false schedule")
-        raise ValueError(f"route step {u}->{v} is not a link")
+    links = route_links(topology, np.asarray(route, dtype=np.int64))
     return rnd, src, dst, OPS.index(op), links
 
 

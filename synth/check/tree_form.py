@@ -53,7 +53,7 @@ from synth.errors import FileFormatError, InvalidScheduleError
 from synth.schedule.data import COPY, REDUCE, BaseSchedule
 from synth.topology.failures import failed_step
 
-__all__ = ["TreeParts", "TREE_KEYS", "tree_parts", "tree_json", "tree_rows", "tree_count"]
+__all__ = ["TreeParts", "TREE_KEYS", "tree_parts", "tree_json", "tree_rows", "tree_count", "route_links"]
 
 TREE_KEYS = ("parent", "up", "down", "up_routes", "down_routes")
 _ARRAYS = ("parent", "up", "down")
@@ -220,11 +220,11 @@ def _routes(topology, values, name: str, child_first: bool, parent, rounds) -> d
         ends = (v, int(parent[v])) if child_first else (int(parent[v]), v)
         if (route[0], route[-1]) != ends:
             raise ValueError(f"the route of vertex {v} in '{name}' does not go from {ends[0]} to {ends[1]}")
-        out[v] = _links(topology, np.asarray(route, dtype=np.int64))
+        out[v] = route_links(topology, np.asarray(route, dtype=np.int64))
     return out
 
 
-def _links(topology, verts) -> np.ndarray:
+def route_links(topology, verts) -> np.ndarray:
     """Link ids of the steps of ``verts``; a step over a failure is INVALID, one that is no link malformed."""
     links = topology.link_ids(verts[:-1], verts[1:]).astype(np.int64)
     if np.any(links < 0):
@@ -300,7 +300,7 @@ def _send_links(topology, v, s, d, listed: dict) -> tuple:
     direct = topology.link_ids(s[plain], d[plain]).astype(np.int64)
     if np.any(direct < 0):
         k = int(np.flatnonzero(plain)[np.argmax(direct < 0)])
-        _links(topology, np.array([s[k], d[k]]))
+        route_links(topology, np.array([s[k], d[k]]))
     ptr = np.concatenate([[0], np.cumsum(lengths)])
     links = np.empty(int(ptr[-1]), dtype=np.int64)
     links[ptr[:-1][plain]] = direct

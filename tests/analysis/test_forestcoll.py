@@ -11,22 +11,8 @@ from synth.analysis.forestcoll import forestcoll_optimum
 from synth.errors import ScheduleError
 from synth.topology.user import topology_from_json
 
-BANDWIDTHS = (0.5, 1, 2, 3, 12.5, 25, 300)
+from conftest import weighted_graph
 
-
-def weighted_graph(rng, n, extra, switches=0, directed=False):
-    links = [[int(rng.integers(0, v)), v] for v in range(1, n)]
-    for _ in range(extra):
-        a, b = rng.choice(n, 2, replace=False)
-        links.append([int(a), int(b)])
-    links = sorted({tuple(sorted(x)) for x in links})
-    if directed:
-        links = sorted(links + [(b, a) for a, b in links])
-    data = {"vertices": n, "links": [list(x) for x in links], "directed": directed,
-            "bandwidth": [float(rng.choice(BANDWIDTHS)) for _ in links]}
-    if switches:
-        data["compute"] = list(range(max(n - switches, 2)))
-    return topology_from_json(data)
 
 
 def brute(t, elements, reverse=False):
