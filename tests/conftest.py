@@ -149,3 +149,31 @@ def weighted_graph(rng, n, extra, switches=0, directed=False):
     if switches:
         data["compute"] = list(range(max(n - switches, 2)))
     return topology_from_json(data)
+
+
+def direct_family(t):
+    """One chunk per compute vertex r: every other compute vertex sends its input straight to r (shortest route),
+    and r sends the sum back; the chunks share rounds, so some links carry several (a schedule for any graph)."""
+    from synth.schedule.data import COPY, REDUCE, BaseSchedule
+    rows = []
+    for c, r in enumerate(t.compute.tolist()):
+        for v in t.compute.tolist():
+            if v != r:
+                rows.append((c, 1, v, r, REDUCE, t.shortest_route(v, r)))
+                rows.append((c, 2, r, v, COPY, t.shortest_route(r, v)))
+    rows.sort(key=lambda x: (x[1], x[0], x[2], x[3]))
+    return BaseSchedule.from_rows(t, t.n_compute, rows, (1,) * t.n_compute, ("direct",) * t.n_compute)
+
+
+def cli_args(argv):
+    """The CLI's topology flags parsed from ``argv`` (the parser every network command uses)."""
+    from synth.cli._common import Parser, add_topology_args
+    parser = Parser(prog="t")
+    add_topology_args(parser)
+    return parser.parse_args(argv)
+
+
+def cli_topology(argv):
+    """The topology the CLI builds from ``argv``."""
+    from synth.cli._common import topology_from_args
+    return topology_from_args(cli_args(argv))

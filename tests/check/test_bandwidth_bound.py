@@ -17,7 +17,6 @@ from synth.check.claims import certify, check_certificate
 from synth.check.metrics import measure_explicit
 from synth.errors import ScheduleError
 from synth.schedule.collective import collective_half
-from synth.schedule.data import COPY, REDUCE, BaseSchedule
 from synth.schedule.user import shortest_path_tree
 from synth.symmetry.search import user_group
 from synth.topology.failures import damage, parse_failures
@@ -25,6 +24,8 @@ from synth.topology.lattice import grid
 from synth.topology.spineleaf import parse_spine_leaf
 from synth.topology.torus import parse_torus
 from synth.topology.user import topology_from_json
+
+from conftest import direct_family
 
 
 def random_graph(rng, n, extra, switches=0):
@@ -83,19 +84,6 @@ def test_the_bound_never_exceeds_a_baselines_bandwidth_term(name, t):
     m = measure_explicit(b.schedule, sizes)
     bound = bandwidth_bound(t, m.elements, best_cut(t))
     assert 0 < bound.value <= m.bandwidth_term
-
-
-def direct_family(t):
-    """One chunk per compute vertex r: every other compute vertex sends its input straight to r (shortest route),
-    and r sends the sum back; the chunks share rounds, so some links carry several (a schedule for any graph)."""
-    rows = []
-    for c, r in enumerate(t.compute.tolist()):
-        for v in t.compute.tolist():
-            if v != r:
-                rows.append((c, 1, v, r, REDUCE, t.shortest_route(v, r)))
-                rows.append((c, 2, r, v, COPY, t.shortest_route(r, v)))
-    rows.sort(key=lambda x: (x[1], x[0], x[2], x[3]))
-    return BaseSchedule.from_rows(t, t.n_compute, rows, (1,) * t.n_compute, ("direct",) * t.n_compute)
 
 
 def _torus_with_failed_link():

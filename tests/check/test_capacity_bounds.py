@@ -23,7 +23,7 @@ from synth.schedule.user import shortest_path_tree
 from synth.symmetry.search import user_group
 from synth.topology.user import topology_from_json
 
-from conftest import weighted_graph
+from conftest import direct_family, weighted_graph
 
 
 def hand_capacity(t, side):
@@ -46,18 +46,6 @@ def brute_least_cut(t):
     values = [hand_capacity(t, side) for r in range(1, t.n_vertices)
               for side in itertools.combinations(range(t.n_vertices), r)]
     return min(v for v in values if v is not None)
-
-
-def direct_family(t):
-    """One chunk per compute vertex r: the others send their inputs straight to r, r sends the sum back."""
-    rows = []
-    for c, r in enumerate(t.compute.tolist()):
-        for v in t.compute.tolist():
-            if v != r:
-                rows.append((c, 1, v, r, REDUCE, t.shortest_route(v, r)))
-                rows.append((c, 2, r, v, COPY, t.shortest_route(r, v)))
-    rows.sort(key=lambda x: (x[1], x[0], x[2], x[3]))
-    return BaseSchedule.from_rows(t, t.n_compute, rows, (1,) * t.n_compute, ("direct",) * t.n_compute)
 
 
 def identity(t):

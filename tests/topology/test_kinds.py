@@ -10,28 +10,20 @@ import pytest
 
 import synth.topology.kinds as kinds
 from synth.cli import main
-from synth.cli._common import Parser, add_topology_args, topology_argv, topology_from_args
+from synth.cli._common import topology_argv, topology_from_args
 from synth.errors import SynthError, TopologyError
 from synth.symmetry.spec import GROUPS, default_group, lifting_group
 from synth.topology.kinds import NetworkKind, SpecKind, TopologyFlag, kind_of, naming_flags, topology_flags
 from synth.topology.spec import build_topology, spec_size
 from synth.topology.torus import Torus, torus
 
+from conftest import cli_args, cli_topology
+
 #: a word for every flag that names a network (a new flag needs one here: test_every_flag_has_a_sample)
 SAMPLES = {"torus": "4x4", "hyperx": "3x4", "spine_leaf": "2,4,2", "twisted": "4x4x8", "lattice": "4,4;0,8",
            "mesh": "3x4", "machine": "tofu-d:2x3x2"}
 #: the solve paths the solve stage dispatches on (synth.solving)
 SOLVE_PATHS = {"torus", "hyperx", "spineleaf", "lattice", "user", "packing"}
-
-
-def _args(argv):
-    parser = Parser(prog="t")
-    add_topology_args(parser)
-    return parser.parse_args(argv)
-
-
-def _topology(argv):
-    return topology_from_args(_args(argv))
 
 
 def _same(a, b):
@@ -48,7 +40,7 @@ def test_every_flag_has_a_sample():
 
 @pytest.mark.parametrize("flag", sorted(SAMPLES))
 def test_each_flag_round_trips_through_its_spec(flag):
-    t = _topology([f"--{flag.replace('_', '-')}", SAMPLES[flag]])
+    t = cli_topology([f"--{flag.replace('_', '-')}", SAMPLES[flag]])
     rebuilt = build_topology(t.spec)
     _same(t, rebuilt)
     V, E, C = spec_size(t.spec)
@@ -58,7 +50,7 @@ def test_each_flag_round_trips_through_its_spec(flag):
 @pytest.mark.parametrize("flag", [f.name for f in naming_flags() if f.no_wrap])
 def test_no_wrap_and_failures_round_trip(flag):
     word = {"torus": "4x4x3", "machine": "tofu-d:2x3x2"}[flag]
-    t = _topology([f"--{flag}", word, "--no-wrap", "0", "--fail-link", "0-1"])
+    t = cli_topology([f"--{flag}", word, "--no-wrap", "0", "--fail-link", "0-1"])
     assert kind_of(t).solve_path == "packing" and kind_of(t.healthy).solve_path == "lattice"
     _same(t, build_topology(t.spec))
 
@@ -67,7 +59,7 @@ def test_user_topology_round_trips(tmp_path):
     path = tmp_path / "ring.json"
     path.write_text('{"vertices": 5, "links": [[0, 1], [1, 2], [2, 3], [3, 4], [4, 0]], '
                     '"generators": [[1, 2, 3, 4, 0]]}')
-    args = _args(["--topology", str(path)])
+    args = cli_args(["--topology", str(path)])
     t = topology_from_args(args)
     assert args.generators == [[1, 2, 3, 4, 0]] and kind_of(t).solve_path == "user"
     assert default_group(t) is None and lifting_group(t, args.generators).order == 5
@@ -86,7 +78,7 @@ def test_rows_are_consistent():
 
 @pytest.mark.parametrize("flag", sorted(SAMPLES))
 def test_default_group_is_the_rows(flag):
-    t = _topology([f"--{flag.replace('_', '-')}", SAMPLES[flag]])
+    t = cli_topology([f"--{flag.replace('_', '-')}", SAMPLES[flag]])
     kind = kind_of(t).group(t)
     assert kind in GROUPS
     assert default_group(t).spec["kind"] == kind
@@ -123,25 +115,25 @@ def test_a_new_row_reaches_the_cli_the_spec_reader_and_the_group(ring_row, capsy
     assert "--ring N" in capsys.readouterr().out
     assert main(["info", "--ring", "5", "--json"]) == 0
     assert '"topology": "ring 5"' in capsys.readouterr().out
-    t = _topology(["--ring", "7"])
+    t = cli_topology(["--ring", "7"])
     assert kind_of(t) is ring_row and build_topology({"kind": "ring", "n": 7}).name == "ring 7"
     assert spec_size({"kind": "ring", "n": 7}) == (7, 14, 7)
     assert default_group(t).spec == {"kind": "torus-translations"}    # the row's group, not the torus row's Γ
     with pytest.raises(SynthError, match="name exactly one topology: .* or --ring 5"):
-        _topology([])
-    words = topology_argv(_args(["--ring", "7", "--fail-node", "3"]))
+        cli_topology([])
+    words = topology_argv(cli_args(["--ring", "7", "--fail-node", "3"]))
     assert words == ["--fail-node", "3", "--ring", "7"]  # in table order
 
 
 def test_cluster_words_come_from_the_table(tmp_path):
     argv = ["--torus", "4x4x3", "--no-wrap", "0", "--fail-link", "0-1", "--fail-link", "2-3"]
-    assert topology_argv(_args(argv)) == argv
+    assert topology_argv(cli_args(argv)) == argv
     with pytest.raises(SynthError, match="workers may not see a --topology FILE"):
-        topology_argv(_args(["--topology", str(tmp_path / "t.json")]))
+        topology_argv(cli_args(["--topology", str(tmp_path / "t.json")]))
 
 
 def test_without_the_row_the_kind_is_unknown():
     with pytest.raises(TopologyError, match="unknown topology kind 'ring'"):
         build_topology({"kind": "ring", "n": 5})
     with pytest.raises(SynthError, match="unrecognized arguments: --ring"):
-        _args(["--ring", "5"])
+        cli_args(["--ring", "5"])

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from synth.cli import main
-from synth.cli._common import Parser, add_topology_args, topology_argv, topology_from_args
+from synth.cli._common import topology_argv
 from synth.errors import SynthError, TopologyError
 from synth.symmetry.spec import default_group, lifting_group, named_group
 from synth.topology.kinds import kind_of
@@ -15,22 +15,14 @@ from synth.topology.machines import TPU_BANDWIDTHS, machine_spec
 from synth.topology.multislice import Multislice
 from synth.topology.spec import build_topology, spec_size
 
-
-def _args(argv):
-    parser = Parser(prog="t")
-    add_topology_args(parser)
-    return parser.parse_args(argv)
-
-
-def _topology(argv):
-    return topology_from_args(_args(argv))
+from conftest import cli_args, cli_topology
 
 
 @pytest.mark.parametrize("word,k,chips,ports", [("tpu-v5p:4x4x4", 2, 64, 6), ("tpu-v5e:4x8", 4, 32, None),
                                                 ("tpu-v4:4x4x8", 2, 128, 6), ("tpu-v6e:16x16", 2, 256, 4),
                                                 ("tpu7x:2x2x1", 3, 4, None)])
 def test_counts_bandwidths_and_spec_round_trip(word, k, chips, ports):
-    t = _topology(["--machine", word, "--slices", str(k)])
+    t = cli_topology(["--machine", word, "--slices", str(k)])
     inner = build_topology(machine_spec(word))
     name = word.split(":")[0]
     assert isinstance(t, Multislice) and kind_of(t).name == "multislice"
@@ -53,10 +45,10 @@ def test_counts_bandwidths_and_spec_round_trip(word, k, chips, ports):
 
 def test_dcn_bandwidth_flag_and_cluster_words():
     argv = ["--machine", "tpu-v5p:4x4x4", "--slices", "2", "--dcn-bandwidth", "12.5"]
-    t = _topology(argv)
+    t = cli_topology(argv)
     assert t.spec["dcn_bandwidth"] == 12.5 and set(t.link_bandwidth.tolist()) == {100.0, 12.5}
-    words = topology_argv(_args(argv))
-    assert _topology(words).spec == t.spec
+    words = topology_argv(cli_args(argv))
+    assert cli_topology(words).spec == t.spec
     assert set(words) == set(argv)
 
 
@@ -72,7 +64,7 @@ def test_dcn_bandwidth_flag_and_cluster_words():
 ])
 def test_bad_flags_are_refused(argv, match):
     with pytest.raises(SynthError, match=match):
-        _topology(argv)
+        cli_topology(argv)
 
 
 def test_bad_flags_are_one_line_at_the_cli(capsys):
@@ -100,7 +92,7 @@ def test_bad_specs_are_refused(spec, match):
 
 
 def test_group_is_slice_rotation_times_the_slice_group_and_keeps_bandwidths():
-    t = _topology(["--machine", "tpu-v5p:4x4x4", "--slices", "3"])
+    t = cli_topology(["--machine", "tpu-v5p:4x4x4", "--slices", "3"])
     g = default_group(t)
     inner = default_group(t.slice_topology)
     assert g.spec == {"kind": "multislice-shifts"} and g.order == 3 * inner.order
@@ -110,7 +102,7 @@ def test_group_is_slice_rotation_times_the_slice_group_and_keeps_bandwidths():
 
 
 def test_a_failed_chip_and_a_failed_dcn_link():
-    t = _topology(["--machine", "tpu-v5e:2x2", "--slices", "2", "--fail-node", "1", "--fail-link",
+    t = cli_topology(["--machine", "tpu-v5e:2x2", "--slices", "2", "--fail-node", "1", "--fail-link",
                    "5-8"])
     assert t.n_compute == 7 and kind_of(t).name == "damaged"
     again = build_topology(t.spec)
