@@ -12,8 +12,7 @@ import pytest
 from synth.models.packing import layered_arcs, pack, solve_layered
 from synth.models.packing.arcs import volume_bound
 from synth.models.packing.routed import pack_routed, routed_arcs, solve_routed
-from synth.models.packing.master import MasterLP, load_rows, n_load_orbits
-from synth.models.packing.timed import TimedOptions, pack_timed, solve_timed
+from synth.models.packing.timed import MasterLP, TimedOptions, pack_timed, solve_timed
 from synth.models.packing.tree_space import TreeSpace
 from synth.solving.packing import certify_packed
 from synth.symmetry.residual import trivial_group
@@ -149,7 +148,7 @@ def test_timed_trees_through_switches_against_every_tree_and_forestcoll():
     for k, r in enumerate(exact.roots.tolist()):
         for L, pl in arc_trees(lp.space, r):
             lp.add(k, L, pl)
-    assert lp.solve()[0] == pytest.approx(exact.objective, rel=1e-8)     # the interior point, no crossover
+    assert lp.solve()[0] == pytest.approx(exact.objective, abs=1e-9)
     heur = solve_timed(t, g, R=3, layered=routed)
     assert heur.objective <= 1.01 * forestcoll_optimum(t)        # 0.5016: staggered trees keep the NICs busy
     cert = certify_packed(pack_timed(heur, units=8192))
@@ -174,21 +173,3 @@ def test_routed_trees_over_routes_the_space_drops_leave_every_owner_a_priced_sta
     assert set(sol.root.tolist()) == set(range(routed.data.n_roots))
     cert = certify_packed(pack_timed(sol, units=64))
     assert np.all(cert.base.route_lengths > 0)
-
-
-def test_master_rows_only_where_a_link_can_bind():
-    # GPU -> NIC -> rail: every route through a NIC takes both its links, so one row of the two binds (the
-    # slower); a local switch of two GPUs is such a series too (GPU 1 -> switch -> GPU 0: one route)
-    t = topology_from_json({**MINI_DGX, "bandwidth": [12] * 4 + [1] * 4 + [2] * 4})
-    space = TreeSpace.build(t, None, 2)
-    keep = load_rows(space)
-    src, dst = t.link_src, t.link_dst
-    nic_gpu = (src >= 6) & (src <= 9) & (dst < 4)
-    assert keep.tolist() == ((src < 4) | nic_gpu).tolist()   # GPU -> switch, and GPU <-> NIC at 1 GB/s, not 2
-    assert n_load_orbits(space) == 12
-    three = topology_from_json({"vertices": 4, "compute": [0, 1, 2], "links": [[0, 3], [1, 3], [2, 3]]})
-    assert load_rows(TreeSpace.build(three, None, 1)).all()  # a switch of three: routes differ on every link
-    # the LP without those rows: its schedule, checked on every link, costs what the LP says
-    sol = solve_timed(t, trivial_group(t), R=3, layered=solve_routed(routed_arcs(t, trivial_group(t))))
-    cert = certify_packed(pack_timed(sol, units=8192))
-    assert weighted_term(cert) == pytest.approx(sol.objective, rel=2e-3)
