@@ -19,7 +19,7 @@ from synth.topology.failures import damage, parse_failures
 from synth.topology.user import topology_from_json
 
 SLACK = Fraction(103, 100)
-TIME_LIMIT = 10.0
+TIME_LIMIT = 5.0
 
 
 def server_fabric(rng, servers, gpus, direct):
