@@ -132,9 +132,16 @@ def is_sp_gamma(base, group) -> bool:
     if not isinstance(t, Torus) or not t.is_equal_sided or getattr(group, "spec", None) != {"kind": "torus-gamma"}:
         return False
     sp = sp_allreduce(t)
-    names = ("n_rounds", "component", "round", "src", "dst", "op", "weights")
-    return base.n_components == sp.n_components and all(
-        np.array_equal(np.asarray(getattr(base, k)), np.asarray(getattr(sp, k))) for k in names)
+    if base.n_rounds != sp.n_rounds or base.n_components != sp.n_components or \
+            base.n_transmissions != sp.n_transmissions or not np.array_equal(base.weights, sp.weights):
+        return False
+    # the same rows in any order: a certificate read back lists a tree's sends vertex by vertex
+    if np.any(base.route_lengths != 1) or np.any(sp.route_lengths != 1):
+        return False
+    names = ("component", "round", "src", "dst", "op", "route_links")
+    rows = [np.stack([np.asarray(getattr(b, k), dtype=np.int64) for k in names]) for b in (base, sp)]
+    rows = [r[:, np.lexsort(r[::-1])] for r in rows]
+    return bool(np.array_equal(rows[0], rows[1]))
 
 
 def neighbours_of(t, mask) -> np.ndarray:
