@@ -114,16 +114,31 @@ class SPReference:
 
     def lookup(self, root, child, parent) -> np.ndarray:
         t = self.torus
-        mats = gamma_points(t)
-        par0 = bfs_parents(t, 0)
         root, child, parent = (np.asarray(a, dtype=np.int64) for a in (root, child, parent))
-        rel = t.coords(child) - t.coords(root)
+        # the parent of every vertex in each tree P(T0) rooted at 0, once (V entries per P); an arc's child
+        # and parent are then looked up relative to its root: the trees of r are r + P(T0)
+        table = self._relative_parents()
+        rel_child, rel_parent = _relative(t, child, root), _relative(t, parent, root)
         hits = np.zeros(root.shape, dtype=np.int64)
-        for A in mats:
-            pu = par0[t.vertex(rel @ A)]                                 # A^-1 = A^T: u = A^T rel
-            got = t.vertex(t.coords(np.maximum(pu, 0)) @ A.T + t.coords(root))
-            hits += (pu >= 0) & (got == parent)
-        return hits / len(mats)
+        for row in table:
+            hits += row[rel_child] == rel_parent
+        return hits / len(table)
+
+    def _relative_parents(self) -> np.ndarray:
+        """``out[k, u]``: the parent of ``u`` in ``P_k(T0)`` (``-2`` at the root, so no parent matches it)."""
+        t = self.torus
+        par0 = bfs_parents(t, 0)
+        u = t.coords(np.arange(t.n_vertices))
+        out = []
+        for A in gamma_points(t):
+            pu = par0[t.vertex(u @ A)]                                   # A^-1 = A^T: the vertex A^T u of T0
+            out.append(np.where(pu < 0, -2, t.vertex(t.coords(np.maximum(pu, 0)) @ A.T)))
+        return np.stack(out)
+
+
+def _relative(t: Torus, v, root) -> np.ndarray:
+    """The vertex ``v - root`` (coordinates modulo the sides)."""
+    return t.vertex(t.coords(v) - t.coords(root))
 
 
 def is_sp_gamma(base, group) -> bool:
