@@ -27,7 +27,8 @@ import time
 from synth.errors import SynthError
 from synth.schedule.data import ALLREDUCE
 from synth.solving import SolveResult
-from synth.solving.packing import DEFAULT_UNITS, FREE_SHARES_ARCS, certified_fraction, certify_packed, class_bound_note
+from synth.solving.packing import (DEFAULT_UNITS, FREE_SHARES_ARCS, FULL_LP_ARCS, certified_fraction, certify_packed,
+                                   class_bound_note)
 from synth.solving.request import quiet
 from synth.symmetry.residual import residual_group
 from synth.symmetry.spec import default_group
@@ -35,10 +36,9 @@ from synth.topology.failures import Damaged, damage
 
 __all__ = ["repair", "RADII"]
 
-#: the free regions tried, in order, while time remains (the first is always tried)
+#: the free regions tried, in order, while time remains (the first is always tried); last, the whole layered LP
+#: (shares free) where ``synth solve`` solves it too (``FULL_LP_ARCS`` parent choices: 16x16 with a failed link)
 RADII = (1, 3, 6)
-#: parent choices up to which the whole layered LP (shares free) is tried last
-FULL_LP_ARCS = 20_000
 
 
 def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet):

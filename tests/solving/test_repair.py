@@ -3,6 +3,8 @@
 import json
 import re
 
+import pytest
+
 from synth.check.certificate import read_certificate, write_certificate
 from synth.check.claims import check_certificate
 from synth.cli import main
@@ -56,3 +58,15 @@ def test_repair_of_a_certificate_read_back_uses_the_closed_form_and_notes_every_
     assert check_certificate(read_certificate(tmp_path / "r.json")).valid
     kept = float(re.search(r"kept (\d+\.\d+) %", r.notes[-2]).group(1))
     assert kept == max(float(re.search(r"(\d+\.\d\d) %", n).group(1)) for n in steps)
+
+
+@pytest.mark.slow
+def test_repair_ends_with_the_whole_layered_lp_where_solve_solves_it():
+    """14x14 with a failed link has 21,896 parent choices: given the time, repair reaches the layered class's best,
+    as synth solve does (the whole LP, its dual the class bound)."""
+    t = parse_torus("14x14")
+    failures = parse_failures(t, links=["0-1"])
+    r = repair(solve(t).certificate, failures, time_limit=900)
+    assert any(n.startswith("full LP: ") for n in r.notes)
+    assert r.certificate.claims["class_bound"]["fraction"] > 0.999     # within the rounding of the class's best
+    assert check_certificate(r.certificate).valid
