@@ -186,3 +186,18 @@ def test_mirror_needs_single_links_and_equal_reverse_bandwidths():
                                  np.stack([t.link_src, t.link_dst], axis=1), bandwidth=bw)
     assert not mirrored(uneven) and rows_per_round(uneven, None) == 2 * t.n_links
     assert MasterLP(TreeSpace.build(uneven, None, 2), 1).n_load == 2 * 2 * t.n_links
+
+
+def test_a_crossover_past_its_seconds_rounds_the_interior_solution(monkeypatch):
+    # the last master solve (the crossover to a vertex) is bounded: past its seconds the last interior
+    # solution's weights are rounded, and the status says so; the schedule still certifies
+    import synth.models.packing.timed as timed
+
+    t = parse_torus("4x4")
+    d = damage(t, parse_failures(t, links=["0-1"]))
+    monkeypatch.setattr(timed, "VERTEX_SECONDS", 1e-9)
+    monkeypatch.setattr(timed, "VERTEX_SHARE", 0.0)
+    sol = solve_timed(d, default_group(d), R=5, time_limit=5, options=TimedOptions(max_iterations=3))
+    assert "the crossover to a vertex passed 1e-09 s" in sol.status
+    assert np.count_nonzero(sol.x) > 0 and sol.fraction > 0.5
+    certify_packed(pack_timed(sol, units=64))
