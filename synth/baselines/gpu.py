@@ -16,7 +16,10 @@ name               algorithm
                    every GPU that runs through a server's GPUs and leaves it from the GPU whose
                    rail the next server enters on (server ``s`` visits local indices ``c - s,
                    c - s + 1, ...``); the vector cut into one part per channel, each part a ring
-                   reduce-scatter then allgather (``2(p-1)`` rounds, Psi = 1)
+                   reduce-scatter then allgather (``2(p-1)`` rounds, Psi = 1).  Where a server's
+                   GPUs have direct links (MI250's xGMI, a slice's ICI), the rings NCCL's and RCCL's
+                   search builds over them, sharing the links' lanes (:mod:`synth.baselines.channel_rings`):
+                   a channel per ring on one server, a ring per entry GPU across servers
 ``nccl-tree``      NCCL's double binary tree: two binary trees over the servers (the second the
                    first shifted by one server, so a leaf of one is inside the other), a chain
                    through the GPUs inside each server; ``G/2`` channels of such pairs, channel
@@ -49,6 +52,7 @@ import numpy as np
 
 from synth.baselines._engine import Rounds
 from synth.baselines.base import Baseline
+from synth.baselines.channel_rings import channel_rings, hamiltonian_cycle
 from synth.errors import TopologyError
 from synth.schedule import COPY, REDUCE
 from synth.topology import tiers
@@ -100,8 +104,8 @@ def fabric_servers(t: Topology) -> np.ndarray:
     return tiers.fabric_servers(t)
 
 
-#: expansions of the search for a ring through a server's direct links before it settles for id order
-RING_SEARCH = 200_000
+#: expansions of the search for one ring through a server's fastest direct links before it settles for id order
+RING_ORDER_SEARCH = 200_000
 
 
 def _ring_order(t: Topology, server) -> np.ndarray:
@@ -122,39 +126,10 @@ def _ring_order(t: Topology, server) -> np.ndarray:
     bw = np.minimum(bw, bw.T)                       # both directions of a ring carry data
     np.fill_diagonal(bw, 0.0)
     for floor in sorted(set(bw[bw > 0].tolist()), reverse=True):
-        order = _hamiltonian_cycle(bw >= floor)
+        order = hamiltonian_cycle(bw >= floor, budget=RING_ORDER_SEARCH)
         if order is not None:
             return order
     return np.arange(G)
-
-
-def _hamiltonian_cycle(adj):
-    """A Hamiltonian cycle of the undirected graph ``adj`` (boolean matrix) from vertex 0, or None (or None when
-    :data:`RING_SEARCH` expansions find none)."""
-    G = adj.shape[0]
-    if G < 3:
-        return np.arange(G) if G < 2 or adj[0, 1] else None
-    path, seen, budget = [0], np.zeros(G, dtype=bool), [RING_SEARCH]
-    seen[0] = True
-
-    def extend():
-        if len(path) == G:
-            return bool(adj[path[-1], 0])
-        budget[0] -= 1
-        if budget[0] < 0:
-            return False
-        nxt = np.flatnonzero(adj[path[-1]] & ~seen)
-        onward = (adj[nxt] & ~seen).sum(axis=1)
-        for v in nxt[np.lexsort((nxt, onward))].tolist():
-            path.append(v)
-            seen[v] = True
-            if extend():
-                return True
-            path.pop()
-            seen[v] = False
-        return False
-
-    return np.asarray(path) if extend() else None
 
 
 def _ordered_servers(t: Topology) -> np.ndarray:
@@ -194,20 +169,95 @@ def _add_reduce_scatter(r: Rounds, steps, first: int) -> int:
     return K
 
 
+def _direct_bandwidth(t: Topology, server) -> np.ndarray:
+    """``G x G``: GB/s of the direct link from each GPU of ``server`` to each other (0: none)."""
+    G = server.size
+    ids = t.link_ids(np.repeat(server, G), np.tile(server, G)).reshape(G, G)
+    bw = np.where(ids >= 0, t.link_bandwidth[np.maximum(ids, 0)], 0.0)
+    np.fill_diagonal(bw, 0.0)
+    return bw
+
+
+def _channel_orders(rings, S: int):
+    """``channels x S x G`` local indices: the order in which each channel visits each server's GPUs, or None.
+
+    One server: a channel per ring.  Several: ``G`` channels.  Each GPU ``g`` is given a ring ``k(g)``
+    (:func:`_assign_rings`) such that ``g -> next(g)``, the GPU before ``g`` on its ring, is a permutation: a
+    channel entering a server at ``g`` follows ring ``k(g)`` from ``g`` round to ``next(g)`` and leaves from
+    there to the next server, entering it at ``next(g)`` (the same local index); channel ``c`` enters the
+    first server at GPU ``c``.  So at every server the channels enter at different GPUs and leave from
+    different GPUs: every NIC carries one channel each way.  None when no such choice exists.
+    """
+    G = rings[0].size
+    if S == 1:
+        return np.stack([r[None, :] for r in rings])
+    ring = np.stack(rings)
+    pos = np.argsort(ring, axis=1)                                        # ring x GPU -> position
+    before = ring[np.arange(len(rings))[:, None], (pos - 1) % G]          # ring x GPU -> the GPU before it
+    k = _assign_rings(before)
+    if k is None:
+        return None
+    nxt = before[k, np.arange(G)]
+    entry = np.empty((G, S), dtype=np.int64)                              # channel x server: entry GPU
+    entry[:, 0] = np.arange(G)
+    for s in range(1, S):
+        entry[:, s] = nxt[entry[:, s - 1]]
+    start = pos[k[entry], entry]
+    return ring[k[entry][:, :, None], (start[:, :, None] + np.arange(G)[None, None, :]) % G]
+
+
+def _assign_rings(before):
+    """Per GPU ``g`` a ring ``k`` such that ``before[k, g]`` is a permutation of the GPUs, ring ``g mod R``
+    preferred (then ``g + 1 mod R``, ...: the rings used alike, by a least-cost assignment); None if none."""
+    from scipy.optimize import linear_sum_assignment   # scipy is a dependency; only this choice needs it
+
+    R, G = before.shape
+    g = np.arange(G)
+    cost, ring = np.full((G, G), float(G * R + 1)), np.full((G, G), -1)
+    for step in range(R):                       # ring (g + step) mod R costs step: the cheapest way g -> h kept
+        k = (g + step) % R
+        h = before[k, g]
+        free = ring[g, h] < 0
+        ring[g[free], h[free]] = k[free]
+        cost[g[free], h[free]] = step
+    rows, cols = linear_sum_assignment(cost)
+    if (ring[rows, cols] < 0).any():
+        return None
+    out = np.empty(G, dtype=np.int64)
+    out[rows] = ring[rows, cols]
+    return out
+
+
 def nccl_ring(t: Topology) -> Baseline:
-    """NCCL's rings, one channel per local index (module docstring); ``G p`` chunks, chunk ``c p + q`` the block
-    of channel ``c`` that ends reduced at position ``q`` of its ring."""
-    servers = _ordered_servers(t)
+    """NCCL's rings (module docstring); chunk ``c p + q`` the block of channel ``c`` that ends reduced at position
+    ``q`` of its ring.
+
+    Servers whose GPUs are joined by direct links (MI250's xGMI, a slice's ICI) get the rings NCCL's and
+    RCCL's search would build over them (:func:`synth.baselines.channel_rings.channel_rings`: rings that
+    share the links' bandwidth, as many as carry the most): one server runs one channel per ring; several
+    servers run one channel per local index, channel ``c`` following ring ``c mod R`` through every server.
+    Servers whose GPUs meet only through a switch (the NVSwitch) run one channel per local index in id order.
+    """
+    servers = fabric_servers(t)
     S, G = servers.shape
     p = S * G
-    local = (np.arange(G)[:, None, None] - np.arange(S)[None, :, None] + np.arange(G)[None, None, :]) % G
-    rings = servers[np.arange(S)[None, :, None], local].reshape(G, p)           # channel x position
-    steps = _ring_steps(rings, np.arange(G * p).reshape(G, p, 1))
+    found, speed = channel_rings(_direct_bandwidth(t, servers[0]))
+    local = _channel_orders(found, S) if found else None
+    if local is None:                       # one order, channel c entering server s at its position c - s
+        order = _ring_order(t, servers[0])
+        c = np.arange(G)
+        local = order[(c[:, None, None] - np.arange(S)[None, :, None] + np.arange(G)[None, None, :]) % G]
+    channels = local.shape[0]
+    rings = servers[np.arange(S)[None, :, None], local].reshape(channels, p)    # channel x position
+    steps = _ring_steps(rings, np.arange(channels * p).reshape(channels, p, 1))
     r = Rounds(t, tiers.FastestRoutes(t))
     K = _add_reduce_scatter(r, steps, 1)
     _add_allgather(r, steps, 1 + K)
-    notes = f"{G} channels (one per rail) over {S} server{'s' * (S > 1)} of {G} GPUs"
-    return Baseline(r.schedule(G * p, 2 * K), np.ones(G * p, dtype=np.int64), "nccl-ring", notes)
+    how = (f"{len(found)} ring{'s' * (len(found) > 1)} at {speed:g} GB/s over the direct links" if found
+           else "one ring order")
+    per = "one per ring" if S == 1 and found else "one per local index"
+    notes = f"{channels} channels ({per}; {how}) over {S} server{'s' * (S > 1)} of {G} GPUs"
+    return Baseline(r.schedule(channels * p, 2 * K), np.ones(channels * p, dtype=np.int64), "nccl-ring", notes)
 
 
 def _binary_tree(n: int) -> np.ndarray:
