@@ -19,7 +19,7 @@ name               algorithm
                    reduce-scatter then allgather (``2(p-1)`` rounds, Psi = 1).  Where a server's
                    GPUs have direct links (MI250's xGMI, a slice's ICI), the rings NCCL's and RCCL's
                    search builds over them, sharing the links' lanes (:mod:`synth.baselines.channel_rings`):
-                   a channel per ring on one server, a ring per entry GPU across servers
+                   a channel per ring on one server, per path from NIC to NIC across servers
 ``nccl-tree``      NCCL's double binary tree: two binary trees over the servers (the second the
                    first shifted by one server, so a leaf of one is inside the other), a chain
                    through the GPUs inside each server; ``G/2`` channels of such pairs, channel
@@ -52,7 +52,7 @@ import numpy as np
 
 from synth.baselines._engine import Rounds
 from synth.baselines.base import Baseline
-from synth.baselines.channel_rings import channel_rings, hamiltonian_cycle
+from synth.baselines.channel_rings import channel_paths, channel_rings, hamiltonian_cycle
 from synth.errors import TopologyError
 from synth.schedule import COPY, REDUCE
 from synth.topology import tiers
@@ -178,71 +178,53 @@ def _direct_bandwidth(t: Topology, server) -> np.ndarray:
     return bw
 
 
-def _channel_orders(rings, S: int):
-    """``channels x S x G`` local indices: the order in which each channel visits each server's GPUs, or None.
+def _scale_out(t: Topology, server) -> tuple:
+    """GB/s into and out of each GPU of ``server`` over its links to vertices that do not compute (its NIC, a
+    DCN switch): what a channel entering or leaving the server there can use."""
+    forward = ~t.is_compute[t.link_dst]
+    out = np.bincount(t.link_src[forward], weights=t.link_bandwidth[forward], minlength=t.n_vertices)
+    back = ~t.is_compute[t.link_src]
+    into = np.bincount(t.link_dst[back], weights=t.link_bandwidth[back], minlength=t.n_vertices)
+    return into[server], out[server]
 
-    One server: a channel per ring.  Several: ``G`` channels.  Each GPU ``g`` is given a ring ``k(g)``
-    (:func:`_assign_rings`) such that ``g -> next(g)``, the GPU before ``g`` on its ring, is a permutation: a
-    channel entering a server at ``g`` follows ring ``k(g)`` from ``g`` round to ``next(g)`` and leaves from
-    there to the next server, entering it at ``next(g)`` (the same local index); channel ``c`` enters the
-    first server at GPU ``c``.  So at every server the channels enter at different GPUs and leave from
-    different GPUs: every NIC carries one channel each way.  None when no such choice exists.
+
+def _channel_orders(t: Topology, servers) -> tuple:
+    """``(channels x S x G local indices, what)``: the order in which each channel visits each server's GPUs,
+    found over the servers' direct links (:mod:`synth.baselines.channel_rings`); ``(None, "")`` without any.
+
+    One server: a channel per ring.  Several: a channel per path, each server visited along the same path
+    (entered through the path's first GPU's NIC, left through its last GPU's), the next server entered at the
+    path's first GPU again.
     """
-    G = rings[0].size
+    S, G = servers.shape
+    bw = _direct_bandwidth(t, servers[0])
     if S == 1:
-        return np.stack([r[None, :] for r in rings])
-    ring = np.stack(rings)
-    pos = np.argsort(ring, axis=1)                                        # ring x GPU -> position
-    before = ring[np.arange(len(rings))[:, None], (pos - 1) % G]          # ring x GPU -> the GPU before it
-    k = _assign_rings(before)
-    if k is None:
-        return None
-    nxt = before[k, np.arange(G)]
-    entry = np.empty((G, S), dtype=np.int64)                              # channel x server: entry GPU
-    entry[:, 0] = np.arange(G)
-    for s in range(1, S):
-        entry[:, s] = nxt[entry[:, s - 1]]
-    start = pos[k[entry], entry]
-    return ring[k[entry][:, :, None], (start[:, :, None] + np.arange(G)[None, None, :]) % G]
-
-
-def _assign_rings(before):
-    """Per GPU ``g`` a ring ``k`` such that ``before[k, g]`` is a permutation of the GPUs, ring ``g mod R``
-    preferred (then ``g + 1 mod R``, ...: the rings used alike, by a least-cost assignment); None if none."""
-    from scipy.optimize import linear_sum_assignment   # scipy is a dependency; only this choice needs it
-
-    R, G = before.shape
-    g = np.arange(G)
-    cost, ring = np.full((G, G), float(G * R + 1)), np.full((G, G), -1)
-    for step in range(R):                       # ring (g + step) mod R costs step: the cheapest way g -> h kept
-        k = (g + step) % R
-        h = before[k, g]
-        free = ring[g, h] < 0
-        ring[g[free], h[free]] = k[free]
-        cost[g[free], h[free]] = step
-    rows, cols = linear_sum_assignment(cost)
-    if (ring[rows, cols] < 0).any():
-        return None
-    out = np.empty(G, dtype=np.int64)
-    out[rows] = ring[rows, cols]
-    return out
+        found, speed = channel_rings(bw)
+        kind = "ring"
+    else:
+        found, speed = channel_paths(bw, *_scale_out(t, servers[0]))
+        kind = "path"
+    if not found:
+        return None, ""
+    what = f"{len(found)} {kind}{'s' * (len(found) > 1)} at {speed:g} GB/s over the direct links"
+    return np.broadcast_to(np.stack(found)[:, None, :], (len(found), S, G)), what
 
 
 def nccl_ring(t: Topology) -> Baseline:
     """NCCL's rings (module docstring); chunk ``c p + q`` the block of channel ``c`` that ends reduced at position
     ``q`` of its ring.
 
-    Servers whose GPUs are joined by direct links (MI250's xGMI, a slice's ICI) get the rings NCCL's and
-    RCCL's search would build over them (:func:`synth.baselines.channel_rings.channel_rings`: rings that
-    share the links' bandwidth, as many as carry the most): one server runs one channel per ring; several
-    servers run one channel per local index, channel ``c`` following ring ``c mod R`` through every server.
-    Servers whose GPUs meet only through a switch (the NVSwitch) run one channel per local index in id order.
+    Servers whose GPUs are joined by direct links (MI250's xGMI, a slice's ICI) get the channels NCCL's and
+    RCCL's search would build over them (:mod:`synth.baselines.channel_rings`: channels that share the links'
+    bandwidth, as many as carry the most): one server runs one channel per ring through its GPUs; several
+    run one channel per path from a NIC through a server's GPUs to another NIC, every server visited along
+    it (:func:`_channel_orders`).  Servers whose GPUs meet only through a switch (the NVSwitch) run one
+    channel per local index, in id order.
     """
     servers = fabric_servers(t)
     S, G = servers.shape
     p = S * G
-    found, speed = channel_rings(_direct_bandwidth(t, servers[0]))
-    local = _channel_orders(found, S) if found else None
+    local, what = _channel_orders(t, servers)
     if local is None:                       # one order, channel c entering server s at its position c - s
         order = _ring_order(t, servers[0])
         c = np.arange(G)
@@ -253,10 +235,8 @@ def nccl_ring(t: Topology) -> Baseline:
     r = Rounds(t, tiers.FastestRoutes(t))
     K = _add_reduce_scatter(r, steps, 1)
     _add_allgather(r, steps, 1 + K)
-    how = (f"{len(found)} ring{'s' * (len(found) > 1)} at {speed:g} GB/s over the direct links" if found
-           else "one ring order")
-    per = "one per ring" if S == 1 and found else "one per local index"
-    notes = f"{channels} channels ({per}; {how}) over {S} server{'s' * (S > 1)} of {G} GPUs"
+    per = f"one per {what.split()[1].rstrip('s')}; {what}" if what else "one per local index, one ring order"
+    notes = f"{channels} channels ({per}) over {S} server{'s' * (S > 1)} of {G} GPUs"
     return Baseline(r.schedule(channels * p, 2 * K), np.ones(channels * p, dtype=np.int64), "nccl-ring", notes)
 
 

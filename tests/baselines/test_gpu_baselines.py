@@ -177,12 +177,28 @@ def test_mi250_rings_share_the_xgmi_lanes_as_rccl_does():
     assert b.schedule.n_chunks == len(rings) * 16
 
 
-def test_two_mi250_nodes_give_every_nic_one_channel():
+def test_two_mi250_nodes_run_a_channel_per_path_from_nic_to_nic():
+    """Two MI250 nodes: channels along Hamiltonian paths through a node's GCDs, each entering through one GCD's
+    NIC and leaving through another's, sharing the xGMI lanes and the 16 GB/s NICs (no NIC over its rate):
+    1.43x ForestColl's optimum, where the single cycle took 6.4x."""
+    from synth.baselines.channel_rings import channel_paths
+    from synth.baselines.gpu import _direct_bandwidth, _scale_out
+
     t = _preset(["--machine", "mi250:2"])
+    server = np.arange(16)
+    into, out = _scale_out(t, server)
+    assert into.tolist() == out.tolist() == [16.0] * 16
+    paths, speed = channel_paths(_direct_bandwidth(t, server), into, out)
+    assert len(paths) * speed >= 240
+    bw = _direct_bandwidth(t, server)
+    use, first, last = np.zeros_like(bw), np.zeros(16), np.zeros(16)
+    for path in paths:
+        assert sorted(path.tolist()) == list(range(16)) and (bw[path[:-1], path[1:]] > 0).all()
+        use[path[:-1], path[1:]] += speed
+        first[path[0]] += speed
+        last[path[-1]] += speed
+    assert (use <= bw + 1e-9).all() and (first <= 16 + 1e-9).all() and (last <= 16 + 1e-9).all()
     b = nccl_ring(t)
     assert execute(b.schedule) == []
     m = b.measure(t.n_compute * 64 * int(b.weights.sum()))
-    assert float(m.bandwidth_term / m.elements) <= 0.0175        # the single cycle: 0.0363
-    loads = link_loads_explicit(b.schedule, b.chunk_sizes(32 * 64 * 512)).sum(axis=0)
-    out_of_nic = np.flatnonzero((t.link_src == np.arange(32)[:, None]).any(axis=0) & (t.link_dst >= 32))
-    assert loads[out_of_nic].min() == loads[out_of_nic].max()   # every GPU -> NIC link carries alike
+    assert float(m.bandwidth_term / m.elements) <= 0.0081        # the single cycle: 0.0363
