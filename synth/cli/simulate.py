@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from synth.analysis.cost import Network
+from synth.analysis.cost import Network, rates_json
 from synth.analysis.simulate import LATENCY_AT, MODES, simulate
 from synth.cli._common import EXIT_OK, int_in, progress, seconds, sizes
 from synth.units import format_size, parse_bandwidth, parse_time
@@ -62,12 +62,7 @@ def cmd_simulate(args) -> int:
                     progress=progress)
     classes = rows[0].link_classes
     if args.json:
-        # links with bandwidths of their own: no one rate; each class's instead
-        rates = {"bandwidth_bytes_per_s": None,
-                 "link_classes": [{"class": name, "bandwidth_bytes_per_s": rate, "links": links}
-                                  for name, rate, links in classes]} if classes else \
-            {"bandwidth_bytes_per_s": net.bandwidth}
-        print(json.dumps({"file": args.file, "schedule": rows[0].label, "mode": args.mode, **rates,
+        print(json.dumps({"file": args.file, "schedule": rows[0].label, "mode": args.mode, **rates_json(classes, net),
                           "hop_latency_s": net.hop_latency, "alpha_s": net.alpha,
                           "hop_latency_at": args.hop_latency_at, "rows": [r.to_json() for r in rows]}))
         return EXIT_OK

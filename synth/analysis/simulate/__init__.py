@@ -53,7 +53,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from synth.analysis.cost import Network, goodput_bound, link_rates, model_time, rate_unit
+from synth.analysis.cost import Network, goodput_bound, link_class_rates, link_rates, model_time
 from synth.analysis.simulate.packing import MODES, Flows, pack
 from synth.analysis.simulate.run import (INSTALL_HINT, Delays, SimGridUnavailable, run_driver, simgrid_available,
                                          simgrid_python, write_inputs)
@@ -63,7 +63,6 @@ from synth.errors import OptionError
 from synth.runtime.plan import load_schedule
 from synth.schedule.data import chunk_elements
 from synth.schedule.weights import keep_chunks
-from synth.topology.link_classes import bandwidth_classes
 from synth.units import format_size
 
 __all__ = ["SimResult", "SimOptions", "simulate", "simulate_schedule", "simulated_seconds", "pack", "route_latency",
@@ -91,8 +90,8 @@ class SimResult:
     wall_seconds: float
     cpu_seconds: float = float("nan")  # the driver's CPU seconds in SimGrid's run (all its threads)
     hop_latency_at: str = "start"
-    #: on a topology whose links carry bandwidths, its links by class: ``(class name or None, bytes/s, links)``
-    #: (the network's one rate is then not used); empty otherwise
+    #: on a topology whose links carry bandwidths, its links by class (:func:`synth.analysis.cost.link_class_rates`;
+    #: the network's one rate is then not used); empty otherwise
     link_classes: tuple = ()
 
     def to_json(self) -> dict:
@@ -218,8 +217,7 @@ def simulate_schedule(schedule, weights, sizes, net: Network = Network(), mode: 
                       else (flows, _delays(flows, latency, not t.has_latencies, net)))
     bound = goodput_bound(t, net)
     p = t.n_compute
-    classes = tuple((c.name, c.bandwidth * rate_unit(t, net), c.links) for c in bandwidth_classes(t)) \
-        if t.has_bandwidths else ()
+    classes = link_class_rates(t, net)
     out = []
     with tempfile.TemporaryDirectory(prefix="synth-simulate-") as directory:
         write_inputs(directory, driven, link_rates(t, net), delays, opts.driver)
