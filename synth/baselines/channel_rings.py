@@ -15,6 +15,10 @@ a network device): :func:`channel_paths` finds, the same way, Hamiltonian paths 
 from an entry GPU to another exit GPU, each taking its speed from the links it crosses and from the
 scale-out bandwidth (NIC) into its entry GPU and out of its exit GPU.
 
+The speeds are taken along the direction a channel's allgather runs; its reduce-scatter runs it backwards,
+on the reverse links, which carry the same share where a link has one bandwidth both ways (xGMI lanes,
+NICs, ICI).
+
 Examples
 --------
 Four GPUs on a square of 2-lane links with one 1-lane diagonal: a ring at 100 GB/s each way round the
