@@ -168,17 +168,19 @@ def _ring(t, left_out) -> list:
 
 def _packing_candidates(packing, group, left_out) -> list:
     """The layered, depth-bounded and timed candidates of the packing plan ``packing`` (module docstring)."""
+    from synth.models.packing.timed import rows_per_round   # the models load with the solvers, on demand
+
     if packing.construction not in _PACKING:   # routed trees: the packing plan as it is
         return [Candidate(packing.construction, "packing", None, "2H")]
     H = packing.prepared.data.H
-    orbits = packing.prepared.topology.n_links if group is None else group.n_link_orbits
+    per_round = rows_per_round(packing.prepared.topology, group)
     out = [Candidate("layered", "layered", None, f"2H = {2 * H}")]
     K = H // 2
     if 1 <= K < H:
         out.append(Candidate(f"depth K={K}", "depth", K, f"2 x levels = {2 * math.ceil(H / math.ceil(H / K))}"))
     for R in range(H, H + EXTRA_ROUNDS + 1):
-        if packing.construction != "timed-packing" or timed_rounds(H, R, orbits)[1] is not None:
-            left_out.append(f"timed R={R}: its master LP would have {2 * R * orbits:,} load rows, more than the "
+        if packing.construction != "timed-packing" or timed_rounds(H, R, per_round)[1] is not None:
+            left_out.append(f"timed R={R}: its master LP would have {R * per_round:,} load rows, more than the "
                             "packing path takes")
             continue
         out.append(Candidate(f"timed R={R}", "timed", R, f"2R = {2 * R}"))

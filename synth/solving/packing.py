@@ -64,11 +64,11 @@ LOCAL_RADIUS = 3
 #: 9 s on a 16x16 torus with one failure, 75.5 % of the bound against 75.1 % with equal shares; on 16x16
 #: with 8 failed links, 129,024 choices, HiGHS ended without a solution after 46 s)
 FREE_SHARES_ARCS = 100_000
-#: load rows of the timed trees' master LP (2R rounds times the group's link orbits: one row per orbit and
-#: round, :class:`synth.models.packing.timed.MasterLP`) up to which the timed trees follow the layered LP:
-#: an 8x8 torus with 8 failed links (no symmetry left) has 6,144 and takes 1-3 CPU s per master solve,
-#: the Tofu-D job 2x2x2 with a failed link 2,060; a 16x16 torus with one failed link, about 10,000
-#: (docs/timed.md section 5)
+#: load rows of the timed trees' master LP (one row per link orbit and round, of the R reduce rounds where
+#: the copy rounds mirror them, else of all 2R: :func:`synth.models.packing.timed.rows_per_round`) up to
+#: which the timed trees follow the layered LP: an 8x8 torus with 8 failed links (no symmetry left) has
+#: 3,072, the Tofu-D job 2x2x2 with a failed link 1,030; a 16x16 torus with one failed link 5,100 (about
+#: 5 CPU s per master solve; docs/timed.md section 5)
 TIMED_MAX_ROWS = 6_500
 #: reduce rounds of the timed trees beyond the layered depth H (``depth`` K >= H sets R = K instead: 2K rounds)
 TIMED_EXTRA_ROUNDS = 4
@@ -144,6 +144,7 @@ def plan_packing(req, topology, group, reason, time_limit, depth) -> Plan:
     from synth.models.packing import layered_arcs
     from synth.models.packing.depth import hops_per_level
     from synth.models.packing.routed import needs_routes, routed_arcs
+    from synth.models.packing.timed import rows_per_round
 
     group = default_group(topology) if group is None else group
     name = "trivial" if group is None else group.name
@@ -156,11 +157,11 @@ def plan_packing(req, topology, group, reason, time_limit, depth) -> Plan:
         return Plan("depth-packing", f"{reason}; depth {depth} below the layered trees' H = {data.H}: arcs of up to "
                     f"{m} hops, {levels} levels", name, ("depth-bounded-packing",), build_packed, group,
                     solves=True, time_limit=time_limit, depth=depth, prepared=prep)
-    orbits = topology.n_links if group is None else group.n_link_orbits
-    R, clipped = timed_rounds(data.H, depth, orbits, _least_rounds(topology))     # depth >= H here
-    rows = 2 * R * orbits
+    per_round = rows_per_round(topology, group)
+    R, clipped = timed_rounds(data.H, depth, per_round, _least_rounds(topology))     # depth >= H here
+    rows = R * per_round
     timed = req.collective == ALLREDUCE and clipped is not False
-    notes = tuple(n for n in [_depth_note(depth, data.H, R, clipped, req.collective, orbits)] if n)
+    notes = tuple(n for n in [_depth_note(depth, data.H, R, clipped, req.collective, per_round)] if n)
     prep = PackingPrep(topology, group, reason, data, depth, R if timed else None, time_limit)
     if timed:
         return Plan("timed-packing", f"{reason}; the timed trees' master LP ({rows:,} load rows, {R} reduce "
@@ -182,6 +183,7 @@ def _plan_routed(req, topology, group, reason, time_limit, depth) -> Plan:
     """Switches or one-way links: the routed LP, then (an allreduce, switches, links in pairs) timed trees over
     the routes through the switches when their master LP fits."""
     from synth.models.packing.routed import needs_routes, routed_arcs   # solvers, on demand
+    from synth.models.packing.timed import rows_per_round
 
     what, name = needs_routes(topology), "trivial" if group is None else group.name
     data = routed_arcs(topology, group)
@@ -189,13 +191,13 @@ def _plan_routed(req, topology, group, reason, time_limit, depth) -> Plan:
         raise OptionError(f"depth {depth} is below the routed trees' depth {data.H_up} (compute hops) on "
                           f"{topology.name}: the depth-bounded packing model needs every linked vertex to "
                           "compute and links in pairs")
-    orbits = topology.n_links if group is None else group.n_link_orbits
-    R, clipped = timed_rounds(data.H_up, depth, orbits, _least_rounds(topology))
+    per_round = rows_per_round(topology, group)
+    R, clipped = timed_rounds(data.H_up, depth, per_round, _least_rounds(topology))
     timed = req.collective == ALLREDUCE and what == "switches" and clipped is not False
     prep = PackingPrep(topology, group, reason, data, depth, R if timed else None, time_limit)
     if timed:
         return Plan("timed-packing", f"{reason}; {what}: trees whose arcs are routes (the routed LP), then timed "
-                    f"trees over those routes ({2 * R * orbits:,} load rows, {R} reduce rounds)", name,
+                    f"trees over those routes ({R * per_round:,} load rows, {R} reduce rounds)", name,
                     ("routed-packing", "timed-packing"), build_packed, group, solves=True, time_limit=time_limit,
                     depth=depth, prepared=prep)
     return Plan("routed-packing", f"{reason}; {what}: trees whose arcs are routes", name, ("routed-packing",),
@@ -308,23 +310,24 @@ def _share_note(topology, collective) -> list:
             "than the whole vector (docs/failures.md section 8)"]
 
 
-def timed_rounds(H, depth, orbits, least=0):
+def timed_rounds(H, depth, per_round, least=0):
     """``(R, clipped)``: the timed trees' reduce rounds for a depth bound ``depth`` (None or ``>= H``) on a network
-    of ``orbits`` link orbits; ``clipped`` is None when they are as asked, True when ``depth`` was clipped to
-    fit, False when no timed trees fit (the layered trees, depth ``H``, are the schedule).  Without ``depth``
-    R is ``H`` + :data:`TIMED_EXTRA_ROUNDS`, at least ``least`` where that fits.
+    whose master LP has ``per_round`` load rows per reduce round
+    (:func:`~synth.models.packing.timed.rows_per_round`); ``clipped`` is None when they are as asked, True when
+    ``depth`` was clipped to fit, False when no timed trees fit (the layered trees, depth ``H``, are the
+    schedule).  Without ``depth`` R is ``H`` + :data:`TIMED_EXTRA_ROUNDS`, at least ``least`` where that fits.
 
-    ``depth`` K sets ``R = K`` when the master LP keeps within :data:`TIMED_MAX_ROWS` rows (``2 R`` rows per
-    link orbit); a K beyond that is clipped to the default ``H`` + :data:`TIMED_EXTRA_ROUNDS` (or the most that
-    fits, never below ``H``): a master near the row limit takes minutes per solve (8x8 with a failed link,
-    R = 45: over 170 CPU s without finishing), so the largest R that fits is no useful default.
+    ``depth`` K sets ``R = K`` when the master LP keeps within :data:`TIMED_MAX_ROWS` rows; a K beyond that is
+    clipped to the default ``H`` + :data:`TIMED_EXTRA_ROUNDS` (or the most that fits, never below ``H``): a
+    master near the row limit takes minutes per solve (8x8 with a failed link, R = 45: over 170 CPU s without
+    finishing), so the largest R that fits is no useful default.
 
-    >>> timed_rounds(8, None, 66), timed_rounds(8, 20, 66), timed_rounds(8, 100, 66), timed_rounds(16, 20, 300)
+    >>> timed_rounds(8, None, 132), timed_rounds(8, 20, 132), timed_rounds(8, 100, 132), timed_rounds(16, 20, 600)
     ((12, None), (20, None), (12, True), (16, False))
-    >>> timed_rounds(1, None, 20, least=16), timed_rounds(1, None, 300, least=16)
+    >>> timed_rounds(1, None, 40, least=16), timed_rounds(1, None, 600, least=16)
     ((16, None), (10, None))
     """
-    fit = TIMED_MAX_ROWS // (2 * orbits)
+    fit = TIMED_MAX_ROWS // per_round
     R = H + TIMED_EXTRA_ROUNDS if depth is None else depth
     if depth is None and least > R:
         R = max(R, min(least, fit))
@@ -335,11 +338,11 @@ def timed_rounds(H, depth, orbits, least=0):
     return H, False
 
 
-def _depth_note(depth, H, R, clipped, collective, orbits):
+def _depth_note(depth, H, R, clipped, collective, per_round):
     """What became of a depth bound ``depth > H`` on the packing path (None when it was taken as asked)."""
     if depth is None or depth <= H or (clipped is None and collective == ALLREDUCE):
         return None
-    rows = f"at most {TIMED_MAX_ROWS:,} load rows (2 x reduce rounds x {orbits:,} link orbits)"
+    rows = f"at most {TIMED_MAX_ROWS:,} load rows ({per_round:,} per reduce round)"
     if collective != ALLREDUCE:
         return f"depth {depth} exceeds the layered trees' depth H = {H}, which a {collective} takes ({H} rounds)"
     if clipped:

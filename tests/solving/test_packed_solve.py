@@ -102,7 +102,7 @@ def test_a_depth_beyond_what_the_timed_trees_take_is_clipped_with_a_note(capsys,
 
     t = parse_torus("4x4")
     orbits = default_group(damage(t, parse_failures(t, ["0.0-0.1"], []))).n_link_orbits
-    monkeypatch.setattr(packing, "TIMED_MAX_ROWS", 2 * 6 * orbits)      # room for 6 reduce rounds, H = 4
+    monkeypatch.setattr(packing, "TIMED_MAX_ROWS", 6 * orbits)      # room for 6 reduce rounds (mirrored), H = 4
     argv = ["solve", "--torus", "4x4", "--fail-link", "0.0-0.1", "--time-limit", "10", "--json"]
     assert main([*argv, "--depth", "100"]) == 0
     out, err = capsys.readouterr()

@@ -9,9 +9,10 @@ from synth.check.claims import certify, check_certificate
 from synth.errors import ScheduleError
 from synth.models.packing.tree_pricing import best_parents, exact_price, price, start_labels
 from synth.models.packing.tree_space import TreeSpace, arc_costs
-from synth.models.packing.timed import MasterLP, TimedOptions, pack_timed, round_timed, solve_timed
+from synth.models.packing.timed import MasterLP, TimedOptions, mirrored, pack_timed, rows_per_round, round_timed, solve_timed
 from synth.solving.packing import certify_packed
 from synth.symmetry.spec import default_group
+from synth.topology.base import Topology
 from synth.topology.failures import damage, parse_failures
 from synth.topology.torus import parse_torus
 
@@ -155,3 +156,33 @@ def test_one_row_per_link_orbit_is_the_same_lp(torus4, method):
         assert cost(Cb, j) >= G * mub - 1e-7              # no column prices below the share row's dual
     assert sum(cost(Ca, j) * sol.x[j] for j in range(sol.x.size)) == pytest.approx(
         sum(cost(Cb, j) * sol.x[j] for j in range(sol.x.size)), rel=1e-6)
+
+
+@pytest.mark.parametrize("method", ["simplex", "ipm"])
+def test_mirrored_master_is_the_same_lp(torus4, method):
+    # a tree's copy over rev(e) in round 2R + 1 - s loads what its reduce over e did in round s: the master
+    # without the copy rounds' rows (each M_s counted twice) has the same value and prices every column alike
+    d, sol = torus4
+    space, G = sol.space, sol.group.order
+    full, half = MasterLP(space, G, method, mirror=False), MasterLP(space, G, method)
+    assert mirrored(d) and half.n_load * 2 == full.n_load
+    for lp in (full, half):
+        for j in range(sol.x.size):
+            lp.add(sol.root[j], sol.labels[j], sol.plink[j])
+    (a, _, pa, mua), (b, _, pb, mub) = full.solve(vertex=True), half.solve(vertex=True)
+    assert b == pytest.approx(a, rel=1e-9) and mub == pytest.approx(mua, rel=1e-7)
+    Ca, Cb = arc_costs(space, pa), arc_costs(space, pb)
+    cost = lambda C, j: sum(C[sol.plink[j][v], sol.labels[j][v]] for v in np.flatnonzero(sol.plink[j] >= 0))
+    for j in range(0, sol.x.size, max(1, sol.x.size // 20)):
+        assert cost(Cb, j) == pytest.approx(cost(Ca, j), rel=1e-6, abs=1e-9)
+
+
+def test_mirror_needs_single_links_and_equal_reverse_bandwidths():
+    t = parse_torus("3x3")
+    assert mirrored(t) and rows_per_round(t, None) == t.n_links
+    bw = np.ones(t.n_links)
+    bw[0] = 2.0                                          # one direction of one link faster than its reverse
+    uneven = Topology.from_links("3x3, one link faster one way", {}, t.n_vertices,
+                                 np.stack([t.link_src, t.link_dst], axis=1), bandwidth=bw)
+    assert not mirrored(uneven) and rows_per_round(uneven, None) == 2 * t.n_links
+    assert MasterLP(TreeSpace.build(uneven, None, 2), 1).n_load == 2 * 2 * t.n_links
