@@ -1,7 +1,7 @@
 """Damaged and irregular networks: the packing model against the bound, the Ring and the baselines.
 
-Run: ``python bench/failures.py [--set quick|full|scale] [--only NETWORK:FAILURES,...] [--sizes 1MiB,16MiB]
-[--no-sim] [--sim-limit MESSAGES] [--no-goodput] [--json [FILE]]``.
+Run: ``python bench/failures.py [--set quick|full|scale|pod] [--only NETWORK:FAILURES[:HOW],...] [--sizes 1MiB,16MiB]
+[--no-sim] [--sim-limit MESSAGES] [--no-goodput] [--time-limit S] [--workdir DIR] [--json [FILE]]``.
 
 ``NETWORK`` is a torus shape (``8x8``), ``mesh`` + a shape (``mesh8x8``: ``synth solve --mesh 8x8``)
 or a preset ``NAME@SHAPE`` (``tofu-d@2x2x2``: ``--machine tofu-d:2x2x2``; ``-mesh`` appended for a
@@ -29,13 +29,19 @@ simulated goodput over the healthy torus's SP-allreduce on the same shape (the r
 Sets: ``quick`` (8x8 and 4x4x4 tori with 1, 2, 4, 8 failed links and 1 failed chip, the meshes 8x8 and
 4x4x4, a Tofu-D job; about 15 CPU minutes with SimGrid, the timed trees taking up to a minute each),
 ``full`` (``quick`` and the 16x16 torus with the same failures), ``scale`` (16x16 with one and eight failed links, 32x32 with one: minutes each,
-packing only with ``--no-goodput``).
+packing only with ``--no-goodput``), ``pod`` (issue 50's damaged pods, :mod:`_pod`: each solve, or
+``HOW`` = ``repair`` of the healthy certificate, run by the CLI in a subprocess of its own, with its CPU
+seconds, peak memory, certificate size, check time, fraction, rounds and goodput by the model at
+``--sizes`` (default there 1MiB,16MiB,256MiB) against the healthy pod, the layered class and RS+AG;
+failures there by vertex id, ``l0-1``; the heavy cases take minutes and GBs each, run one at a time).
 """
 
+import tempfile
 from fractions import Fraction
 
 from _evaluate import Candidate, baseline, certified, evaluate, merge_refused, size_keys
 from _harness import Col, Ratio, Table, log, parse_args, parser, timed
+from _pod import POD, pod_case
 
 from synth.baselines.damaged import damaged_ring
 from synth.check import execute
@@ -67,6 +73,7 @@ SETS = {
     "quick": QUICK,
     "full": QUICK + _series("16x16", L16, "n1.1") + [("tofu-d@4x2x2-mesh", "none")],
     "scale": [("16x16", "l0.0-0.1"), ("16x16", EIGHT), ("32x32", "l0.0-0.1")],
+    "pod": POD,
 }
 COLUMNS = [Col("network", fmt="<18"), Col("failures", text=lambda r: _short(r["failures"]), fmt="<24"),
            Col("algorithm", fmt="<18"), Col("rounds", fmt=">6"), Col("bound", "round_bound", ">5"),
@@ -180,17 +187,52 @@ def versus_ring(table, rows, sizes):
     table.note(f"  {first['network']} {_short(first['failures'])}: {first['algorithm']} / ring: " + "; ".join(parts))
 
 
+def pod_table(sizes, json):
+    """The pod set's table: one row per case (module docstring)."""
+    cols = [Col("network", fmt="<9"), Col("failures", text=lambda r: _short(r["failures"]), fmt="<10"),
+            Col("how", fmt="<6"), Col("algorithm", fmt="<16"), Col("CPU s", "cpu_s", ">7.1f"),
+            Col("wall s", "wall_s", ">7.1f"), Col("peak GB", "peak_gb", ">7.2f"), Col("MB", text=_mb("bytes"), fmt=">7"),
+            Col("gz MB", text=_mb("gz_bytes"), fmt=">6"), Col("check s", "check_cpu_s", ">7.1f"),
+            Col("check GB", "check_peak_gb", ">8.2f"), Col("cert %", "fraction", ">7.2f"), Col("rounds", fmt=">6")]
+    for label, _, _ in size_keys(sizes):
+        cols += [Col(f"{label} Gb/s", f"gbps {label}", ">9.1f"), Col("healthy", f"healthy {label}", ">8.1f"),
+                 Col("layered<=", f"layered {label}", ">9.1f"), Col("RS+AG<=", f"rsag {label}", ">8.1f")]
+    cols.append(Col("note", text=lambda r: r.get("note", "") or " | ".join(r.get("notes", []))[:200], fmt="<"))
+    return Table(cols, json=json, title="== damaged pods: solve or repair, check, goodput by the model (Gb/s)")
+
+
+def _mb(key):
+    return lambda r: "" if r.get(key) is None else f"{r[key] / 1e6:.1f}"
+
+
+def run_pods(args, sizes):
+    """The pod set: each case in subprocesses (:func:`_pod.pod_case`), its files under ``--workdir``."""
+    table = pod_table(sizes, args.json)
+    root = args.workdir or tempfile.mkdtemp(prefix="synth-pods-")
+    for i, (name, failures, how) in enumerate(args.instances):
+        how = how or "solve"
+        log(f"pod case {i + 1}/{len(args.instances)}: {how} {name} {failures} (files in {root}/case{i})")
+        table.add(pod_case(name, failures, how, f"{root}/case{i}", sizes, args.time_limit))
+
+
 def main(argv=None):
-    ap = parser(__doc__, SETS, fields=(str, str), spec="NETWORK:FAILURES")
-    ap.add_argument("--sizes", default="1MiB,16MiB", help="message sizes (default %(default)s)")
+    ap = parser(__doc__, SETS, fields=(str, str, str), required=2, spec="NETWORK:FAILURES[:HOW]")
+    ap.add_argument("--sizes", help="message sizes (default 1MiB,16MiB; 1MiB,16MiB,256MiB for --set pod)")
+    ap.add_argument("--time-limit", type=float, default=5.0, help="synth repair's --time-limit in the pod set "
+                    "(default %(default)g)")
+    ap.add_argument("--workdir", help="where the pod set keeps its files (default a new temporary folder)")
     ap.add_argument("--no-sim", action="store_true", help="the cost model only")
     ap.add_argument("--no-goodput", action="store_true", help="the packing table only")
     ap.add_argument("--sim-limit", type=int, default=60_000, help="largest replay in messages (default %(default)d)")
     args = parse_args(ap, argv)
-    sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
+    pods = args.set == "pod" or any(len(i) > 2 and i[2] for i in args.instances)
+    default = "1MiB,16MiB,256MiB" if pods else "1MiB,16MiB"
+    sizes = [parse_size(s) for s in (args.sizes or default).split(",") if s.strip()]
+    if pods:
+        return run_pods(args, sizes)
     table = Table(COLUMNS, json=args.json, title="== packing on damaged and irregular networks")
     later = []
-    for name, failures in args.instances:
+    for name, failures, *_ in args.instances:
         try:
             t = network(name, failures)
             result, seconds = timed(solve, t)

@@ -111,3 +111,20 @@ def test_printable_escapes_control_characters_only():
     assert printable("a\nb\x1b[31m\t") == "a\\nb\\x1b[31m\\t"
     assert printable(printable("a\nb")) == printable("a\nb")       # idempotent: escaped names stay escaped
     assert printable("größe") == "größe"
+
+
+def test_small_integers_skip_the_range_hook_and_long_ones_still_meet_it(monkeypatch):
+    """Without a run of 16 digits no integer can reach 2**53: json's own parser reads them all."""
+    import synth.fileio as fileio
+
+    def hook(text):
+        raise AssertionError("the range hook ran on a document of small integers")
+
+    monkeypatch.setattr(fileio, "_int", hook)
+    assert fileio.loads_strict('{"a": [1, -22, 999999999999999], "b": 0.1234567890123456789}') == \
+        {"a": [1, -22, 999999999999999], "b": 0.12345678901234568}
+    monkeypatch.undo()
+    for text in ('[9007199254740992]', '[-12345678901234567]', '{"x": [1, 10000000000000000]}'):
+        with pytest.raises(FileFormatError, match="out of range"):
+            fileio.loads_strict(text)
+    assert fileio.loads_strict('[9007199254740991, 1.5]') == [9007199254740991, 1.5]

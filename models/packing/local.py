@@ -128,18 +128,23 @@ def solve_local(data: LayeredArcs, ref: Reference, radius: int = 3, time_limit=N
     V = t.n_vertices
     f, free, pair, uniq = _free_pairs(data, ref, radius, near)
     G = 1 if data.group is None else data.group.order
-    images_up = lifted_links(data.group, data.up)
-    images_down = lifted_links(data.group, data.down)
-    # constant loads of the fixed arcs, per (round, link)
-    const = np.zeros(2 * H * E)
+    perm = lifted_links(data.group, np.arange(E))                     # (G, E): every element on every link
+    # constant loads of the fixed arcs, per (round, link): the represented owners' loads, then lifted (the
+    # elements permute links within a round), never the G x (fixed arcs) lifted arrays
     fx = np.flatnonzero(~free)
     y_fixed = w[data.root[fx]] * f[fx]
-    for img, rnd in ((images_up, H - data.depth + 1), (images_down, H + data.depth)):
-        rows = ((rnd[fx] - 1)[None, :] * E + img[:, fx]).ravel()
-        const += np.bincount(rows, weights=np.broadcast_to(y_fixed, (G, fx.size)).ravel(), minlength=2 * H * E)
+    own = np.zeros(2 * H * E)
+    for links, rnd in ((data.up, H - data.depth + 1), (data.down, H + data.depth)):
+        own += np.bincount((rnd[fx] - 1) * E + links[fx], weights=y_fixed, minlength=2 * H * E)
+    own = own.reshape(2 * H, E)
+    const = np.zeros((2 * H, E))
+    for g in range(perm.shape[0]):
+        const[:, perm[g]] += own
+    const = const.ravel()
     bw = t.link_bandwidth
     floor = (const.reshape(2 * H, E) / bw).max(axis=1)
     fr = np.flatnonzero(free)
+    images_up, images_down = perm[:, data.up[fr]], perm[:, data.down[fr]]
     m = LinearModel(name="layered-packing-local")
     y = m.add_vars(fr.size, 0.0, np.inf, integer=False)
     M = m.add_vars(2 * H, floor, np.inf, integer=False, cost=1.0)
@@ -148,7 +153,7 @@ def solve_local(data: LayeredArcs, ref: Reference, radius: int = 3, time_limit=N
                "pass_share")
     rows, cols = [], []
     for img, rnd in ((images_up, H - data.depth + 1), (images_down, H + data.depth)):
-        rows.append(((rnd[fr] - 1)[None, :] * E + img[:, fr]).ravel())
+        rows.append(((rnd[fr] - 1)[None, :] * E + img).ravel())
         cols.append(np.broadcast_to(y[None, :], (G, fr.size)).ravel())
     rows = np.concatenate(rows)
     touched, rinv = np.unique(rows, return_inverse=True)

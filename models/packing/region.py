@@ -114,16 +114,31 @@ class SPReference:
 
     def lookup(self, root, child, parent) -> np.ndarray:
         t = self.torus
-        mats = gamma_points(t)
-        par0 = bfs_parents(t, 0)
         root, child, parent = (np.asarray(a, dtype=np.int64) for a in (root, child, parent))
-        rel = t.coords(child) - t.coords(root)
+        # the parent of every vertex in each tree P(T0) rooted at 0, once (V entries per P); an arc's child
+        # and parent are then looked up relative to its root: the trees of r are r + P(T0)
+        table = self._relative_parents()
+        rel_child, rel_parent = _relative(t, child, root), _relative(t, parent, root)
         hits = np.zeros(root.shape, dtype=np.int64)
-        for A in mats:
-            pu = par0[t.vertex(rel @ A)]                                 # A^-1 = A^T: u = A^T rel
-            got = t.vertex(t.coords(np.maximum(pu, 0)) @ A.T + t.coords(root))
-            hits += (pu >= 0) & (got == parent)
-        return hits / len(mats)
+        for row in table:
+            hits += row[rel_child] == rel_parent
+        return hits / len(table)
+
+    def _relative_parents(self) -> np.ndarray:
+        """``out[k, u]``: the parent of ``u`` in ``P_k(T0)`` (``-2`` at the root, so no parent matches it)."""
+        t = self.torus
+        par0 = bfs_parents(t, 0)
+        u = t.coords(np.arange(t.n_vertices))
+        out = []
+        for A in gamma_points(t):
+            pu = par0[t.vertex(u @ A)]                                   # A^-1 = A^T: the vertex A^T u of T0
+            out.append(np.where(pu < 0, -2, t.vertex(t.coords(np.maximum(pu, 0)) @ A.T)))
+        return np.stack(out)
+
+
+def _relative(t: Torus, v, root) -> np.ndarray:
+    """The vertex ``v - root`` (coordinates modulo the sides)."""
+    return t.vertex(t.coords(v) - t.coords(root))
 
 
 def is_sp_gamma(base, group) -> bool:
@@ -132,9 +147,16 @@ def is_sp_gamma(base, group) -> bool:
     if not isinstance(t, Torus) or not t.is_equal_sided or getattr(group, "spec", None) != {"kind": "torus-gamma"}:
         return False
     sp = sp_allreduce(t)
-    names = ("n_rounds", "component", "round", "src", "dst", "op", "weights")
-    return base.n_components == sp.n_components and all(
-        np.array_equal(np.asarray(getattr(base, k)), np.asarray(getattr(sp, k))) for k in names)
+    if base.n_rounds != sp.n_rounds or base.n_components != sp.n_components or \
+            base.n_transmissions != sp.n_transmissions or not np.array_equal(base.weights, sp.weights):
+        return False
+    # the same rows in any order: a certificate read back lists a tree's sends vertex by vertex
+    if np.any(base.route_lengths != 1) or np.any(sp.route_lengths != 1):
+        return False
+    names = ("component", "round", "src", "dst", "op", "route_links")
+    rows = [np.stack([np.asarray(getattr(b, k), dtype=np.int64) for k in names]) for b in (base, sp)]
+    rows = [r[:, np.lexsort(r[::-1])] for r in rows]
+    return bool(np.array_equal(rows[0], rows[1]))
 
 
 def neighbours_of(t, mask) -> np.ndarray:

@@ -382,11 +382,22 @@ class BaseSchedule:
         return self.route_links[self.route_ptr[idx][:, None] + np.arange(L)]
 
     def as_schedule(self) -> "Schedule":
-        """The base schedule run on its own: component ``t`` is chunk ``t``."""
+        """The base schedule run on its own: component ``t`` is chunk ``t``.
+
+        One block per round, op and route length (its chunks in increasing order): a block holds any number
+        of chunks, so a schedule of thousands of components gives a few blocks per round, not thousands.
+        """
+        lengths = self.route_lengths
+        span = int(lengths.max()) + 1 if lengths.size else 1
+        key = ((self.round.astype(np.int64) * 2 + self.op) * span + lengths) * self.n_components + self.component
+        order = np.argsort(key, kind="stable")
+        head = key[order] // self.n_components
+        cut = np.flatnonzero(np.diff(head) != 0) + 1
         blocks = []
-        for part in self.grouped():
-            blocks.append(Block(int(self.round[part[0]]), int(self.op[part[0]]),
-                                self.component[part], self.route_matrix(part)))
+        for part in np.split(order, cut):
+            if part.size:
+                blocks.append(Block(int(self.round[part[0]]), int(self.op[part[0]]),
+                                    self.component[part], self.route_matrix(part)))
         return Schedule(self.topology, self.n_components, self.n_rounds, tuple(blocks), self.collective, self.owner)
 
     def trimmed(self) -> "BaseSchedule":
@@ -401,6 +412,14 @@ class BaseSchedule:
 
     def grouped(self):
         """Index arrays of transmissions sharing (round, component, op, route length), in that order."""
+        lengths = self.route_lengths
+        span = int(lengths.max()) + 1 if lengths.size else 1
+        if float(self.n_rounds + 1) * self.n_components * 2 * span < 2.0 ** 62:
+            # one int64 key sorted stably: the order of the lexsort below, several times faster on millions of rows
+            key = ((self.round.astype(np.int64) * self.n_components + self.component) * 2 + self.op) * span + lengths
+            order = np.argsort(key, kind="stable")
+            cut = np.flatnonzero(np.diff(key[order]) != 0) + 1
+            return [p for p in np.split(order, cut) if p.size]
         keys = np.stack([self.round, self.component, self.op, self.route_lengths], axis=1)
         order = np.lexsort(keys.T[::-1])
         sk = keys[order]

@@ -16,8 +16,8 @@ Examples
 >>> r = repair(solve(t).certificate, parse_failures(t, links=["0-1"]), time_limit=30)
 >>> r.certificate.topology.name, r.certificate.provenance["algorithm"]
 ('torus 4x4 with 1 failed link', 'repair')
->>> r.notes[0].startswith("first valid schedule")
-True
+>>> r.notes[0].startswith("healthy trees: SP-allreduce"), r.notes[1].startswith("first valid schedule")
+(True, True)
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ import time
 from synth.errors import SynthError
 from synth.schedule.data import ALLREDUCE
 from synth.solving import SolveResult
-from synth.solving.packing import DEFAULT_UNITS, FREE_SHARES_ARCS, certified_fraction, certify_packed, class_bound_note
+from synth.solving.packing import (DEFAULT_UNITS, FREE_SHARES_ARCS, FULL_LP_ARCS, certified_fraction, certify_packed,
+                                   class_bound_note)
 from synth.solving.request import quiet
 from synth.symmetry.residual import residual_group
 from synth.symmetry.spec import default_group
@@ -35,10 +36,9 @@ from synth.topology.failures import Damaged, damage
 
 __all__ = ["repair", "RADII"]
 
-#: the free regions tried, in order, while time remains (the first is always tried)
+#: the free regions tried, in order, while time remains (the first is always tried); last, the whole layered LP
+#: (shares free) where ``synth solve`` solves it too (``FULL_LP_ARCS`` parent choices: 16x16 with a failed link)
 RADII = (1, 3, 6)
-#: parent choices up to which the whole layered LP (shares free) is tried last
-FULL_LP_ARCS = 20_000
 
 
 def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet):
@@ -65,11 +65,14 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet):
     group = max((g for g in (residual_group(damaged, cert.group), default_group(damaged)) if g is not None),
                 key=lambda g: g.order)
     # SP-allreduce on an equal-sided torus: its parent fractions in closed form, not lifted (GBs at 16x16x16)
-    reference = SPReference(healthy) if is_sp_gamma(cert.base, cert.group) else \
-        reference_fractions(cert.base, cert.group)
+    closed = is_sp_gamma(cert.base, cert.group)
+    reference = SPReference(healthy) if closed else reference_fractions(cert.base, cert.group)
     arcs = layered_arcs(damaged, group)
     n_arcs = arcs.n_arcs
-    best, notes = None, []
+    best, notes = None, [("healthy trees: SP-allreduce lifted by Γ, read in closed form" if closed else
+                          f"healthy trees: the certificate's {cert.base.n_components} lifted by its group of order "
+                          f"{cert.group.order}") + f"; damaged network lifted by a group of order "
+                         f"{1 if group is None else group.order}, {n_arcs:,} parent choices"]
     steps = [("local", r) for r in RADII] + ([("full", None)] if n_arcs <= FULL_LP_ARCS else [])
     for i, (kind, radius) in enumerate(steps):
         left = time_limit - (time.monotonic() - t0)
@@ -93,7 +96,7 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet):
             notes.append(f"first valid schedule in {time.monotonic() - t0:.1f} s ({what}): "
                          f"{100 * float(frac):.2f} % of the certified bound")
         else:
-            notes.append(f"{what}: {100 * float(frac):.2f} % of the certified bound")
+            notes.append(f"{what}: {100 * float(frac):.2f} % of the certified bound at {time.monotonic() - t0:.1f} s")
         if best is None or frac > certified_fraction(best):
             best, best_sol = c, res.solution
     left = time_limit - (time.monotonic() - t0)

@@ -90,8 +90,33 @@ class Damaged(Topology):
 
     @cached_property
     def diameter(self) -> int:
-        """The largest hop distance between two compute vertices (one BFS per compute vertex)."""
-        return max(int(self.bfs([int(v)])[self.compute].max()) for v in self.compute)
+        """The largest hop distance between two compute vertices.
+
+        Every compute vertex's BFS at once, as bit sets: ``reach[v]`` holds a bit per source that has reached
+        ``v``; one step ORs each vertex's in-neighbours' sets into its own, and the diameter is the number of
+        steps until every compute vertex has every source (a few ms on 4,096 chips, where a BFS per source
+        took seconds).
+        """
+        compute = self.compute
+        V, n = self.n_vertices, compute.size
+        words = (n + 63) // 64
+        reach = np.zeros((V, words), dtype=np.uint64)
+        bit = np.arange(n)
+        reach[compute, bit // 64] = np.left_shift(np.uint64(1), (bit % 64).astype(np.uint64))
+        full = np.zeros(words, dtype=np.uint64)
+        np.bitwise_or.at(full, bit // 64, reach[compute, bit // 64])
+        order = np.argsort(self.link_dst, kind="stable")
+        src, dst = self.link_src[order], self.link_dst[order]
+        heads = np.flatnonzero(np.r_[True, dst[1:] != dst[:-1]]) if dst.size else np.zeros(0, dtype=np.int64)
+        steps = 0
+        while not np.array_equal(reach[compute], np.broadcast_to(full, (n, words))):
+            new = reach.copy()
+            if heads.size:
+                new[dst[heads]] |= np.bitwise_or.reduceat(reach[src], heads, axis=0)
+            if np.array_equal(new, reach):   # disconnected compute vertices: the farthest reachable ones count
+                return max(int(self.bfs([int(v)])[compute].max()) for v in compute)
+            reach, steps = new, steps + 1
+        return steps
 
 
 def failed_step(t: Topology, u: int, v: int) -> str | None:

@@ -187,8 +187,10 @@ def test_a_corrupt_tree_is_one_format_error(damaged_cert, what, edit, message, t
 
 
 def _across_the_failure(tree, data):
-    tree["parent"][1], tree["up"][1], tree["down"][1] = 0, 1, 0   # 1 reduces into 0 over the failed link 0-1
-    tree["parent"][0] = -1
+    # in a tree of owner 0 or 1 (the failed link's ends), the other end reduces into it over the failed link
+    tree = next(c["tree"] for c in data["base_schedule"]["components"] if -1 in (c["tree"]["parent"][:2]))
+    r = tree["parent"][:2].index(-1)
+    tree["parent"][1 - r], tree["up"][1 - r], tree["down"][1 - r] = r, 1, 0
 
 
 def _down_before_up(tree, data):

@@ -90,3 +90,12 @@ def test_residual_group_on_hyperx_and_spine_leaf_is_verified():
         d = damage(t, Failures(((u, v),)))
         r = default_group(d)
         assert r.order >= 1 and r.topology is d
+
+
+@pytest.mark.parametrize("shape,links,nodes", [("4x4", ["0-1"], ["10"]), ("8x8", ["0-1", "5-13", "20-28"], []),
+                                               ("6x5", [], ["3", "7"]), ("3x3x4", ["0-1"], ["20"])])
+def test_the_diameter_is_the_largest_bfs_distance_between_compute_vertices(shape, links, nodes):
+    t = parse_torus(shape)
+    d = damage(t, parse_failures(t, links, nodes))
+    brute = max(int(d.bfs([int(v)])[d.compute].max()) for v in d.compute)
+    assert d.diameter == brute

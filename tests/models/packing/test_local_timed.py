@@ -1,5 +1,6 @@
 """The local timed trees: healthy trees kept outside the damaged region, a master LP inside it."""
 
+import dataclasses
 from fractions import Fraction
 
 import numpy as np
@@ -85,3 +86,22 @@ def test_sp_reference_is_the_lifted_schedule(shape):
     assert is_sp_gamma(sp_allreduce(t), torus_gamma(t))
     assert not is_sp_gamma(sp_allreduce(t), torus_translations(t))
     assert not is_sp_gamma(sp_allreduce(t, root=1), torus_gamma(t))
+
+
+@pytest.mark.parametrize("shape", ["6x6", "4x4x4"])
+def test_sp_gamma_is_recognised_in_a_certificate_read_back(shape, tmp_path):
+    """A certificate lists a tree's sends vertex by vertex (tree form): the same schedule, rows reordered."""
+    from synth.check.certificate import read_certificate, write_certificate
+    from synth.models.packing.region import is_sp_gamma
+    from synth.schedule.sp import sp_allreduce
+    from synth.solving import solve
+
+    t = parse_torus(shape)
+    path = tmp_path / "sp.json"
+    write_certificate(solve(t).certificate, path)
+    back = read_certificate(path)
+    assert not np.array_equal(back.base.src, sp_allreduce(t).src)      # the order differs: the test's point
+    assert is_sp_gamma(back.base, back.group)
+    one_off = dataclasses.replace(back.base, round=np.where(np.arange(back.base.n_transmissions) == 0,
+                                                            back.base.round + 1, back.base.round))
+    assert not is_sp_gamma(one_off, back.group)
