@@ -1,7 +1,7 @@
 """Fabrics with unequal links: synth's certified bandwidth term against the certified bound and ForestColl's optimum.
 
 Run: ``python bench/fabrics.py [--set quick|full] [--only NAME:SERVERS:FAILURE,...] [--time-limit S]
-[--json [FILE]]``; ``FAILURE`` is ``healthy``, ``nic`` (the NIC of GPU 1 fails: a failed vertex) or
+[--sizes 1MiB,16MiB,256MiB] [--no-sim] [--sim-limit MESSAGES] [--json [FILE]]``; ``FAILURE`` is ``healthy``, ``nic`` (the NIC of GPU 1 fails: a failed vertex) or
 ``link`` (the link from GPU 1 to its server's first switch or xGMI neighbour fails, both directions).
 
 Fabrics are the presets ``--machine NAME:N`` (:mod:`synth.topology.machines`: ``dgx-a100``, ``dgx-h100``,
@@ -21,14 +21,28 @@ so ``1/x`` is GB/s of algorithm bandwidth):
 * ``ring/FC``, ``tree/FC``, ``hier/FC``: the baselines GPU users know (:mod:`synth.baselines.gpu`: NCCL's rings,
   NCCL's double binary tree, the hierarchical allreduce), measured by the checker, over ForestColl's optimum.
 
+At every size of ``--sizes`` (default 1 MiB, 16 MiB and 256 MiB per GPU), a second table gives the goodput
+``N (p-1) / (p T)`` in Gb/s (``N`` bytes per GPU, ``T`` the time; as ``bench/failures.py``) of synth's certified
+schedule and of each baseline, by the cost model (:mod:`synth.analysis.cost`: every link at its own bandwidth,
+400 ns per hop, 1 us per round) and by a SimGrid replay (:func:`synth.analysis.simulate.simulate_schedule`,
+rounds mode, the engine of ``synth simulate``; ``--no-sim`` leaves it out, ``--sim-limit`` skips bigger
+replays), measured by ``bench/_evaluate.py``; and ForestColl's, by the model only:
+:func:`synth.analysis.forestcoll.forestcoll_seconds`, its bandwidth term plus the least latency its trees can
+have (its trees are pipelined: each pays a fill of ``alpha`` plus the route's latency per tree level, and the
+deepest tree is at least as deep as the farthest pair of GPUs, once for the reduce-scatter and once for the
+allgather).  That is ForestColl at its best: no tree of its is built, and its chunks pay no ``alpha`` each.
+The row's JSON keys are ``{synth,ring,tree,hier} {model,sim} SIZE`` and ``fc model SIZE`` (Gb/s), with
+``sim_note`` saying why a replay is missing.
+
 A fabric synth cannot solve, or whose failure disconnects it, is a row with the reason in ``note``.
 """
 
 from fractions import Fraction
 
+from _evaluate import GBPS, NET, baseline, certified, evaluate, size_keys
 from _harness import Col, Table, log, parse_args, parser, timed
 
-from synth.analysis.forestcoll import forestcoll_optimum
+from synth.analysis.forestcoll import forestcoll_optimum, forestcoll_seconds
 from synth.check.bounds.bandwidth import bandwidth_bound, best_cut
 from synth.errors import SynthError
 from synth.solving import solve
@@ -36,6 +50,7 @@ from synth.topology.failures import damage, parse_failures
 from synth.baselines import build_baseline
 from synth.topology.machines import machine_spec
 from synth.topology.spec import build_topology
+from synth.units import parse_size
 
 QUICK = [("dgx-a100", 1, "healthy"), ("dgx-a100", 2, "healthy"), ("dgx-a100", 2, "nic"), ("dgx-a100", 2, "link"),
          ("dgx-h100", 2, "healthy"), ("dgx-h100", 2, "nic"), ("mi250", 1, "healthy"), ("mi250", 1, "link"),
@@ -51,6 +66,8 @@ COLUMNS = [Col("fabric", fmt="<12"), Col("failure", fmt="<8"), Col("p", fmt=">4"
            Col("FC/N", "fc", ">10.5f"), Col("Q/FC", "q_fc", ">6.3f"), Col("bound/FC", "bound_fc", ">8.3f"),
            Col("ring/FC", "ring_fc", ">7.3f"), Col("tree/FC", "tree_fc", ">7.3f"), Col("hier/FC", "hier_fc", ">7.3f"),
            Col("solve s", "seconds", ">7.1f"), Col("note", fmt="<")]
+#: the schedules timed at every size: synth's certificate and the baselines (the keys of BASELINES)
+TIMED = ("synth",) + tuple(BASELINES)
 
 
 def fabric(name, servers):
@@ -105,16 +122,75 @@ def run(table, name, servers, failure, args):
     row.update(p=t.n_compute, bound=float(bound / n), q=float(q / n), bw=100 * float(bound / q),
                fc=float(fc / n), q_fc=float(q / fc), bound_fc=float(bound / fc), seconds=seconds,
                note=cert.provenance.get("algorithm") or "", **baseline_terms(t, fc, n))
+    if args.sizes:
+        row.update(goodputs(t, cert, args))
     return table.add(row)
 
 
+def goodputs(t, cert, args):
+    """Goodput (Gb/s) at every size of synth's schedule and each baseline, by the model and SimGrid, and
+    ForestColl's by the model (module docstring); ``sim_note`` says why a replay is missing."""
+    out, notes = {}, []
+    cands = [certified("synth", cert)] + [baseline(name, t, label=key) for key, name in BASELINES.items()]
+    for cand in cands:
+        r = evaluate(t, cand, args.sizes, sim=not args.no_sim, sim_limit=args.sim_limit)
+        for label, mkey, skey in size_keys(args.sizes):
+            out[f"{cand.name} model {label}"] = r.get(mkey)
+            out[f"{cand.name} sim {label}"] = r.get(skey)
+        why = r.get("sim_note") or (r.get("note") if cand.schedule is None else None)
+        if why:
+            notes.append(f"{cand.name}: {why}")
+    optimum = forestcoll_optimum(t, t.n_compute)
+    p = t.n_compute
+    for (label, _, _), size in zip(size_keys(args.sizes), args.sizes):
+        n = size // NET.element_bytes
+        out[f"fc model {label}"] = n * NET.element_bytes * (p - 1) / (p * forestcoll_seconds(t, n, NET, optimum)) * GBPS
+    if notes:
+        out["sim_note"] = "; ".join(dict.fromkeys(notes))
+    return out
+
+
+def goodput_table(rows, sizes):
+    """The goodputs of every row: a line per fabric and schedule (ForestColl's by the model only)."""
+    cols = [Col("fabric", fmt="<17"), Col("failure", fmt="<8"), Col("schedule", fmt="<8")]
+    for label, _, _ in size_keys(sizes):
+        cols += [Col(f"{label} model", f"model {label}", ">12.1f"), Col(f"{label} sim", f"sim {label}", ">10.1f")]
+    table = Table(cols, title="== goodput (Gb/s) by the cost model and by SimGrid; ForestColl by the model "
+                              "(its bandwidth term and its least tree latency)")
+    for row in rows:
+        if "q" not in row:
+            continue
+        for who in TIMED + ("fc",):
+            line = {"fabric": row["fabric"], "failure": row["failure"], "schedule": who}
+            for label, _, _ in size_keys(sizes):
+                for how in ("model", "sim"):
+                    if f"{who} {how} {label}" in row:
+                        line[f"{how} {label}"] = row[f"{who} {how} {label}"]
+            table.add(line)
+    if any(r.get("sim_note") for r in rows):
+        for r in rows:
+            if r.get("sim_note"):
+                table.note(f"  {r['fabric']} {r['failure']}: {r['sim_note'][:200]}")
+
+
 def main(argv=None):
-    args = parse_args(parser(__doc__, SETS, fields=(str, int, str), spec="NAME:SERVERS:FAILURE",
-                             time_limit=60.0, seed=0), argv)
+    ap = parser(__doc__, SETS, fields=(str, int, str), spec="NAME:SERVERS:FAILURE", time_limit=60.0, seed=0)
+    ap.add_argument("--sizes", default="1MiB,16MiB,256MiB",
+                    help="message sizes per GPU for the goodput table (default %(default)s; empty: none)")
+    ap.add_argument("--no-sim", action="store_true", help="the cost model only, no SimGrid replay")
+    ap.add_argument("--sim-limit", type=int, default=60_000, help="largest replay in messages (default %(default)d)")
+    args = parse_args(ap, argv)
+    try:
+        args.sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
+    except SynthError as exc:
+        ap.error(f"--sizes: {exc}")
     table = Table(COLUMNS, json=args.json)
+    rows = []
     for name, servers, failure in args.instances:
         log(f"{name}:{servers} {failure}")
-        run(table, name, servers, failure, args)
+        rows.append(run(table, name, servers, failure, args))
+    if args.sizes and args.json != "-":
+        goodput_table(rows, args.sizes)
 
 
 if __name__ == "__main__":

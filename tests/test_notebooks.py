@@ -15,7 +15,7 @@ NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").glob("*.ipynb") if not p.name
 FIGURE = {"a_depth_traffic": "a_depth_traffic.png", "b_goodput": "b_goodput.png",
           "c_best_k_vs_paper": "c_best_k.png", "d_rectangular": "d_rectangular.png",
           "e_collectives": "e_collectives.png", "f_simulated": "f_simulated.png", "g_machines": "g_machines.png",
-          "h_failures": ("h_failures.png", "h_failures_pods.png"), "i_fabrics": "i_fabrics.png"}
+          "h_failures": ("h_failures.png", "h_failures_pods.png"), "i_fabrics": ("i_fabrics.png", "i_fabrics_sim.png")}
 IDS = [p.stem for p in NOTEBOOKS]
 
 

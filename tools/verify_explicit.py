@@ -7,7 +7,8 @@ format documented in docs/formats.md, simulates the allreduce with exact integer
 sums; a reduce adds a disjoint set, a copy replaces it), and recomputes S,
 Vol_abs, Vol_phys, Psi, Theta and Omega with ``fractions.Fraction``, and the bandwidth term: the sum
 over rounds of the largest load over bandwidth of a link (elements per GB/s; the header's
-``bandwidth`` list, parallel to ``links``, or 1 for every link).  Meant for
+``bandwidth`` list, parallel to ``links``, or 1 for every link); Omega is that term times the summed
+bandwidth of the links over the summed load of the rounds.  Meant for
 small and medium files (it is O(transmissions x p) in the worst case).
 
 Reduce-scatter and allgather files (header ``"collective"`` with ``"chunk_owner"``, one
@@ -131,7 +132,7 @@ def verify(path):
             errors.append(f"transmission {i}: route uses a pair that is not a link")
             continue
         by_round.setdefault(r["round"], []).append(r)
-    load_max, load_total, term = [], [], Fraction(0)
+    load_total, term = [], Fraction(0)
     vol_abs = vol_phys = 0
     for s in range(1, n_rounds + 1):
         batch = by_round.get(s, [])
@@ -160,7 +161,6 @@ def verify(path):
             else:
                 errors.append(f"round {s}: unknown op {r['op']!r}")
         state.update(touched)
-        load_max.append(max(load.values(), default=0))
         term += max((Fraction(x) / bandwidth[e] for e, x in load.items()), default=Fraction(0))
         load_total.append(sum(load.values()))
     everyone = frozenset(compute)
@@ -175,11 +175,14 @@ def verify(path):
             errors.append(f"node {v} chunk {c} ends with {len(value)} of {len(compute)} inputs")
         if len(errors) > 20:
             break
-    p, N, E = len(compute), sum(sizes), len(links)
+    p, N = len(compute), sum(sizes)
+    # Omega: the bandwidth term over the time of the same load spread over the links in proportion to their
+    # bandwidths (with every link 1: links * sum of round maxima / sum of round totals)
+    capacity = sum((bandwidth[i] for i in links.values()), Fraction(0))
     per = 2 if collective == "allreduce" else 1  # the minimum volume is per * N * (p - 1)
     metrics = {"rounds": n_rounds, "vol_abs": vol_abs, "vol_phys": vol_phys,
                "psi": Fraction(vol_abs, per * N * (p - 1)), "theta": Fraction(vol_phys, vol_abs),
-               "omega": Fraction(E * sum(load_max), sum(load_total)), "weight": Fraction(vol_phys, per * N),
+               "omega": term * capacity / sum(load_total), "weight": Fraction(vol_phys, per * N),
                "bandwidth_term": term}
     claims = header.get("claims") or {}
     claims = claims if isinstance(claims, dict) else {}

@@ -72,8 +72,10 @@ from synth.check.bounds.bandwidth import best_cut, collective_bound
 from synth.check.metrics import Metrics
 from synth.errors import ScheduleError, check_instance
 from synth.topology.base import Topology
+from synth.topology.link_classes import bandwidth_classes
 
 __all__ = ["Network", "model_time", "round_times", "goodput", "goodput_bound", "rate_unit", "link_rates",
+           "link_class_rates", "rates_json",
            "message_elements", "sized_metrics",
            "PAPER_SIZES"]
 
@@ -120,6 +122,37 @@ def link_rates(topology, net: Network = Network()) -> np.ndarray:
     [300000000000.0, 25000000000.0]
     """
     return topology.link_bandwidth * rate_unit(topology, net)
+
+
+def link_class_rates(topology, net: Network = Network()) -> tuple:
+    """``(class name or None, bytes/s, links)`` for every class of links of a topology whose links carry
+    bandwidths (:func:`synth.topology.link_classes.bandwidth_classes`); empty when they carry none (every link
+    then runs at the network's one rate).
+
+    >>> from synth.topology.gpu import gpu_fabric
+    >>> link_class_rates(gpu_fabric("dgx-a100", 2))
+    (('nvswitch', 300000000000.0, 32), ('nic', 25000000000.0, 32), ('rail', 25000000000.0, 32))
+    """
+    if not topology.has_bandwidths:
+        return ()
+    unit = rate_unit(topology, net)
+    return tuple((c.name, c.bandwidth * unit, c.links) for c in bandwidth_classes(topology))
+
+
+def rates_json(classes, net: Network = Network()) -> dict:
+    """The link rates a JSON report states: the network's one rate, or, on links with bandwidths of their own
+    (``classes`` from :func:`link_class_rates`), none (``bandwidth_bytes_per_s`` null) and each class's.
+
+    >>> rates_json(())
+    {'bandwidth_bytes_per_s': 50000000000.0}
+    >>> rates_json((("nic", 25e9, 32),))
+    {'bandwidth_bytes_per_s': None, 'link_classes': [{'class': 'nic', 'bandwidth_bytes_per_s': 25000000000.0, 'links': 32}]}
+    """
+    if not classes:
+        return {"bandwidth_bytes_per_s": net.bandwidth}
+    return {"bandwidth_bytes_per_s": None,
+            "link_classes": [{"class": name, "bandwidth_bytes_per_s": rate, "links": links}
+                             for name, rate, links in classes]}
 
 
 def _bandwidth_and_latency(metrics, net: Network):

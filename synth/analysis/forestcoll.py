@@ -49,12 +49,14 @@ from fractions import Fraction
 
 import numpy as np
 
+from synth.analysis.cost import Network, rate_unit
 from synth.check.bounds.bandwidth import best_cut, collective_bound
 from synth.check.capacity import link_capacities
 from synth.errors import ScheduleError, check_instance
 from synth.topology.base import Topology
 
-__all__ = ["ForestCollOptimum", "forestcoll_optimum", "forestcoll_note", "allgather_ratio"]
+__all__ = ["ForestCollOptimum", "forestcoll_optimum", "forestcoll_note", "allgather_ratio", "forestcoll_seconds",
+           "tree_latency"]
 
 _INT32 = (1 << 31) - 1
 
@@ -116,6 +118,50 @@ def forestcoll_note(t, collective: str = "allreduce") -> str:
     how = " (its reduce-scatter then allgather)" if collective == "allreduce" else ""
     return (f"forestcoll optimum: {collective} at {float(p / value):.2f} GB/s algorithm bandwidth{how}; "
             f"no {collective} exceeds {float(p / bound):.2f} GB/s (the certified bound)")
+
+
+def tree_latency(t, net: Network = Network()) -> float:
+    """Seconds that the deepest of ForestColl's trees adds to its time at least, under the cost model ``net``.
+
+    A step of a tree is a send from one compute vertex to another through switches only; it pays the cost
+    model's ``alpha`` and its route's latency (the links' own latencies, else ``hop_latency`` per link).
+    Every compute vertex roots a tree that reaches every other, so some tree has a path at least as long
+    as the farthest pair's least such sum; pipelined, that path's fill is paid once by the allgather and
+    once by the reduce-scatter: twice the farthest pair's least sum.  No tree of ForestColl's is built, so
+    this is a lower estimate of its latency (its trees may well be deeper).
+
+    >>> from synth.topology.user import topology_from_json
+    >>> star = topology_from_json({"vertices": 4, "compute": [0, 1, 2], "links": [[0, 3], [1, 3], [2, 3]]})
+    >>> round(tree_latency(star, Network(alpha=1e-6, hop_latency=1e-7)) * 1e6, 6)   # 2 x (1 us + 2 hops)
+    2.4
+    """
+    from scipy.sparse import csr_matrix   # loaded when a time is asked for, as the flows are
+    from scipy.sparse.csgraph import dijkstra
+
+    hop = t.link_latency * 1e-6 if t.has_latencies else np.full(t.n_links, float(net.hop_latency))
+    weight = hop + np.where(t.is_compute[t.link_dst], float(net.alpha), 0.0)
+    graph = csr_matrix((weight + 1e-300, (t.link_src, t.link_dst)), shape=(t.n_vertices, t.n_vertices))
+    far = dijkstra(graph, directed=True, indices=np.asarray(t.compute))[:, np.asarray(t.compute)]
+    return 2.0 * float(far[np.isfinite(far)].max())
+
+
+def forestcoll_seconds(t, elements: int, net: Network = Network(), optimum=None) -> float:
+    """ForestColl's allreduce time for ``elements`` per node: its bandwidth term (:func:`forestcoll_optimum`,
+    elements per GB/s, at ``net.element_bytes`` per element) plus :func:`tree_latency`.
+
+    ForestColl's own code pipelines its trees in many small chunks, so its time is its bandwidth term plus a
+    fill latency per tree depth; the latency taken is the least its trees can have (:func:`tree_latency`), so
+    the time is ForestColl's at its best.  ``optimum``: the :class:`ForestCollOptimum` of ``t`` for any
+    number of elements (it scales), computed when not given.
+
+    >>> from synth.topology.user import topology_from_json
+    >>> ring = topology_from_json({"vertices": 4, "links": [[0, 1], [1, 2], [2, 3], [3, 0]], "bandwidth": [2] * 4})
+    >>> round(forestcoll_seconds(ring, 250_000, Network(alpha=0, hop_latency=0)) * 1e3, 6)   # 3 x 1 MB / 4 at 2 GB/s
+    0.375
+    """
+    opt = optimum if optimum is not None else forestcoll_optimum(t, t.n_compute)
+    per_element = opt.allreduce / opt.elements
+    return float(per_element * elements) * net.element_bytes / rate_unit(t, net) + tree_latency(t, net)
 
 
 def allgather_ratio(n_vertices: int, src, dst, units, compute) -> tuple:

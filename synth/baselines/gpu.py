@@ -16,7 +16,10 @@ name               algorithm
                    every GPU that runs through a server's GPUs and leaves it from the GPU whose
                    rail the next server enters on (server ``s`` visits local indices ``c - s,
                    c - s + 1, ...``); the vector cut into one part per channel, each part a ring
-                   reduce-scatter then allgather (``2(p-1)`` rounds, Psi = 1)
+                   reduce-scatter then allgather (``2(p-1)`` rounds, Psi = 1).  Where a server's
+                   GPUs have direct links (MI250's xGMI, a slice's ICI), the rings NCCL's and RCCL's
+                   search builds over them, sharing the links' lanes (:mod:`synth.baselines.channel_rings`):
+                   a channel per ring on one server, per path from NIC to NIC across servers
 ``nccl-tree``      NCCL's double binary tree: two binary trees over the servers (the second the
                    first shifted by one server, so a leaf of one is inside the other), a chain
                    through the GPUs inside each server; ``G/2`` channels of such pairs, channel
@@ -49,6 +52,7 @@ import numpy as np
 
 from synth.baselines._engine import Rounds
 from synth.baselines.base import Baseline
+from synth.baselines.channel_rings import channel_paths, channel_rings, hamiltonian_cycle
 from synth.errors import TopologyError
 from synth.schedule import COPY, REDUCE
 from synth.topology import tiers
@@ -100,8 +104,8 @@ def fabric_servers(t: Topology) -> np.ndarray:
     return tiers.fabric_servers(t)
 
 
-#: expansions of the search for a ring through a server's direct links before it settles for id order
-RING_SEARCH = 200_000
+#: expansions of the search for one ring through a server's fastest direct links before it settles for id order
+RING_ORDER_SEARCH = 200_000
 
 
 def _ring_order(t: Topology, server) -> np.ndarray:
@@ -122,39 +126,10 @@ def _ring_order(t: Topology, server) -> np.ndarray:
     bw = np.minimum(bw, bw.T)                       # both directions of a ring carry data
     np.fill_diagonal(bw, 0.0)
     for floor in sorted(set(bw[bw > 0].tolist()), reverse=True):
-        order = _hamiltonian_cycle(bw >= floor)
+        order = hamiltonian_cycle(bw >= floor, budget=RING_ORDER_SEARCH)
         if order is not None:
             return order
     return np.arange(G)
-
-
-def _hamiltonian_cycle(adj):
-    """A Hamiltonian cycle of the undirected graph ``adj`` (boolean matrix) from vertex 0, or None (or None when
-    :data:`RING_SEARCH` expansions find none)."""
-    G = adj.shape[0]
-    if G < 3:
-        return np.arange(G) if G < 2 or adj[0, 1] else None
-    path, seen, budget = [0], np.zeros(G, dtype=bool), [RING_SEARCH]
-    seen[0] = True
-
-    def extend():
-        if len(path) == G:
-            return bool(adj[path[-1], 0])
-        budget[0] -= 1
-        if budget[0] < 0:
-            return False
-        nxt = np.flatnonzero(adj[path[-1]] & ~seen)
-        onward = (adj[nxt] & ~seen).sum(axis=1)
-        for v in nxt[np.lexsort((nxt, onward))].tolist():
-            path.append(v)
-            seen[v] = True
-            if extend():
-                return True
-            path.pop()
-            seen[v] = False
-        return False
-
-    return np.asarray(path) if extend() else None
 
 
 def _ordered_servers(t: Topology) -> np.ndarray:
@@ -194,20 +169,75 @@ def _add_reduce_scatter(r: Rounds, steps, first: int) -> int:
     return K
 
 
+def _direct_bandwidth(t: Topology, server) -> np.ndarray:
+    """``G x G``: GB/s of the direct link from each GPU of ``server`` to each other (0: none)."""
+    G = server.size
+    ids = t.link_ids(np.repeat(server, G), np.tile(server, G)).reshape(G, G)
+    bw = np.where(ids >= 0, t.link_bandwidth[np.maximum(ids, 0)], 0.0)
+    np.fill_diagonal(bw, 0.0)
+    return bw
+
+
+def _scale_out(t: Topology, server) -> tuple:
+    """GB/s into and out of each GPU of ``server`` over its links to vertices that do not compute (its NIC, a
+    DCN switch): what a channel entering or leaving the server there can use."""
+    forward = ~t.is_compute[t.link_dst]
+    out = np.bincount(t.link_src[forward], weights=t.link_bandwidth[forward], minlength=t.n_vertices)
+    back = ~t.is_compute[t.link_src]
+    into = np.bincount(t.link_dst[back], weights=t.link_bandwidth[back], minlength=t.n_vertices)
+    return into[server], out[server]
+
+
+def _channel_orders(t: Topology, servers) -> tuple:
+    """``(channels x S x G local indices, what)``: the order in which each channel visits each server's GPUs,
+    found over the servers' direct links (:mod:`synth.baselines.channel_rings`); ``(None, "")`` without any.
+
+    One server: a channel per ring.  Several: a channel per path, each server visited along the same path
+    (entered through the path's first GPU's NIC, left through its last GPU's), the next server entered at the
+    path's first GPU again.
+    """
+    S, G = servers.shape
+    bw = _direct_bandwidth(t, servers[0])
+    if S == 1:
+        found, speed = channel_rings(bw)
+        kind = "ring"
+    else:
+        found, speed = channel_paths(bw, *_scale_out(t, servers[0]))
+        kind = "path"
+    if not found:
+        return None, ""
+    what = f"{len(found)} {kind}{'s' * (len(found) > 1)} at {speed:g} GB/s over the direct links"
+    return np.broadcast_to(np.stack(found)[:, None, :], (len(found), S, G)), what
+
+
 def nccl_ring(t: Topology) -> Baseline:
-    """NCCL's rings, one channel per local index (module docstring); ``G p`` chunks, chunk ``c p + q`` the block
-    of channel ``c`` that ends reduced at position ``q`` of its ring."""
-    servers = _ordered_servers(t)
+    """NCCL's rings (module docstring); chunk ``c p + q`` the block of channel ``c`` that ends reduced at position
+    ``q`` of its ring.
+
+    Servers whose GPUs are joined by direct links (MI250's xGMI, a slice's ICI) get the channels NCCL's and
+    RCCL's search would build over them (:mod:`synth.baselines.channel_rings`: channels that share the links'
+    bandwidth, as many as carry the most): one server runs one channel per ring through its GPUs; several
+    run one channel per path from a NIC through a server's GPUs to another NIC, every server visited along
+    it (:func:`_channel_orders`).  Servers whose GPUs meet only through a switch (the NVSwitch) run one
+    channel per local index, in id order.
+    """
+    servers = fabric_servers(t)
     S, G = servers.shape
     p = S * G
-    local = (np.arange(G)[:, None, None] - np.arange(S)[None, :, None] + np.arange(G)[None, None, :]) % G
-    rings = servers[np.arange(S)[None, :, None], local].reshape(G, p)           # channel x position
-    steps = _ring_steps(rings, np.arange(G * p).reshape(G, p, 1))
+    local, what = _channel_orders(t, servers)
+    if local is None:                       # one order, channel c entering server s at its position c - s
+        order = _ring_order(t, servers[0])
+        c = np.arange(G)
+        local = order[(c[:, None, None] - np.arange(S)[None, :, None] + np.arange(G)[None, None, :]) % G]
+    channels = local.shape[0]
+    rings = servers[np.arange(S)[None, :, None], local].reshape(channels, p)    # channel x position
+    steps = _ring_steps(rings, np.arange(channels * p).reshape(channels, p, 1))
     r = Rounds(t, tiers.FastestRoutes(t))
     K = _add_reduce_scatter(r, steps, 1)
     _add_allgather(r, steps, 1 + K)
-    notes = f"{G} channels (one per rail) over {S} server{'s' * (S > 1)} of {G} GPUs"
-    return Baseline(r.schedule(G * p, 2 * K), np.ones(G * p, dtype=np.int64), "nccl-ring", notes)
+    per = f"one per {what.split()[1].rstrip('s')}; {what}" if what else "one per local index, one ring order"
+    notes = f"{channels} channels ({per}) over {S} server{'s' * (S > 1)} of {G} GPUs"
+    return Baseline(r.schedule(channels * p, 2 * K), np.ones(channels * p, dtype=np.int64), "nccl-ring", notes)
 
 
 def _binary_tree(n: int) -> np.ndarray:

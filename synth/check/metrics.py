@@ -122,7 +122,14 @@ class Metrics:
     ``has_bandwidths`` says whether the topology's links carry bandwidths of their own (GB/s; the cost
     model then times rounds by ``round_time``); on one whose links carry latencies
     (``has_latencies``), ``round_latency[s-1]`` is the largest summed link latency (µs) of a route of
-    round ``s``, empty otherwise.
+    round ``s``, empty otherwise.  ``capacity`` is the summed bandwidth of all links (GB/s, exact; None when
+    the links carry no bandwidths of their own, every link then 1).
+
+    Ω (``omega``) is how far the rounds are from spreading their load over the links in proportion to the
+    links' bandwidths: the bandwidth term over ``Vol_phys / capacity``, the time the same traffic would take
+    if every round loaded every link in proportion to its bandwidth.  So ``Q = Ω Θ Ψ V_min / capacity``
+    (``V_min`` the collective's minimum volume), Ω >= 1, and Ω = 1 exactly when every round loads every link
+    in proportion to its bandwidth; with every link alike it is ``links * sum_s max_load / sum_s total_load``.
     """
 
     rounds: int
@@ -141,6 +148,7 @@ class Metrics:
     round_time: tuple = field(repr=False, default=())
     round_latency: tuple = field(repr=False, default=())
     has_bandwidths: bool = False
+    capacity: Fraction | None = None
 
     @property
     def psi(self) -> Fraction:
@@ -152,7 +160,10 @@ class Metrics:
 
     @property
     def omega(self) -> Fraction:
-        return Fraction(self.links * sum(self.max_load), sum(self.total_load))
+        """The bandwidth term over the time of the same traffic spread in proportion to the bandwidths (above)."""
+        if self.capacity is None:
+            return Fraction(self.links * sum(self.max_load), sum(self.total_load))
+        return self.bandwidth_term * self.capacity / sum(self.total_load)
 
     @property
     def weight(self) -> Fraction:
@@ -242,7 +253,7 @@ def measure_explicit(schedule: Schedule, chunk_sizes) -> Metrics:
         times[rnd - 1] = caps.round_time(load)
     return Metrics(schedule.n_rounds, t.n_compute, t.n_links, schedule.n_chunks, sum(sizes.tolist()), n_trans,
                    vol_abs, vol_phys, max_route, tuple(max_load), tuple(total_load), tuple(hops), schedule.collective,
-                   tuple(times), tuple(latency), t.has_bandwidths)
+                   tuple(times), tuple(latency), t.has_bandwidths, _capacity(t, caps))
 
 
 def _symmetric_sizes(base: BaseSchedule, group, chunk_sizes) -> np.ndarray:
@@ -330,7 +341,12 @@ def measure_symmetric(base: BaseSchedule, group, chunk_sizes) -> Metrics:
     return Metrics(base.n_rounds, t.n_compute, t.n_links, G * base.n_components, sum(comp_total),
                    base.n_transmissions * G, vol_abs, vol_phys, int(L.max()) if L.size else 0,
                    tuple(max_load), tuple(total_load), tuple(int(h) for h in hops), base.collective, tuple(times),
-                   _base_latency(base), t.has_bandwidths)
+                   _base_latency(base), t.has_bandwidths, _capacity(t, caps))
+
+
+def _capacity(t, caps):
+    """The summed bandwidth of every link (GB/s, exact) of a topology whose links carry bandwidths, else None."""
+    return caps.capacity(np.ones(t.n_links, dtype=bool)) if t.has_bandwidths else None
 
 
 def _base_latency(base: BaseSchedule) -> tuple:

@@ -9,7 +9,7 @@ from synth.cli._common import (EXIT_OK, add_cluster_arg, add_topology_args, int_
                                seconds, sizes, topology_argv, topology_from_args)
 from synth.errors import SynthError
 from synth.analysis.compare import DEFAULT_SOLVE_SECONDS, compare
-from synth.analysis.cost import Network
+from synth.analysis.cost import Network, link_class_rates, rates_json
 from synth.schedule.data import COLLECTIVES
 from synth.analysis.simulate import ENGINES
 from synth.units import format_size, parse_bandwidth, parse_time
@@ -44,7 +44,7 @@ def cmd_compare(args) -> int:
                    simulate_many=simulate_many, time_limit=args.time_limit)
     simulated = args.engine != "model"
     if args.json:
-        out = {"topology": t.name, "bandwidth_bytes_per_s": net.bandwidth, "hop_latency_s": net.hop_latency,
+        out = {"topology": t.name, **rates_json(link_class_rates(t, net), net), "hop_latency_s": net.hop_latency,
                "alpha_s": net.alpha, "notes": notes, "rows": [r.to_json() for r in rows]}
         print(json.dumps({**out, "engine": args.engine} if simulated else out))
         return EXIT_OK

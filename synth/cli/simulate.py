@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from synth.analysis.cost import Network
+from synth.analysis.cost import Network, rates_json
 from synth.analysis.simulate import LATENCY_AT, MODES, simulate
 from synth.cli._common import EXIT_OK, int_in, progress, seconds, sizes
 from synth.units import format_size, parse_bandwidth, parse_time
@@ -60,15 +60,16 @@ def cmd_simulate(args) -> int:
     # an INVALID file raises InvalidScheduleError: exit 1, as synth check (synth.cli._failure)
     rows = simulate(args.file, wanted, net, args.mode, timeout=args.timeout, hop_latency_at=args.hop_latency_at,
                     progress=progress)
+    classes = rows[0].link_classes
     if args.json:
-        print(json.dumps({"file": args.file, "schedule": rows[0].label, "mode": args.mode,
-                          "bandwidth_bytes_per_s": net.bandwidth, "hop_latency_s": net.hop_latency,
-                          "alpha_s": net.alpha, "hop_latency_at": args.hop_latency_at,
-                          "rows": [r.to_json() for r in rows]}))
+        print(json.dumps({"file": args.file, "schedule": rows[0].label, "mode": args.mode, **rates_json(classes, net),
+                          "hop_latency_s": net.hop_latency, "alpha_s": net.alpha,
+                          "hop_latency_at": args.hop_latency_at, "rows": [r.to_json() for r in rows]}))
         return EXIT_OK
+    each = ", ".join(f"{(name or 'links')} {rate / 1e9:g} GB/s" for name, rate, _ in classes)
+    links = f"links at their own bandwidths ({each})" if classes else f"{args.bandwidth} links"
     print(f"{rows[0].label}: SimGrid replay, {args.mode} mode, {rows[0].messages:,} messages; "
-          f"{args.bandwidth} links, {args.hop_latency} per hop (paid at the flow's {args.hop_latency_at}), "
-          f"alpha {args.alpha}")
+          f"{links}, {args.hop_latency} per hop (paid at the flow's {args.hop_latency_at}), alpha {args.alpha}")
     print(f"{'size':>8} {'simulated (us)':>15} {'model (us)':>11} {'sim/model':>10} {'goodput':>13} "
           f"{'% G_max':>8} {'wall (s)':>9}")
     for r in rows:

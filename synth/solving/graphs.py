@@ -30,7 +30,7 @@ from synth.solving.packing import plan_packing, unequal_links
 from synth.solving.request import Plan, SolveResult
 from synth.symmetry.hyperx import hyperx_group
 from synth.symmetry.residual import trivial_group
-from synth.symmetry.spec import lifting_group
+from synth.symmetry.spec import default_group, lifting_group
 from synth.symmetry.spineleaf import spine_leaf_group
 
 __all__ = ["plan_hyperx", "plan_spine_leaf", "plan_user", "plan_damaged", "build_fixed", "build_user",
@@ -103,9 +103,8 @@ def plan_user(req) -> Plan:
         # no usable symmetry at all: the packing model needs none (the trivial group lifts nothing)
         return plan_packing(req, t, trivial_group(t), f"{exc}".rstrip("."), None, None)
     if unequal_links(t) and not req.allow_unbalanced and t.n_vertices <= PACKING_MAX_VERTICES:
-        # omega counts every link alike: a balanced lift may still wait on its slow links
-        why = (f"the links of {t.name} differ in bandwidth, which a balanced shortest-path tree ignores (omega "
-               "counts every link alike)")
+        # a shortest-path tree routes by hops: on links of unequal bandwidth its lift waits on the slow ones
+        why = (f"the links of {t.name} differ in bandwidth, which a shortest-path tree (routes by hops) ignores")
         return _user_packing(req, t, group, why, f"{why}; `allow_unbalanced` keeps that tree", req.time_limit)
     base = base or shortest_path_tree(t)
     cert = certify(collective_half(base, req.collective), group, req.elements, mode=req.mode,
@@ -116,15 +115,31 @@ def plan_user(req) -> Plan:
                 group.name, ("shortest-path-tree",), build_user, group, prepared=(base, cert, None))
     if omega == "1" or req.allow_unbalanced:
         return tree
-    found = "given" if generators is not None else "found within the limits"
-    why = (f"no symmetry {found} balances a shortest-path tree on {t.name} (best omega = {omega} with a group of "
-           f"order {group.order})")
+    why = _unbalanced(t, generators, group, omega)
     if t.n_vertices > PACKING_MAX_VERTICES:
         return _refused(tree, why)
     try:
         return _user_packing(req, t, group, why, f"{why}; `allow_unbalanced` keeps that schedule")
     except SynthError as exc:
         return _refused(tree, f"{why}, and {exc}")
+
+
+def _unbalanced(t, generators, group, omega) -> str:
+    """Why a lifted shortest-path tree is not kept: the given group, the one searched within the limits, or the
+    kind's own closed-form group (GPU servers, TPU slices; named) leaves it unbalanced.
+
+    >>> from synth.topology.gpu import gpu_fabric
+    >>> from synth.symmetry.spec import default_group, lifting_group
+    >>> t = gpu_fabric("mi250", 1)
+    >>> _unbalanced(t, None, lifting_group(t), "56/15")
+    'the group server and GPU symmetries(mi250:1) (order 4) does not balance a shortest-path tree on mi250:1 (omega = 56/15)'
+    """
+    if generators is None and default_group(t) is not None:
+        return (f"the group {group.name} (order {group.order}) does not balance a shortest-path tree on {t.name} "
+                f"(omega = {omega})")
+    found = "given" if generators is not None else "found within the limits"
+    return (f"no symmetry {found} balances a shortest-path tree on {t.name} (best omega = {omega} with a group of "
+            f"order {group.order})")
 
 
 def _user_packing(req, t, group, why, reason, time_limit=None) -> Plan:

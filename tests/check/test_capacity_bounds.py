@@ -221,8 +221,13 @@ def test_a_changed_bandwidth_in_a_certificate_changes_the_claims_and_fails():
     report = check_certificate(read_certificate(_rebuilt(cert, {(0, 3): 0.5})))
     assert not report.valid and not report.claims["bandwidth_term"][2] and not report.claims[FRACTION_KEY][2]
     assert report.claims[BOUND_KEY][1:] == ("24", True)
-    # a faster link that binds nothing (host 0's way up at 8) changes no claim: the same numbers check
-    assert check_certificate(read_certificate(_rebuilt(cert, {(0, 3): 8.0}))).valid
+    # a faster link that binds nothing (host 0's way up at 8) changes no bandwidth claim: the term, the bound and
+    # the fraction check; only Omega, which weighs every link's bandwidth (the load is now further from
+    # proportional to the bandwidths), is no longer what the certificate says
+    report = check_certificate(read_certificate(_rebuilt(cert, {(0, 3): 8.0})))
+    assert all(report.claims[k][2] for k in ("bandwidth_term", BOUND_KEY, FRACTION_KEY))
+    assert [k for k, (_, _, ok) in report.claims.items() if not ok] == ["omega"]
+    assert report.metrics.omega > Fraction(report.claims["omega"][0])
 
 
 def test_a_changed_bandwidth_in_an_explicit_file_fails(tmp_path):
@@ -276,3 +281,23 @@ def test_a_claim_too_long_for_a_file_is_refused_when_certifying():
         certify(shortest_path_tree(odd), identity(odd))
     quarters = topology_from_json({**path, "bandwidth": [0.25 * (1 + i % 7) for i in range(n - 1)]})
     assert check_certificate(certify(shortest_path_tree(quarters), identity(quarters))).valid
+
+
+def test_omega_weighs_every_link_by_its_bandwidth():
+    """Two GPUs joined at 100 GB/s one way and 25 GB/s the other, each sending its whole vector once: a load
+    spread over the links as 1:1 while their bandwidths are 4:1.  Omega is the bandwidth term (n/25 per round)
+    over the time of the same traffic spread in proportion to the bandwidths (2n / 125 per round): 5/2, not
+    the 1 that counting the links alike would say; with equal bandwidths it stays 1."""
+    from synth.schedule import Block, Schedule
+    from synth.topology import Topology
+
+    def pair(bandwidth):
+        t = Topology.from_links("pair", {"kind": "links"}, 2, [(0, 1), (1, 0)], bandwidth=bandwidth)
+        s = Schedule(t, 2, 2, (Block(1, REDUCE, np.array([0, 1]), np.array([[0], [1]])),
+                               Block(2, COPY, np.array([0, 1]), np.array([[1], [0]]))))
+        return measure_explicit(s, [50, 50])
+
+    m = pair([100, 25])
+    assert m.omega == Fraction(5, 2)
+    assert m.omega == m.bandwidth_term / (Fraction(m.vol_phys) / 125)
+    assert pair([25, 25]).omega == 1 and pair([100, 100]).omega == 1

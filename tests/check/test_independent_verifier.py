@@ -139,3 +139,19 @@ def test_collective_mutants_are_rejected(tmp_path, capsys, collective):
         assert code in (1, 2) and not (rep or {}).get("valid"), kind
         assert main(["check", str(bad)]) != 0, kind
         capsys.readouterr()
+
+
+@pytest.mark.parametrize("name", ["nccl-ring", "hierarchical"])
+def test_fabric_baselines_verify_with_the_bandwidth_weighted_omega(tmp_path, capsys, name):
+    """An MI250 node, whose xGMI links carry 1, 2 or 4 lanes: the verifier's Omega (the bandwidth term over the
+    load spread in proportion to the bandwidths) is synth check's, and differs from counting links alike."""
+    out = tmp_path / f"{name}.jsonl"
+    assert main(["baseline", name, "--machine", "mi250:1", "--out", str(out)]) == 0
+    capsys.readouterr()
+    code, rep = verify(out)
+    assert code == 0 and rep["valid"], rep
+    assert main(["check", str(out), "--json"]) == 0
+    mine = json.loads(capsys.readouterr().out)
+    assert rep["omega"] == mine["exact"]["omega"] and rep["bandwidth_term"] == mine["metrics"]["bandwidth_term"]
+    header = json.loads(out.read_text().splitlines()[0])
+    assert "bandwidth" in header and len(set(header["bandwidth"])) > 1

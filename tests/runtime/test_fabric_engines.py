@@ -39,6 +39,28 @@ def test_simulate_a_fabric_at_its_bandwidths(fabric_file, capsys):
     assert row["simulated_seconds"] > 2 * (2**20 / 8) / 25e9
 
 
+@pytest.mark.skipif(not simgrid_available(), reason=INSTALL_HINT)
+def test_simulate_says_each_link_class_rate_not_the_unused_default(fabric_file, capsys):
+    """On a fabric every link runs at its own bandwidth: the JSON gives no single rate (the 400 Gb/s default is
+    not used) but the rate of every class of links, and the text says so."""
+    assert main(["simulate", str(fabric_file), "--size", "1MiB", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["bandwidth_bytes_per_s"] is None
+    assert sorted((c["bandwidth_bytes_per_s"], c["links"]) for c in out["link_classes"]) == [(25e9, 32), (300e9, 16)]
+    assert main(["simulate", str(fabric_file), "--size", "1MiB"]) == 0
+    text = capsys.readouterr().out
+    assert "links at their own bandwidths (links 300 GB/s, links 25 GB/s)" in text and "400Gbps" not in text
+
+
+def test_compare_json_on_a_fabric_gives_each_class_rate(tmp_path, capsys):
+    topo = tmp_path / "fabric.json"
+    topo.write_text(json.dumps(two_servers_example()))
+    assert main(["compare", "--topology", str(topo), "--sizes", "1MiB", "--algorithms", "nccl-ring", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["bandwidth_bytes_per_s"] is None
+    assert sorted(c["bandwidth_bytes_per_s"] for c in out["link_classes"]) == [25e9, 300e9]
+
+
 def test_jax_runs_a_fabric_unchanged(fabric_file, capsys):
     pytest.importorskip("jax")
     assert main(["run", str(fabric_file), "--engine", "jax", "--size", "4KiB", "--iters", "1", "--warmup", "0"]) == 0

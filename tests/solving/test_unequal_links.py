@@ -45,3 +45,14 @@ def test_two_servers_behind_switches_meet_forestcoll(tmp_path, capsys):
     assert "timed trees" in capsys.readouterr().err
     assert main(["check", str(out)]) == 0
     assert json.loads(out.read_text())["topology"]["bandwidth"] == t.link_bandwidth.tolist()
+
+
+def test_the_plan_names_the_closed_form_group_that_leaves_the_tree_unbalanced(capsys):
+    """TPU slices whose DCN is as fast as ICI: equal links, the slices' closed-form group lifts the tree
+    unbalanced; the note names that group, it does not say a search gave up."""
+    from synth.cli import main
+
+    assert main(["solve", "--machine", "tpu-v5p:2x2x2", "--slices", "2", "--dcn-bandwidth", "100", "--plan"]) == 0
+    out = capsys.readouterr().out
+    assert "the group slice rotation x lattice-gamma(mesh 2x2x2) (order 48) does not balance" in out
+    assert "within the limits" not in out

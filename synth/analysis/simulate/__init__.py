@@ -53,7 +53,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from synth.analysis.cost import Network, goodput_bound, link_rates, model_time
+from synth.analysis.cost import Network, goodput_bound, link_class_rates, link_rates, model_time
 from synth.analysis.simulate.packing import MODES, Flows, pack
 from synth.analysis.simulate.run import (INSTALL_HINT, Delays, SimGridUnavailable, run_driver, simgrid_available,
                                          simgrid_python, write_inputs)
@@ -90,6 +90,9 @@ class SimResult:
     wall_seconds: float
     cpu_seconds: float = float("nan")  # the driver's CPU seconds in SimGrid's run (all its threads)
     hop_latency_at: str = "start"
+    #: on a topology whose links carry bandwidths, its links by class (:func:`synth.analysis.cost.link_class_rates`;
+    #: the network's one rate is then not used); empty otherwise
+    link_classes: tuple = ()
 
     def to_json(self) -> dict:
         return {"schedule": self.label, "size": self.size, "mode": self.mode, "simulated_seconds": self.seconds,
@@ -214,6 +217,7 @@ def simulate_schedule(schedule, weights, sizes, net: Network = Network(), mode: 
                       else (flows, _delays(flows, latency, not t.has_latencies, net)))
     bound = goodput_bound(t, net)
     p = t.n_compute
+    classes = link_class_rates(t, net)
     out = []
     with tempfile.TemporaryDirectory(prefix="synth-simulate-") as directory:
         write_inputs(directory, driven, link_rates(t, net), delays, opts.driver)
@@ -232,7 +236,8 @@ def simulate_schedule(schedule, weights, sizes, net: Network = Network(), mode: 
             mt = model_time(measure_explicit(*keep_chunks(schedule, chunks)), net) if opts.model else float("nan")
             g = n * net.element_bytes * (p - 1) / (p * t) if t > 0 else float("inf")
             out.append(SimResult(label, int(size), mode, t, mt, g, g / bound, flows.n_messages,
-                                 float(result["wall_seconds"]), float(result["run_cpu_seconds"]), opts.hop_latency_at))
+                                 float(result["wall_seconds"]), float(result["run_cpu_seconds"]), opts.hop_latency_at,
+                                 classes))
     return out
 
 
