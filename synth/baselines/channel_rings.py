@@ -62,28 +62,7 @@ def hamiltonian_cycle(adj, prefer=None, budget: int = RING_SEARCH):
     G = adj.shape[0]
     if G < 3:
         return np.arange(G) if G < 2 or (adj[0, 1] and adj[1, 0]) else None
-    weight = np.zeros(adj.shape) if prefer is None else np.asarray(prefer, dtype=np.float64)
-    path, seen, left = [0], np.zeros(G, dtype=bool), [int(budget)]
-    seen[0] = True
-
-    def extend():
-        if len(path) == G:
-            return bool(adj[path[-1], 0])
-        left[0] -= 1
-        if left[0] < 0:
-            return False
-        nxt = np.flatnonzero(adj[path[-1]] & ~seen)
-        onward = (adj[nxt] & ~seen).sum(axis=1)
-        for v in nxt[np.lexsort((nxt, onward, -weight[path[-1], nxt]))].tolist():
-            path.append(v)
-            seen[v] = True
-            if extend():
-                return True
-            path.pop()
-            seen[v] = False
-        return False
-
-    return np.asarray(path) if extend() else None
+    return hamiltonian_path(adj, 0, adj[:, 0], prefer, budget)     # back to 0 from the path's end
 
 
 def hamiltonian_path(adj, start: int, end_ok, prefer=None, budget: int = RING_SEARCH):
