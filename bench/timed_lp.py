@@ -15,7 +15,7 @@ import time
 
 from _harness import Col, Ratio, Table, parse_args, parser
 
-from synth.models.packing import timed
+from synth.models.packing import master, timed
 from synth.symmetry.spec import default_group
 from synth.topology.failures import damage, parse_failures
 from synth.topology.torus import parse_torus
@@ -32,7 +32,7 @@ def run(shape, link, R, method, budget):
     d = damage(t, parse_failures(t, links=[link]))
     g = default_group(d)
     lp_cpu = [0.0]
-    solve = timed.MasterLP.solve
+    solve = master.MasterLP.solve
 
     def counted(self, *args, **kwargs):        # the master LP's own CPU seconds
         c = time.process_time()
@@ -41,13 +41,13 @@ def run(shape, link, R, method, budget):
         finally:
             lp_cpu[0] += time.process_time() - c
 
-    timed.MasterLP.solve = counted
+    master.MasterLP.solve = counted
     try:
         c0 = time.process_time()
         sol = timed.solve_timed(d, g, R=R, time_limit=budget, options=timed.TimedOptions(method=method))
         cpu = time.process_time() - c0
     finally:
-        timed.MasterLP.solve = solve
+        master.MasterLP.solve = solve
     return {"torus": shape, "failed": link, "R": R, "method": method, "iterations": sol.iterations,
             "columns": int(sol.x.size), "lp": 100 * sol.fraction, "cpu": cpu, "lp_share": lp_cpu[0] / cpu,
             "status": sol.status}

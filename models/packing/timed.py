@@ -38,9 +38,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.models.backends.solvers import new_highs
 from synth.models.packing.arcs import volume_bound
 from synth.models.packing.layered import LayeredArcs, LayeredSolution, layered_arcs, solve_layered
+from synth.models.packing.master import MasterLP
 from synth.models.packing.result import Packed
 from synth.models.packing.rounding import packed_base, round_schedule
 from synth.models.packing.routed import RoutedArcs, needs_routes, round_routed, routed_arcs, solve_routed
@@ -50,7 +50,7 @@ from synth.schedule.data import COPY, REDUCE, BaseSchedule
 from synth.schedule.weights import largest_remainder
 
 __all__ = ["TimedSolution", "TimedOptions", "solve_timed", "round_timed", "pack_timed", "layered_columns",
-           "start_columns", "MasterLP", "mirrored", "rows_per_round", "START_COLUMNS", "START_UNITS"]
+           "start_columns", "START_COLUMNS", "START_UNITS"]
 
 MODEL = "synth.models.packing.timed"
 
@@ -77,189 +77,6 @@ class TimedSolution:
     R = property(lambda self: self.space.R, doc="Reduce rounds (the schedule has ``2R``, empty ones dropped).")
     fraction = property(lambda self: self.volume_bound / self.objective,
                         doc="Volume bound / LP value: the share of the bound that the columns found reach.")
-
-
-def _column_rows(space, L, plink, routes, mirror=False):
-    """Row indices (round-major ``(s - 1) * E + e``) and counts of one tree's lifted loads; ``routes[0]`` is
-    the route of each vertex's arc up, ``routes[1]`` that of its reverse down (``mirror``: the reduce rounds'
-    loads only)."""
-    E, R = space.images.shape[1], space.R
-    v = np.flatnonzero(plink >= 0)
-    parts = []
-    halves = ((routes[0][v], L[v]), (routes[1][v], 2 * R + 1 - L[v]))
-    for q, rnd in halves[:1] if mirror else halves:
-        links = space.route_links[q]                                        # (n, W), padded with -1
-        has = links >= 0
-        rnds = np.broadcast_to(rnd[:, None], links.shape)[has]
-        parts.append(((rnds - 1)[None, :] * E + space.images[:, links[has]]).ravel())
-    rows, counts = np.unique(np.concatenate(parts), return_counts=True)
-    return rows.astype(np.int32), counts.astype(np.float64)
-
-
-class MasterLP:
-    """The restricted master LP in HiGHS, columns added as they are priced (module docstring).
-
-    ``method``: ``"ipm"`` solves each restricted master by the interior point method without crossover,
-    whose duals lie near the centre of the optimal face: priced at them, column generation needs far
-    fewer solves than at the extreme duals of a simplex basis (on the 8x8 torus with one failed link and
-    60 CPU s, 96.5 % of the volume bound against 91.7 % at ``R = 12``: ``bench/timed_lp.py``);
-    ``solve(vertex=True)`` adds the crossover for a vertex solution (the pricing's last look, and the
-    weights that are rounded).  ``"simplex"``: primal simplex from the last basis (exact values at
-    every solve: the exact pricing uses it).  ``orbits``: one load row per link orbit of the group and
-    round (False: one per link; the same LP).
-
-    Where every arc is one link and a link's reverse has its bandwidth (:func:`mirrored`), a copy round's
-    rows repeat the reduce rounds' (a tree's copy over ``rev e`` in round ``2R + 1 - s`` loads what its
-    reduce over ``e`` did in round ``s``), so at an optimum ``M_s = M_{2R+1-s}``: the master keeps the
-    reduce rounds' rows only, each ``M_s`` counted twice (the same LP with half the rows; ``mirror=False``
-    keeps every round's).
-    """
-
-    def __init__(self, space: TreeSpace, G: int, method: str = "ipm", orbits: bool = True, mirror: bool = True):
-        import highspy  # optional solver: imported when used
-
-        if method not in ("ipm", "simplex"):
-            raise ValueError(f"method must be 'ipm' or 'simplex', got {method!r}")
-        self.space, self.G, self.method = space, G, method
-        E = space.images.shape[1]
-        # a column is a tree summed over the group, so its load is the same on every link of an orbit: one
-        # row per (round, link orbit) is the same LP with |orbit| times fewer rows and nonzeros
-        rep = space.images.min(axis=0) if orbits else np.arange(E)
-        self.reps = np.flatnonzero(rep == np.arange(E))
-        self.orbit = np.searchsorted(self.reps, rep)
-        self.orbit_size = np.bincount(self.orbit, minlength=self.reps.size).astype(np.float64)
-        self.h = h = new_highs()
-        h.setOptionValue("presolve", "off")
-        h.setOptionValue("threads", 1)
-        if method == "ipm":
-            h.setOptionValue("solver", "ipm")
-            h.setOptionValue("run_crossover", "off")
-        else:
-            # columns arrive between solves: primal simplex from the last basis
-            h.setOptionValue("solver", "simplex")
-            h.setOptionValue("simplex_strategy", 4)
-        R, n = space.R, self.reps.size
-        self.mirror = mirror and mirrored(space.topology)
-        S = R if self.mirror else 2 * R                                     # rounds with rows
-        self.n_load = S * n
-        inf = highspy.kHighsInf
-        self.n_m = S                                                        # the columns M_s come first
-        h.addCols(S, np.full(S, 2.0 if self.mirror else 1.0), np.zeros(S), np.full(S, inf), 0,
-                  np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
-        starts = np.arange(self.n_load, dtype=np.int32)
-        # load <= b_e M_s (every link of an orbit has the same bandwidth: groups keep them)
-        bw = np.tile(space.topology.link_bandwidth[self.reps], S)
-        h.addRows(self.n_load, np.full(self.n_load, -inf), np.zeros(self.n_load), self.n_load, starts,
-                  np.repeat(np.arange(S, dtype=np.int32), n), -bw)
-        h.addRows(1, np.ones(1), np.ones(1), 0, np.zeros(1, np.int32), np.zeros(0, np.int32), np.zeros(0))
-        self.keys, self.root, self.labels, self.plink, self.routes, self.idle = set(), [], [], [], [], []
-
-    @property
-    def n_columns(self) -> int:
-        return len(self.root)
-
-    @staticmethod
-    def _key(k, L, plink, routes):
-        return int(k), L.tobytes(), plink.tobytes(), routes.tobytes()
-
-    def add(self, k, L, plink, routes=None) -> bool:
-        """Add the tree (owner index ``k``; ``routes``: ``(2, V)``, the routes up and down of each vertex's arc,
-        None: the first route of the arc and of its reverse) unless it is already a column; True if added."""
-        if routes is None:
-            first = self.space.route_ptr[:-1]
-            a = np.maximum(plink, 0)
-            routes = np.where(plink >= 0, np.stack([first[a], first[self.space.arc_rev[a]]]), -1)
-        routes = np.asarray(routes, dtype=np.int64)
-        key = self._key(k, L, plink, routes)
-        if key in self.keys:
-            return False
-        self.keys.add(key)
-        rows, counts = _column_rows(self.space, L, plink, routes, self.mirror)
-        E = self.space.images.shape[1]
-        s, e = np.divmod(rows, E)
-        mine = self.reps[self.orbit[e]] == e                 # the rows of the orbits' representatives
-        rows = np.r_[s[mine] * self.reps.size + self.orbit[e[mine]], self.n_load].astype(np.int32)
-        vals = np.r_[counts[mine], float(self.G)]
-        self.h.addCols(1, np.zeros(1), np.zeros(1), np.full(1, np.inf), rows.size, np.zeros(1, np.int32), rows, vals)
-        self.root.append(int(k))
-        self.idle.append(0)
-        self.labels.append(L.copy())
-        self.plink.append(plink.copy())
-        self.routes.append(routes.copy())
-        return True
-
-    def purge(self, idle: int):
-        """Drop the tree columns that have had weight 0 for ``idle`` solves (nonbasic ones only under the
-        simplex); they may come back."""
-        import highspy  # optional solver: imported when used
-
-        if self.method == "simplex":
-            status = self.h.getBasis().col_status[self.n_m:]
-            drop = [j for j, (i, st) in enumerate(zip(self.idle, status))
-                    if i >= idle and st != highspy.HighsBasisStatus.kBasic]
-        else:
-            drop = [j for j, i in enumerate(self.idle) if i >= idle]
-        if not drop:
-            return 0
-        self.h.deleteCols(len(drop), np.asarray(drop, dtype=np.int32) + self.n_m)
-        gone = set(drop)
-        for j in drop:
-            self.keys.discard(self._key(self.root[j], self.labels[j], self.plink[j], self.routes[j]))
-        for name in ("root", "labels", "plink", "routes", "idle"):
-            setattr(self, name, [v for j, v in enumerate(getattr(self, name)) if j not in gone])
-        return len(drop)
-
-    def solve(self, vertex: bool = False, seconds: float | None = None):
-        """Solve; returns ``(objective, x, pi (2R, E), mu)`` with ``pi >= 0`` the load rows' prices, or None
-        when HiGHS stopped at ``seconds`` (wall clock; None: no limit) without an optimum.
-
-        ``vertex``: under ``"ipm"``, cross over to a vertex (its weights and extreme duals).  A column
-        counts as used when its weight is above ``1e-6`` of the largest (an interior point leaves every
-        weight slightly positive)."""
-        import highspy  # optional solver: imported when used
-
-        interior = self.method == "ipm" and not vertex
-        if self.method == "ipm":
-            self.h.setOptionValue("run_crossover", "off" if interior else "on")
-        self.h.setOptionValue("time_limit", highspy.kHighsInf if seconds is None else float(seconds))
-        self.h.run()
-        if seconds is not None and self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            return None
-        sol = self.h.getSolution()
-        x = np.maximum(np.asarray(sol.col_value)[self.n_m:], 0.0)
-        if not interior:
-            x = np.where(x > 1e-12 * max(x.max(initial=0.0), 1e-300), x, 0.0)
-        y = np.asarray(sol.row_dual)
-        # an orbit row's price spread evenly over its links: every column costs the same as in the full LP
-        pi = (np.maximum(-y[:self.n_load], 0.0).reshape(-1, self.reps.size) / self.orbit_size)[:, self.orbit]
-        if self.mirror:                    # the copy rounds' rows are the reduce rounds': priced there once
-            pi = np.concatenate([pi, np.zeros_like(pi)])
-        used = x > (1e-6 * x.max() if interior and x.size else 0.0)
-        self.idle = [0 if u else i + 1 for u, i in zip(used.tolist(), self.idle)]
-        return float(self.h.getInfo().objective_function_value), x, pi, float(y[self.n_load])
-
-    @property
-    def tolerance(self) -> float:
-        """Relative reduced cost below which a tree improves: the interior point's duals are accurate to
-        about 1e-8 of the objective, a basis's to round-off."""
-        return 1e-7 if self.method == "ipm" else 1e-9
-
-
-def mirrored(t) -> bool:
-    """True when every arc of the timed trees on ``t`` is one link (no switches) and every link's reverse has
-    its bandwidth: a tree's copy rounds then load exactly what its reduce rounds did, mirrored
-    (:class:`MasterLP` keeps the reduce rounds' rows only)."""
-    if needs_routes(t) is not None:
-        return False
-    bw = t.link_bandwidth
-    return bool(np.array_equal(bw, bw[t.link_ids(t.link_dst, t.link_src)]))
-
-
-def rows_per_round(t, group) -> int:
-    """Load rows of :class:`MasterLP` per reduce round on ``t`` with ``group``: one per link orbit, twice
-    that unless the copy rounds mirror the reduce rounds (:func:`mirrored`)."""
-    orbits = t.n_links if group is None else group.n_link_orbits
-    return orbits if mirrored(t) else 2 * orbits
 
 
 def layered_columns(space, sol, R: int, units: int = 1024):

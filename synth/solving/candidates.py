@@ -168,7 +168,7 @@ def _ring(t, left_out) -> list:
 
 def _packing_candidates(packing, group, left_out) -> list:
     """The layered, depth-bounded and timed candidates of the packing plan ``packing`` (module docstring)."""
-    from synth.models.packing.timed import rows_per_round   # the models load with the solvers, on demand
+    from synth.models.packing.master import rows_per_round   # the models load with the solvers, on demand
 
     if packing.construction not in _PACKING:   # routed trees: the packing plan as it is
         return [Candidate(packing.construction, "packing", None, "2H")]

@@ -65,7 +65,7 @@ LOCAL_RADIUS = 3
 #: with 8 failed links, 129,024 choices, HiGHS ended without a solution after 46 s)
 FREE_SHARES_ARCS = 100_000
 #: load rows of the timed trees' master LP (one row per link orbit and round, of the R reduce rounds where
-#: the copy rounds mirror them, else of all 2R: :func:`synth.models.packing.timed.rows_per_round`) up to
+#: the copy rounds mirror them, else of all 2R: :func:`synth.models.packing.master.rows_per_round`) up to
 #: which the timed trees follow the layered LP: an 8x8 torus with 8 failed links (no symmetry left) has
 #: 3,072, the Tofu-D job 2x2x2 with a failed link 1,030; a 16x16 torus with one failed link 5,100 (about
 #: 5 CPU s per master solve; docs/timed.md section 5)
@@ -144,7 +144,7 @@ def plan_packing(req, topology, group, reason, time_limit, depth) -> Plan:
     from synth.models.packing import layered_arcs
     from synth.models.packing.depth import hops_per_level
     from synth.models.packing.routed import needs_routes, routed_arcs
-    from synth.models.packing.timed import rows_per_round
+    from synth.models.packing.master import rows_per_round
 
     group = default_group(topology) if group is None else group
     name = "trivial" if group is None else group.name
@@ -183,7 +183,7 @@ def _plan_routed(req, topology, group, reason, time_limit, depth) -> Plan:
     """Switches or one-way links: the routed LP, then (an allreduce, switches, links in pairs) timed trees over
     the routes through the switches when their master LP fits."""
     from synth.models.packing.routed import needs_routes, routed_arcs   # solvers, on demand
-    from synth.models.packing.timed import rows_per_round
+    from synth.models.packing.master import rows_per_round
 
     what, name = needs_routes(topology), "trivial" if group is None else group.name
     data = routed_arcs(topology, group)
@@ -313,7 +313,7 @@ def _share_note(topology, collective) -> list:
 def timed_rounds(H, depth, per_round, least=0):
     """``(R, clipped)``: the timed trees' reduce rounds for a depth bound ``depth`` (None or ``>= H``) on a network
     whose master LP has ``per_round`` load rows per reduce round
-    (:func:`~synth.models.packing.timed.rows_per_round`); ``clipped`` is None when they are as asked, True when
+    (:func:`~synth.models.packing.master.rows_per_round`); ``clipped`` is None when they are as asked, True when
     ``depth`` was clipped to fit, False when no timed trees fit (the layered trees, depth ``H``, are the
     schedule).  Without ``depth`` R is ``H`` + :data:`TIMED_EXTRA_ROUNDS`, at least ``least`` where that fits.
 
