@@ -35,7 +35,7 @@ import numpy as np
 from synth.baselines.base import Baseline
 from synth.errors import ScheduleError, TopologyError
 from synth.schedule import ALLREDUCE, COLLECTIVES, COPY, REDUCE, REDUCE_SCATTER, Block, Schedule
-from synth.schedule.data import block_chunk_elements
+from synth.schedule.chunking import block_chunk_elements
 
 __all__ = ["CollectiveBaseline", "baseline_half", "collective_elements"]
 

@@ -37,7 +37,8 @@ from synth.fileio import MAX_INT, open_regular, printable, read_line
 from synth.schedule.lift import default_elements, lift, lifted_chunk_elements
 from synth.symmetry.spec import default_group
 from synth.schedule import ALLREDUCE
-from synth.schedule.data import BaseSchedule, phases, require_elements
+from synth.schedule.data import BaseSchedule, phases
+from synth.schedule.chunking import require_elements
 from synth.symmetry.group import Group
 
 __all__ = ["Report", "certify", "check_certificate", "check_explicit", "check_file", "require_valid", "claims_of",

@@ -30,7 +30,7 @@ from synth.check.certificate import read_certificate
 from synth.check.claims import file_kind
 from synth.check.explicit import read_explicit, write_explicit
 from synth.errors import SynthError
-from synth.schedule.data import block_chunk_elements, chunk_elements, require_elements
+from synth.schedule.chunking import block_chunk_elements, chunk_elements, require_elements
 from synth.schedule.lift import lift, lifted_chunk_elements
 
 __all__ = ["reemit_explicit", "export_explicit", "MAX_TRANSMISSIONS"]

@@ -14,7 +14,7 @@ maximizes the number of neighbouring chunk pairs that travel together (greedy ma
 weight path cover of the co-occurrence graph), which minimizes the total number of runs.
 A reduce-scatter or allgather is not free to choose: its vector is the runtimes' (rank ``r``'s
 block is the ``r``-th ``p``-th), so its layout is always ``"owner"`` (by owner rank, then chunk id,
-:func:`synth.schedule.data.chunk_offsets`), and its chunk sizes are equal blocks
+:func:`synth.schedule.chunking.chunk_offsets`), and its chunk sizes are equal blocks
 (:func:`run_chunk_sizes`).
 
 Examples

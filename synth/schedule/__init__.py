@@ -1,14 +1,14 @@
-"""Schedules: the data (:mod:`~synth.schedule.data`), parent arrays and their schedules
-(:mod:`~synth.schedule.forest`), each family's construction, and the lift through a group.
+"""Schedules: the data (:mod:`~synth.schedule.data`; chunk sizes in :mod:`~synth.schedule.chunking`), parent
+arrays and their schedules (:mod:`~synth.schedule.forest`), each family's construction, and the lift through a group.
 
 ``from synth.schedule import BaseSchedule`` and the other names of the former module
 ``synth/schedule.py`` keep working from here.  The function ``lift`` is not re-exported
 here, where that name is the module: import it from :mod:`synth.schedule.lift`.
 """
 
-from synth.schedule.data import REDUCE, COPY, OPS, BaseSchedule, Block, Schedule, chunk_elements, positive_chunks
-from synth.schedule.data import (ALLREDUCE, REDUCE_SCATTER, ALLGATHER, COLLECTIVES, block_chunk_elements,
-                                 chunk_offsets)
+from synth.schedule.data import REDUCE, COPY, OPS, BaseSchedule, Block, Schedule
+from synth.schedule.data import ALLREDUCE, REDUCE_SCATTER, ALLGATHER, COLLECTIVES
+from synth.schedule.chunking import chunk_elements, positive_chunks, block_chunk_elements, chunk_offsets
 from synth.schedule.collective import collective_half
 from synth.schedule.forest import (forest_depths, forest_weight, check_forest, bfs_forest, tree_schedule,
                                    exchange_schedule)

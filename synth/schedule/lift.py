@@ -3,7 +3,7 @@
 Chunk ``t*|G| + i`` is component ``t`` moved by group element ``i``: every
 transmission of the component keeps its round and op, and its route is the
 image of the base route link by link.  Chunk ``t*|G| + i`` has weight
-``weights[t]`` (see :func:`synth.schedule.data.chunk_elements`).  For a reduce-scatter or
+``weights[t]`` (see :func:`synth.schedule.chunking.chunk_elements`).  For a reduce-scatter or
 allgather chunk ``t*|G| + i`` is owned by element ``i``'s image of component ``t``'s owner
 (:func:`lifted_owners`), and :func:`lifted_chunk_elements` cuts the blocks of
 :mod:`synth.schedule.data`.
@@ -28,7 +28,8 @@ from __future__ import annotations
 import numpy as np
 
 from synth.errors import ScheduleError, check_instance
-from synth.schedule.data import ALLREDUCE, BaseSchedule, Block, Schedule, block_chunk_elements, chunk_elements
+from synth.schedule.data import ALLREDUCE, BaseSchedule, Block, Schedule
+from synth.schedule.chunking import block_chunk_elements, chunk_elements
 from synth.symmetry.group import Group
 
 __all__ = ["lift", "lifted_weights", "lifted_owners", "lifted_chunk_elements", "default_elements"]

@@ -6,7 +6,7 @@ an MSCCL export's chunks per loop).
 A schedule's chunks are independent: each is an allreduce (or reduce-scatter, allgather) of its
 own elements, so dropping chunks leaves a schedule of the same collective over the elements of
 the chunks kept.  A packed schedule (:mod:`synth.models.packing`) has chunks of very unequal
-weights; at a small message size some get no element at all (:func:`synth.schedule.data.chunk_elements`),
+weights; at a small message size some get no element at all (:func:`synth.schedule.chunking.chunk_elements`),
 and the checker refuses a chunk of zero elements (it moves nothing and its loads prove nothing),
 so whatever measures such a size measures the chunks that have elements (:func:`keep_chunks`).
 

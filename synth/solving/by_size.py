@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from synth.check import measure_symmetric
 from synth.analysis.cost import Network, goodput, model_time
 from synth.units import format_size
-from synth.schedule.data import chunk_elements
+from synth.schedule.chunking import chunk_elements
 from synth.schedule.lift import lifted_weights
 from synth.solving.sweep import sweep, sweep_note
 

@@ -29,7 +29,7 @@ from synth.check import measure_symmetric
 from synth.analysis.cost import Network, PAPER_SIZES, model_time
 from synth.analysis.simulate import ENGINES, simulated_seconds
 from synth.errors import OptionError, SynthError
-from synth.schedule.data import chunk_elements
+from synth.schedule.chunking import chunk_elements
 from synth.schedule.exchange import exchange_allreduce
 from synth.schedule.lift import lift, lifted_weights
 from synth.schedule.sp import sp_allreduce

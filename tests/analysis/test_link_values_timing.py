@@ -12,7 +12,7 @@ from synth.analysis.cost import Network, goodput_bound, link_rates, model_time, 
 from synth.analysis.simulate import INSTALL_HINT, SimOptions, simgrid_available, simulate_schedule
 from synth.check import execute, measure_explicit, measure_symmetric
 from synth.schedule import COPY, REDUCE, Block, Schedule
-from synth.schedule.data import chunk_elements
+from synth.schedule.chunking import chunk_elements
 from synth.schedule.lift import lift, lifted_weights
 from synth.schedule.sp import sp_allreduce
 from synth.schedule.user import shortest_path_tree

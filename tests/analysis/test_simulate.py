@@ -19,7 +19,7 @@ from synth.analysis.simulate.run import Delays, _probe, run_driver, wait_list_fo
 from synth.baselines import build_baseline
 from synth.cli import main
 from synth.errors import SynthError
-from synth.schedule.data import chunk_elements
+from synth.schedule.chunking import chunk_elements
 from synth.schedule.exchange import exchange_allreduce
 from synth.schedule.lift import lift, lifted_weights
 from synth.schedule.sp import sp_allreduce

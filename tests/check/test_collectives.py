@@ -15,7 +15,7 @@ from synth.check.explicit import read_explicit, write_explicit
 from synth.errors import FileFormatError, ScheduleError
 from synth.schedule import COPY, REDUCE, BaseSchedule, Block, Schedule
 from synth.schedule.collective import collective_half
-from synth.schedule.data import block_chunk_elements, chunk_offsets
+from synth.schedule.chunking import block_chunk_elements, chunk_offsets
 from synth.schedule.exchange import exchange_allreduce
 from synth.schedule.lift import lift, lifted_chunk_elements, lifted_owners
 from synth.schedule.sp import sp_allreduce

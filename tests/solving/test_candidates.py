@@ -20,7 +20,7 @@ from synth.check import execute, measure_explicit
 from synth.check.claims import check_certificate
 from synth.cli import main
 from synth.errors import OptionError
-from synth.schedule.data import chunk_elements
+from synth.schedule.chunking import chunk_elements
 from synth.schedule.lift import lift, lifted_weights
 from synth.solving import SolveRequest, plan, run
 from synth.topology.failures import damage, parse_failures

@@ -61,7 +61,7 @@ from synth.check.claims import require_valid
 from synth.check.metrics import measure_explicit
 from synth.errors import OptionError
 from synth.runtime.plan import load_schedule
-from synth.schedule.data import chunk_elements
+from synth.schedule.chunking import chunk_elements
 from synth.schedule.weights import keep_chunks
 from synth.units import format_size
 
