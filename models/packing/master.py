@@ -44,7 +44,7 @@ def _column_rows(space, L, plink, routes, mirror=False):
 
 
 class MasterLP:
-    """The restricted master LP in HiGHS, columns added as they are priced (module docstring).
+    """The restricted master LP in HiGHS, columns added as they are priced (:mod:`synth.models.packing.timed`).
 
     ``method``: ``"ipm"`` solves each restricted master by the interior point method without crossover,
     whose duals lie near the centre of the optimal face: priced at them, column generation needs far
