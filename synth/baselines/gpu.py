@@ -189,8 +189,9 @@ def _scale_out(t: Topology, server) -> tuple:
 
 
 def _channel_orders(t: Topology, servers) -> tuple:
-    """``(channels x S x G local indices, what)``: the order in which each channel visits each server's GPUs,
-    found over the servers' direct links (:mod:`synth.baselines.channel_rings`); ``(None, "")`` without any.
+    """``(channels x S x G local indices, kind, what)``: the order in which each channel visits each server's
+    GPUs, found over the servers' direct links (:mod:`synth.baselines.channel_rings`), whether a channel is a
+    ``"ring"`` or a ``"path"``, and what was found; ``(None, "", "")`` without any.
 
     One server: a channel per ring.  Several: a channel per path, each server visited along the same path
     (entered through the path's first GPU's NIC, left through its last GPU's), the next server entered at the
@@ -205,9 +206,9 @@ def _channel_orders(t: Topology, servers) -> tuple:
         found, speed = channel_paths(bw, *_scale_out(t, servers[0]))
         kind = "path"
     if not found:
-        return None, ""
+        return None, "", ""
     what = f"{len(found)} {kind}{'s' * (len(found) > 1)} at {speed:g} GB/s over the direct links"
-    return np.broadcast_to(np.stack(found)[:, None, :], (len(found), S, G)), what
+    return np.broadcast_to(np.stack(found)[:, None, :], (len(found), S, G)), kind, what
 
 
 def nccl_ring(t: Topology) -> Baseline:
@@ -224,7 +225,7 @@ def nccl_ring(t: Topology) -> Baseline:
     servers = fabric_servers(t)
     S, G = servers.shape
     p = S * G
-    local, what = _channel_orders(t, servers)
+    local, kind, what = _channel_orders(t, servers)
     if local is None:                       # one order, channel c entering server s at its position c - s
         order = _ring_order(t, servers[0])
         c = np.arange(G)
@@ -235,7 +236,7 @@ def nccl_ring(t: Topology) -> Baseline:
     r = Rounds(t, tiers.FastestRoutes(t))
     K = _add_reduce_scatter(r, steps, 1)
     _add_allgather(r, steps, 1 + K)
-    per = f"one per {what.split()[1].rstrip('s')}; {what}" if what else "one per local index, one ring order"
+    per = f"one per {kind}; {what}" if kind else "one per local index, one ring order"
     notes = f"{channels} channels ({per}) over {S} server{'s' * (S > 1)} of {G} GPUs"
     return Baseline(r.schedule(channels * p, 2 * K), np.ones(channels * p, dtype=np.int64), "nccl-ring", notes)
 
