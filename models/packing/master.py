@@ -26,21 +26,31 @@ from synth.models.packing.tree_space import TreeSpace
 __all__ = ["MasterLP", "mirrored", "rows_per_round"]
 
 
-def _column_rows(space, L, plink, routes, mirror=False):
+def _column_rows(space, L, plink, routes, mirror=False, window=None):
     """Row indices (round-major ``(s - 1) * E + e``) and counts of one tree's lifted loads; ``routes[0]`` is
-    the route of each vertex's arc up, ``routes[1]`` that of its reverse down (``mirror``: the reduce rounds'
-    loads only)."""
+    the route of each vertex's arc up, ``routes[1]`` that of its reverse down.
+
+    ``window`` ``(R_j, o)``: the tree has ``R_j`` reduce rounds and runs in rounds ``o + 1 .. o + 2 R_j``
+    (None: ``(R, 0)``, every round).  ``mirror``: the rows of rounds ``1..R`` only, for the tree in its window
+    and the tree in the mirrored window together, each at half weight (a load in round ``s > R`` on link ``e``
+    counts in round ``2R + 1 - s`` on ``e``'s reverse): a window centred in the rounds is its own mirror, and
+    its rows are its reduce rounds' loads."""
     E, R = space.images.shape[1], space.R
+    Rj, o = (R, 0) if window is None else window
     v = np.flatnonzero(plink >= 0)
     parts = []
-    halves = ((routes[0][v], L[v]), (routes[1][v], 2 * R + 1 - L[v]))
-    for q, rnd in halves[:1] if mirror else halves:
+    for q, rnd in ((routes[0][v], L[v] + o), (routes[1][v], 2 * Rj + 1 - L[v] + o)):
         links = space.route_links[q]                                        # (n, W), padded with -1
         has = links >= 0
         rnds = np.broadcast_to(rnd[:, None], links.shape)[has]
-        parts.append(((rnds - 1)[None, :] * E + space.images[:, links[has]]).ravel())
+        lifted = space.images[:, links[has]]                                # (G, n)
+        if mirror:
+            late = rnds > R
+            rnds = np.where(late, 2 * R + 1 - rnds, rnds)
+            lifted = np.where(late[None, :], space.rev[lifted], lifted)
+        parts.append(((rnds - 1)[None, :] * E + lifted).ravel())
     rows, counts = np.unique(np.concatenate(parts), return_counts=True)
-    return rows.astype(np.int32), counts.astype(np.float64)
+    return rows.astype(np.int32), counts.astype(np.float64) * (0.5 if mirror else 1.0)
 
 
 class MasterLP:
@@ -59,7 +69,9 @@ class MasterLP:
     rows repeat the reduce rounds' (a tree's copy over ``rev e`` in round ``2R + 1 - s`` loads what its
     reduce over ``e`` did in round ``s``), so at an optimum ``M_s = M_{2R+1-s}``: the master keeps the
     reduce rounds' rows only, each ``M_s`` counted twice (the same LP with half the rows; ``mirror=False``
-    keeps every round's).
+    keeps every round's).  A tree in a window off the centre (:func:`_column_rows`) is then a column with
+    its mirror image, half each, and :meth:`solve` returns prices for every round such that a column's price
+    is its tree's load priced in its own window.
     """
 
     def __init__(self, space: TreeSpace, G: int, method: str = "ipm", orbits: bool = True, mirror: bool = True):
@@ -100,28 +112,32 @@ class MasterLP:
                   np.repeat(np.arange(S, dtype=np.int32), n), -bw)
         h.addRows(1, np.ones(1), np.ones(1), 0, np.zeros(1, np.int32), np.zeros(0, np.int32), np.zeros(0))
         self.keys, self.root, self.labels, self.plink, self.routes, self.idle = set(), [], [], [], [], []
+        self.window = []                                                    # per column: (R_j, o)
 
     @property
     def n_columns(self) -> int:
         return len(self.root)
 
     @staticmethod
-    def _key(k, L, plink, routes):
-        return int(k), L.tobytes(), plink.tobytes(), routes.tobytes()
+    def _key(k, L, plink, routes, window):
+        return int(k), L.tobytes(), plink.tobytes(), routes.tobytes(), window
 
-    def add(self, k, L, plink, routes=None) -> bool:
+    def add(self, k, L, plink, routes=None, window=None) -> bool:
         """Add the tree (owner index ``k``; ``routes``: ``(2, V)``, the routes up and down of each vertex's arc,
-        None: the first route of the arc and of its reverse) unless it is already a column; True if added."""
+        None: the first route of the arc and of its reverse; ``window``: ``(R_j, o)``, its reduce rounds and
+        offset, None: ``(R, 0)``, labels ``L`` then in ``1..R_j``) unless it is already a column; True if
+        added."""
         if routes is None:
             first = self.space.route_ptr[:-1]
             a = np.maximum(plink, 0)
             routes = np.where(plink >= 0, np.stack([first[a], first[self.space.arc_rev[a]]]), -1)
         routes = np.asarray(routes, dtype=np.int64)
-        key = self._key(k, L, plink, routes)
+        window = (self.space.R, 0) if window is None else (int(window[0]), int(window[1]))
+        key = self._key(k, L, plink, routes, window)
         if key in self.keys:
             return False
         self.keys.add(key)
-        rows, counts = _column_rows(self.space, L, plink, routes, self.mirror)
+        rows, counts = _column_rows(self.space, L, plink, routes, self.mirror, window)
         E = self.space.images.shape[1]
         s, e = np.divmod(rows, E)
         mine = self.reps[self.orbit[e]] == e                 # the rows of the orbits' representatives
@@ -133,11 +149,12 @@ class MasterLP:
         self.labels.append(L.copy())
         self.plink.append(plink.copy())
         self.routes.append(routes.copy())
+        self.window.append(window)
         return True
 
-    def purge(self, idle: int):
+    def purge(self, idle: int) -> np.ndarray:
         """Drop the tree columns that have had weight 0 for ``idle`` solves (nonbasic ones only under the
-        simplex); they may come back."""
+        simplex); they may come back.  Returns which of the columns before it are kept."""
         import highspy  # optional solver: imported when used
 
         if self.method == "simplex":
@@ -146,15 +163,17 @@ class MasterLP:
                     if i >= idle and st != highspy.HighsBasisStatus.kBasic]
         else:
             drop = [j for j, i in enumerate(self.idle) if i >= idle]
+        kept = np.ones(self.n_columns, dtype=bool)
         if not drop:
-            return 0
+            return kept
+        kept[drop] = False
         self.h.deleteCols(len(drop), np.asarray(drop, dtype=np.int32) + self.n_m)
         gone = set(drop)
         for j in drop:
-            self.keys.discard(self._key(self.root[j], self.labels[j], self.plink[j], self.routes[j]))
-        for name in ("root", "labels", "plink", "routes", "idle"):
+            self.keys.discard(self._key(self.root[j], self.labels[j], self.plink[j], self.routes[j], self.window[j]))
+        for name in ("root", "labels", "plink", "routes", "idle", "window"):
             setattr(self, name, [v for j, v in enumerate(getattr(self, name)) if j not in gone])
-        return len(drop)
+        return kept
 
     def solve(self, vertex: bool = False, seconds: float | None = None):
         """Solve; returns ``(objective, x, pi (2R, E), mu)`` with ``pi >= 0`` the load rows' prices, or None
@@ -181,8 +200,8 @@ class MasterLP:
         y = np.asarray(sol.row_dual)
         # an orbit row's price spread evenly over its links: every column costs the same as in the full LP
         pi = (np.maximum(-y[:self.n_load], 0.0).reshape(-1, self.reps.size) / self.orbit_size)[:, self.orbit]
-        if self.mirror:                    # the copy rounds' rows are the reduce rounds': priced there once
-            pi = np.concatenate([pi, np.zeros_like(pi)])
+        if self.mirror:     # round 2R + 1 - s on rev e is priced as round s on e, and a column is two trees at half
+            pi = 0.5 * np.concatenate([pi, pi[::-1][:, self.space.rev]])
         used = x > (1e-6 * x.max() if interior and x.size else 0.0)
         self.idle = [0 if u else i + 1 for u, i in zip(used.tolist(), self.idle)]
         return float(self.h.getInfo().objective_function_value), x, pi, float(y[self.n_load])

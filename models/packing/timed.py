@@ -34,7 +34,7 @@ Examples
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -50,7 +50,7 @@ from synth.schedule.data import COPY, REDUCE, BaseSchedule
 from synth.schedule.weights import largest_remainder
 
 __all__ = ["TimedSolution", "TimedOptions", "solve_timed", "round_timed", "pack_timed", "layered_columns",
-           "start_columns", "START_COLUMNS", "START_UNITS"]
+           "start_columns", "timed_windows", "START_COLUMNS", "START_UNITS"]
 
 MODEL = "synth.models.packing.timed"
 
@@ -70,6 +70,8 @@ class TimedSolution:
     plink: np.ndarray        # (columns, V): arc ids (TreeSpace), -1 at the root and dead vertices
     routes: np.ndarray       # (columns, 2, V): the route of each arc up (reduce) and of its reverse down (copy)
     x: np.ndarray            # per column weight (G * sum = 1)
+    window: np.ndarray       # (columns, 2): each tree's reduce rounds R_j and offset o (:func:`timed_windows`)
+    mirror: bool             # each column is its tree and the tree in the mirrored window, half each
     iterations: int
     seconds: float
     layered: LayeredSolution
@@ -150,7 +152,9 @@ def start_columns(space, sol, R: int):
 class TimedOptions:
     """How :func:`solve_timed` generates columns.
 
-    ``max_iterations``: LP solves at most.  ``exact``: price by enumerating every labelling
+    ``max_iterations``: LP solves at most.  ``overlap``: trees in the windows of :func:`timed_windows` where every
+    arc is one link (False, and on networks with switches: every tree in all ``2R`` rounds, reduce then copy).
+    ``exact``: price by enumerating every labelling
     (:func:`~synth.models.packing.tree_pricing.exact_price`, tiny graphs only); the value is then the LP
     optimum over the whole class.  ``smooth``: weights of the best duals so far in further pricing
     points (Wentges smoothing; empty: the current duals only).  ``purge``: columns with weight 0 in that
@@ -161,6 +165,7 @@ class TimedOptions:
     """
 
     max_iterations: int = 400
+    overlap: bool = True
     exact: bool = False
     smooth: tuple = (0.5,)
     purge: int = 4
@@ -188,6 +193,7 @@ def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: Layere
     G = 1 if group is None else group.order
     space = TreeSpace.build(t, group, R)
     lp = MasterLP(space, G, options.method or ("simplex" if options.exact else "ipm"))
+    windows = timed_windows(H, R, lp.mirror) if options.overlap and needs_routes(t) is None else ((R, 0),)
     for k, L, pl, routes in start_columns(space, layered, R):
         lp.add(k, L, pl, routes)
     if not set(range(data.n_roots)) <= set(lp.root):     # trees left out: every owner starts from a priced tree
@@ -196,11 +202,33 @@ def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: Layere
                                              start_labels(space, data.roots))
         for i in range(owner.size):
             lp.add(owner[i], L[i], plink[i], _routes(up, down, L, plink)[i])
-    pricer = _Pricer(space, data.roots, G, options)
+    pricer = _Pricer(space, data.roots, G, options, windows)
     vol = volume_bound(t)
     status, obj, x, it = _generate(lp, pricer, (cpu0, time_limit), progress, vol)
     return TimedSolution(space, data.roots, group, status, obj, vol, np.asarray(lp.root), np.array(lp.labels),
-                         np.array(lp.plink), np.array(lp.routes), x, it, time.monotonic() - t0, layered)
+                         np.array(lp.plink), np.array(lp.routes), x, np.array(lp.window, dtype=np.int64).reshape(-1, 2),
+                         lp.mirror, it, time.monotonic() - t0, layered)
+
+
+def timed_windows(H: int, R: int, mirror: bool) -> tuple:
+    """The windows ``(R_j, o)`` trees take in the ``2R`` rounds: ``R_j`` reduce rounds in rounds
+    ``o + 1 .. o + R_j`` and their copies in ``o + R_j + 1 .. o + 2 R_j``, for ``R_j`` in ``H``, the middle and
+    ``R``, early (``o = 0``) and late (``o = 2 (R - R_j)``).  A tree of a short window reduces and copies while
+    trees of other windows still reduce, so the vertices' sends and receives need not all fall in two
+    phases (the phase bound of :mod:`synth.models.packing.phase_bound` binds trees of the one window
+    ``(R, 0)`` only).  Windows with the same centre ``o + R_j`` hold the same trees (the smaller one's with
+    labels shifted), so there is one per centre: the largest.  ``mirror``: the early ones (the master pairs
+    each with its mirror image, the late one).
+
+    >>> timed_windows(8, 12, False)
+    ((8, 0), (8, 8), (10, 0), (10, 4), (12, 0))
+    >>> timed_windows(8, 12, True), timed_windows(8, 8, True)
+    (((8, 0), (10, 0), (12, 0)), ((8, 0),))
+    """
+    out = []
+    for Rj in sorted({H, (H + R) // 2, R}):
+        out += [(Rj, o) for o in sorted({0, 2 * (R - Rj)}) if not mirror or o == 0]
+    return tuple(out)
 
 
 def _generate(lp, pricer, budget, progress, vol):
@@ -208,10 +236,18 @@ def _generate(lp, pricer, budget, progress, vol):
     ``budget`` is ``(process time at the start, CPU seconds)``."""
     options, (cpu0, time_limit) = pricer.options, budget
     status, best, stall, it, vertex = "", np.inf, 0, 0, False
+    seconds = max(VERTEX_SECONDS, VERTEX_SHARE * time_limit)       # a crossover's wall seconds at most
     while True:
-        if options.purge and it:
-            lp.purge(options.purge)
-        obj, x, pi, mu = lp.solve(vertex)
+        # a master solve after the first ends at the time limit (wall seconds: at least the CPU seconds left)
+        left = max(time_limit - (time.process_time() - cpu0), 1.0)
+        done = lp.solve(vertex, seconds if vertex else left if it else None)
+        if done is None:            # the last solution's weights stand, the columns added since at 0
+            why = (f"the heuristic pricing found no improving tree at the interior duals, and the crossover to a "
+                   f"vertex passed {seconds:g} s" if vertex else
+                   f"a master solve reached the time limit ({time_limit:g} CPU s)")
+            return (f"column generation stopped: {why}, so the last interior solution's weights are rounded",
+                    obj, np.r_[x, np.zeros(lp.n_columns - x.size)], it)
+        obj, x, pi, mu = done
         it += 1
         if obj < best * (1 - 1e-6):
             best, stall = obj, 0
@@ -224,6 +260,8 @@ def _generate(lp, pricer, budget, progress, vol):
         if time.process_time() - cpu0 > time_limit:
             status = f"column generation stopped at the time limit ({time_limit:g} CPU s)"
             break
+        if options.purge:
+            x = x[lp.purge(options.purge)]
         added = pricer.add_columns(lp, x, pi, mu, obj, it)
         progress(f"timed LP, R = {lp.space.R}, iteration {it}: {100 * vol / obj:.2f} % of the volume bound, "
                  f"{lp.n_columns} columns, {added} added")
@@ -236,7 +274,6 @@ def _generate(lp, pricer, budget, progress, vol):
             break
         vertex = False
     if not vertex:                  # the weights of a vertex: fewer trees to round
-        seconds = max(VERTEX_SECONDS, VERTEX_SHARE * time_limit)
         done = lp.solve(vertex=True, seconds=seconds)
         if done is None:
             status += (f"; the crossover to a vertex passed {seconds:g} s, so the last interior solution's "
@@ -248,40 +285,58 @@ def _generate(lp, pricer, budget, progress, vol):
 
 class _Pricer:
     """The pricing of :func:`solve_timed`: exact, or heuristic from warm and fixed starts with smoothing and
-    kicks (:class:`TimedOptions`); keeps the best duals seen (the smoothing's centre)."""
+    kicks (:class:`TimedOptions`), in every window (:func:`timed_windows`); keeps the best duals seen (the
+    smoothing's centre)."""
 
-    def __init__(self, space, roots, G, options):
+    def __init__(self, space, roots, G, options, windows=None):
         self.space, self.roots, self.G, self.options = space, roots, G, options
-        self.starts = start_labels(space, roots)
+        self.windows = ((space.R, 0),) if windows is None else tuple(windows)
+        self.spaces = {Rj: space if Rj == space.R else replace(space, R=Rj) for Rj, _o in self.windows}
+        self.starts = {Rj: start_labels(sp, roots) for Rj, sp in self.spaces.items()}
         self.center, self.center_value = None, -np.inf
+
+    def _window(self, lp, x, w, points):
+        """Price window ``w`` at every point of ``points`` (duals; the first the current ones): the rows
+        ``(owner, L, plink, routes)``, their costs at the current duals, and each point's least tree cost."""
+        (Rj, o), space, roots = w, self.spaces[w[0]], self.roots
+        C, up, down = arc_prices(space, points[0][o:o + 2 * Rj])
+        if self.options.exact:
+            owner = np.arange(roots.size)
+            L, plink, cost = (np.array(z) for z in zip(*[exact_price(space, C, int(r)) for r in roots.tolist()]))
+            return (owner, L, plink, _routes(up, down, L, plink)), cost, [cost.min()]
+        warm = _warm_labels(lp, x, roots.size, self.starts[Rj], w)
+        found = [_price_rows(space, arc_prices(space, q[o:o + 2 * Rj])[0], roots, warm, self.starts[Rj])
+                 for q in points]
+        owner, L, plink = (np.concatenate([f[i] for f in found]) for i in range(3))
+        return (owner, L, plink, _routes(up, down, L, plink)), _tree_costs(C, L, plink), [f[3].min() for f in found]
 
     def add_columns(self, lp, x, pi, mu, obj, it) -> int:
         """Price at the duals ``pi`` (and ``mu``, the convexity row's) and add the improving trees: how many."""
         space, roots, G, options = self.space, self.roots, self.G, self.options
-        n_roots = roots.size
+        # the current duals and points between them and the best duals so far (Wentges smoothing): the trees
+        # found at every point that improve at the current duals become columns
+        points = [pi] + ([] if self.center is None or options.exact else
+                         [a * self.center + (1 - a) * pi for a in options.smooth])
+        rows, costs, windows, least = [], [], [], np.full(len(points), np.inf)
+        for w in self.windows:
+            found, cost, mins = self._window(lp, x, w, points)
+            rows.append(found)
+            costs.append(cost)
+            windows.append(np.tile(w, (cost.size, 1)))
+            least = np.minimum(least, mins)
+        for q, value in zip(points, least):
+            if value / G > self.center_value:
+                self.center_value, self.center = value / G, q
+        rows = tuple(np.concatenate([r[i] for r in rows]) for i in range(4))
+        warm = _warm_labels(lp, x, roots.size, self.starts[space.R], (space.R, 0))     # before columns are added
+        added = _add_improving(lp, rows, np.concatenate(costs) - G * mu, obj, np.concatenate(windows))
         C, up, down = arc_prices(space, pi)
-        warm = _warm_labels(lp, x, n_roots, self.starts)
-        if options.exact:
-            owner = np.arange(n_roots)
-            L, plink, cost = (np.array(z) for z in zip(*[exact_price(space, C, int(r)) for r in roots.tolist()]))
-            red = cost - G * mu
-        else:
-            # the current duals and points between them and the best duals so far (Wentges smoothing): the
-            # trees found at every point that improve at the current duals become columns
-            points = [pi] + ([] if self.center is None else [a * self.center + (1 - a) * pi for a in options.smooth])
-            found = [_price_rows(space, arc_prices(space, q)[0], roots, warm, self.starts) for q in points]
-            for q, f in zip(points, found):
-                if f[3].min() / G > self.center_value:
-                    self.center_value, self.center = f[3].min() / G, q
-            owner, L, plink = (np.concatenate([f[i] for f in found]) for i in range(3))
-            red = _tree_costs(C, L, plink) - G * mu
-        added = _add_improving(lp, (owner, L, plink, _routes(up, down, L, plink)), red, obj)
         rng = np.random.default_rng(it)
         for _ in range(0 if options.exact or added else options.kicks):
             # nothing found: start again from labellings that are good for randomly perturbed prices
             noisy = C * rng.lognormal(0.0, 0.5, C.shape)
-            kicked = _price_rows(space, noisy, roots, warm, self.starts)[1]
-            owner, L, plink, cost = _price_rows(space, C, roots, kicked[:n_roots], kicked[n_roots:])
+            kicked = _price_rows(space, noisy, roots, warm, self.starts[space.R])[1]
+            owner, L, plink, cost = _price_rows(space, C, roots, kicked[:roots.size], kicked[roots.size:])
             added = _add_improving(lp, (owner, L, plink, _routes(up, down, L, plink)), cost - G * mu, obj)
             if added:
                 break
@@ -296,24 +351,36 @@ def _routes(up, down, L, plink):
     return np.stack([np.where(has, up[a, lab], -1), np.where(has, down[a, lab], -1)], axis=1)
 
 
-def _add_improving(lp, rows, red, obj) -> int:
-    """Add the trees ``rows`` (``owner, L, plink, routes``) of negative reduced cost ``red`` (below
-    ``lp.tolerance`` of ``obj``) to ``lp``, best first; how many were new."""
+#: trees an owner gets at most per pricing, the cheapest (one window, two pricing points and four labellings
+#: from each give eight)
+PER_OWNER = 8
+
+
+def _add_improving(lp, rows, red, obj, windows=None) -> int:
+    """Add the trees ``rows`` (``owner, L, plink, routes``; ``windows``: each one's, None: ``(R, 0)``) of
+    negative reduced cost ``red`` (below ``lp.tolerance`` of ``obj``) to ``lp``, best first and at most
+    :data:`PER_OWNER` per owner; how many were new."""
     owner, L, plink, routes = rows
-    added = 0
+    added, per = 0, {}
     for i in np.argsort(red, kind="stable").tolist():
         if red[i] >= -lp.tolerance * max(obj, 1e-12):
             break
-        added += lp.add(owner[i], L[i], plink[i], routes[i])
+        k = int(owner[i])
+        if per.get(k, 0) >= PER_OWNER:
+            continue
+        new = lp.add(owner[i], L[i], plink[i], routes[i], None if windows is None else tuple(windows[i]))
+        per[k] = per.get(k, 0) + new
+        added += new
     return added
 
 
-def _warm_labels(lp, x, n_roots, starts):
-    """Every owner's heaviest column's labels (its first start where it has none)."""
+def _warm_labels(lp, x, n_roots, starts, window):
+    """Every owner's heaviest column's labels in ``window`` (its first start where it has none)."""
     col_root = np.asarray(lp.root)
+    here = np.array([w == window for w in lp.window], dtype=bool)
     warm = []
     for k in range(n_roots):
-        mine = np.flatnonzero(col_root == k)
+        mine = np.flatnonzero((col_root == k) & here)
         warm.append(lp.labels[mine[int(np.argmax(x[mine]))]] if mine.size else starts[k])
     return np.array(warm)
 
@@ -333,24 +400,37 @@ def _tree_costs(C, L, plink):
 
 def round_timed(sol: TimedSolution, units: int = 1024) -> BaseSchedule:
     """The integer schedule: ``units`` per owner on average spread over the columns by largest remainders;
-    each column with a unit is one component (empty rounds removed)."""
+    each column with a unit is one component in its window, or where the columns are pairs
+    (``sol.mirror``) two components, in its window and the mirrored one, unless its window is centred
+    (empty rounds removed)."""
     sp, R = sol.space, sol.R
     n = largest_remainder(sol.x, units * sol.roots.size)
     keep = np.flatnonzero(n > 0)
+    placed = []                                     # (column, offset, weight) per component
+    pairs = sol.mirror and bool(np.any(sol.window[keep, 1] != R - sol.window[keep, 0]))
+    for j in keep.tolist():
+        Rj, o = (int(z) for z in sol.window[j])
+        mirror = 2 * (R - Rj) - o
+        if not pairs or mirror == o:
+            placed.append((j, o, int(n[j]) * (2 if pairs else 1)))
+        else:
+            placed += [(j, o, int(n[j])), (j, mirror, int(n[j]))]
     rows = [[] for _ in range(6)]
-    for c, j in enumerate(keep.tolist()):
-        L, pl, (up, down) = sol.labels[j], sol.plink[j], sol.routes[j]
+    for c, (j, o, _w) in enumerate(placed):
+        L, pl, (up, down), Rj = sol.labels[j], sol.plink[j], sol.routes[j], int(sol.window[j, 0])
         v = np.flatnonzero(pl >= 0)
         u = sp.arc_dst[pl[v]]
-        for part, new in zip(rows, (np.full(2 * v.size, c), np.r_[L[v], 2 * R + 1 - L[v]], np.r_[v, u], np.r_[u, v],
+        for part, new in zip(rows, (np.full(2 * v.size, c), np.r_[L[v], 2 * Rj + 1 - L[v]] + o, np.r_[v, u], np.r_[u, v],
                                     np.r_[np.full(v.size, REDUCE), np.full(v.size, COPY)],
                                     sp.route_links[np.r_[up[v], down[v]]])):
             part.append(new)
     comp, rnd, src, dst, op, links = (np.concatenate(p) for p in rows)
     used, rnd = np.unique(rnd, return_inverse=True)
-    labels = tuple(f"timed tree of owner {int(sol.roots[sol.root[j]])}, column {j}, {int(n[j])} units"
-                   for j in keep.tolist())
-    return packed_base(sp.topology, int(used.size), (comp, rnd + 1, src, dst, op, links), n[keep], labels)
+    weights = np.array([w for _j, _o, w in placed], dtype=np.int64)
+    labels = tuple(f"timed tree of owner {int(sol.roots[sol.root[j]])}, column {j}, {w} units"
+                   + (f", rounds {o + 1}..{o + 2 * int(sol.window[j, 0])}" if int(sol.window[j, 0]) != R else "")
+                   for j, o, w in placed)
+    return packed_base(sp.topology, int(used.size), (comp, rnd + 1, src, dst, op, links), weights, labels)
 
 
 def pack_timed(sol: TimedSolution, units: int = 1024) -> Packed:

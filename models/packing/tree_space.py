@@ -28,6 +28,7 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -65,7 +66,7 @@ class TreeSpace:
     def n_arcs(self) -> int:
         return int(self.arc_dst.size)
 
-    @property
+    @cached_property
     def rev(self) -> np.ndarray:
         """The reverse link of every link (the topology's links come in pairs)."""
         t = self.topology

@@ -305,9 +305,10 @@ def _share_note(topology, collective) -> list:
     b = phase_share_bound(topology)
     if b >= 1:
         return []
-    return [f"no tree schedule that reduces then copies (layered or timed) passes {100 * b:.2f} % of the volume "
-            "bound here: every vertex sends each chunk once, so the vertices of low degree would have to own more "
-            "than the whole vector (docs/failures.md section 8)"]
+    return [f"no tree schedule whose every tree reduces in one phase and copies in the next (the layered trees) "
+            f"passes {100 * b:.2f} % of the volume bound here: every vertex sends each chunk once, so the vertices of "
+            "low degree would have to own more than the whole vector; the timed trees' windows let the phases "
+            "overlap (docs/failures.md section 8)"]
 
 
 def timed_rounds(H, depth, per_round, least=0):

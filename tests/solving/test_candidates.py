@@ -101,8 +101,9 @@ def test_the_pick_on_a_damaged_4x4_is_the_fastest_candidate_by_the_model(monkeyp
     assert {"ring", "layered", "depth K=2"} <= set(times) and any(n.startswith("timed R=") for n in times)
     assert any(n.startswith(f"size {nbytes // MiB}MiB: modeled times of the candidates") for n in result.notes)
     skipped = {b.candidate.name for b in built if b.result is None}
-    # 16 rounds at 1 us each plus the bandwidth bound already exceed the layered schedule's time at 1 MiB
-    assert ("timed R=8" in skipped) == (nbytes == MiB)
+    # 16 rounds at 1 us each plus the bandwidth bound already exceed the layered schedule's time at 1 MiB (at
+    # 64 MiB only where a timed candidate of fewer rounds is within 16 us of the bound: _check_pick checks why)
+    assert "timed R=8" in skipped or nbytes != MiB
 
 
 def test_a_failed_chip_on_6x6_and_a_mesh_get_their_candidates(monkeypatch):

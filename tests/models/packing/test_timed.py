@@ -1,6 +1,7 @@
 """Timed trees: valid columns, never worse than layered, brute force on tiny graphs, a knocked-out constraint."""
 
 import itertools
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ from synth.errors import ScheduleError
 from synth.models.packing.tree_pricing import best_parents, exact_price, price, start_labels
 from synth.models.packing.tree_space import TreeSpace, arc_costs
 from synth.models.packing.master import MasterLP, mirrored, rows_per_round
-from synth.models.packing.timed import TimedOptions, pack_timed, round_timed, solve_timed
+from synth.models.packing.timed import TimedOptions, pack_timed, round_timed, solve_timed, timed_windows
 from synth.solving.packing import certify_packed
 from synth.symmetry.spec import default_group
 from synth.topology.base import Topology
@@ -32,14 +33,15 @@ def torus4():
 def test_every_column_is_a_timed_tree_and_the_schedule_checks(torus4):
     d, sol = torus4
     V = d.n_vertices
-    for k, L, pl in zip(sol.root, sol.labels, sol.plink):
+    assert {tuple(w) for w in sol.window.tolist()} > {(sol.R, 0)}     # trees in windows (overlap) were priced
+    for k, L, pl, (Rj, o) in zip(sol.root, sol.labels, sol.plink, sol.window):
         r = int(sol.roots[k])
-        assert L[r] == sol.R + 1 and pl[r] == -1
+        assert L[r] == Rj + 1 and pl[r] == -1 and 0 <= o <= sol.R - Rj    # windows up to the centre: pairs
         kids = np.flatnonzero(pl >= 0)
         assert set(kids.tolist()) == set(range(V)) - {r}
         assert np.all(d.link_src[pl[kids]] == kids)
         assert np.all(L[kids] < L[d.link_dst[pl[kids]]])          # labels grow towards the root
-        assert np.all((L[kids] >= 1) & (L[kids] <= sol.R))
+        assert np.all((L[kids] >= 1) & (L[kids] <= Rj))
     cert = certify_packed(pack_timed(sol, units=64))
     report = check_certificate(cert)
     assert report.valid
@@ -47,6 +49,9 @@ def test_every_column_is_a_timed_tree_and_the_schedule_checks(torus4):
     num, _, den = frac.partition("/")
     assert int(num) / int(den) > sol.layered.fraction          # beyond the layered class
     assert int(num) / int(den) <= sol.fraction + 0.02          # rounding costs little, never beats the LP by much
+    # the LP's loads are the schedule's: with fine units it certifies what the LP claims
+    fine = certify_packed(pack_timed(sol, units=8192)).claims["bandwidth_fraction"].partition("/")
+    assert int(fine[0]) / int(fine[2]) == pytest.approx(sol.fraction, abs=0.005)
 
 
 def test_the_timed_lp_is_at_most_the_layered_lp(torus4):
@@ -75,24 +80,28 @@ def all_trees(space, root):
             yield L, pl
 
 
-@pytest.mark.parametrize("shape,links,extra", [("4", ["0-1"], 1), ("5", [], 1), ("3x3", ["0-1"], 0)])
-def test_column_generation_against_every_tree(shape, links, extra):
-    # the master LP over every timed tree (enumerated) is the exact pricing's value; the heuristic's may be above
+@pytest.mark.parametrize("overlap", [False, True])
+@pytest.mark.parametrize("shape,links,extra", [("4", ["0-1"], 1), ("5", [], 1), ("4", ["0-1"], 2), ("3x3", ["0-1"], 0)])
+def test_column_generation_against_every_tree(shape, links, extra, overlap):
+    # the master LP over every timed tree of every window (enumerated) is the exact pricing's value; the
+    # heuristic's may be above
     d = damaged(shape, links=links)
     g = default_group(d)
-    exact = solve_timed(d, g, R=None, options=TimedOptions(exact=True))
+    exact = solve_timed(d, g, R=None, options=TimedOptions(exact=True, overlap=overlap))
     R = exact.R + extra
-    exact = solve_timed(d, g, R=R, options=TimedOptions(exact=True))
-    heur = solve_timed(d, g, R=R)
+    exact = solve_timed(d, g, R=R, options=TimedOptions(exact=True, overlap=overlap))
+    heur = solve_timed(d, g, R=R, options=TimedOptions(overlap=overlap))
     assert exact.status.startswith("optimal")
     assert heur.objective >= exact.objective - 1e-9
     if shape == "3x3":
         return                                           # too many trees to list; exact pricing is the reference
     lp = MasterLP(TreeSpace.build(d, g, R), 1 if g is None else g.order)
-    for k, r in enumerate(exact.roots.tolist()):
-        for L, pl in all_trees(lp.space, r):
-            lp.add(k, L, pl)
-    value = lp.solve()[0]
+    windows = timed_windows(exact.R - extra, R, lp.mirror) if overlap else ((R, 0),)
+    for Rj, o in windows:
+        for k, r in enumerate(exact.roots.tolist()):
+            for L, pl in all_trees(replace(lp.space, R=Rj), r):
+                lp.add(k, L, pl, window=(Rj, o))
+    value = lp.solve(vertex=True)[0]
     assert value == pytest.approx(exact.objective, abs=1e-9)
     assert heur.objective == pytest.approx(value, abs=1e-9)          # the heuristic finds the optimum here
 
@@ -102,8 +111,8 @@ def test_the_heuristic_gap_on_a_3x3_torus_is_reported():
     # point, no purge, no restarts) stopped at 97.06 %; the heuristic as it is now reaches the exact value
     d = damaged("3x3", links=["0-1"])
     g = default_group(d)
-    exact = solve_timed(d, g, R=3, options=TimedOptions(exact=True))
-    heuristic = solve_timed(d, g, R=3)
+    exact = solve_timed(d, g, R=3, options=TimedOptions(exact=True, overlap=False))
+    heuristic = solve_timed(d, g, R=3, options=TimedOptions(overlap=False))
     assert exact.fraction == pytest.approx(0.98396, abs=1e-4)
     assert heuristic.fraction == pytest.approx(exact.fraction, abs=1e-9)
 
@@ -202,6 +211,11 @@ def test_a_crossover_past_its_seconds_rounds_the_interior_solution(monkeypatch):
     assert "the crossover to a vertex passed 1e-09 s" in sol.status
     assert np.count_nonzero(sol.x) > 0 and sol.fraction > 0.5
     certify_packed(pack_timed(sol, units=64))
+    # the crossover after a pricing that found nothing at the interior duals is bounded as well
+    sol = solve_timed(d, default_group(d), R=5, time_limit=30)
+    assert "no improving tree at the interior duals, and the crossover to a vertex passed 1e-09 s" in sol.status
+    assert sol.x.size == sol.labels.shape[0] and sol.fraction > 0.99
+    certify_packed(pack_timed(sol, units=64))
 
 
 def test_a_bounded_solve_counts_only_its_own_run_time(torus4):
@@ -211,8 +225,52 @@ def test_a_bounded_solve_counts_only_its_own_run_time(torus4):
     d, sol = torus4
     lp = MasterLP(sol.space, sol.group.order, "ipm")
     for j in range(sol.x.size):
-        lp.add(sol.root[j], sol.labels[j], sol.plink[j], sol.routes[j])
+        lp.add(sol.root[j], sol.labels[j], sol.plink[j], sol.routes[j], tuple(sol.window[j]))
     for _ in range(10):
         lp.solve()
     done = lp.solve(vertex=True, seconds=lp.h.getRunTime() / 2)
     assert done is not None and done[0] == pytest.approx(sol.objective, rel=1e-6)
+
+
+def test_a_window_column_of_the_mirrored_master_is_its_tree_and_the_mirrored_one(torus4):
+    # off the centre a column of the mirrored master stands for its tree in its window and in the mirrored
+    # window, half each: the master over every rows with both trees as columns has the same value, and the
+    # prices the mirrored master returns price each column as its tree in its own window (every column at
+    # least the share row's dual, the basic ones exactly)
+    d, sol = torus4
+    space, G, R = sol.space, sol.group.order, sol.R
+    full, half = MasterLP(space, G, "simplex", mirror=False), MasterLP(space, G, "simplex")
+    off = 0
+    for j in range(sol.x.size):
+        (Rj, o), args = sol.window[j].tolist(), (sol.root[j], sol.labels[j], sol.plink[j], sol.routes[j])
+        half.add(*args, window=(Rj, o))
+        full.add(*args, window=(Rj, o))
+        off += full.add(*args, window=(Rj, 2 * (R - Rj) - o))
+    assert off > 0
+    (a, _, _, _), (b, x, pi, mu) = full.solve(vertex=True), half.solve(vertex=True)
+    assert b == pytest.approx(a, rel=1e-9)
+    for j in range(sol.x.size):
+        (Rj, o), L, pl = sol.window[j].tolist(), sol.labels[j], sol.plink[j]
+        C = arc_costs(replace(space, R=Rj), pi[o:o + 2 * Rj])
+        cost = sum(C[pl[v], L[v]] for v in np.flatnonzero(pl >= 0))
+        assert cost >= G * mu - 1e-9
+        if x[j] > 1e-9:
+            assert cost == pytest.approx(G * mu, rel=1e-7)
+
+
+def test_a_master_solve_stopped_by_the_time_limit_leaves_the_last_solution(monkeypatch):
+    # a master solve that ends at the time limit (HiGHS returns no optimum) leaves the previous solution's
+    # weights, the columns priced since at 0, and the status says so; the schedule still certifies
+    d = damaged("4x4", links=["0-1"])
+    real, calls = MasterLP.solve, []
+
+    def solve(self, vertex=False, seconds=None):
+        calls.append(seconds)
+        return None if len(calls) == 3 else real(self, vertex, seconds)
+
+    monkeypatch.setattr(MasterLP, "solve", solve)
+    sol = solve_timed(d, default_group(d), R=5, time_limit=30)
+    assert calls[0] is None and all(s is not None for s in calls[1:])       # every solve after the first is bounded
+    assert "a master solve reached the time limit (30 CPU s)" in sol.status and len(calls) == 3
+    assert sol.x.size == sol.labels.shape[0] and np.count_nonzero(sol.x) > 0
+    certify_packed(pack_timed(sol, units=64))
