@@ -77,7 +77,8 @@ def round_on_trees(sol: LayeredSolution, ref: SPReference, units: int = 1024):
     labels = tuple(f"layered tree of owner {int(d.roots[r])}, units {int(u)}..{int(u + w - 1)} of {int(n_root[r])}"
                    for r, u, w in zip(cuts.root.tolist(), cuts.first.tolist(), cuts.weight.tolist()))
     base = trees_base(t, 2 * H, parent, up, down, cuts.weight, labels)
-    images = TreeImages(par0[None], up0[None], down0[None], np.zeros(owner.size, dtype=np.int64), owner, axes)
+    images = TreeImages(par0[None], up0[None], down0[None], np.zeros(owner.size, dtype=np.int64), owner, axes,
+                        (parent, up, down), base)
     return base, images
 
 

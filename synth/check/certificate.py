@@ -54,7 +54,7 @@ from synth.errors import FileFormatError, InvalidScheduleError, ScheduleError, S
 from synth.check import rows_form
 from synth.check.tree_form import tree_count, tree_json, tree_parts, tree_rows
 from synth.check.tree_images import (MAX_IMAGE_ENTRIES, TreeImages, base_trees_json, grid_of, image_count,
-                                     image_trees, read_base_trees)
+                                     image_trees, read_base_trees, tree_parts_of)
 from synth.fileio import LIMITS, printable, read_json, write_atomic
 from synth.symmetry.group import Group
 from synth.symmetry.spec import named_group
@@ -105,7 +105,7 @@ def base_to_json(base: BaseSchedule, compact: bool = True, images: TreeImages | 
     trees, :func:`synth.check.tree_form.tree_parts`, as images of ``images``' base trees where it names one;
     else every component as transmissions)."""
     t = base.topology
-    parts = tree_parts(base) if compact else None
+    parts = (tree_parts_of(base, images) or tree_parts(base)) if compact else None
     imaged = image_trees(t, parts, images) if compact else {}
     rows_of = _compact_rows(base, parts)
     comps = []
@@ -370,7 +370,7 @@ def certificate_lines(cert: Certificate, compact: bool = True):
     import json
 
     base = cert.base
-    parts = tree_parts(base) if compact else None
+    parts = (tree_parts_of(base, cert.tree_images) or tree_parts(base)) if compact else None
     imaged = image_trees(base.topology, parts, cert.tree_images) if compact else {}
     head = certificate_to_json(cert, base=False, images=bool(imaged))
     yield "{\n" + "".join(f'  {json.dumps(k)}: {json.dumps(v, sort_keys=True)},\n' for k, v in head.items())

@@ -231,6 +231,8 @@ class BaseSchedule:
         """Routes of transmissions ``idx`` (all of one length) as a dense ``len(idx) x L`` array."""
         idx = np.asarray(idx)
         L = int(self.route_ptr[idx[0] + 1] - self.route_ptr[idx[0]])   # not route_lengths: a diff of every route
+        if L == 1:
+            return self.route_links[self.route_ptr[idx]][:, None]
         return self.route_links[self.route_ptr[idx][:, None] + np.arange(L)]
 
     def as_schedule(self) -> "Schedule":
