@@ -27,7 +27,10 @@ A component holds a ``tree`` (a parent array with send rounds, :mod:`synth.check
 ``transmissions``, or both (its transmissions are the tree's sends and the rows); :func:`write_certificate`
 writes each component that is a tree as one (``compact=False``: every one as rows), and gzip-compresses a
 file whose name ends in ``.gz``.  Version 1 (rows only, unknown keys ignored) is still read; in version 2
-an unknown key is an error.  Routes are vertex lists along directed links.  Component ``t`` lifted by group
+an unknown key is an error.  Version 3 adds ``base_schedule.trees`` and components whose tree is an
+``image`` of one of them with ``changes`` (:mod:`synth.check.tree_images`); it is written only when a
+certificate carries a :class:`~synth.check.tree_images.TreeImages` hint that a component uses, so every
+other file stays version 2.  Routes are vertex lists along directed links.  Component ``t`` lifted by group
 element ``i`` is chunk ``t*|G| + i``; ``chunking.elements`` input elements per
 node are cut as in :func:`synth.schedule.chunk_elements`.  ``collective`` (absent: an
 allreduce, so every older certificate reads as before) and, for ``reduce-scatter`` and
@@ -52,9 +55,9 @@ import numpy as np
 from synth._version import __version__
 from synth.errors import FileFormatError, InvalidScheduleError, ScheduleError, SynthError, check_instance, check_path
 from synth.check import rows_form
-from synth.check.tree_form import tree_count, tree_json, tree_parts, tree_rows
+from synth.check.tree_form import tree_count, tree_json, tree_parts, tree_parts_of, tree_rows
 from synth.check.tree_images import (MAX_IMAGE_ENTRIES, TreeImages, base_trees_json, grid_of, image_count,
-                                     image_trees, read_base_trees, tree_parts_of)
+                                     image_trees, read_base_trees)
 from synth.fileio import LIMITS, printable, read_json, write_atomic
 from synth.symmetry.group import Group
 from synth.symmetry.spec import named_group

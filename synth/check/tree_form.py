@@ -49,12 +49,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.check.tree_images import expand_image
+from synth.check.tree_images import TreeImages, expand_image
 from synth.errors import FileFormatError, InvalidScheduleError
 from synth.schedule.data import COPY, REDUCE, BaseSchedule
 from synth.topology.failures import failed_step
 
-__all__ = ["TreeParts", "TREE_KEYS", "IMAGE_TREE_KEYS", "tree_parts", "tree_json", "tree_rows", "tree_count", "route_links"]
+__all__ = ["TreeParts", "TREE_KEYS", "IMAGE_TREE_KEYS", "tree_parts", "tree_parts_of", "tree_json", "tree_rows",
+           "tree_count", "route_links"]
 
 TREE_KEYS = ("parent", "up", "down", "up_routes", "down_routes")
 IMAGE_TREE_KEYS = ("image", "changes")   # version 3: the tree as an image of a base tree (synth.check.tree_images)
@@ -162,6 +163,17 @@ def tree_parts(base: BaseSchedule) -> TreeParts:
     ptr = np.searchsorted(comp[routed], chosen, side="left")
     return TreeParts(chosen, parent, rounds[REDUCE], rounds[COPY], in_tree, routed,
                      np.append(ptr, routed.size).astype(np.int64))
+
+
+def tree_parts_of(base, images: TreeImages | None):
+    """The :class:`synth.check.tree_form.TreeParts` of ``base`` when ``images`` holds the trees ``base`` was built
+    from (the same object, kept alive by the hint, so never a look-alike), else None."""
+    if images is None or images.trees is None or images.built is not base:
+        return None
+    parent, up, down = images.trees
+    C = parent.shape[0]
+    return TreeParts(np.arange(C), parent, up, down, np.ones(base.n_transmissions, dtype=bool),
+                     np.zeros(0, dtype=np.int64), np.zeros(C + 1, dtype=np.int64))
 
 
 def _parallel(t) -> bool:

@@ -50,7 +50,7 @@ import numpy as np
 from synth.errors import FileFormatError
 
 __all__ = ["TreeImages", "IMAGE_KEYS", "MAX_IMAGE_ENTRIES", "grid_of", "axes_matrix", "image_maps", "read_base_trees",
-           "expand_image", "image_count", "image_trees", "tree_parts_of", "base_trees_json"]
+           "expand_image", "image_count", "image_trees", "base_trees_json"]
 
 IMAGE_KEYS = ("tree", "shift", "axes")
 BASE_TREE_KEYS = ("parent", "up", "down")
@@ -83,7 +83,8 @@ class TreeImages:
     axes: np.ndarray
     #: optionally, the trees of every component (``C x V`` parent, up and down arrays) and the very base schedule
     #: they were built into (:func:`synth.schedule.forest.trees_base`): the writer then takes them as they are
-    #: for that object only, instead of finding the trees among millions of rows again (:func:`tree_parts_of`)
+    #: for that object only, instead of finding the trees among millions of rows again
+    #: (:func:`synth.check.tree_form.tree_parts_of`)
     trees: tuple | None = None
     built: object = None
 
@@ -228,19 +229,6 @@ def image_trees(topology, parts, images: TreeImages) -> dict:
             out[c] = {"image": {"tree": int(of[i]), "shift": int(shift[i]), "axes": [int(a) for a in axes[i]]},
                       "changes": ch}
     return out
-
-
-def tree_parts_of(base, images: TreeImages | None):
-    """The :class:`synth.check.tree_form.TreeParts` of ``base`` when ``images`` holds the trees ``base`` was built
-    from (the same object, kept alive by the hint, so never a look-alike), else None."""
-    if images is None or images.trees is None or images.built is not base:
-        return None
-    from synth.check.tree_form import TreeParts   # tree_form reads images: it imports this module
-
-    parent, up, down = images.trees
-    C = parent.shape[0]
-    return TreeParts(np.arange(C), parent, up, down, np.ones(base.n_transmissions, dtype=bool),
-                     np.zeros(0, dtype=np.int64), np.zeros(C + 1, dtype=np.int64))
 
 
 def base_trees_json(images: TreeImages) -> list:

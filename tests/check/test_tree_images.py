@@ -31,6 +31,7 @@ def files(tmp_path_factory):
     healthy, out = d / "h.json", d / "r.json"
     assert main(["solve", "--torus", "4x4x4", "--out", str(healthy)]) == 0
     assert main(["repair", str(healthy), "--fail-link", "0-1", "--time-limit", "2", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["version"] == 3   # what every test here reads: tree images
     return healthy, out
 
 
