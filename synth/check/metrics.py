@@ -271,13 +271,16 @@ def _orbit_loads(base: BaseSchedule, group, sizes) -> np.ndarray:
     The elements map a base link of orbit ``O`` onto every link of ``O`` exactly ``|G|/|O|``
     times (orbit-stabilizer).
     """
-    L = base.route_lengths
-    inc_comp, inc_round = np.repeat(base.component, L), np.repeat(base.round, L)
+    if base.route_links.size == base.n_transmissions:   # one link per route: no repeat of millions of rows
+        inc_comp, inc_round = base.component, base.round
+    else:
+        L = base.route_lengths
+        inc_comp, inc_round = np.repeat(base.component, L), np.repeat(base.round, L)
     multiplicity = group.order // group.orbit_sizes.astype(np.int64)  # |stabilizer| of a link of each orbit
     orbit = group.link_orbit[base.route_links]
     index = (inc_round - 1).astype(np.int64) * group.n_link_orbits + orbit
     n_cells = base.n_rounds * group.n_link_orbits
-    weight = sizes[inc_comp, 0] * multiplicity[orbit]
+    weight = sizes[:, 0][inc_comp] * multiplicity[orbit]
     if weight.size and float(sizes[:, 0].max()) * float(multiplicity.max()) * weight.size < 2.0 ** 53:
         # every partial sum is an integer below 2**53, so float64 adds it exactly (bincount: no ufunc.at)
         return np.bincount(index, weights=weight, minlength=n_cells).astype(np.int64).reshape(base.n_rounds, -1)

@@ -243,16 +243,16 @@ class BaseSchedule:
         """
         lengths = self.route_lengths
         span = int(lengths.max()) + 1 if lengths.size else 1
-        head = (self.round.astype(np.int64) * 2 + self.op) * span + lengths
-        if np.all(self.component[1:] >= self.component[:-1]) and (head.size == 0 or head.max() < (1 << 15)):
+        if (self.n_rounds * 2 + 2) * span < (1 << 15) and np.all(self.component[1:] >= self.component[:-1]):
             # rows component by component (synth.schedule.forest.trees_base): a stable radix sort of the head
-            # alone gives the order of the whole key, without sorting millions of 64-bit keys
-            order = np.argsort(head.astype(np.int16), kind="stable")
-            key = head * self.n_components + self.component
+            # (round, op, route length) alone gives the order of the whole key, without sorting 64-bit keys
+            head = (self.round.astype(np.int16) * 2 + self.op) * span + lengths.astype(np.int16)
+            order = np.argsort(head, kind="stable")
+            head = head[order]
         else:
-            key = head * self.n_components + self.component
+            key = ((self.round.astype(np.int64) * 2 + self.op) * span + lengths) * self.n_components + self.component
             order = np.argsort(key, kind="stable")
-        head = key[order] // self.n_components
+            head = key[order] // self.n_components
         cut = np.flatnonzero(np.diff(head) != 0) + 1
         blocks = []
         for part in np.split(order, cut):
