@@ -158,7 +158,7 @@ class MasterLP:
 
     def solve(self, vertex: bool = False, seconds: float | None = None):
         """Solve; returns ``(objective, x, pi (2R, E), mu)`` with ``pi >= 0`` the load rows' prices, or None
-        when HiGHS stopped at ``seconds`` (wall clock; None: no limit) without an optimum.
+        when HiGHS stopped after ``seconds`` of this solve (wall clock; None: no limit) without an optimum.
 
         ``vertex``: under ``"ipm"``, cross over to a vertex (its weights and extreme duals).  A column
         counts as used when its weight is above ``1e-6`` of the largest (an interior point leaves every
@@ -168,7 +168,9 @@ class MasterLP:
         interior = self.method == "ipm" and not vertex
         if self.method == "ipm":
             self.h.setOptionValue("run_crossover", "off" if interior else "on")
-        self.h.setOptionValue("time_limit", highspy.kHighsInf if seconds is None else float(seconds))
+        # HiGHS's time limit counts the run time of every solve of this model so far, not of this one
+        self.h.setOptionValue("time_limit", highspy.kHighsInf if seconds is None else
+                              self.h.getRunTime() + float(seconds))
         self.h.run()
         if seconds is not None and self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             return None

@@ -106,7 +106,7 @@ def candidates(topology, algorithms=None, progress=lambda m: None, notes=None, c
         progress(f"building synth's candidates on {topology.name} (sharing the time limit, {time_limit:g} s)")
         # the size only words the plan's notes: every size is measured below
         req = SolveRequest(topology, size=1 << 20, time_limit=time_limit, progress=progress)
-        for built in build_candidates(req, plan(req), ring=False):   # the Ring is a baseline below
+        for built in build_candidates(req, plan(req), baselines=False):   # listed as baselines below
             if built.result is None:
                 notes.append(f"{built.candidate.name}: {built.why}")
                 continue

@@ -14,7 +14,14 @@ and keeps the fastest:
   left out, with the reason;
 * ``depth K=...``: the depth-bounded packing, ``K = H // 2`` (arcs of up to ``ceil(H / K)`` hops);
 * ``ring``: the Ring baseline on a Hamiltonian cycle (:func:`synth.baselines.build_baseline`), certified
-  as an explicit schedule under the trivial group.
+  as an explicit schedule under the trivial group; on links of unequal bandwidth (GPU servers, TPU slices)
+  the baselines GPU users run instead, each where it applies: ``nccl-ring``, ``nccl-tree`` and
+  ``hierarchical`` (:mod:`synth.baselines.gpu`).
+
+Where switches only forward (GPU servers), the packing model's trees are routed
+(:mod:`synth.models.packing.routed`): the ``routed`` candidate stands for ``layered`` (``2H`` rounds, ``H``
+the compute hops), there is no depth-bounded candidate, and the timed candidates also include the ``R`` a
+solve without ``size`` takes (more rounds where links differ in bandwidth).
 
 A timed candidate is not built when its ``2R`` rounds alone, at ``alpha`` each, plus the certified
 bandwidth bound at ``S`` already take as long as the best candidate built before it (by the cost
@@ -54,13 +61,13 @@ from synth.check import measure_symmetric
 from synth.check.claims import certify
 from synth.errors import OptionError, SynthError
 from synth.schedule.lift import lift, lifted_chunk_elements, lifted_weights
-from synth.solving.packing import certified_fraction, plan_packing, timed_rounds
+from synth.solving.packing import PackingPrep, certified_fraction, plan_packing, timed_rounds
 from synth.solving.request import OPTIONS, Plan, SolveRequest, SolveResult
 from synth.symmetry.residual import trivial_group
 from synth.units import format_size
 
 __all__ = ["Candidate", "SizePrep", "plan_by_size", "build_by_size", "build_candidates", "takes_candidates",
-           "without_size", "RING_MAX_TRANSMISSIONS", "MIN_SHARE", "EXTRA_ROUNDS"]
+           "without_size", "RING_MAX_TRANSMISSIONS", "MIN_SHARE", "EXTRA_ROUNDS", "GPU_BASELINES"]
 
 #: the Ring is certified explicitly: beyond this many transmissions (2 directions x 2(p-1) rounds x p) it is left out
 RING_MAX_TRANSMISSIONS = 2_000_000
@@ -71,7 +78,9 @@ EXTRA_ROUNDS = 4
 #: the plans that are the packing model itself (their network gets no separate ``default`` candidate)
 _PACKING = ("timed-packing", "layered-packing")
 #: the provenance algorithm a candidate kind adds to those of the default and packing plans
-_KIND_ALGORITHM = {"depth": "depth-bounded-packing", "ring": "ring"}
+_KIND_ALGORITHM = {"depth": "depth-bounded-packing"}
+#: the baselines GPU users run, candidates on links of unequal bandwidth where each applies
+GPU_BASELINES = ("nccl-ring", "nccl-tree", "hierarchical")
 
 
 @dataclass(frozen=True)
@@ -123,18 +132,20 @@ def plan_by_size(req, default) -> Plan:
         raise OptionError(f"size on {t.name}: the depth sweep of an equal-sided torus chooses "
                           "(synth.solving.by_size.choose_by_size)")
     packing, group, reason, left_out = None, None, default.reason, []
-    if default.construction in _PACKING:
+    if default.construction in _PACKING and isinstance(default.prepared, PackingPrep):
         packing, group, reason = default, default.group, default.prepared.reason
-    else:
+    else:   # a user graph's packing plan comes wrapped with its refusal: planned here again, as the default's
         try:
-            packing = plan_packing(without_size(req), t, None, f"{t.name}: the packing model", req.time_limit, None)
+            what = default.reason if default.construction in _PACKING else f"{t.name}: the packing model"
+            packing = plan_packing(without_size(req), t, default.group if default.construction in _PACKING else None,
+                                   what, req.time_limit, None)
             group, reason = packing.group, packing.prepared.reason
         except SynthError as exc:
             left_out.append(f"the packing candidates: {exc}")
     cands = []
     if default.construction not in _PACKING:
         cands.append(Candidate("default", "default", None, default.construction, default.solves))
-    cands += _ring(t, left_out)
+    cands += _baselines(t, left_out)
     if packing is not None:
         cands += _packing_candidates(packing, group, left_out)
     if not cands:
@@ -148,7 +159,8 @@ def plan_by_size(req, default) -> Plan:
              + ("modeled time (cost model)" if req.engine == "model" else "simulated time (SimGrid replay)")
              + " is kept", *left_out]
     algorithms = tuple(dict.fromkeys([a for p in (default, packing) if p is not None for a in p.algorithms]
-                                     + [_KIND_ALGORITHM[c.kind] for c in cands if c.kind in _KIND_ALGORITHM]))
+                                     + [_KIND_ALGORITHM.get(c.kind, c.name) for c in cands
+                                        if c.kind in _KIND_ALGORITHM or c.kind == "baseline"]))
     return Plan("by-size", f"{t.name}: no Γ lifts k-hop trees here; {len(cands)} candidates ranked at "
                 f"{format_size(req.size)}", default.group_name if packing is None else packing.group_name,
                 algorithms, build_by_size,
@@ -156,29 +168,50 @@ def plan_by_size(req, default) -> Plan:
                 notes=tuple(notes), prepared=prep)
 
 
-def _ring(t, left_out) -> list:
-    """The Ring candidate, or none (with the reason in ``left_out``) when it is too large to certify here."""
+def _baselines(t, left_out) -> list:
+    """The baseline candidates (module docstring): the Ring, or on links of unequal bandwidth the GPU baselines
+    that apply to ``t``; none (with the reason in ``left_out``) when too large to certify here."""
+    if t.has_bandwidths:
+        from synth.baselines import build_baseline   # the registry loads every baseline: on demand
+
+        out = []
+        for name in GPU_BASELINES:
+            try:
+                b = build_baseline(name, t)
+            except SynthError as exc:
+                left_out.append(f"{name}: {' '.join(str(exc).split())[:160]}")
+                continue
+            n = b.schedule.n_transmissions
+            if n > RING_MAX_TRANSMISSIONS:
+                left_out.append(f"{name}: {n:,} transmissions to certify (more than {RING_MAX_TRANSMISSIONS:,})")
+                continue
+            out.append(Candidate(name, "baseline", None, f"{b.schedule.n_rounds}", False))
+        return out
     p = t.n_compute
     n = 4 * (p - 1) * p
     if n > RING_MAX_TRANSMISSIONS:
         left_out.append(f"ring: {n:,} transmissions to certify (more than {RING_MAX_TRANSMISSIONS:,})")
         return []
-    return [Candidate("ring", "ring", None, f"2(p-1) = {2 * (p - 1)}", False)]
+    return [Candidate("ring", "baseline", None, f"2(p-1) = {2 * (p - 1)}", False)]
 
 
 def _packing_candidates(packing, group, left_out) -> list:
-    """The layered, depth-bounded and timed candidates of the packing plan ``packing`` (module docstring)."""
+    """The layered (routed), depth-bounded and timed candidates of the packing plan ``packing`` (module
+    docstring)."""
     from synth.models.packing.master import rows_per_round   # the models load with the solvers, on demand
 
-    if packing.construction not in _PACKING:   # routed trees: the packing plan as it is
-        return [Candidate(packing.construction, "packing", None, "2H")]
-    H = packing.prepared.data.H
-    per_round = rows_per_round(packing.prepared.topology, group)
-    out = [Candidate("layered", "layered", None, f"2H = {2 * H}")]
+    prep = packing.prepared
+    routed = hasattr(prep.data, "H_up")
+    H = prep.data.H_up if routed else prep.data.H
+    per_round = rows_per_round(prep.topology, group)
+    out = [Candidate("routed" if routed else "layered", "layered", None, f"2H = {2 * H}")]
     K = H // 2
-    if 1 <= K < H:
+    if 1 <= K < H and not routed:
         out.append(Candidate(f"depth K={K}", "depth", K, f"2 x levels = {2 * math.ceil(H / math.ceil(H / K))}"))
-    for R in range(H, H + EXTRA_ROUNDS + 1):
+    rounds = list(range(H, H + EXTRA_ROUNDS + 1))
+    if prep.R is not None and prep.R not in rounds:   # the default's R (more rounds on unequal links)
+        rounds.append(prep.R)
+    for R in rounds:
         if packing.construction != "timed-packing" or timed_rounds(H, R, per_round)[1] is not None:
             left_out.append(f"timed R={R}: its master LP would have {R * per_round:,} load rows, more than the "
                             "packing path takes")
@@ -197,12 +230,12 @@ class Built:
     seconds: float = 0.0   # wall seconds its build took
 
 
-def build_candidates(req, plan, ring=True, skip=None):
+def build_candidates(req, plan, baselines=True, skip=None):
     """Build the candidates of ``plan`` (:func:`plan_by_size`) within the shared time limit, yielding each as built
-    (:class:`Built`); ``ring=False`` leaves the Ring out (``synth compare`` lists it as a baseline); ``skip(cand)``,
+    (:class:`Built`); ``baselines=False`` leaves the baselines out (``synth compare`` lists them itself); ``skip(cand)``,
     if given, is asked before each build and returns why not to build it (or None)."""
     prep = plan.prepared
-    cands = [c for c in prep.candidates if ring or c.kind != "ring"]
+    cands = [c for c in prep.candidates if baselines or c.kind != "baseline"]
     deadline = time.process_time() + req.time_limit   # CPU seconds, as the LPs count them
     for i, cand in enumerate(cands):
         why = skip(cand) if skip is not None else None
@@ -228,21 +261,22 @@ def _build_one(req, prep, cand, share) -> SolveResult:
     """Build and certify one candidate, its solves limited to ``share`` seconds."""
     t = req.topology
     one = without_size(req, time_limit=share)
-    if cand.kind == "ring":
-        # every baseline module loads with the registry: only a solve that builds the Ring waits for them
+    if cand.kind == "baseline":
+        # every baseline module loads with the registry: only a solve that builds a baseline waits for them
         from synth.baselines import build_baseline
 
-        b = build_baseline("ring", t)
+        b = build_baseline(cand.name, t)
         cert = certify(b.schedule.as_base(b.weights), trivial_group(t), req.elements, mode=req.mode,
-                       provenance={"algorithm": "ring", "group": "trivial", "seed": None})
-        return SolveResult(cert, cert.claims["rounds"] // 2, [f"ring: {b.notes}"])
+                       provenance={"algorithm": cand.name, "group": "trivial", "seed": None})
+        return SolveResult(cert, cert.claims["rounds"] // 2, [f"{cand.name}: {b.notes}"])
     if cand.kind == "default":
         return prep.default.build(one, replace(prep.default, time_limit=share))
     if cand.kind == "packing":
         p = replace(prep.packing, prepared=replace(prep.packing.prepared, time_limit=share), time_limit=share)
     elif cand.kind == "layered":
         base = prep.packing
-        p = replace(base, construction="layered-packing", algorithms=("layered-packing",),
+        name = "routed-packing" if base.algorithms[0] == "routed-packing" else "layered-packing"
+        p = replace(base, construction=name, algorithms=(name,),
                     prepared=replace(base.prepared, R=None, time_limit=share), time_limit=share)
     elif cand.kind == "depth":
         p = plan_packing(without_size(req, time_limit=share, depth=cand.depth), t, prep.group, prep.reason, share,

@@ -57,9 +57,10 @@ CONSTRUCTIONS = {
                      "is kept",
     "routed-packing": "the routed LP: trees whose arcs are routes through switches or one-way links",
     "depth-packing": "the depth-bounded LP: trees of depth <= K whose arcs are multi-hop routes",
-    "by-size": "every candidate (the default construction, the layered trees, timed trees of H ... H + 4 reduce "
-               "rounds, the depth-bounded trees, the Ring) built within one shared time limit and timed at the "
-               "message size; the fastest is kept",
+    "by-size": "every candidate (the default construction, the layered or routed trees, timed trees of H ... H + 4 "
+               "reduce rounds, the depth-bounded trees, the Ring, or on links of unequal bandwidth NCCL's rings and "
+               "tree and the hierarchical allreduce) built within one shared time limit and timed at the message "
+               "size; the fastest is kept",
 }
 
 

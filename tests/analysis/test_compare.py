@@ -86,9 +86,9 @@ def test_cli_compare_takes_a_time_limit_and_shows_progress_on_a_terminal(capsys,
     limits = []
     real = compare_module.build_candidates
 
-    def build_candidates(req, plan, ring=True):
+    def build_candidates(req, plan, baselines=True):
         limits.append(req.time_limit)
-        return real(req, plan, ring)
+        return real(req, plan, baselines)
 
     monkeypatch.setattr(compare_module, "build_candidates", build_candidates)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)

@@ -24,6 +24,7 @@ from synth.schedule.chunking import chunk_elements
 from synth.schedule.lift import lift, lifted_weights
 from synth.solving import SolveRequest, plan, run
 from synth.topology.failures import damage, parse_failures
+from synth.topology.gpu import gpu_fabric
 from synth.topology.lattice import grid
 from synth.topology.torus import parse_torus
 
@@ -36,13 +37,23 @@ def _damaged(shape, links=(), nodes=()):
 
 
 def _independent_seconds(cert, nbytes, net=Network()):
-    """The modeled time of a certificate's schedule at ``nbytes``: lifted, executed, measured, costed by hand."""
+    """The modeled time of a certificate's schedule at ``nbytes``: lifted, executed, measured, costed by hand
+    (on links with bandwidths, each round as long as its slowest link: loads summed here link by link)."""
     schedule, weights = lift(cert.base, cert.group), lifted_weights(cert.base, cert.group)
     assert execute(schedule) == []
-    m = measure_explicit(schedule, chunk_elements(weights, nbytes // net.element_bytes))
+    sizes = chunk_elements(weights, nbytes // net.element_bytes)
+    m = measure_explicit(schedule, sizes)
     hops = np.asarray(m.round_hops, dtype=float)
-    loads = np.asarray(m.max_load, dtype=float) * net.element_bytes
-    return m.rounds * net.alpha + net.hop_latency * hops.sum() + loads.sum() / net.bandwidth
+    t = cert.topology
+    if not t.has_bandwidths:
+        loads = np.asarray(m.max_load, dtype=float) * net.element_bytes
+        return m.rounds * net.alpha + net.hop_latency * hops.sum() + loads.sum() / net.bandwidth
+    load = np.zeros((schedule.n_rounds, t.n_links))
+    for b in schedule.blocks:
+        for column in b.links.T:
+            np.add.at(load[b.round - 1], column, np.asarray(sizes, dtype=float)[b.chunk])
+    slowest = (load * net.element_bytes / (t.link_bandwidth * 1e9)).max(axis=1)
+    return m.rounds * net.alpha + net.hop_latency * hops.sum() + slowest.sum()
 
 
 def _volume_floor(cert, nbytes, net=Network()):
@@ -101,6 +112,19 @@ def test_a_failed_chip_on_6x6_and_a_mesh_get_their_candidates(monkeypatch):
     assert [c.name for c in mesh.prepared.candidates][:3] == ["default", "ring", "layered"]
 
 
+@pytest.mark.parametrize("nbytes", [MiB, 64 * MiB])
+def test_the_pick_on_a_gpu_fabric_is_the_fastest_candidate_by_the_model(monkeypatch, nbytes):
+    # two DGX A100 servers: the routed and timed trees over the switches and NCCL's schedules; at 1 MiB few
+    # rounds win, at 64 MiB the bandwidth term
+    fabric = gpu_fabric("dgx-a100", 2)
+    result, built = _solve_recording(monkeypatch, fabric, nbytes, 6.0)
+    times = _check_pick(result, built, nbytes)
+    assert {"nccl-ring", "nccl-tree", "hierarchical", "routed", "timed R=2"} <= set(times)
+    assert not any(b.candidate.name.startswith("depth") for b in built)
+    chosen = result.certificate.provenance["size_choice"]["chosen"]
+    assert chosen == "timed R=2" if nbytes == MiB else chosen.startswith("timed R=")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("nbytes", [MiB, 64 * MiB])
 def test_the_pick_on_8x8_with_a_failed_link_is_the_fastest_candidate_by_the_model(monkeypatch, nbytes):
@@ -138,7 +162,7 @@ def test_the_candidates_share_the_time_limit(monkeypatch):
 def test_the_ring_candidate_is_certified_and_checks():
     req = SolveRequest(_damaged("4x4", nodes=["5"]), size=MiB, time_limit=5.0)
     p = plan(req)
-    ring = [c for c in p.prepared.candidates if c.kind == "ring"]
+    ring = [c for c in p.prepared.candidates if c.name == "ring"]
     only = replace(p, prepared=replace(p.prepared, candidates=tuple(ring)))
     (built,) = candidates_module.build_candidates(req, only)
     cert = built.result.certificate

@@ -202,3 +202,17 @@ def test_a_crossover_past_its_seconds_rounds_the_interior_solution(monkeypatch):
     assert "the crossover to a vertex passed 1e-09 s" in sol.status
     assert np.count_nonzero(sol.x) > 0 and sol.fraction > 0.5
     certify_packed(pack_timed(sol, units=64))
+
+
+def test_a_bounded_solve_counts_only_its_own_run_time(torus4):
+    # HiGHS's time limit counts the run time of every solve of the model so far: a bound of ``seconds``
+    # must be that much beyond what the earlier solves used, or a long column generation's crossover
+    # stops at once (half of ten solves' time is far more than one crossover of the same LP needs)
+    d, sol = torus4
+    lp = MasterLP(sol.space, sol.group.order, "ipm")
+    for j in range(sol.x.size):
+        lp.add(sol.root[j], sol.labels[j], sol.plink[j], sol.routes[j])
+    for _ in range(10):
+        lp.solve()
+    done = lp.solve(vertex=True, seconds=lp.h.getRunTime() / 2)
+    assert done is not None and done[0] == pytest.approx(sol.objective, rel=1e-6)
