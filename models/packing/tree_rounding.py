@@ -66,7 +66,7 @@ def round_on_trees(sol: LayeredSolution, ref: SPReference, units: int = 1024):
         sl = slice(lo_c, lo_c + _BATCH)
         phi = image_maps(h, owner[sl], axes[sl])
         parent[lo_c + np.arange(phi.shape[0])[:, None], phi] = np.where(par0 >= 0, phi[:, np.maximum(par0, 0)], -1)
-    arc, comp = expand(cuts, d.root[fa], lo[:], hi)                          # free pairs: the LP's parents
+    arc, comp = expand(cuts, d.root[fa], lo, hi)                          # free pairs: the LP's parents
     parent[comp, d.child[fa][arc]] = d.parent[fa][arc]
     dep = np.full((R, V), -1, dtype=np.int64)
     dep[d.root, d.child] = d.depth

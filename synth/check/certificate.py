@@ -53,7 +53,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from synth._version import __version__
-from synth.errors import FileFormatError, InvalidScheduleError, ScheduleError, SynthError, check_instance, check_path
+from synth.errors import FileFormatError, ScheduleError, SynthError, check_instance, check_path
 from synth.check import rows_form
 from synth.check.tree_form import tree_count, tree_json, tree_parts, tree_parts_of, tree_rows
 from synth.check.tree_images import (MAX_IMAGE_ENTRIES, TreeImages, base_trees_json, grid_of, image_count,

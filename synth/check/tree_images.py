@@ -197,7 +197,7 @@ def _changes(changes, V: int) -> np.ndarray:
     if np.any(ch[:, 0] < 0) or np.any(ch[:, 0] >= V) or np.any(np.diff(ch[:, 0]) <= 0):
         raise ValueError("'changes' must name vertices of the network, each once, in increasing order")
     if np.any((ch[:, 1] < -1) | (ch[:, 1] >= V)):
-        raise ValueError(f"a change's parent must be a vertex or -1")
+        raise ValueError("a change's parent must be a vertex or -1")
     return ch
 
 

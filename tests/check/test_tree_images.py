@@ -3,7 +3,6 @@
 Repair writes them (the healthy SP trees with what changed near the failures); every reader takes them, a
 corrupted image is refused (one line, exit 2) or INVALID (exit 1), and the expansion is bounded."""
 
-import copy
 import json
 
 import numpy as np
