@@ -86,6 +86,7 @@ class LayeredSolution:
     seconds: float
     load_dual: np.ndarray | None = None   # (2H, |E|): minus the duals of the load rows (whole LP only)
     method: str = "simplex"               # how HiGHS solved it (the whole LP: simplex, or an interior point)
+    free: np.ndarray | None = None        # the local LP: per arc, whether its pair was free (else fixed by a reference)
 
     @property
     def fraction(self) -> float:

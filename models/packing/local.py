@@ -168,7 +168,8 @@ def solve_local(data: LayeredArcs, ref: Reference, radius: int = 3, time_limit=N
     y_all[fx] = y_fixed
     y_all[fr] = np.maximum(sol.values[y], 0.0)
     vol = volume_bound(t)
-    return LayeredSolution(data, str(sol.status), float(sol.objective), vol, w, y_all, time.monotonic() - t0)
+    return LayeredSolution(data, str(sol.status), float(sol.objective), vol, w, y_all, time.monotonic() - t0,
+                           free=free)
 
 
 def _free_pairs(data, ref, radius, near):
@@ -216,4 +217,5 @@ def _solve_local_free(data, ref, radius, time_limit, threads, near) -> LayeredSo
     y_all[fx] = w_val[data.root[fx]] * f[fx]
     y_all[fr] = np.maximum(sol.values[y], 0.0)
     vol = volume_bound(t)
-    return LayeredSolution(data, str(sol.status), float(sol.objective), vol, w_val, y_all, time.monotonic() - t0)
+    return LayeredSolution(data, str(sol.status), float(sol.objective), vol, w_val, y_all, time.monotonic() - t0,
+                           free=free)

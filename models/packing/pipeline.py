@@ -26,20 +26,24 @@ from synth.errors import SynthError
 from synth.models.packing.layered import solve_layered
 from synth.models.packing.local import solve_local
 from synth.models.packing.result import Packed
+from synth.models.packing.region import SPReference
 from synth.models.packing.rounding import round_schedule
+from synth.models.packing.tree_rounding import round_on_trees
 
 __all__ = ["pack"]
 
 
 def pack(data, units: int = 1024, free_shares: bool = True, time_limit=None, progress=lambda _m: None,
-         reference=None, radius=3) -> Packed:
+         reference=None, radius=3, on_trees: bool = False) -> Packed:
     """Solve the layered LP over the arcs ``data`` (:func:`layered_arcs` of a topology and group) and round it.
 
     Returns the integer schedule, uncertified (:class:`~synth.models.packing.result.Packed`: the solve
     stage certifies it, :func:`synth.solving.packing.certify_packed`).  ``reference``: the parent fractions
     of a healthy schedule (:func:`synth.models.packing.local.reference_fractions`); the LP then changes only
     the pairs within ``radius`` of a failure or no longer served by it
-    (:func:`synth.models.packing.local.solve_local`; ``free_shares`` there too).
+    (:func:`synth.models.packing.local.solve_local`; ``free_shares`` there too).  ``on_trees``, with a
+    :class:`~synth.models.packing.region.SPReference`: rounded onto the healthy trees
+    (:func:`~synth.models.packing.tree_rounding.round_on_trees`), the result carrying the writer's ``tree_images``.
     """
     t0 = time.monotonic()
     progress(f"layered LP: {data.n_arcs:,} parent choices of {data.n_roots} owner(s), {2 * data.H} rounds"
@@ -59,7 +63,11 @@ def pack(data, units: int = 1024, free_shares: bool = True, time_limit=None, pro
             sol = solve_local(data, reference, radius, time_limit=time_limit)
     progress(f"layered LP {sol.status}: {100 * sol.fraction:.1f} % of the volume bound; rounding to "
              f"{units} units per owner")
-    base = round_schedule(sol, units)
+    images = None
+    if on_trees and isinstance(reference, SPReference):
+        base, images = round_on_trees(sol, reference, units)
+    else:
+        base = round_schedule(sol, units)
     claims = {"model": "synth.models.packing", "lp_status": sol.status, "lp_objective": round(sol.objective, 9),
               "lp_fraction_of_volume_bound": round(sol.fraction, 6), "units_per_owner": units,
               "free_shares": free_shares, "lp": "layered" if reference is None else f"layered, local (radius {radius})",
@@ -69,4 +77,4 @@ def pack(data, units: int = 1024, free_shares: bool = True, time_limit=None, pro
                          "and its share of the volume bound; the schedule's own bandwidth term and bound are "
                          "claims that synth check re-derives"}
     return Packed(base, data.group, claims, "layered-packing", sol.status, sol.fraction, sol, units,
-                  time.monotonic() - t0)
+                  time.monotonic() - t0, images)

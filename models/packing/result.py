@@ -42,3 +42,4 @@ class Packed:
     solution: object
     units: int
     seconds: float
+    tree_images: object = None   # the writer's hint (synth.check.tree_images.TreeImages), when rounded on trees

@@ -27,7 +27,10 @@ A component holds a ``tree`` (a parent array with send rounds, :mod:`synth.check
 ``transmissions``, or both (its transmissions are the tree's sends and the rows); :func:`write_certificate`
 writes each component that is a tree as one (``compact=False``: every one as rows), and gzip-compresses a
 file whose name ends in ``.gz``.  Version 1 (rows only, unknown keys ignored) is still read; in version 2
-an unknown key is an error.  Routes are vertex lists along directed links.  Component ``t`` lifted by group
+an unknown key is an error.  Version 3 adds ``base_schedule.trees`` and components whose tree is an
+``image`` of one of them with ``changes`` (:mod:`synth.check.tree_images`); it is written only when a
+certificate carries a :class:`~synth.check.tree_images.TreeImages` hint that a component uses, so every
+other file stays version 2.  Routes are vertex lists along directed links.  Component ``t`` lifted by group
 element ``i`` is chunk ``t*|G| + i``; ``chunking.elements`` input elements per
 node are cut as in :func:`synth.schedule.chunk_elements`.  ``collective`` (absent: an
 allreduce, so every older certificate reads as before) and, for ``reduce-scatter`` and
@@ -50,8 +53,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from synth._version import __version__
-from synth.errors import FileFormatError, InvalidScheduleError, ScheduleError, SynthError, check_instance, check_path
-from synth.check.tree_form import route_links, tree_count, tree_json, tree_parts, tree_rows
+from synth.errors import FileFormatError, ScheduleError, SynthError, check_instance, check_path
+from synth.check import rows_form
+from synth.check.tree_form import tree_count, tree_json, tree_parts, tree_parts_of, tree_rows
+from synth.check.tree_images import (MAX_IMAGE_ENTRIES, TreeImages, base_trees_json, grid_of, image_count,
+                                     image_trees, read_base_trees)
 from synth.fileio import LIMITS, printable, read_json, write_atomic
 from synth.symmetry.group import Group
 from synth.symmetry.spec import named_group
@@ -59,17 +65,19 @@ from synth.topology.spec import build_topology, spec_size
 from synth.schedule import ALLREDUCE, COLLECTIVES, OPS, BaseSchedule
 from synth.topology import check_size
 
-__all__ = ["Certificate", "FORMAT", "VERSION", "VERSIONS", "base_to_json", "base_from_json", "base_shape",
+__all__ = ["Certificate", "FORMAT", "VERSION", "IMAGES_VERSION", "VERSIONS", "base_to_json", "base_from_json", "base_shape",
            "collective_to_json", "collective_from_json",
            "check_declared_size", "read_certificate",
            "write_certificate", "certificate_to_json", "certificate_lines", "dumps"]
 
 FORMAT = "synth-certificate"
 VERSION = 2
-VERSIONS = (1, 2)   # what read_certificate reads: version 1 files (every component as transmissions) still read
+IMAGES_VERSION = 3  # written only when a component is a tree image (synth.check.tree_images); else VERSION
+VERSIONS = (1, 2, 3)   # what read_certificate reads: version 1 files (every component as transmissions) still read
 TOP_KEYS = ("format", "version", "topology", "group", "base_schedule", "chunking", "collective", "chunk_owner",
             "claims", "solver", "provenance")
 BASE_KEYS = ("rounds", "components")
+BASE_KEYS_3 = ("rounds", "trees", "components")
 COMPONENT_KEYS = ("weight", "label", "tree", "transmissions")
 CHUNKING_KEYS = ("elements", "rule")
 
@@ -85,6 +93,9 @@ class Certificate:
     claims: dict = field(default_factory=dict)
     solver: dict = field(default_factory=dict)
     provenance: dict = field(default_factory=dict)
+    #: the writer's hint (:class:`synth.check.tree_images.TreeImages`): the base tree and map each component
+    #: starts from; the file then stores only each tree's differences from its image (version 3)
+    tree_images: TreeImages | None = None
 
 
 def route_vertices(topology, links) -> list:
@@ -92,24 +103,26 @@ def route_vertices(topology, links) -> list:
     return [int(topology.link_src[links[0]])] + topology.link_dst[links].tolist()
 
 
-def base_to_json(base: BaseSchedule, compact: bool = True) -> dict:
+def base_to_json(base: BaseSchedule, compact: bool = True, images: TreeImages | None = None) -> dict:
     """The ``base_schedule`` object of a certificate (``compact``: components in the tree form where they are
-    trees, :func:`synth.check.tree_form.tree_parts`; else every component as transmissions)."""
+    trees, :func:`synth.check.tree_form.tree_parts`, as images of ``images``' base trees where it names one;
+    else every component as transmissions)."""
     t = base.topology
-    parts = tree_parts(base) if compact else None
+    parts = (tree_parts_of(base, images) or tree_parts(base)) if compact else None
+    imaged = image_trees(t, parts, images) if compact else {}
     rows_of = _compact_rows(base, parts)
     comps = []
     for c in range(base.n_components):
         comp = {"weight": int(base.weights[c]), "label": base.labels[c]}
         k = _tree_row(parts, c)
         if k is not None:
-            comp["tree"] = tree_json(base, parts, k)
+            comp["tree"] = imaged[c] if c in imaged else tree_json(base, parts, k)
         rows = [[int(base.round[i]), int(base.src[i]), int(base.dst[i]), OPS[base.op[i]],
                  route_vertices(t, base.route(i))] for i in rows_of[c]]
         if rows or k is None:
             comp["transmissions"] = rows
         comps.append(comp)
-    return {"rounds": int(base.n_rounds), "components": comps}
+    return {"rounds": int(base.n_rounds), **({"trees": base_trees_json(images)} if imaged else {}), "components": comps}
 
 
 def _tree_row(parts, c: int):
@@ -142,7 +155,8 @@ def base_shape(data, version: int = VERSION) -> list:
     if not isinstance(data, dict) or not isinstance(data.get("components"), list) or not data["components"]:
         raise FileFormatError("base_schedule needs a non-empty 'components' list")
     if version >= 2:
-        _known(data, BASE_KEYS, "base_schedule")
+        _known(data, BASE_KEYS_3 if version >= 3 else BASE_KEYS, "base_schedule")
+    base_counts = _base_tree_counts(data["trees"]) if version >= 3 and "trees" in data else []
     rounds = data.get("rounds")
     if not _is_int(rounds) or rounds < 1:
         raise FileFormatError("base_schedule.rounds must be a positive integer")
@@ -158,7 +172,8 @@ def base_shape(data, version: int = VERSION) -> list:
             raise FileFormatError(f"component {c} needs a 'transmissions' list" + (" or a 'tree'" if version >= 2
                                                                                   else ""))
         try:
-            counts.append(len(rows) + (0 if tree is None else tree_count(tree)))
+            counts.append(len(rows) + (0 if tree is None else image_count(tree, base_counts)
+                                       if isinstance(tree, dict) and "image" in tree else tree_count(tree)))
         except ValueError as exc:
             raise FileFormatError(f"component {c}: {exc}") from None
     if rounds > sum(counts):
@@ -167,27 +182,20 @@ def base_shape(data, version: int = VERSION) -> list:
     return counts
 
 
+def _base_tree_counts(trees) -> list:
+    """The sends of each base tree of a version 3 ``trees`` list (structure only: the reader checks the rest)."""
+    if not isinstance(trees, list) or not trees:
+        raise FileFormatError("base_schedule.trees must be a non-empty list of trees")
+    try:
+        return [tree_count(tree) for tree in trees]
+    except ValueError as exc:
+        raise FileFormatError(f"base_schedule.trees: {exc}") from None
+
+
 def _known(data: dict, keys, where: str) -> None:
     unknown = sorted(str(k) for k in set(data) - set(keys))
     if unknown:
         raise FileFormatError(f"{where}: unknown key {printable(unknown[0][:40])!r} (valid: {', '.join(keys)})")
-
-
-def _row(topology, tr):
-    """One transmission ``[round, src, dst, op, route]``, strictly typed; returns (round, src, dst, op, links)."""
-    if not isinstance(tr, list) or len(tr) != 5:
-        raise ValueError("a transmission is [round, src, dst, op, route]")
-    rnd, src, dst, op, route = tr
-    if not (_is_int(rnd) and _is_int(src) and _is_int(dst)):
-        raise ValueError("round, src and dst must be integers")
-    if op not in OPS:
-        raise ValueError(f"op must be one of {', '.join(OPS)}")
-    if not isinstance(route, list) or len(route) < 2 or not all(_is_int(v) for v in route):
-        raise ValueError("route must be a list of at least two integer vertex ids")
-    if route[0] != src or route[-1] != dst:
-        raise ValueError("route does not start at src and end at dst")
-    links = route_links(topology, np.asarray(route, dtype=np.int64))
-    return rnd, src, dst, OPS.index(op), links
 
 
 def base_from_json(topology, data, version: int = VERSION) -> BaseSchedule:
@@ -196,11 +204,12 @@ def base_from_json(topology, data, version: int = VERSION) -> BaseSchedule:
     Types are strict (``1.5``, ``"1"`` and ``true`` are not integers); weights are integers in
     ``1..2**53-1``; ``rounds`` must be the last round that has a transmission (:func:`synth.check.claims.certify`
     writes exactly that), so nothing is allocated for rounds the file does not fill.  Each component's
-    rows are read column by column (:func:`_fast_rows`); a component that is not plainly well formed
+    rows are read column by column (:func:`synth.check.rows_form.fast_rows`); a component that is not plainly well formed
     is read row by row, which names the first bad transmission.  A ``tree`` (version 2) is read by
     :func:`synth.check.tree_form.tree_rows`; its sends come before the component's rows.
     """
     base_shape(data, version)
+    trees = _read_trees(topology, data) if version >= 3 and "trees" in data else None
     parts, weights, labels = [], [], []
     for c, comp in enumerate(data["components"]):
         w = comp.get("weight", 1)
@@ -209,11 +218,11 @@ def base_from_json(topology, data, version: int = VERSION) -> BaseSchedule:
         weights.append(w)
         labels.append(str(comp.get("label", f"component {c}"))[:1000])
         rows = comp.get("transmissions", [])
-        part = _fast_rows(topology, rows)
+        part = rows_form.fast_rows(topology, rows)
         if part is None:
-            part = _slow_rows(topology, c, rows)
+            part = rows_form.slow_rows(topology, c, rows)
         if version >= 2 and "tree" in comp:
-            tree = tree_rows(topology, c, comp["tree"])
+            tree = tree_rows(topology, c, comp["tree"], trees)
             part = tuple(np.concatenate([a, b]) for a, b in zip(tree, part))
         parts.append(part)
     n = np.array([p[0].size for p in parts], dtype=np.int64)
@@ -232,58 +241,28 @@ def base_from_json(topology, data, version: int = VERSION) -> BaseSchedule:
         raise FileFormatError(f"base schedule: {exc}") from None
 
 
-def _slow_rows(topology, c, transmissions) -> tuple:
-    """One component's ``(round, src, dst, op, route lengths, links)`` arrays, row by row, naming the first error."""
-    rows = []
-    for j, tr in enumerate(transmissions):
-        try:
-            rows.append(_row(topology, tr))
-        except InvalidScheduleError as exc:
-            raise InvalidScheduleError(f"component {c}, transmission {j}: {exc}") from None
-        except (TypeError, ValueError) as exc:
-            raise FileFormatError(f"component {c}, transmission {j}: {exc}") from None
-    cols = np.array([r[:4] for r in rows], dtype=np.int64).reshape(-1, 4)
-    links = [np.asarray(r[4], dtype=np.int64) for r in rows]
-    return (*cols.T, np.array([x.size for x in links], dtype=np.int64),
-            np.concatenate(links) if links else np.zeros(0, dtype=np.int64))
+def _read_trees(topology, data):
+    """A version 3 file's base trees, once the expansion they ask for is known to be bounded."""
+    images = sum(1 for comp in data["components"] if isinstance(comp.get("tree"), dict) and "image" in comp["tree"])
+    if images * topology.n_vertices > MAX_IMAGE_ENTRIES:
+        raise FileFormatError(f"{images} tree images of {topology.n_vertices} vertices: more than the "
+                              f"{MAX_IMAGE_ENTRIES:,} entries a certificate may expand to")
+    return read_base_trees(topology, data["trees"])
 
 
-def _ints(values) -> bool:
-    return all(type(v) is int for v in values)   # JSON integers only: no bool, no float
-
-
-def _fast_rows(topology, transmissions):
-    """:func:`_slow_rows` by columns, or None when anything is off (the row-by-row reader then says what)."""
-    import itertools
-
-    if not all(type(tr) is list and len(tr) == 5 for tr in transmissions):
+def _images_hint(topology, data, version: int):
+    """The :class:`TreeImages` a version 3 file was written with (writing it again gives the same bytes)."""
+    if version < 3 or "trees" not in data:
         return None
-    if not transmissions:
-        return (*(np.zeros(0, dtype=np.int64) for _ in range(6)),)
-    rnd, src, dst, op, route = zip(*transmissions)
-    if not (_ints(rnd) and _ints(src) and _ints(dst) and all(type(o) is str and o in OPS for o in op)
-            and all(type(r) is list and len(r) >= 2 for r in route)):
-        return None
-    verts = list(itertools.chain.from_iterable(route))
-    if not _ints(verts):
-        return None
-    lengths = np.fromiter(map(len, route), dtype=np.int64, count=len(route))
-    try:   # a file's integers are below 2**53 (synth.fileio); a dict built in Python may hold any
-        v, rnd = np.array(verts, dtype=np.int64), np.array(rnd, dtype=np.int64)
-        src, dst = np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64)
-    except OverflowError:
-        return None
-    ends = np.cumsum(lengths)
-    if np.any(v[ends - lengths] != src) or np.any(v[ends - 1] != dst):
-        return None
-    step = np.ones(v.size, dtype=bool)
-    step[ends - 1] = False
-    a = np.flatnonzero(step)
-    links = topology.link_ids(v[a], v[a + 1]).astype(np.int64)
-    if np.any(links < 0):
-        return None
-    code = {name: i for i, name in enumerate(OPS)}
-    return rnd, src, dst, np.array([code[o] for o in op], dtype=np.int64), lengths - 1, links
+    trees = read_base_trees(topology, data["trees"])
+    n = len(data["components"])
+    of, shift = np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    axes = np.tile(np.arange(1, grid_of(topology).ndim + 1), (n, 1))
+    for c, comp in enumerate(data["components"]):
+        image = comp.get("tree", {}).get("image")
+        if image is not None:   # already checked by the reader
+            of[c], shift[c], axes[c] = image["tree"], image["shift"], image["axes"]
+    return TreeImages(*trees, of, shift, axes)
 
 
 def collective_to_json(base: BaseSchedule) -> dict:
@@ -309,15 +288,17 @@ def collective_from_json(data: dict, n_components: int):
     return collective, owner
 
 
-def certificate_to_json(cert: Certificate, base: bool = True, compact: bool = True) -> dict:
+def certificate_to_json(cert: Certificate, base: bool = True, compact: bool = True, images: bool = False) -> dict:
     """The certificate as a JSON object (``base=False``: without ``base_schedule``, which
-    :func:`certificate_lines` writes from the arrays; ``compact`` as in :func:`base_to_json`)."""
+    :func:`certificate_lines` writes from the arrays, ``images`` saying whether it holds tree images;
+    ``compact`` as in :func:`base_to_json`)."""
+    body = base_to_json(cert.base, compact, cert.tree_images) if base else None
     out = {
         "format": FORMAT,
-        "version": VERSION,
+        "version": IMAGES_VERSION if images or (body or {}).get("trees") else VERSION,
         "topology": cert.topology.spec,
         "group": cert.group.to_json(),
-        "base_schedule": base_to_json(cert.base, compact) if base else None,
+        "base_schedule": body,
         "chunking": {"elements": int(cert.elements), "rule": "proportional-floor"},
         **collective_to_json(cert.base),
         "claims": cert.claims,
@@ -338,7 +319,7 @@ def dumps(obj: dict) -> str:
     parts = ["{\n"]
     for k, v in head.items():
         parts.append(f'  {json.dumps(k)}: {json.dumps(v, sort_keys=True)},\n')
-    parts.append(f'  "base_schedule": {{"rounds": {base["rounds"]}, "components": [\n')
+    parts.append(_base_head(base["rounds"], base.get("trees")))
     comps = base["components"]
     for ci, comp in enumerate(comps):
         rows = comp.get("transmissions")
@@ -347,6 +328,15 @@ def dumps(obj: dict) -> str:
                                      ci + 1 == len(comps)))
     parts.append("  ]}\n}\n")
     return "".join(parts)
+
+
+def _base_head(rounds: int, trees) -> str:
+    """The ``base_schedule`` object's text up to its components (a version 3 file's base trees, a line each)."""
+    import json
+
+    listed = "" if not trees else ('"trees": [\n' + ",\n".join(f"    {json.dumps(x, separators=(',', ':'))}"
+                                                                 for x in trees) + "],\n  ")
+    return f'  "base_schedule": {{"rounds": {rounds}, {listed}"components": [\n'
 
 
 def _component_text(weight: int, label: str, tree, rows, last: bool) -> str:
@@ -382,11 +372,12 @@ def certificate_lines(cert: Certificate, compact: bool = True):
     """
     import json
 
-    head = certificate_to_json(cert, base=False)
-    yield "{\n" + "".join(f'  {json.dumps(k)}: {json.dumps(v, sort_keys=True)},\n' for k, v in head.items())
     base = cert.base
-    yield f'  "base_schedule": {{"rounds": {int(base.n_rounds)}, "components": [\n'
-    parts = tree_parts(base) if compact else None
+    parts = (tree_parts_of(base, cert.tree_images) or tree_parts(base)) if compact else None
+    imaged = image_trees(base.topology, parts, cert.tree_images) if compact else {}
+    head = certificate_to_json(cert, base=False, images=bool(imaged))
+    yield "{\n" + "".join(f'  {json.dumps(k)}: {json.dumps(v, sort_keys=True)},\n' for k, v in head.items())
+    yield _base_head(int(base.n_rounds), base_trees_json(cert.tree_images) if imaged else None)
     rows_of = _compact_rows(base, parts)
     order = np.concatenate(rows_of) if rows_of else np.zeros(0, dtype=np.int64)
     texts = _row_texts(base, order)
@@ -395,8 +386,9 @@ def certificate_lines(cert: Certificate, compact: bool = True):
         k = _tree_row(parts, c)
         rows = texts[at:at + rows_of[c].size]
         at += rows_of[c].size
-        yield _component_text(int(base.weights[c]), base.labels[c], None if k is None else tree_json(base, parts, k),
-                              rows if rows or k is None else None, c + 1 == base.n_components)
+        tree = None if k is None else imaged[c] if c in imaged else tree_json(base, parts, k)
+        yield _component_text(int(base.weights[c]), base.labels[c], tree, rows if rows or k is None else None,
+                              c + 1 == base.n_components)
     yield "  ]}\n}\n"
 
 
@@ -453,6 +445,7 @@ def read_certificate(path_or_data) -> Certificate:
     except SynthError as exc:
         raise FileFormatError(f"certificate: {exc}") from None
     base = base_from_json(topology, data["base_schedule"], version)
+    hint = _images_hint(topology, data["base_schedule"], version)
     collective, owner = collective_from_json(data, base.n_components)
     if collective != ALLREDUCE:
         try:
@@ -460,7 +453,7 @@ def read_certificate(path_or_data) -> Certificate:
         except ScheduleError as exc:
             raise FileFormatError(f"certificate: {exc}") from None
     return Certificate(topology, group, base, elements, data.get("claims", {}), data.get("solver", {}),
-                       data.get("provenance", {}))
+                       data.get("provenance", {}), hint)
 
 
 def check_declared_size(spec, counts) -> None:

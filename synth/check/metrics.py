@@ -271,13 +271,22 @@ def _orbit_loads(base: BaseSchedule, group, sizes) -> np.ndarray:
     The elements map a base link of orbit ``O`` onto every link of ``O`` exactly ``|G|/|O|``
     times (orbit-stabilizer).
     """
-    L = base.route_lengths
-    inc_comp, inc_round = np.repeat(base.component, L), np.repeat(base.round, L)
+    if base.route_links.size == base.n_transmissions:   # one link per route: no repeat of millions of rows
+        inc_comp, inc_round = base.component, base.round
+    else:
+        L = base.route_lengths
+        inc_comp, inc_round = np.repeat(base.component, L), np.repeat(base.round, L)
     multiplicity = group.order // group.orbit_sizes.astype(np.int64)  # |stabilizer| of a link of each orbit
-    per_orbit = np.zeros((base.n_rounds, group.n_link_orbits), dtype=np.int64)
     orbit = group.link_orbit[base.route_links]
-    np.add.at(per_orbit, (inc_round - 1, orbit), sizes[inc_comp, 0] * multiplicity[orbit])
-    return per_orbit
+    index = (inc_round - 1).astype(np.int64) * group.n_link_orbits + orbit
+    n_cells = base.n_rounds * group.n_link_orbits
+    weight = sizes[:, 0][inc_comp] * multiplicity[orbit]
+    if weight.size and float(sizes[:, 0].max()) * float(multiplicity.max()) * weight.size < 2.0 ** 53:
+        # every partial sum is an integer below 2**53, so float64 adds it exactly (bincount: no ufunc.at)
+        return np.bincount(index, weights=weight, minlength=n_cells).astype(np.int64).reshape(base.n_rounds, -1)
+    per_orbit = np.zeros(n_cells, dtype=np.int64)
+    np.add.at(per_orbit, index, weight)
+    return per_orbit.reshape(base.n_rounds, group.n_link_orbits)
 
 
 def _lifted_round_loads(base: BaseSchedule, group, sizes):
@@ -315,8 +324,7 @@ def measure_symmetric(base: BaseSchedule, group, chunk_sizes) -> Metrics:
     L = base.route_lengths
     comp_total = [sum(row) for row in sizes.tolist()]  # Python ints
     count = np.bincount(base.component, minlength=base.n_components).tolist()
-    links = np.zeros(base.n_components, dtype=np.int64)
-    np.add.at(links, base.component, L)
+    links = np.bincount(base.component, weights=L, minlength=base.n_components).astype(np.int64)   # exact: < 2**53
     vol_abs = sum(a * b for a, b in zip(comp_total, count))
     vol_phys = sum(a * b for a, b in zip(comp_total, links.tolist()))
     max_load = [0] * base.n_rounds

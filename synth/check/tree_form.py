@@ -49,13 +49,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from synth.check.tree_images import TreeImages, expand_image
 from synth.errors import FileFormatError, InvalidScheduleError
 from synth.schedule.data import COPY, REDUCE, BaseSchedule
 from synth.topology.failures import failed_step
 
-__all__ = ["TreeParts", "TREE_KEYS", "tree_parts", "tree_json", "tree_rows", "tree_count", "route_links"]
+__all__ = ["TreeParts", "TREE_KEYS", "IMAGE_TREE_KEYS", "tree_parts", "tree_parts_of", "tree_json", "tree_rows",
+           "tree_count", "route_links"]
 
 TREE_KEYS = ("parent", "up", "down", "up_routes", "down_routes")
+IMAGE_TREE_KEYS = ("image", "changes")   # version 3: the tree as an image of a base tree (synth.check.tree_images)
 _ARRAYS = ("parent", "up", "down")
 
 
@@ -110,14 +113,16 @@ def tree_parts(base: BaseSchedule) -> TreeParts:
     """
     t = base.topology
     V, n = t.n_vertices, base.n_transmissions
-    comp = base.component.astype(np.int64)
-    src, dst, op = base.src.astype(np.int64), base.dst.astype(np.int64), base.op.astype(np.int64)
-    node = np.where(op == REDUCE, src, dst)      # the child end of a would-be tree send
-    par = np.where(op == REDUCE, dst, src)
-    rows = np.flatnonzero(src != dst)
-    key = (comp[rows] * V + node[rows]) * 2 + op[rows]
-    order = np.argsort(key)
-    rows, key = rows[order], key[order]
+    comp, src, dst, op = base.component, base.src, base.dst, base.op   # as stored: no 64-bit copies of millions
+    red = op == REDUCE
+    node = np.where(red, src, dst)      # the child end of a would-be tree send
+    par = np.where(red, dst, src)
+    loop = src == dst
+    rows = np.flatnonzero(~loop) if loop.any() else np.arange(n)
+    key = comp[rows].astype(np.int64) * (2 * V) + node[rows] * 2 + op[rows]
+    if key.size > 1 and not np.all(key[1:] >= key[:-1]):   # rows built tree by tree are in this order already
+        order = np.argsort(key)
+        rows, key = rows[order], key[order]
     lone = np.ones(rows.size, dtype=bool)         # a vertex's only reduce, or only copy received, in its component
     lone[1:] &= key[1:] != key[:-1]
     lone[:-1] &= key[:-1] != key[1:]
@@ -129,8 +134,10 @@ def tree_parts(base: BaseSchedule) -> TreeParts:
     cand, key = rows[keep], key[keep]
     share = np.bincount(comp[cand], minlength=base.n_components)
     chosen = np.flatnonzero(share * 2 >= max(V, 1))
-    cand = cand[np.isin(comp[cand], chosen)]
-    row = np.searchsorted(chosen, comp[cand])
+    row_of = np.full(base.n_components, -1, dtype=np.int64)   # a table, not isin / searchsorted: millions of rows
+    row_of[chosen] = np.arange(chosen.size)
+    cand = cand[row_of[comp[cand]] >= 0]
+    row = row_of[comp[cand]]
     flat = row * V + node[cand]
     parent = np.full(chosen.size * V, -1, dtype=np.int64)
     parent[flat] = row * V + par[cand]
@@ -156,6 +163,17 @@ def tree_parts(base: BaseSchedule) -> TreeParts:
     ptr = np.searchsorted(comp[routed], chosen, side="left")
     return TreeParts(chosen, parent, rounds[REDUCE], rounds[COPY], in_tree, routed,
                      np.append(ptr, routed.size).astype(np.int64))
+
+
+def tree_parts_of(base, images: TreeImages | None):
+    """The :class:`synth.check.tree_form.TreeParts` of ``base`` when ``images`` holds the trees ``base`` was built
+    from (the same object, kept alive by the hint, so never a look-alike), else None."""
+    if images is None or images.trees is None or images.built is not base:
+        return None
+    parent, up, down = images.trees
+    C = parent.shape[0]
+    return TreeParts(np.arange(C), parent, up, down, np.ones(base.n_transmissions, dtype=bool),
+                     np.zeros(0, dtype=np.int64), np.zeros(C + 1, dtype=np.int64))
 
 
 def _parallel(t) -> bool:
@@ -237,10 +255,11 @@ def route_links(topology, verts) -> np.ndarray:
     return links
 
 
-def tree_rows(topology, c: int, tree) -> tuple:
+def tree_rows(topology, c: int, tree, trees=None) -> tuple:
     """The transmissions of component ``c``'s ``tree`` as ``(round, src, dst, op, route lengths, links)``.
 
-    Up sends first (by vertex), then down sends (by vertex).
+    Up sends first (by vertex), then down sends (by vertex).  ``trees``: a version 3 file's base trees
+    (:func:`synth.check.tree_images.read_base_trees`), which a tree given as an ``image`` is expanded from.
 
     Raises
     ------
@@ -250,21 +269,29 @@ def tree_rows(topology, c: int, tree) -> tuple:
         For a send over a failed link or chip (a false schedule).
     """
     try:
-        return _tree_rows(topology, tree)
+        return _tree_rows(topology, tree, trees)
     except InvalidScheduleError as exc:
         raise InvalidScheduleError(f"component {c}, tree: {exc}") from None
     except (TypeError, ValueError) as exc:
         raise FileFormatError(f"component {c}, tree: {exc}") from None
 
 
-def _tree_rows(topology, tree) -> tuple:
+def _tree_rows(topology, tree, trees=None) -> tuple:
     V = topology.n_vertices
     if not isinstance(tree, dict):
         raise ValueError("must be an object")
-    unknown = sorted(set(tree) - set(TREE_KEYS))
+    valid = TREE_KEYS if trees is None else TREE_KEYS + IMAGE_TREE_KEYS
+    unknown = sorted(set(tree) - set(valid))
     if unknown:
-        raise ValueError(f"unknown key {str(unknown[0])[:40]!r} (valid: {', '.join(TREE_KEYS)})")
-    parent, up, down = (_int_array(tree.get(k), k, V) for k in _ARRAYS)
+        raise ValueError(f"unknown key {str(unknown[0])[:40]!r} (valid: {', '.join(valid)})")
+    if "image" in tree:
+        if set(tree) - set(IMAGE_TREE_KEYS):
+            raise ValueError("a tree given as an 'image' holds only 'image' and 'changes'")
+        parent, up, down = expand_image(topology, trees, tree["image"], tree.get("changes", []))
+    elif "changes" in tree:
+        raise ValueError("'changes' belong to a tree given as an 'image'")
+    else:
+        parent, up, down = (_int_array(tree.get(k), k, V) for k in _ARRAYS)
     has = parent >= 0
     if np.any((parent < -1) | (parent >= V)) or np.any(parent == np.arange(V)):
         v = int(np.flatnonzero((parent < -1) | (parent >= V) | (parent == np.arange(V)))[0])

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import sys
+import time
 
 from synth.check.certificate import read_certificate, write_certificate
 from synth.check.claims import file_kind, require_valid
-from synth.cli._common import DEFAULT_TIME_LIMIT, progress, seconds
+from synth.cli._common import DEFAULT_TIME_LIMIT, keep_freed_memory, progress, seconds
 from synth.cli.solve import print_result
 from synth.errors import FileFormatError
 from synth.fileio import check_writable, printable
@@ -23,6 +24,8 @@ def cmd_repair(args) -> int:
 
     Example: ``synth repair sp-8x8.json --fail-link 0.0-0.1 --out repaired.json``
     """
+    started = time.monotonic()
+    keep_freed_memory()
     if args.out is not None:
         check_writable(args.out)
     if file_kind(args.file) == "explicit":
@@ -31,8 +34,16 @@ def cmd_repair(args) -> int:
     require_valid(args.file, "not repaired")   # the repaired certificate's provenance names this file
     cert = read_certificate(args.file)
     failures = parse_failures(cert.topology, args.fail_link, args.fail_node)
-    result = repair(cert, failures, time_limit=args.time_limit, mode=args.mode, progress=progress)
-    if args.out is not None:
+    to_file = args.out is not None and args.out != "-"
+    written = []   # each better schedule replaces the file at once (atomically): the first within seconds
+
+    def keep(c):
+        write_certificate(c, args.out)
+        written.append(c)
+
+    result = repair(cert, failures, time_limit=args.time_limit, mode=args.mode, progress=progress,
+                    on_better=keep if to_file else None, started=started)
+    if args.out is not None and not (written and written[-1] is result.certificate):
         write_certificate(result.certificate, args.out)
     report = check_written(result.certificate, args.out if args.out not in (None, "-") else None)
     for k, v in report.claims.items():

@@ -96,6 +96,12 @@ def check_owners(topology, collective, owner, n_owned: int, what: str = "chunk")
 def _check_routes(topology, src, dst, ptr, links):
     n = src.size
     lengths = np.diff(ptr)
+    if links.size == n and n and links.min() >= 0 and links.max() < topology.n_links and np.all(lengths == 1):
+        # one link per route (millions of rows): its ends are the sender and receiver, nothing else to check
+        bad = np.flatnonzero((topology.link_src[links] != src) | (topology.link_dst[links] != dst))
+        if bad.size:
+            raise ScheduleError(f"transmission {int(bad[0])}: its route does not go from its sender to its receiver")
+        return
     if np.any(lengths < 1):
         raise ScheduleError(f"transmission {int(np.argmax(lengths < 1))} has an empty route")
     if links.size and (links.min() < 0 or links.max() >= topology.n_links):
@@ -167,7 +173,7 @@ class BaseSchedule:
             raise ScheduleError("a transmission names a component that has no weight")
         if n and (self.round.min() < 1 or self.round.max() > self.n_rounds):
             raise ScheduleError(f"rounds must lie in 1..{self.n_rounds}")
-        if n and not np.isin(self.op, (REDUCE, COPY)).all():
+        if n and (self.op.min() < REDUCE or self.op.max() > COPY):   # not isin: millions of rows
             raise ScheduleError("op must be reduce (0) or copy (1)")
         V = self.topology.n_vertices
         if n and (min(self.src.min(), self.dst.min()) < 0 or max(self.src.max(), self.dst.max()) >= V):
@@ -225,6 +231,8 @@ class BaseSchedule:
         """Routes of transmissions ``idx`` (all of one length) as a dense ``len(idx) x L`` array."""
         idx = np.asarray(idx)
         L = int(self.route_ptr[idx[0] + 1] - self.route_ptr[idx[0]])   # not route_lengths: a diff of every route
+        if L == 1:
+            return self.route_links[self.route_ptr[idx]][:, None]
         return self.route_links[self.route_ptr[idx][:, None] + np.arange(L)]
 
     def as_schedule(self) -> "Schedule":
@@ -235,9 +243,16 @@ class BaseSchedule:
         """
         lengths = self.route_lengths
         span = int(lengths.max()) + 1 if lengths.size else 1
-        key = ((self.round.astype(np.int64) * 2 + self.op) * span + lengths) * self.n_components + self.component
-        order = np.argsort(key, kind="stable")
-        head = key[order] // self.n_components
+        if (self.n_rounds * 2 + 2) * span < (1 << 15) and np.all(self.component[1:] >= self.component[:-1]):
+            # rows component by component (synth.schedule.forest.trees_base): a stable radix sort of the head
+            # (round, op, route length) alone gives the order of the whole key, without sorting 64-bit keys
+            head = (self.round.astype(np.int16) * 2 + self.op) * span + lengths.astype(np.int16)
+            order = np.argsort(head, kind="stable")
+            head = head[order]
+        else:
+            key = ((self.round.astype(np.int64) * 2 + self.op) * span + lengths) * self.n_components + self.component
+            order = np.argsort(key, kind="stable")
+            head = key[order] // self.n_components
         cut = np.flatnonzero(np.diff(head) != 0) + 1
         blocks = []
         for part in np.split(order, cut):

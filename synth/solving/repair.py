@@ -23,6 +23,7 @@ Examples
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from synth.errors import SynthError
 from synth.schedule.data import ALLREDUCE
@@ -41,17 +42,20 @@ __all__ = ["repair", "RADII"]
 RADII = (1, 3, 6)
 
 
-def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet):
+def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet, on_better=None, started=None):
     """A certified schedule for ``cert``'s topology with ``failures`` (module docstring).
 
     Returns a :class:`synth.solving.SolveResult`; its notes say how long the first valid schedule took and
-    what each later step reached.
+    what each later step reached, and when.  ``on_better(certificate)`` is called with each certified schedule
+    better than every one before (the CLI writes it, so a file holds the best so far from the first step on),
+    and once more when the class bound is added at the end.  ``started``: the ``time.monotonic()`` the times
+    count from (default: the call).
     """
     # the models load on demand: they pull in the solvers, which the other constructions never need
     from synth.models.packing import layered_arcs, pack, reference_fractions, with_class_bound
     from synth.models.packing.region import SPReference, is_sp_gamma
 
-    t0 = time.monotonic()
+    t0 = time.monotonic() if started is None else started
     healthy = cert.topology
     if isinstance(healthy, Damaged):
         raise SynthError("repair starts from a healthy network's certificate; this one already has failures")
@@ -83,8 +87,8 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet):
         try:
             res = pack(arcs, DEFAULT_UNITS, progress=progress, time_limit=max(left, 1.0) if i else None,
                        reference=reference if kind == "local" else None, radius=radius or 0,
-                       free_shares=n_arcs <= FREE_SHARES_ARCS)
-            c = certify_packed(res, mode=mode, progress=progress)
+                       free_shares=n_arcs <= FREE_SHARES_ARCS, on_trees=closed)
+            c = replace(certify_packed(res, mode=mode, progress=progress), tree_images=res.tree_images)
         except SynthError as exc:
             if i == 0:
                 raise
@@ -92,18 +96,34 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet):
             continue
         frac = certified_fraction(c)
         what = f"{kind} LP" + (f", radius {radius}" if radius else "")
-        if i == 0:
-            notes.append(f"first valid schedule in {time.monotonic() - t0:.1f} s ({what}): "
-                         f"{100 * float(frac):.2f} % of the certified bound")
-        else:
-            notes.append(f"{what}: {100 * float(frac):.2f} % of the certified bound at {time.monotonic() - t0:.1f} s")
+        note = (f"first valid schedule in {time.monotonic() - t0:.1f} s ({what}): " if i == 0 else f"{what}: ") + \
+            f"{100 * float(frac):.2f} % of the certified bound" + (f" at {time.monotonic() - t0:.1f} s" if i else "")
         if best is None or frac > certified_fraction(best):
-            best, best_sol = c, res.solution
+            best, best_sol = _stamped(c, cert, t0), res.solution
+            note += _handed(on_better, best, t0)
+        notes.append(note)
     left = time_limit - (time.monotonic() - t0)
     if left > 0:   # the bound of the layered class, once, for the schedule kept (docs/bounds.md section 5)
-        best = with_class_bound(best, best_sol, progress, left)
-    best.provenance.update({"algorithm": "repair", "repaired_from": cert.provenance.get("algorithm"),
-                            "seconds": round(time.monotonic() - t0, 3)})
+        bounded = with_class_bound(best, best_sol, progress, left)
+        if bounded is not best:
+            best = _stamped(bounded, cert, t0)
+            if on_better is not None:
+                notes.append("the class bound added" + _handed(on_better, best, t0))
     notes.append(f"kept {100 * float(certified_fraction(best)):.2f} % of the certified bound")
     notes.append(class_bound_note(best) if left > 0 else "no class bound: no time left for the whole layered LP")
     return SolveResult(best, int(best.base.n_rounds) // 2, notes)
+
+
+def _stamped(c, healthy_cert, t0):
+    """``c`` with the repair's provenance (a copy: the dict is not shared with the certificate it came from)."""
+    return replace(c, provenance={**c.provenance, "algorithm": "repair",
+                                  "repaired_from": healthy_cert.provenance.get("algorithm"),
+                                  "seconds": round(time.monotonic() - t0, 3)})
+
+
+def _handed(on_better, c, t0) -> str:
+    """Give ``c`` to ``on_better`` (if any) and say when it had it."""
+    if on_better is None:
+        return ""
+    on_better(c)
+    return f"; written at {time.monotonic() - t0:.1f} s"

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import synth.check.certificate as C
+from synth.check import rows_form
 from synth.check.certificate import (Certificate, base_from_json, certificate_lines, certificate_to_json, dumps,
                                      read_certificate)
 from synth.errors import FileFormatError
@@ -37,11 +38,11 @@ def multi_hop():
 
 
 def row_by_row(topology, data):
-    saved, C._fast_rows = C._fast_rows, lambda *_: None
+    saved, rows_form.fast_rows = rows_form.fast_rows, lambda *_: None
     try:
         return base_from_json(topology, data)
     finally:
-        C._fast_rows = saved
+        rows_form.fast_rows = saved
 
 
 @pytest.mark.parametrize("which", ["packed", "multi_hop"])
