@@ -1,7 +1,8 @@
 """How far tree schedules with a reduce phase then a copy phase can go: the owners' shares bound them.
 
-In every packing class here (layered, timed, local timed trees) an owner's chunk is reduced up a tree
-in rounds ``1..R`` and copied down it in rounds ``R + 1..2R``, and every vertex ``v`` other than the
+In the layered and local timed classes, and for timed trees of the one window ``(R, 0)``, an owner's
+chunk is reduced up a tree in rounds ``1..R`` and copied down it in rounds ``R + 1..2R``, and every vertex
+``v`` other than the
 owner sends the chunk exactly once in the reduce phase and receives it exactly once in the copy phase.
 So with shares ``w`` (``sum w = 1``) the reduce phase takes at least ``(1 - w_v) / deg(v)`` per element
 (``v``'s sends over its ``deg(v)`` out-links; the bandwidth term is a sum of per-round maxima, at least
@@ -9,7 +10,9 @@ the busiest link's total) and the copy phase as much: the bandwidth term per ele
 ``2 T`` with ``T`` the least value for which shares ``w_v >= 1 - T deg(v)`` summing to at most one exist.
 A chip that lost a link must own about a quarter of the vector (on a 2-D torus) for the schedule to
 reach the volume bound, and eight of them cannot all do so: on a 16x16 torus with four scattered
-failed links no such schedule passes 86.05 % of the volume bound (:func:`phase_share_bound`).
+failed links no such schedule passes 86.05 % of the volume bound (:func:`phase_share_bound`).  Timed
+trees in shorter windows (:func:`synth.models.packing.timed.timed_windows`) reduce and copy while others
+still reduce, so the bound does not apply to them.
 
 Examples
 --------
