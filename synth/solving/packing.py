@@ -256,8 +256,10 @@ def _pack_layered(req, prep, free, reference):
     """The layered LP's schedule (the local LP when ``reference`` is given), uncertified."""
     from synth.models.packing import pack   # solvers, on demand
 
+    # the local LP's units follow the healthy trees where it kept their parents: each component is then a
+    # healthy tree with a few changes, which the certificate stores as such (version 3)
     return pack(prep.data, DEFAULT_UNITS, free_shares=free, time_limit=prep.time_limit, progress=req.progress,
-                reference=reference, radius=LOCAL_RADIUS)
+                reference=reference, radius=LOCAL_RADIUS, on_trees=reference is not None)
 
 
 def _build_layered(req, prep, plan_notes=()) -> SolveResult:
@@ -282,7 +284,8 @@ def _build_layered(req, prep, plan_notes=()) -> SolveResult:
         req.say("the whole layered LP found no solution; the local LP instead")
         packed = _pack_layered(req, prep, data.n_arcs <= FREE_SHARES_ARCS and allreduce, reference)
         class_bound = False   # its dual would need the LP that just failed
-    cert = certify_packed(packed, req.elements, req.mode, req.collective, req.progress)
+    cert = replace(certify_packed(packed, req.elements, req.mode, req.collective, req.progress),
+                   tree_images=packed.tree_images)
     if class_bound:   # the bound of the layered class (docs/bounds.md section 5)
         cert = with_class_bound(cert, packed.solution, req.progress, prep.time_limit)
     notes = [_intro(prep, "layered LP"), *plan_notes, *_share_note(prep.topology, req.collective)]
