@@ -141,7 +141,11 @@ def pod_case(shape, failures, how, workdir, sizes, time_limit=5.0):
         mine = _goodputs(cert.base, cert.group, sizes)
     except SynthError as exc:
         return {**row, "note": f"not measured: {exc}"}
-    ref = _goodputs(sp_allreduce(healthy), torus_gamma(healthy), sizes)
+    if healthy.is_equal_sided:
+        ref = _goodputs(sp_allreduce(healthy), torus_gamma(healthy), sizes)
+    else:   # SP-allreduce is balanced by Γ on equal-sided tori only
+        ref = [None] * len(sizes)
+        row["note"] = "no healthy reference: SP-allreduce is balanced on equal-sided tori only"
     for size, g, h in zip(sizes, mine, ref):
         label = format_size(size)
         row[f"gbps {label}"], row[f"healthy {label}"] = g, h

@@ -50,7 +50,7 @@ from synth.schedule.data import COPY, REDUCE, BaseSchedule
 from synth.schedule.weights import largest_remainder
 
 __all__ = ["TimedSolution", "TimedOptions", "solve_timed", "round_timed", "pack_timed", "layered_columns",
-           "start_columns", "timed_windows", "START_COLUMNS", "START_UNITS", "WINDOW_MAX_ROWS"]
+           "start_columns", "timed_windows", "START_COLUMNS", "START_UNITS"]
 
 MODEL = "synth.models.packing.timed"
 
@@ -131,11 +131,6 @@ VERTEX_SHARE = 0.1
 #: trees the LP needs
 START_COLUMNS = 10
 START_UNITS = 64
-#: the most load rows a master takes its trees in windows with (:func:`timed_windows`); beyond, the one
-#: window ``(R, 0)``: on the 16x16 torus with a failed link (5,420 rows) the windows' denser columns made
-#: IPX stall on the fifth master solve (minutes, where the one window's solves take seconds), so it
-#: reached 80.2 % of the volume bound in 60 CPU s against 81.9 % without them
-WINDOW_MAX_ROWS = 2_500
 
 
 def start_columns(space, sol, R: int):
@@ -158,8 +153,7 @@ class TimedOptions:
     """How :func:`solve_timed` generates columns.
 
     ``max_iterations``: LP solves at most.  ``overlap``: trees in the windows of :func:`timed_windows` where every
-    arc is one link and the master has at most :data:`WINDOW_MAX_ROWS` load rows (False, on networks with
-    switches and on larger masters: every tree in all ``2R`` rounds, reduce then copy).
+    arc is one link (False, and on networks with switches: every tree in all ``2R`` rounds, reduce then copy).
     ``exact``: price by enumerating every labelling
     (:func:`~synth.models.packing.tree_pricing.exact_price`, tiny graphs only); the value is then the LP
     optimum over the whole class.  ``smooth``: weights of the best duals so far in further pricing
@@ -199,8 +193,7 @@ def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: Layere
     G = 1 if group is None else group.order
     space = TreeSpace.build(t, group, R)
     lp = MasterLP(space, G, options.method or ("simplex" if options.exact else "ipm"))
-    overlap = options.overlap and needs_routes(t) is None and lp.n_load <= WINDOW_MAX_ROWS
-    windows = timed_windows(H, R, lp.mirror) if overlap else ((R, 0),)
+    windows = timed_windows(H, R, lp.mirror) if options.overlap and needs_routes(t) is None else ((R, 0),)
     for k, L, pl, routes in start_columns(space, layered, R):
         lp.add(k, L, pl, routes)
     if not set(range(data.n_roots)) <= set(lp.root):     # trees left out: every owner starts from a priced tree

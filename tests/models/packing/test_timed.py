@@ -148,15 +148,15 @@ def test_knocked_out_label_order_is_rejected_by_the_checker(torus4):
 
 
 def _same_lp(sol, full, small):
-    """Both masters with every column of ``sol``, solved at a vertex: ``(value, prices C, share dual)`` of each,
-    and each column's tree cost under prices ``C``."""
+    """Both masters with every tree of ``sol`` as a column of the window ``(R, 0)``, solved at a vertex: the prices
+    ``C`` of each, the share dual, each column's tree cost under prices ``C``, and the second's weights."""
     for lp in (full, small):
         for j in range(sol.x.size):
             lp.add(sol.root[j], sol.labels[j], sol.plink[j])
-    (a, _, pa, mua), (b, _, pb, mub) = full.solve(vertex=True), small.solve(vertex=True)
+    (a, _, pa, mua), (b, xb, pb, mub) = full.solve(vertex=True), small.solve(vertex=True)
     assert b == pytest.approx(a, rel=1e-9) and mub == pytest.approx(mua, rel=1e-7)
     cost = lambda C, j: sum(C[sol.plink[j][v], sol.labels[j][v]] for v in np.flatnonzero(sol.plink[j] >= 0))
-    return arc_costs(sol.space, pa), arc_costs(sol.space, pb), mub, cost
+    return arc_costs(sol.space, pa), arc_costs(sol.space, pb), mub, cost, xb
 
 
 @pytest.mark.parametrize("method", ["simplex", "ipm"])
@@ -167,11 +167,11 @@ def test_one_row_per_link_orbit_is_the_same_lp(torus4, method):
     space, G = sol.space, sol.group.order
     full, small = MasterLP(space, G, method, orbits=False), MasterLP(space, G, method)
     assert small.n_load * 2 <= full.n_load             # the residual group of 4x4 minus a link has order 4
-    Ca, Cb, mub, cost = _same_lp(sol, full, small)
+    Ca, Cb, mub, cost, x = _same_lp(sol, full, small)
     for j in range(0, sol.x.size, max(1, sol.x.size // 20)):
         assert cost(Cb, j) >= G * mub - 1e-7              # no column prices below the share row's dual
-    assert sum(cost(Ca, j) * sol.x[j] for j in range(sol.x.size)) == pytest.approx(
-        sum(cost(Cb, j) * sol.x[j] for j in range(sol.x.size)), rel=1e-6)
+    assert sum(cost(Ca, j) * x[j] for j in range(sol.x.size)) == pytest.approx(
+        sum(cost(Cb, j) * x[j] for j in range(sol.x.size)), rel=1e-6)
 
 
 @pytest.mark.parametrize("method", ["simplex", "ipm"])
@@ -182,7 +182,7 @@ def test_mirrored_master_is_the_same_lp(torus4, method):
     space, G = sol.space, sol.group.order
     full, half = MasterLP(space, G, method, mirror=False), MasterLP(space, G, method)
     assert mirrored(d) and half.n_load * 2 == full.n_load
-    Ca, Cb, _mub, cost = _same_lp(sol, full, half)
+    Ca, Cb, _mub, cost, _x = _same_lp(sol, full, half)
     for j in range(0, sol.x.size, max(1, sol.x.size // 20)):
         assert cost(Cb, j) == pytest.approx(cost(Ca, j), rel=1e-6, abs=1e-9)
 
