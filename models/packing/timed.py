@@ -4,7 +4,9 @@ A *timed tree* of owner ``r`` over ``R`` reduce rounds (:mod:`synth.models.packi
 other vertex ``v`` a send round ``L_v`` and a parent ``u`` with ``L_v < L_u`` (``L_r = R + 1``): ``v``
 sends its partial sum to ``u`` in round ``L_v`` and ``u`` sends the result back in round
 ``2R + 1 - L_v``, valid because ``L_v < L_u`` puts ``v``'s copy after ``u``'s.  Trees need not be
-shortest-path trees and rounds are free, so this class holds the layered one (``R = H``).
+shortest-path trees and rounds are free, so this class holds the layered one (``R = H``).  A tree may
+also take a window of the ``2R`` rounds (:func:`timed_windows`: fewer reduce rounds, early or late), so the
+phases of different trees overlap.
 
 The master LP: one column per timed tree of an owner that represents its orbit under the group
 (lifted by every element, as :mod:`synth.models.packing.layered`), weight ``x >= 0``; ``M_s`` per
@@ -299,7 +301,7 @@ class _Pricer:
     def _window(self, lp, x, w, points):
         """Price window ``w`` at every point of ``points`` (duals; the first the current ones): the rows
         ``(owner, L, plink, routes)``, their costs at the current duals, and each point's least tree cost.
-        A window other than ``(R, 0)`` is priced at the current duals from the warm labels only (a fifth of
+        A window other than ``(R, 0)`` is priced at the current duals from the warm labels only (an eighth of
         the work: on 16x16 the pricing, not the master, takes most of an iteration's time)."""
         (Rj, o), space, roots = w, self.spaces[w[0]], self.roots
         main = w == (self.space.R, 0)

@@ -85,8 +85,8 @@ GPU_BASELINES = ("nccl-ring", "nccl-tree", "hierarchical")
 
 @dataclass(frozen=True)
 class Candidate:
-    """One candidate of :func:`plan_by_size`: its ``name``, ``kind`` (``default``, ``layered``, ``timed``,
-    ``depth``, ``ring``), the ``depth`` its packing plan takes (timed: R; depth-bounded: K) and the rounds
+    """One candidate of :func:`plan_by_size`: its ``name``, ``kind`` (``default``, ``layered`` (the routed trees
+    too), ``timed``, ``depth``, ``baseline``: the Ring or a GPU baseline), the ``depth`` its packing plan takes (timed: R; depth-bounded: K) and the rounds
     it will have (a text: ``"2R = 10"``); ``solves``: a solver runs (it takes a share of the time limit)."""
 
     name: str
@@ -271,9 +271,7 @@ def _build_one(req, prep, cand, share) -> SolveResult:
         return SolveResult(cert, cert.claims["rounds"] // 2, [f"{cand.name}: {b.notes}"])
     if cand.kind == "default":
         return prep.default.build(one, replace(prep.default, time_limit=share))
-    if cand.kind == "packing":
-        p = replace(prep.packing, prepared=replace(prep.packing.prepared, time_limit=share), time_limit=share)
-    elif cand.kind == "layered":
+    if cand.kind == "layered":
         base = prep.packing
         name = "routed-packing" if base.algorithms[0] == "routed-packing" else "layered-packing"
         p = replace(base, construction=name, algorithms=(name,),
