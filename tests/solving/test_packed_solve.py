@@ -134,3 +134,18 @@ def test_the_notes_say_what_the_shares_allow_and_the_windows_pass_it(capsys):
     # one failed link leaves room: no such note
     assert main(["solve", "--torus", "4x4", "--fail-link", "0-1", "--time-limit", "5"]) == 0
     assert "reduces in one phase" not in capsys.readouterr().err
+
+
+def test_the_local_lp_of_a_solve_writes_tree_images(monkeypatch, tmp_path, capsys):
+    # a network past FULL_LP_ARCS takes the local layered LP, rounded onto the healthy trees: its certificate is
+    # the healthy SP trees' images with their differences (version 3), and synth check re-derives it
+    import synth.solving.packing as packing
+
+    monkeypatch.setattr(packing, "FULL_LP_ARCS", 10)
+    monkeypatch.setattr(packing, "TIMED_MAX_ROWS", 0)      # as on the pods: no timed master after it
+    out = tmp_path / "c.json"
+    assert main(["solve", "--torus", "6x6", "--fail-link", "0-1", "--out", str(out), "--time-limit", "10"]) == 0
+    assert "the LP changes the healthy trees only within" in capsys.readouterr().err
+    data = json.loads(out.read_text())
+    assert data["version"] == 3 and data["provenance"]["algorithm"] == "layered-packing"
+    assert main(["check", str(out)]) == 0 and "VALID" in capsys.readouterr().out
