@@ -211,11 +211,13 @@ def certified_fraction(cert) -> Fraction:
 
 def certify_packed(packed, elements=None, mode="auto", collective=ALLREDUCE, progress=quiet):
     """Certify a packing model's schedule (:class:`synth.models.packing.result.Packed`), its ``collective``
-    half, with its solver claims."""
+    half, with its solver claims and the writer's hint of the trees it was rounded onto (the writer uses it
+    for that very schedule only)."""
     base = collective_half(packed.base, collective)
     progress(f"checking the packed schedule ({base.n_transmissions * packed.group.order:,} transmissions)")
-    return certify(base, packed.group, elements, mode=mode, solver=packed.claims,
+    cert = certify(base, packed.group, elements, mode=mode, solver=packed.claims,
                    provenance={"algorithm": packed.algorithm, "group": packed.group.name, "seed": None})
+    return cert if packed.tree_images is None else replace(cert, tree_images=packed.tree_images)
 
 
 def build_packed(req, plan) -> SolveResult:
@@ -284,8 +286,7 @@ def _build_layered(req, prep, plan_notes=()) -> SolveResult:
         req.say("the whole layered LP found no solution; the local LP instead")
         packed = _pack_layered(req, prep, data.n_arcs <= FREE_SHARES_ARCS and allreduce, reference)
         class_bound = False   # its dual would need the LP that just failed
-    cert = replace(certify_packed(packed, req.elements, req.mode, req.collective, req.progress),
-                   tree_images=packed.tree_images)
+    cert = certify_packed(packed, req.elements, req.mode, req.collective, req.progress)
     if class_bound:   # the bound of the layered class (docs/bounds.md section 5)
         cert = with_class_bound(cert, packed.solution, req.progress, prep.time_limit)
     notes = [_intro(prep, "layered LP"), *plan_notes, *_share_note(prep.topology, req.collective)]

@@ -88,7 +88,7 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet, on_bett
             res = pack(arcs, DEFAULT_UNITS, progress=progress, time_limit=max(left, 1.0) if i else None,
                        reference=reference if kind == "local" else None, radius=radius or 0,
                        free_shares=n_arcs <= FREE_SHARES_ARCS, on_trees=closed)
-            c = replace(certify_packed(res, mode=mode, progress=progress), tree_images=res.tree_images)
+            c = certify_packed(res, mode=mode, progress=progress)
         except SynthError as exc:
             if i == 0:
                 raise
