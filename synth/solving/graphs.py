@@ -101,7 +101,7 @@ def plan_user(req) -> Plan:
         if generators is not None or req.allow_unbalanced or t.n_vertices > PACKING_MAX_VERTICES:
             raise
         # no usable symmetry at all: the packing model needs none (the trivial group lifts nothing)
-        return plan_packing(req, t, trivial_group(t), f"{exc}".rstrip("."), None, None)
+        return plan_packing(req, t, trivial_group(t), f"{exc}".rstrip("."), req.time_limit, None)
     if unequal_links(t) and not req.allow_unbalanced and t.n_vertices <= PACKING_MAX_VERTICES:
         # a shortest-path tree routes by hops: on links of unequal bandwidth its lift waits on the slow ones
         why = (f"the links of {t.name} differ in bandwidth, which a shortest-path tree (routes by hops) ignores")
@@ -119,7 +119,7 @@ def plan_user(req) -> Plan:
     if t.n_vertices > PACKING_MAX_VERTICES:
         return _refused(tree, why)
     try:
-        return _user_packing(req, t, group, why, f"{why}; `allow_unbalanced` keeps that schedule")
+        return _user_packing(req, t, group, why, f"{why}; `allow_unbalanced` keeps that schedule", req.time_limit)
     except SynthError as exc:
         return _refused(tree, f"{why}, and {exc}")
 
@@ -186,6 +186,13 @@ def plan_damaged(req) -> Plan:
     t = req.topology
     if req.exchange:
         raise OptionError("exchange is defined on healthy tori; the packing model builds trees")
-    group = lifting_group(t, req.generators)
+    try:
+        group = lifting_group(t, req.generators)
+    except GroupError:
+        if req.generators is not None:
+            raise
+        # the healthy graph has no usable symmetry (a user graph nauty finds no group of): the packing model
+        # needs none, as on the healthy graph (plan_user)
+        group = trivial_group(t)
     req.say(f"residual group of order {group.order}")
     return plan_packing(req, t, group, t.failures.describe(), req.time_limit, req.depth)

@@ -20,6 +20,10 @@ from synth.topology.user import topology_from_json
 
 SLACK = Fraction(103, 100)
 TIME_LIMIT = 5.0
+#: the sweep's limit: seed 8 (four servers of six GPUs on direct links, one rail) reaches 1.157 of ForestColl
+#: at 5 CPU s, 1.026 at 30 and 1.007 at the CLI's default 60 (before its user-graph path honoured the limit, its
+#: timed trees took 600 CPU s whatever the limit said)
+SWEEP_TIME_LIMIT = 30.0
 
 
 def server_fabric(rng, servers, gpus, direct):
@@ -66,9 +70,9 @@ def fail_one(rng, t):
     return t
 
 
-def ratio(t):
+def ratio(t, time_limit=TIME_LIMIT):
     """The certified bandwidth term of ``synth.solve`` over ForestColl's optimum for the same elements."""
-    cert = solve(t, time_limit=TIME_LIMIT, seed=0).certificate
+    cert = solve(t, time_limit=time_limit, seed=0).certificate
     q = Fraction(cert.claims["bandwidth_term"])
     return q / forestcoll_optimum(t, cert.elements).allreduce
 
@@ -100,4 +104,4 @@ def test_random_fabrics_within_slack_of_forestcoll_sweep(seed):
         t = server_fabric(rng, int(rng.integers(2, 5)), int(rng.integers(2, 7)), direct=bool(seed % 3 == 2))
     if seed % 2:
         t = fail_one(rng, t)
-    assert ratio(t) <= SLACK
+    assert ratio(t, SWEEP_TIME_LIMIT) <= SLACK

@@ -66,6 +66,30 @@ def test_rigid_graph_gets_the_packing_model_and_says_why(tmp_path, capsys):
     assert "no automorphism but the identity" in out.err and "packing model" in out.err
 
 
+def test_a_failure_on_a_rigid_graph_gets_the_packing_model_too(tmp_path, capsys):
+    # the same graph with a failed link: the residual of no group is the trivial group (it was a GroupError,
+    # exit 2), and --time-limit bounds its timed trees as on the healthy graph
+    graph = nx.Graph([(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (1, 6), (6, 7), (2, 7)])
+    code, out, seconds = solve_file(tmp_path, capsys, spec_of(graph), "--fail-link", "1-6", "--time-limit", "2")
+    assert code == 0 and json.loads(out.out)["valid"], out.err
+    assert "group of order 1)" in out.err
+
+
+def test_the_packing_plans_of_user_graphs_take_the_time_limit():
+    # a rigid graph (no group), the same with a failed link, and a graph whose group leaves the tree unbalanced
+    # (a path of six: the flip): the plan's LPs are bounded by the request's limit (their timed trees took
+    # 600 CPU s whatever --time-limit said)
+    from synth.solving import plan
+    from synth.solving.request import SolveRequest
+    from synth.topology.failures import damage, parse_failures
+
+    rigid = topology_from_json(spec_of(nx.Graph([(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (1, 6), (6, 7), (2, 7)])))
+    path = topology_from_json(spec_of(nx.path_graph(6)))
+    for t in (rigid, damage(rigid, parse_failures(rigid, ["1-6"], [])), path):
+        chosen = plan(SolveRequest(t, time_limit=7.0))
+        assert chosen.construction in ("timed-packing", "layered-packing") and chosen.time_limit == 7.0, t.name
+
+
 def test_long_paths_finish_within_the_limit(tmp_path, capsys):
     code, out, seconds = solve_file(tmp_path, capsys, spec_of(nx.path_graph(2000)))
     assert seconds < 30 and code == 2 and len(out.err.strip().splitlines()) == 1
