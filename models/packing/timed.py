@@ -47,7 +47,7 @@ from synth.models.packing.result import Packed
 from synth.models.packing.rounding import packed_base, round_schedule
 from synth.models.packing.routed import RoutedArcs, needs_routes, round_routed, routed_arcs, solve_routed
 from synth.models.packing.tree_pricing import exact_price, price, start_labels
-from synth.models.packing.tree_space import TreeSpace, arc_prices
+from synth.models.packing.tree_space import TreeSpace, arc_prices, tree_routes
 from synth.schedule.data import COPY, REDUCE, BaseSchedule
 from synth.schedule.weights import largest_remainder
 
@@ -176,13 +176,14 @@ class TimedOptions:
 
 
 def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: LayeredSolution | None = None,
-                progress=lambda _m: None, options: TimedOptions = TimedOptions()) -> TimedSolution:
+                progress=lambda _m: None, options: TimedOptions = TimedOptions(), columns=()) -> TimedSolution:
     """Column generation over timed trees with ``R`` reduce rounds (default ``H``); module docstring.
 
     Stops when the pricing finds no improving tree, after ``options.max_iterations`` LP solves, after 25
     solves without a gain of 1e-6 (relative), or when this process has used ``time_limit`` CPU seconds
     since the call (CPU, not wall time: machines shared by many jobs stretch the wall clock).
-    ``options``: :class:`TimedOptions`.
+    ``options``: :class:`TimedOptions`; ``columns``: more trees ``(k, L, plink, routes, window)`` the master starts
+    with (:func:`synth.models.packing.healthy_start.healthy_start`'s).
     """
     t0, cpu0 = time.monotonic(), time.process_time()
     if layered is None:
@@ -198,12 +199,14 @@ def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: Layere
     windows = timed_windows(H, R, lp.mirror) if options.overlap and needs_routes(t) is None else ((R, 0),)
     for k, L, pl, routes in start_columns(space, layered, R):
         lp.add(k, L, pl, routes)
+    for k, L, pl, routes, window in columns:
+        lp.add(k, L, pl, routes, window)
     if not set(range(data.n_roots)) <= set(lp.root):     # trees left out: every owner starts from a priced tree
         C, up, down = arc_prices(space, np.ones((2 * R, t.n_links)))
         owner, L, plink, _cost = _price_rows(space, C, data.roots, start_labels(space, data.roots)[:data.n_roots],
                                              start_labels(space, data.roots))
         for i in range(owner.size):
-            lp.add(owner[i], L[i], plink[i], _routes(up, down, L, plink)[i])
+            lp.add(owner[i], L[i], plink[i], tree_routes(up, down, L, plink)[i])
     pricer = _Pricer(space, data.roots, G, options, windows)
     vol = volume_bound(t)
     status, obj, x, it = _generate(lp, pricer, (cpu0, time_limit), progress, vol)
@@ -309,14 +312,14 @@ class _Pricer:
         if self.options.exact:
             owner = np.arange(roots.size)
             L, plink, cost = (np.array(z) for z in zip(*[exact_price(space, C, int(r)) for r in roots.tolist()]))
-            return (owner, L, plink, _routes(up, down, L, plink)), cost, [cost.min()]
+            return (owner, L, plink, tree_routes(up, down, L, plink)), cost, [cost.min()]
         warm = _warm_labels(lp, x, roots.size, self.starts[Rj], w)
         starts = self.starts[Rj] if main else self.starts[Rj][:0]
         found = [_price_rows(space, arc_prices(space, q[o:o + 2 * Rj])[0], roots, warm, starts)
                  for q in (points if main else points[:1])]
         owner, L, plink = (np.concatenate([f[i] for f in found]) for i in range(3))
         least = [f[3].min() for f in found] + [np.inf] * (len(points) - len(found))
-        return (owner, L, plink, _routes(up, down, L, plink)), _tree_costs(C, L, plink), least
+        return (owner, L, plink, tree_routes(up, down, L, plink)), _tree_costs(C, L, plink), least
 
     def add_columns(self, lp, x, pi, mu, obj, it) -> int:
         """Price at the duals ``pi`` (and ``mu``, the convexity row's) and add the improving trees: how many."""
@@ -345,18 +348,10 @@ class _Pricer:
             noisy = C * rng.lognormal(0.0, 0.5, C.shape)
             kicked = _price_rows(space, noisy, roots, warm, self.starts[space.R])[1]
             owner, L, plink, cost = _price_rows(space, C, roots, kicked[:roots.size], kicked[roots.size:])
-            added = _add_improving(lp, (owner, L, plink, _routes(up, down, L, plink)), cost - G * mu, obj)
+            added = _add_improving(lp, (owner, L, plink, tree_routes(up, down, L, plink)), cost - G * mu, obj)
             if added:
                 break
         return added
-
-
-def _routes(up, down, L, plink):
-    """``(B, 2, V)``: the routes that price each row's arcs (:func:`~synth.models.packing.tree_space.arc_prices`'s
-    ``up`` and ``down``), -1 where a vertex has no arc."""
-    has = plink >= 0
-    a, lab = np.maximum(plink, 0), np.clip(L, 0, up.shape[1] - 1)
-    return np.stack([np.where(has, up[a, lab], -1), np.where(has, down[a, lab], -1)], axis=1)
 
 
 #: trees an owner gets at most per pricing, the cheapest (one window, two pricing points and four labellings

@@ -36,7 +36,7 @@ from synth.errors import SynthError
 from synth.models.packing.routed import hop_routes, needs_routes
 from synth.topology.base import Topology
 
-__all__ = ["TreeSpace", "arc_prices", "arc_costs"]
+__all__ = ["TreeSpace", "arc_prices", "arc_costs", "tree_routes"]
 
 INF = np.inf
 
@@ -162,6 +162,14 @@ def arc_prices(space: TreeSpace, pi):
     up[:, 1:] = route[:, t - 1]
     down[:, 1:] = route[space.arc_rev][:, 2 * R - t]
     return C, up, down
+
+
+def tree_routes(up, down, L, plink) -> np.ndarray:
+    """``(B, 2, V)``: the routes that price each tree's arcs (rows of labels ``L`` and parent arcs ``plink``),
+    from :func:`arc_prices`'s ``up`` and ``down``; -1 where a vertex has no arc."""
+    has = plink >= 0
+    a, lab = np.maximum(plink, 0), np.clip(L, 0, up.shape[1] - 1)
+    return np.stack([np.where(has, up[a, lab], -1), np.where(has, down[a, lab], -1)], axis=1)
 
 
 def arc_costs(space: TreeSpace, pi) -> np.ndarray:

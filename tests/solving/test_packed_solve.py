@@ -149,3 +149,21 @@ def test_the_local_lp_of_a_solve_writes_tree_images(monkeypatch, tmp_path, capsy
     data = json.loads(out.read_text())
     assert data["version"] == 3 and data["provenance"]["algorithm"] == "layered-packing"
     assert main(["check", str(out)]) == 0 and "VALID" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("failure, healthy", [("--fail-node", True), ("--fail-link", False)])
+def test_a_damaged_fabric_starts_from_the_healthy_trees_when_the_bound_barely_moves(capsys, failure, healthy):
+    # two DGX A100 servers: GPU 1's NIC failed moves the certified bound by 1.067 times, and the timed master
+    # starts from the healthy network's trees; its NVSwitch link failed moves it 7.5 times, and it does not
+    from synth.topology.machines import machine_spec
+    from synth.topology.spec import build_topology
+
+    t = build_topology(machine_spec("dgx-a100:2"))
+    what = str(int(t.nic_of(1))) if healthy else f"1-{int(t.link_dst[t.link_src == 1].min())}"
+    assert main(["solve", "--machine", "dgx-a100:2", failure, what, "--time-limit", "8", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["valid"] is True
+    started = [line for line in err.splitlines() if "started from the healthy network's timed LP" in line]
+    assert bool(started) == healthy
+    if healthy:
+        assert "lifted trees kept" in started[0]
