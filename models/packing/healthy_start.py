@@ -21,7 +21,7 @@ Examples
 >>> from synth.models.packing.routed import routed_arcs
 >>> h = build_topology(machine_spec("dgx-a100:2"))
 >>> d = damage(h, parse_failures(h, [], [str(int(h.nic_of(1)))]))
->>> start = healthy_start(d, None, routed_arcs(d, None).roots, R=6, time_limit=5)
+>>> start = healthy_start(d, None, routed_arcs(d, None).roots, R=6, time_limit=20)
 >>> start.kept > 0, start.kept + start.dropped == start.lifted
 (True, True)
 >>> all(len(c) == 5 for c in start.columns)
@@ -34,17 +34,28 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from synth.check.bounds.bandwidth import bandwidth_bound, best_cut
+from synth.models.packing.routed import needs_routes
 from synth.models.packing.timed import TimedSolution, solve_timed
 from synth.models.packing.tree_pricing import best_parents
 from synth.models.packing.tree_space import TreeSpace, arc_prices, tree_routes
 from synth.symmetry.spec import default_group
+from synth.topology.failures import Damaged
 
-__all__ = ["HealthyStart", "healthy_start", "lift_columns", "HEALTHY_SHARE", "HEALTHY_PER_OWNER"]
+__all__ = ["HealthyStart", "healthy_start", "starts_from_healthy", "lift_columns", "HEALTHY_SHARE",
+           "HEALTHY_PER_OWNER", "HEALTHY_BOUND_RATIO"]
 
 #: the share of the timed trees' time limit the healthy LP takes (on two MI250 nodes with a failed NIC,
 #: 15 of 60 CPU s: 79.2 % of its volume bound, and the damaged master then ends at 78.3 % against 72.8 %
 #: started from the routed trees)
 HEALTHY_SHARE = 0.25
+#: the most the failure may move the certified bound (damaged over healthy) for the start to be used: one that
+#: hardly moves it leaves the healthy optimum nearly feasible (two MI250 nodes with a failed NIC, 1.005 times:
+#: 1.012 of ForestColl's optimum at 60 CPU s against 1.079 from the routed trees), one that moves it asks for
+#: other trees (a failed four-lane xGMI link, 1.287 times: 0.801 with the start against 0.766 without).  Tori
+#: do not take it (no switches): there the layered LP starts the master better (8x8 with a failed link,
+#: 60 CPU s: 96.6 % of the volume bound from the healthy trees, 99.1 % from the layered ones)
+HEALTHY_BOUND_RATIO = 1.2
 #: lifted trees an owner of the damaged network starts with at most, the heaviest (two MI250 nodes with a
 #: failed NIC: 56 lifted per owner; 16, 32 and 64 of them end within 0.2 % of each other)
 HEALTHY_PER_OWNER = 32
@@ -73,15 +84,32 @@ class HealthyStart:
                 f"where a route failed)")
 
 
-def healthy_start(t, group, roots, R: int, time_limit: float, healthy_group=None, progress=lambda _m: None,
-                  per_owner: int = HEALTHY_PER_OWNER) -> HealthyStart:
-    """Solve the timed LP of ``t.healthy`` under ``healthy_group`` (None: its default group) for ``time_limit``
-    CPU seconds and lift its trees onto the damaged ``t`` (``group`` and ``roots``: the damaged master's group
-    and owners, one per orbit); module docstring."""
-    h = t.healthy
-    sol = solve_timed(h, default_group(h) if healthy_group is None else healthy_group, R, time_limit=time_limit,
+def healthy_start(t, group, roots, R: int, time_limit: float, progress=lambda _m: None,
+                  per_owner: int = HEALTHY_PER_OWNER) -> HealthyStart | None:
+    """The damaged master's first trees (``group`` and ``roots``: its group and owners, one per orbit) from
+    the timed LP of ``t.healthy``, solved under its default group for :data:`HEALTHY_SHARE` of ``time_limit``
+    CPU seconds and lifted onto ``t`` (module docstring), where :func:`starts_from_healthy` says so; None
+    elsewhere."""
+    healthy_group = starts_from_healthy(t, group)
+    if healthy_group is None:
+        return None
+    sol = solve_timed(t.healthy, healthy_group, R, time_limit=HEALTHY_SHARE * time_limit,
                       progress=lambda m: progress(f"healthy network: {m}"))
     return lift_columns(sol, TreeSpace.build(t, group, R), roots, per_owner)
+
+
+def starts_from_healthy(t, group):
+    """The healthy network's group if the damaged fabric ``t`` (master group ``group``) starts from its timed
+    LP: a damaged network with switches whose healthy network has a built-in group larger than ``group``,
+    the failure moving the certified bound at most :data:`HEALTHY_BOUND_RATIO` times; else None."""
+    if not isinstance(t, Damaged) or needs_routes(t) != "switches":
+        return None
+    healthy_group = default_group(t.healthy)
+    if healthy_group is None or healthy_group.order <= (1 if group is None else group.order):
+        return None
+    n = 2 * t.n_compute                                 # the ratio of the bounds does not depend on it
+    moved = bandwidth_bound(t, n, best_cut(t)).value / bandwidth_bound(t.healthy, n, best_cut(t.healthy)).value
+    return healthy_group if moved <= HEALTHY_BOUND_RATIO else None
 
 
 def lift_columns(sol: TimedSolution, space: TreeSpace, roots, per_owner: int = HEALTHY_PER_OWNER) -> HealthyStart:

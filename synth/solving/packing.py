@@ -50,16 +50,9 @@ from synth.topology.torus import Torus
 
 __all__ = ["plan_packing", "build_packed", "certify_packed", "certified_fraction", "PackingPrep", "unequal_links",
            "class_bound_note", "healthy_reference", "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS", "FREE_SHARES_ARCS",
-           "TIMED_MAX_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_UNEQUAL_ROUNDS", "UNEQUAL_UNITS", "TIMED_ITERATIONS",
-           "HEALTHY_BOUND_RATIO", "timed_rounds"]
+           "TIMED_MAX_ROWS", "TIMED_EXTRA_ROUNDS", "timed_extra", "TIMED_UNEQUAL_ROUNDS", "UNEQUAL_UNITS", "TIMED_ITERATIONS",
+           "timed_rounds"]
 
-#: a damaged fabric's timed trees start from the healthy network's (:func:`_healthy_start`) when its certified
-#: bound is at most this many times the healthy network's: a failure that hardly moves the bound leaves the
-#: healthy optimum nearly feasible (two MI250 nodes with a failed NIC, bound 1.005 times the healthy one:
-#: 1.009 of ForestColl's optimum at 60 CPU s against 1.073 from the routed trees), one that moves it changes the
-#: trees (a failed four-lane xGMI link, 1.287 times: 0.801 against 0.762; on tori, where the layered LP starts
-#: the master, it is not used: on 8x8 with a failed link 96.6 % of the volume bound against 99.1 %)
-HEALTHY_BOUND_RATIO = 1.2
 #: units per owner in the rounding: 1,024 keeps the certified term within about 0.1 % of the LP's
 DEFAULT_UNITS = 1024
 #: parent choices up to which the whole layered LP is solved (an 8x8 torus has about 4,000 and a 16x16 one
@@ -74,10 +67,11 @@ FREE_SHARES_ARCS = 100_000
 #: load rows of the timed trees' master LP (one row per link orbit and round, of the R reduce rounds where
 #: the copy rounds mirror them, else of all 2R: :func:`synth.models.packing.master.rows_per_round`) up to
 #: which the timed trees follow the layered LP: an 8x8 torus with 8 failed links (no symmetry left) has
-#: 3,072, the Tofu-D job 2x2x2 with a failed link 1,030; a 16x16 torus with one failed link 5,100 (about
-#: 5 CPU s per master solve; docs/timed.md section 5)
+#: 3,072, the Tofu-D job 2x2x2 with a failed link 1,030; a 16x16 torus with one failed link 5,962 at R = 22
+#: (271 per round; about 5 CPU s per master solve; docs/timed.md section 5)
 TIMED_MAX_ROWS = 6_500
-#: reduce rounds of the timed trees beyond the layered depth H (``depth`` K >= H sets R = K instead: 2K rounds)
+#: reduce rounds of the timed trees beyond the layered depth H at least (``depth`` K >= H sets R = K instead: 2K
+#: rounds); by default :func:`timed_extra` more where the master fits
 TIMED_EXTRA_ROUNDS = 4
 #: reduce rounds of the timed trees at least, by default, where links differ in bandwidth: the slow links
 #: (NICs) must be busy in every round while the fast ones do the rest, which takes staggered trees; on two
@@ -322,12 +316,26 @@ def _share_note(topology, collective) -> list:
             "overlap (docs/failures.md section 8)"]
 
 
+def timed_extra(H: int) -> int:
+    """The timed trees' default reduce rounds beyond the layered depth ``H``: :data:`TIMED_EXTRA_ROUNDS`, or
+    ``3H/8`` (rounded up) where that is more.  Larger tori need more slack rounds for the owners beside a
+    failure to take their larger shares where the other links have room: 16x16 with a failed link at 60 CPU s
+    certified 86.2 and 87.2 % of the bound at R = H + 6 against 84.6 and 85.5 % at H + 4 (a failed chip: 89.7
+    against 87.2 %), where on 8x8 H + 6 gave what H + 4 did (99.45 against 99.47 %) in 4 more rounds.
+
+    >>> timed_extra(8), timed_extra(16), timed_extra(24)
+    (4, 6, 9)
+    """
+    return max(TIMED_EXTRA_ROUNDS, -(-3 * H // 8))
+
+
 def timed_rounds(H, depth, per_round, least=0):
     """``(R, clipped)``: the timed trees' reduce rounds for a depth bound ``depth`` (None or ``>= H``) on a network
     whose master LP has ``per_round`` load rows per reduce round
     (:func:`~synth.models.packing.master.rows_per_round`); ``clipped`` is None when they are as asked, True when
     ``depth`` was clipped to fit, False when no timed trees fit (the layered trees, depth ``H``, are the
-    schedule).  Without ``depth`` R is ``H`` + :data:`TIMED_EXTRA_ROUNDS`, at least ``least`` where that fits.
+    schedule).  Without ``depth`` R is ``H`` + :func:`timed_extra` (or the most that fits, at least ``H`` +
+    :data:`TIMED_EXTRA_ROUNDS`), at least ``least`` where that fits.
 
     ``depth`` K sets ``R = K`` when the master LP keeps within :data:`TIMED_MAX_ROWS` rows; a K beyond that is
     clipped to the default ``H`` + :data:`TIMED_EXTRA_ROUNDS` (or the most that fits, never below ``H``): a
@@ -338,11 +346,13 @@ def timed_rounds(H, depth, per_round, least=0):
     ((12, None), (20, None), (12, True), (16, False))
     >>> timed_rounds(1, None, 40, least=16), timed_rounds(1, None, 600, least=16)
     ((16, None), (10, None))
+    >>> timed_rounds(16, None, 271), timed_rounds(16, None, 310), timed_rounds(16, None, 400)
+    ((22, None), (20, None), (16, False))
     """
     fit = TIMED_MAX_ROWS // per_round
     R = H + TIMED_EXTRA_ROUNDS if depth is None else depth
-    if depth is None and least > R:
-        R = max(R, min(least, fit))
+    if depth is None and R <= fit:
+        R = max(min(H + timed_extra(H), fit), min(least, fit))
     if R <= fit:
         return R, None
     if depth is not None and fit >= H:
@@ -435,31 +445,10 @@ def _build_routes(req, prep, what, claims, data) -> SolveResult:
     return SolveResult(cert, data.H_up, notes)
 
 
-def _healthy_start(prep, roots, R, limit, progress):
-    """The damaged master's first trees from the healthy network's timed LP
-    (:mod:`synth.models.packing.healthy_start`), on a damaged fabric with switches whose healthy network has
-    the larger group and a certified bound at most :data:`HEALTHY_BOUND_RATIO` times lower; None elsewhere."""
-    from synth.check.bounds.bandwidth import bandwidth_bound, best_cut
-    from synth.models.packing.healthy_start import HEALTHY_SHARE, healthy_start   # solvers, on demand
-    from synth.models.packing.routed import needs_routes
-    from synth.topology.failures import Damaged
-
-    t = prep.topology
-    if not isinstance(t, Damaged) or needs_routes(t) != "switches":
-        return None
-    healthy_group = default_group(t.healthy)
-    if healthy_group is None or healthy_group.order <= (1 if prep.group is None else prep.group.order):
-        return None
-    n = 2 * t.n_compute                                 # the ratio of the bounds does not depend on it
-    moved = bandwidth_bound(t, n, best_cut(t)).value / bandwidth_bound(t.healthy, n, best_cut(t.healthy)).value
-    if moved > HEALTHY_BOUND_RATIO:
-        return None
-    return healthy_start(t, prep.group, roots, R, HEALTHY_SHARE * limit, healthy_group, progress)
-
-
 def _build_timed(req, prep, layered, layered_cert, notes) -> SolveResult:
     """Column generation over timed trees after the layered LP; the better certified schedule is kept."""
-    from synth.models.packing.timed import TimedOptions, pack_timed, solve_timed   # solvers, on demand
+    from synth.models.packing.healthy_start import healthy_start   # solvers, on demand
+    from synth.models.packing.timed import TimedOptions, pack_timed, solve_timed
 
     data, R = layered.solution.data, prep.R
     H = data.H_up if hasattr(data, "H_up") else data.H      # the routed trees' compute hops, or the layered depth
@@ -467,7 +456,7 @@ def _build_timed(req, prep, layered, layered_cert, notes) -> SolveResult:
     limit = 600.0 if prep.time_limit is None else prep.time_limit
     try:
         cpu = time.process_time()
-        start = _healthy_start(prep, data.roots, R, limit, req.progress)
+        start = healthy_start(prep.topology, prep.group, data.roots, R, limit, req.progress)
         if start is not None:
             notes.append(f"timed trees: {start.note()}")
         spent = time.process_time() - cpu
