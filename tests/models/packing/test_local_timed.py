@@ -88,6 +88,28 @@ def test_sp_reference_is_the_lifted_schedule(shape):
     assert not is_sp_gamma(sp_allreduce(t, root=1), torus_gamma(t))
 
 
+@pytest.mark.parametrize("shape", ["3x4", "4x6", "3x4x5"])
+@pytest.mark.parametrize("negation", [True, False])
+@pytest.mark.parametrize("family", [True, False])
+def test_family_reference_is_the_lifted_family(shape, negation, family):
+    # the balanced family of a torus whose sides differ, or SP-allreduce (rooted off the origin), lifted by its
+    # translations (and negation): every (owner, child, parent) triple, arcs or not, against the brute-force lift
+    from synth.models.packing.local import reference_fractions
+    from synth.models.packing.region import FamilyReference
+    from synth.schedule.sp import sp_allreduce
+    from synth.solving.balanced import balanced_family
+    from synth.symmetry.torus import torus_translations, torus_translations_negation
+
+    t = parse_torus(shape)
+    g = (torus_translations_negation if negation else torus_translations)(t)
+    base = balanced_family(t, g, False, 10.0, 0)[0] if family else sp_allreduce(t, root=5)
+    V = t.n_vertices
+    r, c, p = (a.ravel() for a in np.meshgrid(np.arange(V), np.arange(V), np.arange(V), indexing="ij"))
+    want = reference_fractions(base, g).lookup(r, c, p)
+    assert np.allclose(FamilyReference.build(base, g).lookup(r, c, p), want, atol=1e-12, rtol=0)
+    assert want.sum() == pytest.approx(V * (V - 1))
+
+
 @pytest.mark.parametrize("shape", ["6x6", "4x4x4"])
 def test_sp_gamma_is_recognised_in_a_certificate_read_back(shape, tmp_path):
     """A certificate lists a tree's sends vertex by vertex (tree form): the same schedule, rows reordered."""
