@@ -50,8 +50,8 @@ from synth.topology.torus import Torus
 
 __all__ = ["plan_packing", "build_packed", "certify_packed", "certified_fraction", "PackingPrep", "unequal_links",
            "class_bound_note", "healthy_reference", "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS", "FREE_SHARES_ARCS",
-           "TIMED_MAX_ROWS", "TIMED_EXTRA_ROUNDS", "timed_extra", "TIMED_UNEQUAL_ROUNDS", "UNEQUAL_UNITS", "TIMED_ITERATIONS",
-           "timed_rounds"]
+           "TIMED_MAX_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_UNEQUAL_ROUNDS", "UNEQUAL_UNITS", "TIMED_ITERATIONS",
+           "timed_extra", "timed_rounds"]
 
 #: units per owner in the rounding: 1,024 keeps the certified term within about 0.1 % of the LP's
 DEFAULT_UNITS = 1024
