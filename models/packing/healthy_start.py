@@ -11,7 +11,9 @@ group and maps it onto the damaged network (:func:`lift_columns`): a tree whose 
 them; one that crossed a failed link or vertex keeps its send rounds and takes, at each vertex, the
 cheapest surviving parent those rounds admit (:func:`~synth.models.packing.tree_pricing.best_parents` at
 unit prices), and is left out when some vertex has none.  The damaged master then starts from these
-columns (on the two MI250 nodes: 75.5 % of the volume bound at its first solve).
+columns (on the two MI250 nodes: 75.5 % of the volume bound at its first solve).  :func:`starts_from_healthy`
+decides where: a damaged network with switches whose failure hardly moves the certified bound
+(:data:`HEALTHY_BOUND_RATIO`); elsewhere :func:`healthy_start` returns None.
 
 Examples
 --------
