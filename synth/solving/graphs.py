@@ -105,7 +105,7 @@ def plan_user(req) -> Plan:
     if unequal_links(t) and not req.allow_unbalanced and t.n_vertices <= PACKING_MAX_VERTICES:
         # a shortest-path tree routes by hops: on links of unequal bandwidth its lift waits on the slow ones
         why = (f"the links of {t.name} differ in bandwidth, which a shortest-path tree (routes by hops) ignores")
-        return _user_packing(req, t, group, why, f"{why}; `allow_unbalanced` keeps that tree", req.time_limit)
+        return _user_packing(req, t, group, why, f"{why}; `allow_unbalanced` keeps that tree")
     base = base or shortest_path_tree(t)
     cert = certify(collective_half(base, req.collective), group, req.elements, mode=req.mode,
                    provenance={"algorithm": "shortest-path-tree", "seed": None})
@@ -119,7 +119,7 @@ def plan_user(req) -> Plan:
     if t.n_vertices > PACKING_MAX_VERTICES:
         return _refused(tree, why)
     try:
-        return _user_packing(req, t, group, why, f"{why}; `allow_unbalanced` keeps that schedule", req.time_limit)
+        return _user_packing(req, t, group, why, f"{why}; `allow_unbalanced` keeps that schedule")
     except SynthError as exc:
         return _refused(tree, f"{why}, and {exc}")
 
@@ -142,10 +142,10 @@ def _unbalanced(t, generators, group, omega) -> str:
             f"order {group.order})")
 
 
-def _user_packing(req, t, group, why, reason, time_limit=None) -> Plan:
-    """The packing plan of a user graph (its LPs bounded by ``time_limit``, None: none and 600 CPU s for the
-    timed trees), its build refusing with ``why`` when the model fails."""
-    packing = plan_packing(req, t, group, reason, time_limit, None)
+def _user_packing(req, t, group, why, reason) -> Plan:
+    """The packing plan of a user graph (its LPs bounded by the request's time limit), its build refusing with
+    ``why`` when the model fails."""
+    packing = plan_packing(req, t, group, reason, req.time_limit, None)
     return replace(packing, build=_build_user_packed, prepared=(packing, why))
 
 
