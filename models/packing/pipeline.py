@@ -26,7 +26,7 @@ from synth.errors import SynthError
 from synth.models.packing.layered import solve_layered
 from synth.models.packing.local import solve_local
 from synth.models.packing.result import Packed
-from synth.models.packing.region import SPReference
+from synth.models.packing.region import TreeReference
 from synth.models.packing.rounding import round_schedule
 from synth.models.packing.tree_rounding import round_on_trees
 
@@ -42,7 +42,7 @@ def pack(data, units: int = 1024, free_shares: bool = True, time_limit=None, pro
     of a healthy schedule (:func:`synth.models.packing.local.reference_fractions`); the LP then changes only
     the pairs within ``radius`` of a failure or no longer served by it
     (:func:`synth.models.packing.local.solve_local`; ``free_shares`` there too).  ``on_trees``, with a
-    :class:`~synth.models.packing.region.SPReference`: rounded onto the healthy trees
+    :class:`~synth.models.packing.region.TreeReference`: rounded onto the healthy trees
     (:func:`~synth.models.packing.tree_rounding.round_on_trees`), the result carrying the writer's ``tree_images``.
     """
     t0 = time.monotonic()
@@ -64,7 +64,7 @@ def pack(data, units: int = 1024, free_shares: bool = True, time_limit=None, pro
     progress(f"layered LP {sol.status}: {100 * sol.fraction:.1f} % of the volume bound; rounding to "
              f"{units} units per owner")
     images = None
-    if on_trees and isinstance(reference, SPReference):
+    if on_trees and isinstance(reference, TreeReference):
         base, images = round_on_trees(sol, reference, units)
     else:
         base = round_schedule(sol, units)

@@ -38,8 +38,8 @@ from synth.schedule.data import REDUCE
 from synth.schedule.sp import bfs_parents, sp_allreduce
 from synth.topology.torus import Torus
 
-__all__ = ["point_group", "linear_part", "healthy_parents", "damaged_region", "neighbours_of", "SPReference",
-           "FamilyReference", "gamma_points", "is_sp_gamma"]
+__all__ = ["point_group", "linear_part", "healthy_parents", "damaged_region", "neighbours_of", "TreeReference",
+           "gamma_points", "is_sp_gamma"]
 
 
 def linear_part(t: Torus, image: np.ndarray) -> np.ndarray:
@@ -103,66 +103,47 @@ def gamma_points(t: Torus) -> list:
     return rots + [-m for m in rots]
 
 
-@dataclass(frozen=True, eq=False)
-class SPReference:
-    """The parent fractions of SP-allreduce lifted by Γ on an equal-sided torus, in closed form: owner ``r``'s
-    trees are ``r + P(T0)`` for the ``2d`` elements ``P`` of Γ's point part, equal weights, so the share of
-    ``r``'s chunk for which ``child``'s parent is ``parent`` is the number of those trees that say so over
-    ``2d``.  The same numbers as :func:`synth.models.packing.local.reference_fractions` of that schedule,
-    without lifting the schedule by Γ (``2d p`` trees: gigabytes on a 16x16x16 torus)."""
-
-    torus: Torus
-
-    def lookup(self, root, child, parent) -> np.ndarray:
-        t = self.torus
-        root, child, parent = (np.asarray(a, dtype=np.int64) for a in (root, child, parent))
-        # the parent of every vertex in each tree P(T0) rooted at 0, once (V entries per P); an arc's child
-        # and parent are then looked up relative to its root: the trees of r are r + P(T0)
-        table = self._relative_parents()
-        rel_child, rel_parent = _relative(t, child, root), _relative(t, parent, root)
-        hits = np.zeros(root.shape, dtype=np.int64)
-        for row in table:
-            hits += row[rel_child] == rel_parent
-        return hits / len(table)
-
-    def _relative_parents(self) -> np.ndarray:
-        """``out[k, u]``: the parent of ``u`` in ``P_k(T0)`` (``-2`` at the root, so no parent matches it)."""
-        t = self.torus
-        par0 = bfs_parents(t, 0)
-        u = t.coords(np.arange(t.n_vertices))
-        out = []
-        for A in gamma_points(t):
-            pu = par0[t.vertex(u @ A)]                                   # A^-1 = A^T: the vertex A^T u of T0
-            out.append(np.where(pu < 0, -2, t.vertex(t.coords(np.maximum(pu, 0)) @ A.T)))
-        return np.stack(out)
-
-
 #: the point part (linear parts of the elements fixing vertex 0) of the torus groups with translations
 _POINTS = {"torus-translations": 1, "torus-translations-negation": 2}
 
 
 @dataclass(frozen=True, eq=False)
-class FamilyReference:
-    """The parent fractions of a family of one-hop trees on a torus lifted by a group of translations (and
-    negation): owner ``r``'s trees are ``r + P(T_c - root_c)`` for every tree ``T_c`` of the family (weight
-    ``w_c``) and every element ``P`` of the point part (the identity, and ``-I`` under negation), so the share
-    of ``r``'s chunk for which ``child``'s parent is ``parent`` is the weight of the trees that say so over
-    all.  What :func:`synth.models.packing.local.reference_fractions` gives for the same lift, without lifting
-    it (on the 16x20x28 torus SP-allreduce's 8,959 arcs times 17,920 elements: 10 GB); the local LP's reference
-    on a torus whose sides differ.
+class TreeReference:
+    """The parent fractions of the healthy trees of a torus, a family of one-hop trees lifted by translations,
+    in closed form: owner ``r``'s trees are ``r + T_k`` for every tree ``T_k`` rooted at vertex 0 of the table
+    (weight ``w_k``), so the share of ``r``'s chunk for which ``child``'s parent is ``parent`` is the weight of
+    the trees that say so over all.  What :func:`synth.models.packing.local.reference_fractions` gives for the
+    lifted schedule, without lifting it: SP-allreduce lifted by Γ is :meth:`sp_gamma` (``2d p`` trees: gigabytes
+    on a 16x16x16 torus), a family lifted by translations and negation :meth:`lifted` (on the 16x20x28 torus
+    8,959 arcs times 17,920 elements: 10 GB).  The rounding onto these trees
+    (:func:`~synth.models.packing.tree_rounding.round_on_trees`) gives owner ``r`` a block of units per tree.
 
-    ``table[k, u]``: the parent of ``u`` (relative to the owner) in tree ``k``, ``-2`` at the root;
-    ``weight[k]``: its weight.
+    ``table[k, u]``: the parent of ``u`` in ``T_k`` (``-2`` at the root 0, so no parent matches it);
+    ``weight[k]``: its positive weight; ``what``: which trees, for the notes.
     """
 
     torus: Torus
     table: np.ndarray
     weight: np.ndarray
+    what: str = ""
 
     @classmethod
-    def build(cls, base, group) -> "FamilyReference":
-        """From ``base`` (a family of one-hop trees on a torus) and ``group`` (``torus-translations`` or
-        ``torus-translations-negation``).
+    def sp_gamma(cls, t: Torus) -> "TreeReference":
+        """SP-allreduce lifted by Γ on the equal-sided torus ``t``: the ``2d`` trees ``P(T0)`` of Γ's point
+        part ``P``, equal weights."""
+        par0 = bfs_parents(t, 0)
+        u = t.coords(np.arange(t.n_vertices))
+        rows = []
+        for A in gamma_points(t):
+            pu = par0[t.vertex(u @ A)]                                   # A^-1 = A^T: the vertex A^T u of T0
+            rows.append(np.where(pu < 0, -2, t.vertex(t.coords(np.maximum(pu, 0)) @ A.T)))
+        return cls(t, np.stack(rows), np.ones(len(rows)), "SP-allreduce lifted by Γ")
+
+    @classmethod
+    def lifted(cls, base, group) -> "TreeReference":
+        """``base`` (a family of one-hop trees on a torus) lifted by ``group`` (``torus-translations`` or
+        ``torus-translations-negation``): the trees ``P(T_c - root_c)`` for the point part ``P`` (the identity,
+        and ``-I`` under negation), each of its tree's weight.
 
         Raises
         ------
@@ -179,6 +160,8 @@ class FamilyReference:
         u = t.coords(np.arange(t.n_vertices))
         rows, weights = [], []
         for c in range(base.n_components):
+            if base.weights[c] <= 0:
+                continue
             sel = red[base.component[red] == c]
             src, dst = base.src[sel].astype(np.int64), base.dst[sel].astype(np.int64)
             root = np.setdiff1d(dst, src)
@@ -192,11 +175,13 @@ class FamilyReference:
                 rel = t.vertex(sign * (t.coords(np.maximum(pu, 0)) - rho))
                 rows.append(np.where(pu < 0, -2, rel))
                 weights.append(float(base.weights[c]))
-        return cls(t, np.stack(rows), np.asarray(weights))
+        return cls(t, np.stack(rows), np.asarray(weights),
+                   f"{len(weights) // n_points} tree(s) lifted by {getattr(group, 'name', 'the group')}")
 
     def lookup(self, root, child, parent) -> np.ndarray:
         t = self.torus
         root, child, parent = (np.asarray(a, dtype=np.int64) for a in (root, child, parent))
+        # an arc's child and parent looked up relative to its root: the trees of r are r + T_k
         rel_child, rel_parent = _relative(t, child, root), _relative(t, parent, root)
         hits = np.zeros(root.shape, dtype=np.float64)
         for row, w in zip(self.table, self.weight):
@@ -210,7 +195,7 @@ def _relative(t: Torus, v, root) -> np.ndarray:
 
 
 def is_sp_gamma(base, group) -> bool:
-    """Whether ``base`` lifted by ``group`` is SP-allreduce lifted by Γ (what :class:`SPReference` describes)."""
+    """Whether ``base`` lifted by ``group`` is SP-allreduce lifted by Γ (what :meth:`TreeReference.sp_gamma` describes)."""
     t = base.topology
     if not isinstance(t, Torus) or not t.is_equal_sided or getattr(group, "spec", None) != {"kind": "torus-gamma"}:
         return False

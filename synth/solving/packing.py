@@ -42,16 +42,14 @@ from synth.check.claims import certify
 from synth.errors import OptionError, SynthError
 from synth.schedule.collective import collective_half
 from synth.schedule.data import ALLREDUCE
-from synth.schedule.sp import sp_allreduce
-from synth.schedule.user import shortest_path_tree
+from synth.solving.reference import healthy_reference
 from synth.solving.request import Plan, SolveResult, quiet
 from synth.symmetry.spec import default_group
-from synth.topology.torus import Torus
 
 __all__ = ["plan_packing", "build_packed", "certify_packed", "certified_fraction", "PackingPrep", "unequal_links",
-           "class_bound_note", "healthy_reference", "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS", "FREE_SHARES_ARCS",
-           "TIMED_MAX_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_UNEQUAL_ROUNDS", "UNEQUAL_UNITS", "TIMED_ITERATIONS",
-           "timed_extra", "timed_rounds"]
+           "class_bound_note", "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS", "FREE_SHARES_ARCS",
+           "TIMED_MAX_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_UNEQUAL_ROUNDS", "UNEQUAL_UNITS",
+           "TIMED_ITERATIONS", "timed_extra", "timed_rounds"]
 
 #: units per owner in the rounding: 1,024 keeps the certified term within about 0.1 % of the LP's
 DEFAULT_UNITS = 1024
@@ -98,29 +96,6 @@ def unequal_links(topology) -> bool:
     """
     bw = topology.link_bandwidth
     return bool(bw.size) and bool(np.any(bw != bw[0]))
-
-
-def healthy_reference(topology):
-    """Parent fractions of the healthy network's own schedule (SP-allreduce on tori, a BFS tree lifted by the
-    built-in group elsewhere), or None when there is none to start from."""
-    # models: loaded with the solvers, on demand
-    from synth.models.packing import reference_fractions
-    from synth.models.packing.region import FamilyReference, SPReference
-
-    healthy = getattr(topology, "healthy", None)
-    group = None if healthy is None else default_group(healthy)
-    if group is None or healthy.n_compute != healthy.n_vertices:
-        return None
-    if isinstance(healthy, Torus) and healthy.is_equal_sided and group.spec == {"kind": "torus-gamma"}:
-        return SPReference(healthy)   # SP-allreduce lifted by Γ, in closed form (no lift of 2d p trees)
-    if isinstance(healthy, Torus) and group.spec == {"kind": "torus-translations-negation"}:
-        # the same fractions without the lift (16x20x28: 17,920 elements times 8,959 arcs took 10 GB)
-        return FamilyReference.build(sp_allreduce(healthy), group)
-    base = sp_allreduce(healthy) if isinstance(healthy, Torus) else shortest_path_tree(healthy)
-    try:
-        return reference_fractions(base, group)
-    except SynthError:
-        return None
 
 
 @dataclass(frozen=True, eq=False)
@@ -295,7 +270,8 @@ def _build_layered(req, prep, plan_notes=()) -> SolveResult:
         cert = with_class_bound(cert, packed.solution, req.progress, prep.time_limit)
     notes = [_intro(prep, "layered LP"), *plan_notes, *_share_note(prep.topology, req.collective)]
     if reference is not None:   # the shares as solved (free ones fall back to equal when that LP fails)
-        notes.append(f"{data.n_arcs:,} parent choices: the LP changes the healthy trees only within "
+        kept = f" ({reference.what})" if getattr(reference, "what", "") else ""
+        notes.append(f"{data.n_arcs:,} parent choices: the LP changes the healthy trees{kept} only within "
                      f"{LOCAL_RADIUS} hops of a failure and where they were lost, with "
                      f"{'free' if packed.claims['free_shares'] else 'equal'} shares")
     notes += _lp_notes("layered", packed, cert, req.collective, local=reference is not None)

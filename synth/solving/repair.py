@@ -53,7 +53,7 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet, on_bett
     """
     # the models load on demand: they pull in the solvers, which the other constructions never need
     from synth.models.packing import layered_arcs, pack, reference_fractions, with_class_bound
-    from synth.models.packing.region import SPReference, is_sp_gamma
+    from synth.models.packing.region import TreeReference, is_sp_gamma
 
     t0 = time.monotonic() if started is None else started
     healthy = cert.topology
@@ -70,7 +70,7 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet, on_bett
                 key=lambda g: g.order)
     # SP-allreduce on an equal-sided torus: its parent fractions in closed form, not lifted (GBs at 16x16x16)
     closed = is_sp_gamma(cert.base, cert.group)
-    reference = SPReference(healthy) if closed else reference_fractions(cert.base, cert.group)
+    reference = TreeReference.sp_gamma(healthy) if closed else reference_fractions(cert.base, cert.group)
     arcs = layered_arcs(damaged, group)
     n_arcs = arcs.n_arcs
     best, notes = None, [("healthy trees: SP-allreduce lifted by Γ, read in closed form" if closed else

@@ -136,18 +136,23 @@ def test_the_notes_say_what_the_shares_allow_and_the_windows_pass_it(capsys):
     assert "reduces in one phase" not in capsys.readouterr().err
 
 
-def test_the_local_lp_of_a_solve_writes_tree_images(monkeypatch, tmp_path, capsys):
+@pytest.mark.parametrize("shape, n_trees, kept", [("6x6", 4, "SP-allreduce lifted by Γ"),
+                                                   ("4x6x8", 6, "the balanced family of the healthy solve, 3 tree(s)")])
+def test_the_local_lp_of_a_solve_writes_tree_images(monkeypatch, tmp_path, capsys, shape, n_trees, kept):
     # a network past FULL_LP_ARCS takes the local layered LP, rounded onto the healthy trees: its certificate is
-    # the healthy SP trees' images with their differences (version 3), and synth check re-derives it
+    # the healthy trees' images with their differences (version 3), and synth check re-derives it; on a torus
+    # whose sides differ those trees are the balanced family of the healthy solve (3 trees and their negations)
     import synth.solving.packing as packing
 
     monkeypatch.setattr(packing, "FULL_LP_ARCS", 10)
     monkeypatch.setattr(packing, "TIMED_MAX_ROWS", 0)      # as on the pods: no timed master after it
     out = tmp_path / "c.json"
-    assert main(["solve", "--torus", "6x6", "--fail-link", "0-1", "--out", str(out), "--time-limit", "10"]) == 0
-    assert "the LP changes the healthy trees only within" in capsys.readouterr().err
+    assert main(["solve", "--torus", shape, "--fail-link", "0-1", "--out", str(out), "--time-limit", "10"]) == 0
+    assert f"the LP changes the healthy trees ({kept}" in capsys.readouterr().err
     data = json.loads(out.read_text())
     assert data["version"] == 3 and data["provenance"]["algorithm"] == "layered-packing"
+    base = data["base_schedule"]
+    assert len(base["trees"]) == n_trees and all("image" in c["tree"] for c in base["components"])
     assert main(["check", str(out)]) == 0 and "VALID" in capsys.readouterr().out
 
 

@@ -73,7 +73,7 @@ def test_far_rows_matter():
 @pytest.mark.parametrize("shape", ["6x6", "5x5", "4x4x4"])
 def test_sp_reference_is_the_lifted_schedule(shape):
     from synth.models.packing.local import reference_fractions
-    from synth.models.packing.region import SPReference, is_sp_gamma
+    from synth.models.packing.region import TreeReference, is_sp_gamma
     from synth.schedule.sp import sp_allreduce
     from synth.symmetry.torus import torus_gamma, torus_translations
 
@@ -82,7 +82,7 @@ def test_sp_reference_is_the_lifted_schedule(shape):
     lifted = reference_fractions(sp_allreduce(t), torus_gamma(t))
     r = np.repeat(np.arange(V), t.n_links)
     c, p = np.tile(t.link_src, V), np.tile(t.link_dst, V)
-    assert np.array_equal(SPReference(t).lookup(r, c, p), lifted.lookup(r, c, p))
+    assert np.array_equal(TreeReference.sp_gamma(t).lookup(r, c, p), lifted.lookup(r, c, p))
     assert is_sp_gamma(sp_allreduce(t), torus_gamma(t))
     assert not is_sp_gamma(sp_allreduce(t), torus_translations(t))
     assert not is_sp_gamma(sp_allreduce(t, root=1), torus_gamma(t))
@@ -95,7 +95,7 @@ def test_family_reference_is_the_lifted_family(shape, negation, family):
     # the balanced family of a torus whose sides differ, or SP-allreduce (rooted off the origin), lifted by its
     # translations (and negation): every (owner, child, parent) triple, arcs or not, against the brute-force lift
     from synth.models.packing.local import reference_fractions
-    from synth.models.packing.region import FamilyReference
+    from synth.models.packing.region import TreeReference
     from synth.schedule.sp import sp_allreduce
     from synth.solving.balanced import balanced_family
     from synth.symmetry.torus import torus_translations, torus_translations_negation
@@ -106,7 +106,7 @@ def test_family_reference_is_the_lifted_family(shape, negation, family):
     V = t.n_vertices
     r, c, p = (a.ravel() for a in np.meshgrid(np.arange(V), np.arange(V), np.arange(V), indexing="ij"))
     want = reference_fractions(base, g).lookup(r, c, p)
-    assert np.allclose(FamilyReference.build(base, g).lookup(r, c, p), want, atol=1e-12, rtol=0)
+    assert np.allclose(TreeReference.lifted(base, g).lookup(r, c, p), want, atol=1e-12, rtol=0)
     assert want.sum() == pytest.approx(V * (V - 1))
 
 
