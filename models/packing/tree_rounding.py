@@ -41,11 +41,14 @@ from synth.schedule.forest import trees_base
 from synth.schedule.weights import largest_remainder
 from synth.models.packing.layered import LayeredSolution
 from synth.models.packing.region import TreeReference
-from synth.models.packing.rounding import expand, split_units, unit_cuts
+from synth.models.packing.rounding import expand, merge_slivers, split_units, unit_cuts
 
-__all__ = ["round_on_trees", "block_starts"]
+__all__ = ["round_on_trees", "block_starts", "MIN_SHARE"]
 
 _BATCH = 256   # components whose translations are built at once
+#: the least component, as a share of an owner's units (1/64 of 1,024: 16): a free pair's cut one unit beside a
+#: block's start made 1-unit chunks on 16x20x28, with no byte of a 1 MiB message for them
+MIN_SHARE = 64
 
 
 def round_on_trees(sol: LayeredSolution, ref: TreeReference, units: int = 1024):
@@ -57,8 +60,13 @@ def round_on_trees(sol: LayeredSolution, ref: TreeReference, units: int = 1024):
     lo, hi = split_units(n_root, d.root[fa], d.child[fa], d.parent[fa], sol.y[fa], V)
     bounds = block_starts(n_root, ref.weight)                                # (R, K - 1)
     K = bounds.shape[1] + 1
-    cuts = unit_cuts(n_root, [(d.root[fa], hi), (np.repeat(np.arange(R), K - 1), bounds.ravel())])
-    block = (bounds[cuts.root] <= cuts.first[:, None]).sum(axis=1)
+    starts = np.repeat(np.arange(R), K - 1), bounds.ravel()
+    cuts = unit_cuts(n_root, [(d.root[fa], hi), starts])
+    # a free pair's cut beside a block's start leaves a sliver: the block's start moves to the cut (the fixed
+    # pairs' fractions move a few units, the free pairs' none), or else a free cut does
+    moves = np.isin(cuts.keys, starts[0] * cuts.big + starts[1]) & ~np.isin(cuts.keys, d.root[fa] * cuts.big + hi)
+    cuts = merge_slivers(cuts, n_root, max(1, units // MIN_SHARE), moves)
+    block = (bounds[cuts.root] <= (cuts.first + cuts.weight // 2)[:, None]).sum(axis=1)   # the block of most units
     owner = d.roots[cuts.root]
     par0, up0, down0 = _base_trees(ref.table, H)
     # component c is r + T_k: parent[r + u] = r + table[k, u], the translation by r done on coordinates

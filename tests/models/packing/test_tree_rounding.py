@@ -9,7 +9,7 @@ from synth.check.claims import certify
 from synth.models.packing.layered import layered_arcs
 from synth.models.packing.local import solve_local
 from synth.models.packing.region import TreeReference
-from synth.models.packing.tree_rounding import block_starts, round_on_trees
+from synth.models.packing.tree_rounding import MIN_SHARE, block_starts, round_on_trees
 from synth.schedule.sp import sp_allreduce
 from synth.solving.balanced import balanced_family
 from synth.symmetry.spec import default_group
@@ -74,6 +74,7 @@ def test_components_are_healthy_trees_changed_only_at_free_pairs(shape, family):
         mine = images.shift == data.roots[r]
         per_tree = np.bincount(images.of[mine], weights=w[mine], minlength=K)
         total = per_tree.sum()
-        assert np.all(np.abs(per_tree - total * ref.weight / ref.weight.sum()) < 1)
+        assert np.all(np.abs(per_tree - total * ref.weight / ref.weight.sum()) < 1 + 256 // MIN_SHARE)
+    assert w.min() >= 256 // MIN_SHARE          # no sliver: a chunk of a few MiB keeps an element
     cert = certify(base, data.group)
     assert float(Fraction(cert.claims["bandwidth_fraction"])) == pytest.approx(sol.fraction, rel=0.02)
