@@ -85,12 +85,14 @@ def with_class_bound(cert, sol, progress=lambda _m: None, time_limit=None):
     """
     if cert.base.collective != ALLREDUCE or not hasattr(sol, "data") or cert.topology.has_bandwidths:
         return cert   # the class bound counts every link as 1: not a bound with bandwidths
+    pi, how = class_dual(sol), f"the whole layered LP's dual ({getattr(sol, 'method', 'simplex')})"
+    if pi is None and sol.data.n_arcs > CLASS_LP_ARCS:
+        return cert   # no dual to be had: the class test below would cost a pod's schedule in memory for nothing
     t = cert.topology
     D = layered_distances(t)
     if layered_violation(t, D, base_transmissions(cert.base), cert.base.n_components) is not None:
         return cert   # another class's schedule (e.g. more rounds): the bound says nothing about it
-    pi, how = class_dual(sol), f"the whole layered LP's dual ({getattr(sol, 'method', 'simplex')})"
-    if pi is None and sol.data.n_arcs <= CLASS_LP_ARCS:
+    if pi is None:
         progress(f"the whole layered LP ({sol.data.n_arcs:,} parent choices) for its dual: the bound of the class")
         pi, seconds = whole_lp_dual(sol.data, time_limit)
         how = "the whole layered LP's dual (interior point, no crossover)"
