@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import replace
 
 from synth.check.certificate import read_certificate, write_certificate
 from synth.check.claims import file_kind, require_valid
@@ -45,7 +46,12 @@ def cmd_repair(args) -> int:
                     on_better=keep if to_file else None, started=started)
     if args.out is not None and not (written and written[-1] is result.certificate):
         write_certificate(result.certificate, args.out)
-    report = check_written(result.certificate, args.out if args.out not in (None, "-") else None)
+    if to_file:   # read back once the repair's own objects are let go, as synth solve does
+        cert = None
+        written.clear()
+        result = replace(result, certificate=None)
+        result = replace(result, certificate=read_certificate(args.out))
+    report = check_written(result.certificate)
     for k, v in report.claims.items():
         if not v[2]:
             print(f"synth: the certificate does not check: {k}: claimed {v[0]}, measured {v[1]}", file=sys.stderr)
