@@ -102,40 +102,31 @@ def unit_cuts(n_root, his) -> UnitCuts:
     return UnitCuts(keys, big, root, keys % big, weight)
 
 
-def merge_slivers(cuts: UnitCuts, n_root, min_units: int, soft=None) -> UnitCuts:
-    """``cuts`` without components of fewer than ``min_units`` units: each joins a neighbour by dropping the start
-    between them, a start ``soft`` says is cheap to move if it has one (per key of ``cuts``; default none), else
-    the one after it (the last of its owner: the one before); an owner's first unit always starts a component.
+def merge_slivers(cuts: UnitCuts, n_root, min_units: int, movable) -> UnitCuts:
+    """``cuts`` without the ``movable`` starts (a boolean per key) that bound a component of fewer than
+    ``min_units`` units: the component joins its neighbour across that start, the one after it first.
 
-    A component's units then take, at each pair, the arc that serves its first unit (:func:`expand` reads
-    only the starts): the fractions move by fewer than ``min_units`` units per merge, and no chunk is so small
-    that a message of a few MiB leaves it without an element.
+    For starts that only say where a mixture changes its proportions (the tree rounding's blocks): moving one
+    by fewer than ``min_units`` units moves those proportions that much, and no chunk is then so small that
+    a message of a few MiB leaves it without an element.  Other starts stay, whatever they leave.
 
     >>> cuts = unit_cuts(np.array([20, 8]), [(np.array([0, 0, 0, 1]), np.array([9, 10, 18, 3]))])
-    >>> cuts.weight.tolist(), merge_slivers(cuts, np.array([20, 8]), 4).weight.tolist()
-    ([9, 1, 8, 2, 3, 5], [9, 11, 8])
-    >>> merge_slivers(cuts, np.array([20, 8]), 4, soft=cuts.keys % cuts.big == 9).weight.tolist()
-    [10, 10, 8]
+    >>> cuts.weight.tolist(), merge_slivers(cuts, np.array([20, 8]), 4, cuts.keys % cuts.big == 10).weight.tolist()
+    ([9, 1, 8, 2, 3, 5], [9, 9, 2, 3, 5])
     """
-    keys, big = cuts.keys, cuts.big
-    soft = np.zeros(keys.size, dtype=bool) if soft is None else np.asarray(soft, dtype=bool)
+    keys, big, movable = cuts.keys, cuts.big, np.asarray(movable, dtype=bool)
     while True:
         root, first = keys // big, keys % big
         same = np.r_[root[1:] == root[:-1], False]               # a next start of the same owner
         weight = np.where(same, np.r_[first[1:], 0], n_root[root]) - first
         small = weight < min_units
-        if not small.any():
-            return UnitCuts(keys, big, root, first, weight)
-        has_prev = np.r_[False, root[1:] == root[:-1]]          # a start that is not its owner's first
-        soft_next = same & np.r_[soft[1:], False]
-        soft_prev = has_prev & soft
-        take_prev = small & ~soft_next & (soft_prev | ~same) & has_prev
-        take_next = small & ~take_prev & same
-        drop = take_prev.copy()
-        drop[1:] |= take_next[:-1]
+        movable &= np.r_[False, root[1:] == root[:-1]]           # an owner's first unit always starts one
+        nxt = small & same & np.r_[movable[1:], False]
+        drop = small & ~nxt & movable
+        drop[1:] |= nxt[:-1]
         if not drop.any():
-            return UnitCuts(keys, big, root, first, weight)     # owners of one component each
-        keys, soft = keys[~drop], soft[~drop]
+            return UnitCuts(keys, big, root, first, weight)
+        keys, movable = keys[~drop], movable[~drop]
 
 
 def expand(cuts: UnitCuts, root, lo, hi):

@@ -63,7 +63,7 @@ def round_on_trees(sol: LayeredSolution, ref: TreeReference, units: int = 1024):
     starts = np.repeat(np.arange(R), K - 1), bounds.ravel()
     cuts = unit_cuts(n_root, [(d.root[fa], hi), starts])
     # a free pair's cut beside a block's start leaves a sliver: the block's start moves to the cut (the fixed
-    # pairs' fractions move a few units, the free pairs' none), or else a free cut does
+    # pairs' fractions move a few units, the free pairs' none)
     moves = np.isin(cuts.keys, starts[0] * cuts.big + starts[1]) & ~np.isin(cuts.keys, d.root[fa] * cuts.big + hi)
     cuts = merge_slivers(cuts, n_root, max(1, units // MIN_SHARE), moves)
     block = (bounds[cuts.root] <= (cuts.first + cuts.weight // 2)[:, None]).sum(axis=1)   # the block of most units
