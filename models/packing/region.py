@@ -195,7 +195,8 @@ def _relative(t: Torus, v, root) -> np.ndarray:
 
 
 def is_sp_gamma(base, group) -> bool:
-    """Whether ``base`` lifted by ``group`` is SP-allreduce lifted by Γ (what :meth:`TreeReference.sp_gamma` describes)."""
+    """Whether ``base`` lifted by ``group`` is SP-allreduce lifted by Γ (what :meth:`TreeReference.sp_gamma`
+    describes)."""
     t = base.topology
     if not isinstance(t, Torus) or not t.is_equal_sided or getattr(group, "spec", None) != {"kind": "torus-gamma"}:
         return False

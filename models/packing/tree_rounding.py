@@ -8,8 +8,10 @@ parents in the order of their ids, so a unit's tree mixes the healthy trees vert
 unequal weights, hundreds of components per owner).  Here the units of owner ``r`` are cut into one block per
 tree instead (block ``k``: units ``floor(W_k n / W) .. floor(W_{k+1} n / W) - 1``, ``W_k`` the weights before
 ``k``) and a unit of block ``k`` takes, at every fixed pair, its parent in the tree ``r + T_k``: the same
-parent fractions up to one unit, so the same loads up to rounding.  Free pairs split their units by the LP's
-fractions as before (:func:`~synth.models.packing.rounding.split_units`).  Every component is then the
+parent fractions up to one unit, so the same loads up to rounding (a block's start moves to a free pair's
+cut fewer than ``units / MIN_SHARE`` units away, :func:`~synth.models.packing.rounding.merge_slivers`, so that
+no chunk is a sliver).  Free pairs split their units by the LP's fractions as before
+(:func:`~synth.models.packing.rounding.split_units`).  Every component is then the
 healthy tree ``r + T_k`` except at the free pairs and where the damaged layers move a round, which is what a
 version 3 certificate stores (:mod:`synth.check.tree_images`): the returned
 :class:`~synth.check.tree_images.TreeImages` names that tree (a base tree ``T_k`` translated by ``r``) for
@@ -46,8 +48,8 @@ from synth.models.packing.rounding import expand, merge_slivers, split_units, un
 __all__ = ["round_on_trees", "block_starts", "MIN_SHARE"]
 
 _BATCH = 256   # components whose translations are built at once
-#: the least component, as a share of an owner's units (1/64 of 1,024: 16): a free pair's cut one unit beside a
-#: block's start made 1-unit chunks on 16x20x28, with no byte of a 1 MiB message for them
+#: a block's start moves to a free pair's cut nearer than this share of an owner's units (1/64 of 1,024: 16
+#: units): one unit apart they made 1-unit chunks on 16x20x28, with no byte of a 1 MiB message for them
 MIN_SHARE = 64
 
 

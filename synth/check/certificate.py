@@ -224,21 +224,38 @@ def base_from_json(topology, data, version: int = VERSION) -> BaseSchedule:
         if version >= 2 and "tree" in comp:
             tree = tree_rows(topology, c, comp["tree"], trees)
             part = tuple(np.concatenate([a, b]) for a, b in zip(tree, part))
-        parts.append(part)
+        parts.append(_compact(part, c))
     n = np.array([p[0].size for p in parts], dtype=np.int64)
-    rnd, src, dst, op, lengths, links = (np.concatenate([p[k] for p in parts]) if parts else np.zeros(0, np.int64)
-                                         for k in range(6))
+    rnd, src, dst, op, lengths, links = (np.concatenate([p[k] for p in parts]) if parts else
+                                         np.zeros(0, _COLUMNS[k]) for k in range(6))
+    parts.clear()
     last = int(rnd.max()) if rnd.size else 0
     if rnd.size and data["rounds"] != last:
         raise FileFormatError(f"base_schedule.rounds is {data['rounds']} but the last round with a transmission "
                               f"is {last}")
     ptr = np.zeros(lengths.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=ptr[1:])
+    np.cumsum(lengths, dtype=np.int64, out=ptr[1:])
+    component = np.repeat(np.arange(n.size, dtype=np.int32), n)
     try:
-        return BaseSchedule(topology, int(data["rounds"]), np.repeat(np.arange(n.size), n), rnd, src, dst, op, ptr,
-                            links, np.asarray(weights), tuple(labels))
+        return BaseSchedule(topology, int(data["rounds"]), component, rnd, src, dst, op, ptr, links,
+                            np.asarray(weights), tuple(labels))
     except ScheduleError as exc:
         raise FileFormatError(f"base schedule: {exc}") from None
+
+
+#: the dtypes a component's columns (round, sender, receiver, op, route length, route links) are kept in while a
+#: file is read: the base schedule's own, so that a pod's 50 M rows are not held as int64 twice over (16x20x28
+#: with a failed link: its 2.6 MB certificate took 7.1 GB to read, 3.2 GB so)
+_COLUMNS = (np.int32, np.int32, np.int32, np.int8, np.int32, np.int32)
+
+
+def _compact(part, c: int):
+    """``part``'s columns in :data:`_COLUMNS`' dtypes; a round past them is a format error, not a wrapped number
+    (vertices and links are already known to be the network's)."""
+    rnd = part[0]
+    if rnd.size and (int(rnd.max()) > np.iinfo(np.int32).max or int(rnd.min()) < 0):
+        raise FileFormatError(f"component {c}: a round outside 0..{np.iinfo(np.int32).max}")
+    return tuple(np.asarray(a, dtype=d) for a, d in zip(part, _COLUMNS))
 
 
 def _read_trees(topology, data):

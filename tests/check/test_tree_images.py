@@ -39,7 +39,8 @@ def test_repair_writes_tree_images_that_are_much_smaller_and_check(files):
     data = json.loads(out.read_text())
     assert data["version"] == IMAGES_VERSION == 3
     comps = data["base_schedule"]["components"]
-    assert len(data["base_schedule"]["trees"]) == 1 and all("image" in c["tree"] for c in comps)
+    # SP-allreduce's 2d trees P(T0), each component one of them translated by its owner
+    assert len(data["base_schedule"]["trees"]) == 6 and all("image" in c["tree"] for c in comps)
     cert = read_certificate(out)
     assert all(len(c["tree"]["changes"]) < cert.topology.n_vertices for c in comps)
     report = check_file(out)
@@ -89,7 +90,8 @@ def _shifted(data):
 
 
 FORMAT_ERRORS = {
-    "image of a base tree that does not exist": (lambda d: _comp(d)["image"].update(tree=1), "not a base tree"),
+    "image of a base tree that does not exist": (
+        lambda d: _comp(d)["image"].update(tree=len(d["base_schedule"]["trees"])), "not a base tree"),
     "shift outside the vertices": (lambda d: _comp(d)["image"].update(shift=64), "not a vertex"),
     "axes not a signed permutation": (lambda d: _comp(d)["image"].update(axes=[1, 1, 2]), "signed axes"),
     "axes as floats": (lambda d: _comp(d)["image"].update(axes=[1.0, 2, 3]), "signed axes"),
