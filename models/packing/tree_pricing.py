@@ -104,11 +104,19 @@ def tree_labels(space: TreeSpace, C, L, plink, roots, lo=None):
 def sweep(space: TreeSpace, C, L, roots, lo=None):
     """One pass of single-label moves: each vertex in turn takes the label that minimizes its own price plus
     its neighbours' (each re-choosing its parent), over all rows at once (labels at least ``lo``); returns
-    the new labels."""
+    the new labels.
+
+    Each neighbour's best parent other than the moving vertex comes from the two cheapest of its parent slots,
+    kept for every vertex and row and updated where a label moves (only the moved vertex's slots and its
+    neighbours' slots toward it change), instead of pricing every neighbour's slots again at every vertex
+    (on four MI250 nodes, 53 routes per vertex, that was half the timed trees' CPU)."""
     B, V = L.shape
     R = space.R
     L = L.copy()
     ts = np.arange(1, R + 1)
+    rows = np.arange(B)
+    vals = _slot_costs(space, C, L, np.arange(V), lo)                      # (B, V, D): every parent slot
+    first, second, arg = _two_least(vals)
     for v in np.flatnonzero(space.live).tolist():
         active = roots != v
         nb, ln, bk = space.nbr[v], space.lnk[v], space.back[v]
@@ -118,22 +126,42 @@ def sweep(space: TreeSpace, C, L, roots, lo=None):
         own = np.where(lu[:, :, None] > ts[None, None, :], C[lnv][:, 1:][None, :, :], INF).min(axis=1)   # (B, R)
         if lo is not None:
             own = np.where(ts[None, :] >= lo[:, v:v + 1], own, INF)
-        total = own
-        wvals = _slot_costs(space, C, L, nbv, lo)                               # (B, d, D)
-        idx = np.arange(nbv.size)
-        excl = wvals.copy()
-        excl[:, idx, bkv] = INF
-        excl = excl.min(axis=2)                                              # (B, d)
-        lw = L[:, nbv]
-        via = C[space.lnk[nbv, bkv][None, :], np.clip(lw, 0, R)]             # w -> v at w's label
-        wcost = np.minimum(excl[:, :, None], np.where(ts[None, None, :] > lw[:, :, None], via[:, :, None], INF))
+        excl = np.where(arg[:, nbv] == bkv[None, :], second[:, nbv], first[:, nbv])     # (B, d): not via v
+        via = C[space.lnk[nbv, bkv][None, :], np.clip(lu, 0, R)]              # w -> v at w's label
+        wcost = np.minimum(excl[:, :, None], np.where(ts[None, None, :] > lu[:, :, None], via[:, :, None], INF))
         counted = space.live[nbv][None, :] & (roots[:, None] != nbv[None, :])
-        total = total + np.where(counted[:, :, None], wcost, 0.0).sum(axis=1)
+        total = own + np.where(counted[:, :, None], wcost, 0.0).sum(axis=1)
         best = total.argmin(axis=1)
-        cur = total[np.arange(B), np.clip(L[:, v], 1, R) - 1]
-        better = active & (total[np.arange(B), best] < cur - 1e-12)
+        cur = total[rows, np.clip(L[:, v], 1, R) - 1]
+        better = np.flatnonzero(active & (total[rows, best] < cur - 1e-12))
+        if better.size == 0:
+            continue
         L[better, v] = best[better] + 1
+        # the slots that read v's label: v's own, and each neighbour's slot toward v
+        sub = L[better]
+        vals[better, v] = _slot_costs(space, C, sub, np.array([v]), None if lo is None else lo[better])[:, 0]
+        lw = sub[:, nbv]                                                     # (b, d): each neighbour's label
+        ok = (lw < sub[:, v:v + 1]) & (lw >= 1) & (lw <= R)
+        if lo is not None:
+            ok &= lw >= lo[better][:, nbv]
+        vals[better[:, None], nbv[None, :], bkv[None, :]] = np.where(ok, via[better], INF)
+        touched = np.r_[v, nbv]
+        f, s2, a = _two_least(vals[better[:, None], touched[None, :]])
+        first[better[:, None], touched[None, :]] = f
+        second[better[:, None], touched[None, :]] = s2
+        arg[better[:, None], touched[None, :]] = a
     return L
+
+
+def _two_least(vals):
+    """The least value along the last axis, the least of the others, and where the first is."""
+    arg = vals.argmin(axis=-1)
+    first = np.take_along_axis(vals, arg[..., None], -1)[..., 0]
+    if vals.shape[-1] < 2:
+        return first, np.full(first.shape, INF), arg
+    rest = vals.copy()
+    np.put_along_axis(rest, arg[..., None], INF, -1)
+    return first, rest.min(axis=-1), arg
 
 
 def distance_labels(space: TreeSpace, roots, shift: int = 0):

@@ -1,0 +1,72 @@
+"""The heuristic pricing's label sweep against a plain re-pricing of every neighbour at every move."""
+
+import numpy as np
+import pytest
+
+from synth.models.packing.tree_pricing import INF, _slot_costs, start_labels, sweep
+from synth.models.packing.tree_space import TreeSpace, arc_costs
+from synth.symmetry.spec import default_group
+from synth.topology.failures import damage, parse_failures
+from synth.topology.machines import machine_spec
+from synth.topology.spec import build_topology
+from synth.topology.torus import parse_torus
+
+
+def _plain_sweep(space, C, L, roots, lo=None):
+    """What :func:`sweep` computes, the slow way: every neighbour's parent slots priced anew at every vertex."""
+    B, V = L.shape
+    R = space.R
+    L = L.copy()
+    ts = np.arange(1, R + 1)
+    for v in np.flatnonzero(space.live).tolist():
+        active = roots != v
+        nb, ln, bk = space.nbr[v], space.lnk[v], space.back[v]
+        have = nb >= 0
+        nbv, lnv, bkv = nb[have], ln[have], bk[have]
+        lu = L[:, nbv]
+        own = np.where(lu[:, :, None] > ts[None, None, :], C[lnv][:, 1:][None, :, :], INF).min(axis=1)
+        if lo is not None:
+            own = np.where(ts[None, :] >= lo[:, v:v + 1], own, INF)
+        wvals = _slot_costs(space, C, L, nbv, lo)
+        excl = wvals.copy()
+        excl[:, np.arange(nbv.size), bkv] = INF
+        excl = excl.min(axis=2)
+        via = C[space.lnk[nbv, bkv][None, :], np.clip(lu, 0, R)]
+        wcost = np.minimum(excl[:, :, None], np.where(ts[None, None, :] > lu[:, :, None], via[:, :, None], INF))
+        counted = space.live[nbv][None, :] & (roots[:, None] != nbv[None, :])
+        total = own + np.where(counted[:, :, None], wcost, 0.0).sum(axis=1)
+        best = total.argmin(axis=1)
+        cur = total[np.arange(B), np.clip(L[:, v], 1, R) - 1]
+        better = active & (total[np.arange(B), best] < cur - 1e-12)
+        L[better, v] = best[better] + 1
+    return L
+
+
+def _torus():
+    t = parse_torus("4x4")
+    return damage(t, parse_failures(t, links=["0-1"]))
+
+
+def _fabric(name):
+    t = build_topology(machine_spec(name))
+    return damage(t, parse_failures(t, nodes=[str(int(t.nic_of(1)))]))
+
+
+@pytest.mark.parametrize("make, R", [(_torus, 6), (lambda: _fabric("dgx-a100:2"), 5), (lambda: _fabric("mi250:2"), 8)])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_sweep_moves_as_plain_repricing_does(make, R, seed):
+    # random prices and several passes (labels that move again), with and without a least label per vertex
+    t = make()
+    space = TreeSpace.build(t, default_group(t), R)
+    rng = np.random.default_rng(seed)
+    C = arc_costs(space, rng.lognormal(0.0, 1.0, (2 * R, t.n_links)))
+    roots = np.flatnonzero(space.live)[:3]
+    L = start_labels(space, roots)
+    roots = np.tile(roots, L.shape[0] // roots.size)
+    lo = np.where(rng.random(L.shape) < 0.2, np.minimum(L, 2), 1) * (L > 0)
+    for bound in (None, lo):
+        a = b = L
+        for _ in range(3):
+            a, b = sweep(space, C, a, roots, bound), _plain_sweep(space, C, b, roots, bound)
+            assert np.array_equal(a, b)
+        assert not np.array_equal(a, L)          # the sweep moved labels: the comparison saw moves
