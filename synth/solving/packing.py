@@ -48,7 +48,7 @@ from synth.symmetry.spec import default_group
 
 __all__ = ["plan_packing", "build_packed", "certify_packed", "certified_fraction", "PackingPrep", "unequal_links",
            "class_bound_note", "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS", "FREE_SHARES_ARCS",
-           "TIMED_MAX_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_UNEQUAL_ROUNDS", "UNEQUAL_UNITS",
+           "TIMED_MAX_ROWS", "TIMED_FABRIC_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_UNEQUAL_ROUNDS", "UNEQUAL_UNITS",
            "TIMED_ITERATIONS", "timed_extra", "timed_rounds"]
 
 #: units per owner in the rounding: 1,024 keeps the certified term within about 0.1 % of the LP's
@@ -68,6 +68,10 @@ FREE_SHARES_ARCS = 100_000
 #: 3,072, the Tofu-D job 2x2x2 with a failed link 1,030; a 16x16 torus with one failed link 5,962 at R = 22
 #: (271 per round; about 5 CPU s per master solve; docs/timed.md section 5)
 TIMED_MAX_ROWS = 6_500
+#: the same for a fabric whose links differ in bandwidth (its routes through switches): four MI250 nodes with a
+#: failed NIC (no symmetry left, 64 owners) need 952 rows per reduce round, and under 6,500 their timed trees got
+#: 6 rounds (52.2 % of the bound, against 67.0 % with 16 rounds and 15,232 rows, at 60 CPU s)
+TIMED_FABRIC_ROWS = 20_000
 #: reduce rounds of the timed trees beyond the layered depth H at least (``depth`` K >= H sets R = K instead: 2K
 #: rounds); by default :func:`timed_extra` more where the master fits
 TIMED_EXTRA_ROUNDS = 4
@@ -171,7 +175,8 @@ def _plan_routed(req, topology, group, reason, time_limit, depth) -> Plan:
                           f"{topology.name}: the depth-bounded packing model needs every linked vertex to "
                           "compute and links in pairs")
     per_round = rows_per_round(topology, group)
-    R, clipped = timed_rounds(data.H_up, depth, per_round, _least_rounds(topology))
+    R, clipped = timed_rounds(data.H_up, depth, per_round, _least_rounds(topology),
+                              TIMED_FABRIC_ROWS if unequal_links(topology) else TIMED_MAX_ROWS)
     timed = req.collective == ALLREDUCE and what == "switches" and clipped is not False
     prep = PackingPrep(topology, group, reason, data, depth, R if timed else None, time_limit)
     if timed:
@@ -308,7 +313,7 @@ def timed_extra(H: int) -> int:
     return max(TIMED_EXTRA_ROUNDS, -(-3 * H // 8))
 
 
-def timed_rounds(H, depth, per_round, least=0):
+def timed_rounds(H, depth, per_round, least=0, max_rows=None):
     """``(R, clipped)``: the timed trees' reduce rounds for a depth bound ``depth`` (None or ``>= H``) on a network
     whose master LP has ``per_round`` load rows per reduce round
     (:func:`~synth.models.packing.master.rows_per_round`); ``clipped`` is None when they are as asked, True when
@@ -316,7 +321,8 @@ def timed_rounds(H, depth, per_round, least=0):
     schedule).  Without ``depth`` R is ``H`` + :func:`timed_extra` (or the most that fits, at least ``H`` +
     :data:`TIMED_EXTRA_ROUNDS`), at least ``least`` where that fits.
 
-    ``depth`` K sets ``R = K`` when the master LP keeps within :data:`TIMED_MAX_ROWS` rows; a K beyond that is
+    ``depth`` K sets ``R = K`` when the master LP keeps within ``max_rows`` rows (None: :data:`TIMED_MAX_ROWS`;
+    :data:`TIMED_FABRIC_ROWS` on fabrics whose links differ); a K beyond that is
     clipped to the default ``H`` + :data:`TIMED_EXTRA_ROUNDS` (or the most that fits, never below ``H``): a
     master near the row limit takes minutes per solve (8x8 with a failed link, R = 45: over 170 CPU s without
     finishing), so the largest R that fits is no useful default.
@@ -327,8 +333,10 @@ def timed_rounds(H, depth, per_round, least=0):
     ((16, None), (10, None))
     >>> timed_rounds(16, None, 271), timed_rounds(16, None, 310), timed_rounds(16, None, 400)
     ((22, None), (20, None), (16, False))
+    >>> timed_rounds(2, None, 952, least=16), timed_rounds(2, None, 952, least=16, max_rows=TIMED_FABRIC_ROWS)
+    ((6, None), (16, None))
     """
-    fit = TIMED_MAX_ROWS // per_round
+    fit = (TIMED_MAX_ROWS if max_rows is None else max_rows) // per_round
     R = H + TIMED_EXTRA_ROUNDS if depth is None else depth
     if depth is None and R <= fit:
         R = max(min(H + timed_extra(H), fit), min(least, fit))
