@@ -109,7 +109,7 @@ def sweep(space: TreeSpace, C, L, roots, lo=None):
     Each neighbour's best parent other than the moving vertex comes from the two cheapest of its parent slots,
     kept for every vertex and row and updated where a label moves (only the moved vertex's slots and its
     neighbours' slots toward it change), instead of pricing every neighbour's slots again at every vertex
-    (on four MI250 nodes, 53 routes per vertex, that was half the timed trees' CPU)."""
+    (on four MI250 nodes, up to 63 routes per GCD, that was half the timed trees' CPU)."""
     B, V = L.shape
     R = space.R
     L = L.copy()
