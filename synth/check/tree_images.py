@@ -49,7 +49,7 @@ import numpy as np
 
 from synth.errors import FileFormatError
 
-__all__ = ["TreeImages", "IMAGE_KEYS", "MAX_IMAGE_ENTRIES", "grid_of", "axes_matrix", "image_maps", "read_base_trees",
+__all__ = ["TreeImages", "IMAGE_KEYS", "MAX_IMAGE_ENTRIES", "grid_of", "image_maps", "read_base_trees",
            "expand_image", "image_count", "image_trees", "base_trees_json"]
 
 IMAGE_KEYS = ("tree", "shift", "axes")
@@ -95,13 +95,6 @@ def grid_of(topology):
 
     g = getattr(topology, "healthy", None) or topology
     return g if isinstance(g, Grid) and g.n_vertices == topology.n_vertices else None
-
-
-def axes_matrix(A) -> list:
-    """The ``axes`` list of a signed permutation matrix ``A`` (``y = A x``): ``axes[i] = sign * (j + 1)``."""
-    A = np.asarray(A)
-    j = np.abs(A).argmax(axis=1)
-    return [int(A[i, j[i]]) * int(j[i] + 1) for i in range(A.shape[0])]
 
 
 def _check_axes(grid, axes) -> np.ndarray:
