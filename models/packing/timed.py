@@ -163,7 +163,9 @@ class TimedOptions:
     many solves in a row (and out of the basis, under the simplex) leave the LP (0: never).  ``kicks``:
     when the pricing finds nothing, that many restarts from labellings priced under randomly perturbed
     prices (seeded by the iteration: deterministic).  ``method``: how :class:`MasterLP` solves the master
-    (default ``"ipm"``, ``"simplex"`` with ``exact``).
+    (default ``"ipm"``, ``"simplex"`` with ``exact``).  ``warm``: the pricing starts from each owner's that many
+    heaviest columns; ``starts``: and in the first that many iterations also from the fixed starting
+    labellings (:func:`~synth.models.packing.tree_pricing.start_labels`; None: in every iteration).
     """
 
     max_iterations: int = 400
@@ -173,6 +175,8 @@ class TimedOptions:
     purge: int = 4
     kicks: int = 3
     method: str | None = None
+    warm: int = 1
+    starts: int | None = None
 
 
 def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: LayeredSolution | None = None,
@@ -301,11 +305,13 @@ class _Pricer:
         self.starts = {Rj: start_labels(sp, roots) for Rj, sp in self.spaces.items()}
         self.center, self.center_value = None, -np.inf
 
-    def _window(self, lp, x, w, points):
-        """Price window ``w`` at every point of ``points`` (duals; the first the current ones): the rows
-        ``(owner, L, plink, routes)``, their costs at the current duals, and each point's least tree cost.
-        A window other than ``(R, 0)`` is priced at the current duals from the warm labels only (an eighth of
-        the work: on 16x16 the pricing, not the master, takes most of an iteration's time)."""
+    def _window(self, lp, x, w, points, it):
+        """Price window ``w`` at every point of ``points`` (duals; the first the current ones) in iteration ``it``:
+        the rows ``(owner, L, plink, routes)``, their costs at the current duals, and each point's least tree
+        cost.  A window other than ``(R, 0)`` is priced at the current duals from the heaviest columns' labels
+        only (an eighth of the work: on 16x16 the pricing, not the master, takes most of an iteration's
+        time); the main window from each owner's ``options.warm`` heaviest columns and, in the first
+        ``options.starts`` iterations, the fixed starts."""
         (Rj, o), space, roots = w, self.spaces[w[0]], self.roots
         main = w == (self.space.R, 0)
         C, up, down = arc_prices(space, points[0][o:o + 2 * Rj])
@@ -313,8 +319,10 @@ class _Pricer:
             owner = np.arange(roots.size)
             L, plink, cost = (np.array(z) for z in zip(*[exact_price(space, C, int(r)) for r in roots.tolist()]))
             return (owner, L, plink, tree_routes(up, down, L, plink)), cost, [cost.min()]
-        warm = _warm_labels(lp, x, roots.size, self.starts[Rj], w)
-        starts = self.starts[Rj] if main else self.starts[Rj][:0]
+        warm = _warm_labels(lp, x, roots.size, self.starts[Rj], w, self.options.warm if main else 1)
+        fixed = main and (self.options.starts is None or it <= self.options.starts)
+        starts = np.concatenate([warm[roots.size:], self.starts[Rj][:self.starts[Rj].shape[0] * fixed]])
+        warm = warm[:roots.size]
         found = [_price_rows(space, arc_prices(space, q[o:o + 2 * Rj])[0], roots, warm, starts)
                  for q in (points if main else points[:1])]
         owner, L, plink = (np.concatenate([f[i] for f in found]) for i in range(3))
@@ -330,7 +338,7 @@ class _Pricer:
                          [a * self.center + (1 - a) * pi for a in options.smooth])
         rows, costs, windows, least = [], [], [], np.full(len(points), np.inf)
         for w in self.windows:
-            found, cost, mins = self._window(lp, x, w, points)
+            found, cost, mins = self._window(lp, x, w, points, it)
             rows.append(found)
             costs.append(cost)
             windows.append(np.tile(w, (cost.size, 1)))
@@ -377,15 +385,18 @@ def _add_improving(lp, rows, red, obj, windows=None) -> int:
     return added
 
 
-def _warm_labels(lp, x, n_roots, starts, window):
-    """Every owner's heaviest column's labels in ``window`` (its first start where it has none)."""
+def _warm_labels(lp, x, n_roots, starts, window, depth: int = 1):
+    """Every owner's ``depth`` heaviest columns' labels in ``window``, rows grouped by rank (the heaviest of
+    every owner first; an owner with fewer columns repeats its heaviest, one with none takes its first start)."""
     col_root = np.asarray(lp.root)
     here = np.array([w == window for w in lp.window], dtype=bool)
-    warm = []
+    warm = np.empty((depth, n_roots, starts.shape[1]), dtype=np.int64)
     for k in range(n_roots):
         mine = np.flatnonzero((col_root == k) & here)
-        warm.append(lp.labels[mine[int(np.argmax(x[mine]))]] if mine.size else starts[k])
-    return np.array(warm)
+        mine = mine[np.argsort(-x[mine], kind="stable")]
+        for rank in range(depth):
+            warm[rank, k] = lp.labels[mine[rank if rank < mine.size else 0]] if mine.size else starts[k]
+    return warm.reshape(depth * n_roots, -1)
 
 
 def _price_rows(space, C, roots, warm, starts):

@@ -274,3 +274,43 @@ def test_a_master_solve_stopped_by_the_time_limit_leaves_the_last_solution(monke
     assert "a master solve reached the time limit (30 CPU s)" in sol.status and len(calls) == 3
     assert sol.x.size == sol.labels.shape[0] and np.count_nonzero(sol.x) > 0
     certify_packed(pack_timed(sol, units=64))
+
+
+def test_warm_labels_take_each_owners_heaviest_columns_by_rank():
+    from types import SimpleNamespace
+
+    from synth.models.packing.timed import _warm_labels
+
+    labels = [np.full(3, i) for i in range(5)]
+    lp = SimpleNamespace(root=[0, 0, 1, 0, 1], window=[(4, 0)] * 4 + [(2, 0)], labels=labels)
+    x = np.array([0.1, 0.5, 0.2, 0.3, 0.9])
+    starts = np.array([[7, 7, 7], [8, 8, 8], [9, 9, 9]])
+    warm = _warm_labels(lp, x, 3, starts, (4, 0), depth=3)
+    # rank 0 of owners 0, 1, 2, then rank 1, rank 2; owner 1 has one column in the window (column 4 is in
+    # another), owner 2 none
+    assert warm[:, 0].tolist() == [1, 2, 9, 3, 2, 9, 0, 2, 9]
+    assert np.array_equal(_warm_labels(lp, x, 3, starts, (4, 0)), warm[:3])
+
+
+@pytest.mark.parametrize("starts", [None, 2])
+def test_the_pricing_takes_the_fixed_starts_only_in_its_first_iterations(monkeypatch, starts):
+    import synth.models.packing.timed as timed
+
+    d = damaged("4x4", links=["0-1"])
+    g = default_group(d)
+    seen, original = [], timed._price_rows
+
+    def record(space, C, roots, warm, fixed):
+        seen.append(fixed.shape[0] // roots.size)
+        return original(space, C, roots, warm, fixed)
+
+    monkeypatch.setattr(timed, "_price_rows", record)
+    n_starts = start_labels(TreeSpace.build(d, g, 6), np.array([0])).shape[0]
+    solve_timed(d, g, R=6, time_limit=30, options=TimedOptions(overlap=False, kicks=0, max_iterations=5, warm=3,
+                                                               starts=starts))
+    # one pricing point in the first iteration, two after (the smoothing's); starts: the two lower-ranked
+    # warm rows and, while they are taken, the fixed starting labellings
+    assert seen[0] == 2 + n_starts
+    later = set(seen[1:])
+    assert later == ({2 + n_starts} if starts is None else {2 + n_starts, 2}) and seen[-1] == (
+        2 + n_starts if starts is None else 2)
