@@ -38,7 +38,7 @@ import numpy as np
 
 from synth.check.bounds.bandwidth import bandwidth_bound, best_cut
 from synth.models.packing.routed import needs_routes
-from synth.models.packing.timed import TimedSolution, solve_timed
+from synth.models.packing.timed import TimedOptions, TimedSolution, solve_timed
 from synth.models.packing.tree_pricing import best_parents
 from synth.models.packing.tree_space import TreeSpace, arc_prices, tree_routes
 from synth.symmetry.spec import default_group
@@ -49,8 +49,11 @@ __all__ = ["HealthyStart", "healthy_start", "starts_from_healthy", "lift_columns
 
 #: the share of the timed trees' time limit the healthy LP takes (on two MI250 nodes with a failed NIC,
 #: 15 of 60 CPU s: 79.2 % of its volume bound, and the damaged master then ends at 78.3 % against 72.8 %
-#: started from the routed trees)
-HEALTHY_SHARE = 0.25
+#: started from the routed trees).  Half: the healthy LP's iterations are many times cheaper than the damaged
+#: master's (four MI250 nodes with a failed NIC: 0.3 against 10 CPU s), so the time is better spent there
+#: (60 CPU s, every lifted tree kept: 71.7 % of the volume bound against 68.3 % with a quarter and 32 trees
+#: per owner; two nodes: 79.6 % against 79.1 %)
+HEALTHY_SHARE = 0.5
 #: the most the failure may move the certified bound (damaged over healthy) for the start to be used: one that
 #: hardly moves it leaves the healthy optimum nearly feasible (two MI250 nodes with a failed NIC, 1.005 times:
 #: 1.012 of ForestColl's optimum at 60 CPU s against 1.079 from the routed trees), one that moves it asks for
@@ -58,9 +61,11 @@ HEALTHY_SHARE = 0.25
 #: do not take it (no switches): there the layered LP starts the master better (8x8 with a failed link,
 #: 60 CPU s: 96.6 % of the volume bound from the healthy trees, 99.1 % from the layered ones)
 HEALTHY_BOUND_RATIO = 1.2
-#: lifted trees an owner of the damaged network starts with at most, the heaviest (two MI250 nodes with a
-#: failed NIC: 56 lifted per owner; 16, 32 and 64 of them end within 0.2 % of each other)
-HEALTHY_PER_OWNER = 32
+#: lifted trees an owner of the damaged network starts with at most, the heaviest: all of them on the MI250 nodes
+#: (about 70 per owner on two with a failed NIC, 90 on four).  Dropping all but 32 leaves the healthy optimum's
+#: weight behind: on four nodes the damaged master's first solve then starts 7 points below the healthy LP
+#: (65.3 % of the volume bound against 72.5 %), with all of them 3 (73.3 against 77.7)
+HEALTHY_PER_OWNER = 256
 
 
 @dataclass(frozen=True)
@@ -87,16 +92,16 @@ class HealthyStart:
 
 
 def healthy_start(t, group, roots, R: int, time_limit: float, progress=lambda _m: None,
-                  per_owner: int = HEALTHY_PER_OWNER) -> HealthyStart | None:
+                  per_owner: int = HEALTHY_PER_OWNER, options: TimedOptions = TimedOptions()) -> HealthyStart | None:
     """The damaged master's first trees (``group`` and ``roots``: its group and owners, one per orbit) from
     the timed LP of ``t.healthy``, solved under its default group for :data:`HEALTHY_SHARE` of ``time_limit``
-    CPU seconds and lifted onto ``t`` (module docstring), where :func:`starts_from_healthy` says so; None
-    elsewhere."""
+    CPU seconds (with ``options``) and lifted onto ``t`` (module docstring), where :func:`starts_from_healthy`
+    says so; None elsewhere."""
     healthy_group = starts_from_healthy(t, group)
     if healthy_group is None:
         return None
     sol = solve_timed(t.healthy, healthy_group, R, time_limit=HEALTHY_SHARE * time_limit,
-                      progress=lambda m: progress(f"healthy network: {m}"))
+                      progress=lambda m: progress(f"healthy network: {m}"), options=options)
     return lift_columns(sol, TreeSpace.build(t, group, R), roots, per_owner)
 
 
