@@ -70,3 +70,30 @@ def test_the_sweep_moves_as_plain_repricing_does(make, R, seed):
             a, b = sweep(space, C, a, roots, bound), _plain_sweep(space, C, b, roots, bound)
             assert np.array_equal(a, b)
         assert not np.array_equal(a, L)          # the sweep moved labels: the comparison saw moves
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_neighbour_totals_bucketed_by_label_are_the_sums_at_every_label(monkeypatch, seed):
+    # many neighbours (the buckets) against few (every term at every label), with parents missing (inf) on
+    # both sides of a neighbour's label and neighbours not counted (roots, dead vertices)
+    import synth.models.packing.tree_pricing as tp
+
+    rng = np.random.default_rng(seed)
+    B, d, R = 7, 40, 9
+    excl = rng.random((B, d))
+    excl[:3, :2] = INF                            # rows 0-2: a neighbour with no other parent than the mover
+    via = np.where(rng.random((B, d)) < 0.3, INF, rng.random((B, d)))
+    lu = rng.integers(0, R + 2, (B, d))
+    counted = rng.random((B, d)) < 0.8
+    excl[5, 3] = via[5, 3] = INF                  # row 5: a root or dead neighbour without parents: not counted
+    counted[5, 3] = False
+    bucketed = tp._neighbour_totals(excl, via, lu, counted, R)
+    monkeypatch.setattr(tp, "FEW_NEIGHBOURS", d)
+    dense = tp._neighbour_totals(excl, via, lu, counted, R)
+    ts = np.arange(1, R + 1)
+    plain = np.array([[sum(min(excl[b, j], via[b, j] if t > lu[b, j] else INF) for j in range(d) if counted[b, j])
+                       for t in ts] for b in range(B)])
+    assert np.isinf(plain).any() and np.isfinite(plain[3:]).all()
+    assert np.array_equal(np.isinf(bucketed), np.isinf(plain)) and np.array_equal(np.isinf(dense), np.isinf(plain))
+    fin = np.isfinite(plain)
+    assert np.allclose(bucketed[fin], plain[fin], rtol=1e-12) and np.allclose(dense[fin], plain[fin], rtol=1e-12)
