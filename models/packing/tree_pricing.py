@@ -79,25 +79,25 @@ def tree_labels(space: TreeSpace, C, L, plink, roots, lo=None):
     g[:, :, 0] = INF
     if lo is not None:
         g = np.where(np.arange(R + 1)[None, None, :] < lo[:, :, None], INF, g)
-    kids = np.zeros((B, V, R + 2))
-    f = np.full((B, V, R + 2), INF)                                        # f[., v, T]: best with label < T
+    kids = np.zeros((B * V, R + 2))                                        # row b * V + v
+    levels = []
     for level in range(1, R + 1):
         bi, vi = np.nonzero(has & (L == level))
         if bi.size == 0:
             continue
-        gv = g[bi, vi] + kids[bi, vi, :R + 1]
-        pre = np.minimum.accumulate(gv, axis=1)
-        f[bi, vi, 1:] = pre
-        np.add.at(kids, (bi, par[bi, vi]), f[bi, vi])
+        gv = g[bi, vi] + kids[bi * V + vi, :R + 1]                         # a vertex's children come before it
+        f = np.full((bi.size, R + 2), INF)                                 # f[., T]: best with label < T
+        f[:, 1:] = np.minimum.accumulate(gv, axis=1)
+        # add each vertex's f to its parent's children (np.add.at, by parent: sorted, summed per parent)
+        key = bi * V + par[bi, vi]
+        order = np.argsort(key, kind="stable")
+        first = np.flatnonzero(np.r_[True, key[order][1:] != key[order][:-1]])
+        kids[key[order][first]] += np.add.reduceat(f[order], first, axis=0)
+        levels.append((bi, vi, gv))
     new = L.copy()
-    for level in range(R, 0, -1):
-        bi, vi = np.nonzero(has & (L == level))
-        if bi.size == 0:
-            continue
+    for bi, vi, gv in reversed(levels):
         cap = new[bi, par[bi, vi]]                                          # parent's new label
-        gv = g[bi, vi] + kids[bi, vi, :R + 1]
-        gv = np.where(np.arange(R + 1)[None, :] < cap[:, None], gv, INF)
-        new[bi, vi] = gv.argmin(axis=1)
+        new[bi, vi] = np.where(np.arange(R + 1)[None, :] < cap[:, None], gv, INF).argmin(axis=1)
     return new
 
 

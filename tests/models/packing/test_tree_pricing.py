@@ -97,3 +97,35 @@ def test_neighbour_totals_bucketed_by_label_are_the_sums_at_every_label(monkeypa
     assert np.array_equal(np.isinf(bucketed), np.isinf(plain)) and np.array_equal(np.isinf(dense), np.isinf(plain))
     fin = np.isfinite(plain)
     assert np.allclose(bucketed[fin], plain[fin], rtol=1e-12) and np.allclose(dense[fin], plain[fin], rtol=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize("with_lo", [False, True])
+def test_tree_labels_are_the_cheapest_labels_of_the_tree(seed, with_lo):
+    # brute force over every labelling of the tree (3x3 torus, R = 3: 3^8 labellings), rows for two roots
+    import itertools
+
+    from synth.models.packing.tree_pricing import best_parents, distance_labels, tree_labels
+
+    t = parse_torus("3x3")
+    space = TreeSpace.build(t, None, 3)
+    rng = np.random.default_rng(seed)
+    C = arc_costs(space, rng.lognormal(0.0, 1.0, (6, t.n_links)))
+    roots = np.array([0, 4])
+    L0 = distance_labels(space, roots)
+    plink, _ = best_parents(space, C, L0, roots)
+    lo = np.where(rng.random(L0.shape) < 0.3, np.minimum(L0, 2), 1) * (L0 > 0) if with_lo else None
+    new = tree_labels(space, C, L0, plink, roots, lo)
+    for row, r in enumerate(roots.tolist()):
+        kids = np.flatnonzero(plink[row] >= 0)
+        par = space.arc_dst[plink[row, kids]]
+        least = 1 if lo is None else lo[row, kids]
+        best = np.inf
+        for labels in itertools.product(range(1, 4), repeat=kids.size):
+            full = np.full(t.n_vertices, 4)
+            full[kids] = labels
+            if np.all(full[kids] < full[par]) and np.all(full[kids] >= least):
+                best = min(best, float(C[plink[row, kids], full[kids]].sum()))
+        got = new[row, kids]
+        assert np.all(got < np.where(par == r, 4, new[row, par])) and np.all(got >= least)
+        assert float(C[plink[row, kids], got].sum()) == pytest.approx(best, rel=1e-12)
