@@ -177,3 +177,25 @@ def test_a_serial_campaign_of_many_short_tasks_stops_too(tmp_path):
     assert code == 143 and seconds < PROMPT, err
     assert all(status != "failed" for status, _ in rows), [r for r in rows if r[0] == "failed"][:3]
     assert 50 <= sum(status == "done" for status, _ in rows) < len(shapes)
+
+
+def test_python_m_synth_exits_with_the_interrupt_code_after_a_c_librarys_interrupt(tmp_path):
+    """A KeyboardInterrupt that crossed a C library's PyRun call (here: PyRun_String raising it, caught) sets
+    CPython's unhandled-interrupt flag; ``python -m synth`` still exits with the CLI's 130, not by SIGINT."""
+    (tmp_path / "sitecustomize.py").write_text(
+        "import ctypes\n"
+        "import synth.cli\n"
+        "def main(argv=None):\n"
+        "    run = ctypes.pythonapi.PyRun_String\n"
+        "    run.restype, run.argtypes = ctypes.py_object, [ctypes.c_char_p, ctypes.c_int, ctypes.py_object,"
+        " ctypes.py_object]\n"
+        "    try:\n"
+        "        run(b'raise KeyboardInterrupt', 257, {}, {})\n"
+        "    except KeyboardInterrupt:\n"
+        "        pass\n"
+        "    return 130\n"
+        "synth.cli.main = main\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-m", "synth", "info", "--torus", "4x4"], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 130, done.stderr
