@@ -83,8 +83,10 @@ TIMED_EXTRA_ROUNDS = 4
 TIMED_UNEQUAL_ROUNDS = 16
 #: the same on a fabric of more than :data:`LARGE_FABRIC` compute vertices, where an owner's tree gathers more
 #: servers' partial sums over the slow links and staggers them over more rounds: four MI250 nodes at 60 CPU s
-#: reach 78.39 % of the volume bound with R = 32 against 75.21 % with 16 and 76.77 % with 40; on two (32
-#: GCDs) 16 stays best (a failed NIC: 79.1 % against 75.9 % with 32)
+#: reach 78.39 % of the volume bound with R = 32 against 75.21 % with 16 and 76.77 % with 40, eight H100
+#: servers 81.76 against 81.42 %; on two MI250 nodes (32 GCDs) 16 stays best (a failed NIC: 79.1 % against
+#: 75.9 % with 32); and only where the master keeps within :data:`TIMED_MAX_ROWS` rows (eight H100 servers
+#: with a failed NIC, no symmetry: 75.0 % with 26 rounds against 77.6 % with 16)
 TIMED_LARGE_FABRIC_ROUNDS = 32
 LARGE_FABRIC = 32
 #: units per owner of the timed trees where links differ in bandwidth: hundreds of columns share them, and
@@ -158,7 +160,7 @@ def plan_packing(req, topology, group, reason, time_limit, depth) -> Plan:
                     f"{m} hops, {levels} levels", name, ("depth-bounded-packing",), build_packed, group,
                     solves=True, time_limit=time_limit, depth=depth, prepared=prep)
     per_round = rows_per_round(topology, group)
-    R, clipped = timed_rounds(data.H, depth, per_round, _least_rounds(topology))     # depth >= H here
+    R, clipped = timed_rounds(data.H, depth, per_round, _least_rounds(topology, per_round))     # depth >= H here
     rows = R * per_round
     timed = req.collective == ALLREDUCE and clipped is not False
     notes = tuple(n for n in [_depth_note(depth, data.H, R, clipped, req.collective, per_round)] if n)
@@ -173,13 +175,16 @@ def plan_packing(req, topology, group, reason, time_limit, depth) -> Plan:
                 build_packed, group, solves=True, time_limit=time_limit, notes=notes, depth=depth, prepared=prep)
 
 
-def _least_rounds(topology) -> int:
-    """The timed trees' least default reduce rounds on ``topology`` (:data:`TIMED_UNEQUAL_ROUNDS` where links
-    differ in bandwidth, :data:`TIMED_LARGE_FABRIC_ROUNDS` on such a fabric of more than :data:`LARGE_FABRIC`
-    compute vertices)."""
+def _least_rounds(topology, per_round: int) -> int:
+    """The timed trees' least default reduce rounds on ``topology``, whose master has ``per_round`` load rows per
+    reduce round: :data:`TIMED_UNEQUAL_ROUNDS` where links differ in bandwidth, :data:`TIMED_LARGE_FABRIC_ROUNDS`
+    on such a fabric of more than :data:`LARGE_FABRIC` compute vertices whose master then keeps within
+    :data:`TIMED_MAX_ROWS` (a symmetric one: a damaged fabric's master, without symmetry, is many times larger,
+    and more rounds there cost more iterations than they give)."""
     if not unequal_links(topology):
         return 0
-    return TIMED_LARGE_FABRIC_ROUNDS if topology.n_compute > LARGE_FABRIC else TIMED_UNEQUAL_ROUNDS
+    large = topology.n_compute > LARGE_FABRIC and TIMED_LARGE_FABRIC_ROUNDS * per_round <= TIMED_MAX_ROWS
+    return TIMED_LARGE_FABRIC_ROUNDS if large else TIMED_UNEQUAL_ROUNDS
 
 
 def _plan_routed(req, topology, group, reason, time_limit, depth) -> Plan:
@@ -195,7 +200,7 @@ def _plan_routed(req, topology, group, reason, time_limit, depth) -> Plan:
                           f"{topology.name}: the depth-bounded packing model needs every linked vertex to "
                           "compute and links in pairs")
     per_round = rows_per_round(topology, group)
-    R, clipped = timed_rounds(data.H_up, depth, per_round, _least_rounds(topology),
+    R, clipped = timed_rounds(data.H_up, depth, per_round, _least_rounds(topology, per_round),
                               TIMED_FABRIC_ROWS if unequal_links(topology) else TIMED_MAX_ROWS)
     timed = req.collective == ALLREDUCE and what == "switches" and clipped is not False
     prep = PackingPrep(topology, group, reason, data, depth, R if timed else None, time_limit)
