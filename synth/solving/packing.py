@@ -145,7 +145,7 @@ def plan_packing(req, topology, group, reason, time_limit, depth) -> Plan:
     # the models load on demand: they pull in the solvers, which the other constructions never need
     from synth.models.packing import layered_arcs
     from synth.models.packing.depth import hops_per_level
-    from synth.models.packing.routed import needs_routes, routed_arcs
+    from synth.models.packing.routed import needs_routes
     from synth.models.packing.master import rows_per_round
 
     group = default_group(topology) if group is None else group

@@ -10,7 +10,6 @@ from synth.models.packing.layered import layered_arcs
 from synth.models.packing.local import solve_local
 from synth.models.packing.region import TreeReference
 from synth.models.packing.tree_rounding import MIN_SHARE, block_starts, round_on_trees
-from synth.schedule.sp import sp_allreduce
 from synth.solving.balanced import balanced_family
 from synth.symmetry.spec import default_group
 from synth.symmetry.torus import torus_translations_negation
