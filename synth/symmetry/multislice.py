@@ -23,17 +23,30 @@ import numpy as np
 from synth.symmetry.group import Group
 from synth.topology.multislice import Multislice
 
-__all__ = ["multislice_group"]
+__all__ = ["multislice_group", "failed_slices"]
 
 
-def multislice_group(t: Multislice, slice_group: Group) -> Group:
-    """The slice rotation and ``slice_group``'s generators applied to every slice (module docstring)."""
+def multislice_group(t: Multislice, slice_group: Group, fixed=()) -> Group:
+    """The slice rotation and ``slice_group``'s generators applied to every slice (module docstring).  ``fixed``:
+    slices the rotation leaves in place (it cycles the others); with fewer than two others, no slice moves."""
     K, C = t.slices, t.chips_per_slice
     base = (np.arange(K, dtype=np.int64) * C)[:, None]
     gens = []
     for g in np.asarray(slice_group.generators, dtype=np.int64):
         gens.append(np.concatenate([(base + g[None, :]).ravel(), [t.dcn_switch]]))
-    gens.append(np.concatenate([(((np.arange(K) + 1) % K)[:, None] * C + np.arange(C)[None, :]).ravel(),
-                                [t.dcn_switch]]))
-    return Group.from_generators(t, np.stack(gens), f"slice rotation x {slice_group.name}",
-                                 {"kind": "multislice-shifts"})
+    moving = [k for k in range(K) if k not in set(int(f) for f in fixed)]
+    if len(moving) > 1:
+        slices = np.arange(K)
+        slices[moving] = np.roll(moving, -1)
+        gens.append(np.concatenate([(slices[:, None] * C + np.arange(C)[None, :]).ravel(), [t.dcn_switch]]))
+    gens, name = np.stack(gens), f"slice rotation x {slice_group.name}"
+    spec = ({"kind": "multislice-shifts"} if not fixed else
+            {"kind": "generators", "name": name, "generators": gens.tolist()})
+    return Group.from_generators(t, gens, name, spec)
+
+
+def failed_slices(t: Multislice, failures) -> list:
+    """The slices whose chips or links (a chip's DCN link included) ``failures`` touches."""
+    v = np.unique(np.r_[np.asarray(failures.nodes, dtype=np.int64), np.asarray(failures.links, dtype=np.int64).ravel()])
+    v = v[v < t.dcn_switch]
+    return sorted(set((v // t.chips_per_slice).tolist()))

@@ -30,10 +30,10 @@ from typing import Callable
 import numpy as np
 
 from synth.errors import GroupError, OptionError, check_instance
-from synth.symmetry.gpu import gpu_group
+from synth.symmetry.gpu import failed_servers, gpu_group
 from synth.symmetry.group import Group
 from synth.symmetry.hyperx import hyperx_group
-from synth.symmetry.multislice import multislice_group
+from synth.symmetry.multislice import failed_slices, multislice_group
 from synth.symmetry.lattice import (grid_group, grid_translations, lattice_gamma, lattice_stabilizer,
                                     lattice_translations, lattice_translations_negation)
 from synth.symmetry.residual import residual_group
@@ -42,8 +42,10 @@ from synth.symmetry.spineleaf import spine_leaf_group
 from synth.symmetry.torus import torus_gamma, torus_translations, torus_translations_negation
 from synth.topology.base import Topology
 from synth.topology.failures import Damaged
+from synth.topology.gpu import GpuFabric
 from synth.topology.kinds import kind_of
 from synth.topology.lattice import LatticeTorus, grid
+from synth.topology.multislice import Multislice
 from synth.topology.torus import Torus
 
 __all__ = ["GroupKind", "GROUPS", "TORUS_GROUPS", "named_group", "torus_group", "torus_group_builder",
@@ -158,6 +160,9 @@ def default_group(topology: Topology):
     """
     if isinstance(topology, Damaged):
         healthy = default_group(topology.healthy)
+        whole = _whole_units_group(topology.healthy, topology.failures)
+        if whole is not None:       # the larger residual: of rotating every unit, or the whole units only
+            return max((residual_group(topology, g) for g in (healthy, whole)), key=lambda g: g.order)
         if healthy is None:
             return None
         view = _lattice_view(topology.healthy)
@@ -168,6 +173,16 @@ def default_group(topology: Topology):
                               f"residual(automorphisms({topology.healthy.name}))")
     kind = kind_of(topology).group(topology)
     return None if kind is None else GROUPS[kind].build(topology)
+
+
+def _whole_units_group(healthy: Topology, failures):
+    """On GPU servers and multislices, the group whose rotation cycles only the servers (slices) that
+    ``failures`` leaves whole: the rotation of all of them fixes no failure inside one; elsewhere None."""
+    if isinstance(healthy, GpuFabric):
+        return gpu_group(healthy, failed_servers(healthy, failures))
+    if isinstance(healthy, Multislice):
+        return multislice_group(healthy, default_group(healthy.slice_topology), failed_slices(healthy, failures))
+    return None
 
 
 def lifting_group(topology: Topology, generators=None, *, rounds=None) -> Group:

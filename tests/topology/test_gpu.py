@@ -7,7 +7,7 @@ import pytest
 
 from synth.cli import main
 from synth.errors import TopologyError
-from synth.symmetry.gpu import gpu_group
+from synth.symmetry.gpu import failed_servers, gpu_group
 from synth.symmetry.nauty import automorphisms
 from synth.symmetry.spec import default_group, lifting_group, named_group
 from synth.topology.failures import damage, parse_failures
@@ -134,6 +134,31 @@ def test_a_failed_nic_and_a_failed_gpu_link():
     assert lifting_group(d).order >= 1
     e = damage(t, parse_failures(t, links=[f"3-{int(t.nic_of(3))}"]))
     assert e.n_links == t.n_links - 2
+
+
+@pytest.mark.parametrize("machine,n,order", [("mi250", 4, 3), ("dgx-a100", 4, 3), ("mi250", 2, 1)])
+def test_a_failure_in_one_server_leaves_the_others_rotating(machine, n, order):
+    """A failed NIC fixes its server, so no rotation of all servers survives; the other servers still rotate
+    among themselves (no local symmetry fixes the NIC's GPU, so that rotation is the whole residual group)."""
+    t = gpu_fabric(machine, n)
+    d = damage(t, parse_failures(t, nodes=[str(int(t.nic_of(1)))]))
+    assert failed_servers(t, d.failures) == [0]
+    g = default_group(d)
+    assert g.order == order and named_group(d, g.spec).order == order
+    server = t.server_of(g.vertex_images(np.arange(t.n_compute)).astype(np.int64))
+    assert (server[:, :t.gpus_per_server] == 0).all()                    # server 0 stays
+    assert len({tuple(row) for row in server[:, t.gpus_per_server::t.gpus_per_server].tolist()}) == order
+
+
+def test_failures_in_every_server_keep_the_rotation_of_all():
+    """The same NIC failed in every server: the rotation of all servers fixes the failures, the rotation of the
+    servers left whole (none) does not exist, so the larger of the two groups is kept."""
+    t = gpu_fabric("mi250", 4)
+    d = damage(t, parse_failures(t, nodes=[str(int(t.nic_of(t.gpu(s, 1)))) for s in range(4)]))
+    assert failed_servers(t, d.failures) == [0, 1, 2, 3]
+    assert default_group(d).order == 4
+    link = parse_failures(t, links=[f"{int(t.gpu(2, 3))}-{int(t.nic_of(t.gpu(2, 3)))}"])
+    assert failed_servers(t, link) == [2]
 
 
 def test_a_failure_that_disconnects_is_one_line(capsys):

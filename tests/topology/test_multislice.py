@@ -9,6 +9,7 @@ import pytest
 from synth.cli import main
 from synth.cli._common import topology_argv
 from synth.errors import SynthError, TopologyError
+from synth.symmetry.multislice import failed_slices
 from synth.symmetry.spec import default_group, lifting_group, named_group
 from synth.topology.kinds import kind_of
 from synth.topology.machines import TPU_BANDWIDTHS, machine_spec
@@ -108,6 +109,19 @@ def test_a_failed_chip_and_a_failed_dcn_link():
     again = build_topology(t.spec)
     assert np.array_equal(again.link_bandwidth, t.link_bandwidth) and again.spec == t.spec
     assert lifting_group(t).order >= 1
+
+
+def test_a_failure_in_one_slice_leaves_the_others_rotating():
+    """A failed DCN link fixes its slice; the other three still rotate among themselves, times the slice
+    group's elements that fix the chip (the rotation of all four survives nowhere)."""
+    t = cli_topology(["--machine", "tpu-v5e:4x4", "--slices", "4", "--fail-link", f"5-{4 * 16}"])
+    assert failed_slices(t.healthy, t.failures) == [0]
+    inner = default_group(t.healthy.slice_topology)
+    fixing_chip = int((inner.vertex_images(np.array([5]))[:, 0] == 5).sum())
+    g = lifting_group(t)
+    assert g.order == 3 * fixing_chip and named_group(t, g.spec).order == g.order
+    chips = g.vertex_images(np.arange(t.n_compute)).astype(np.int64) // 16
+    assert (chips[:, :16] == 0).all() and len({tuple(r) for r in chips[:, 16::16].tolist()}) == 3
 
 
 def test_a_failed_dcn_switch_cuts_the_slices_apart(capsys):
