@@ -41,6 +41,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from synth.models.packing.arcs import volume_bound
+from synth.models.packing.hierarchy import hierarchical_columns
 from synth.models.packing.layered import LayeredArcs, LayeredSolution, layered_arcs, solve_layered
 from synth.models.packing.master import MasterLP
 from synth.models.packing.result import Packed
@@ -166,6 +167,8 @@ class TimedOptions:
     (default ``"ipm"``, ``"simplex"`` with ``exact``).  ``warm``: the pricing starts from each owner's that many
     heaviest columns; ``starts``: and in the first that many iterations also from the fixed starting
     labellings (:func:`~synth.models.packing.tree_pricing.start_labels`; None: in every iteration).
+    ``hierarchy``: the master also starts from every owner's hierarchical trees
+    (:func:`~synth.models.packing.hierarchy.hierarchical_columns`: fabrics of servers whose links differ).
     """
 
     max_iterations: int = 400
@@ -177,6 +180,7 @@ class TimedOptions:
     method: str | None = None
     warm: int = 1
     starts: int | None = None
+    hierarchy: bool = False
 
 
 def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: LayeredSolution | None = None,
@@ -203,7 +207,8 @@ def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: Layere
     windows = timed_windows(H, R, lp.mirror) if options.overlap and needs_routes(t) is None else ((R, 0),)
     for k, L, pl, routes in start_columns(space, layered, R):
         lp.add(k, L, pl, routes)
-    for k, L, pl, routes, window in columns:
+    more = hierarchical_columns(space, data.roots) if options.hierarchy else []
+    for k, L, pl, routes, window in (*columns, *more):
         lp.add(k, L, pl, routes, window)
     if not set(range(data.n_roots)) <= set(lp.root):     # trees left out: every owner starts from a priced tree
         C, up, down = arc_prices(space, np.ones((2 * R, t.n_links)))

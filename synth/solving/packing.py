@@ -467,7 +467,7 @@ def _build_timed(req, prep, layered, layered_cert, notes) -> SolveResult:
     units = UNEQUAL_UNITS if unequal_links(prep.topology) else DEFAULT_UNITS
     limit = 600.0 if prep.time_limit is None else prep.time_limit
     options = (TimedOptions(max_iterations=TIMED_FABRIC_ITERATIONS, warm=TIMED_FABRIC_WARM,
-                            starts=TIMED_FABRIC_STARTS) if unequal_links(prep.topology) else
+                            starts=TIMED_FABRIC_STARTS, hierarchy=True) if unequal_links(prep.topology) else
                TimedOptions(max_iterations=TIMED_ITERATIONS))
     try:
         cpu = time.process_time()
