@@ -39,6 +39,8 @@ Examples
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components, shortest_path
@@ -89,27 +91,52 @@ def _parents(src, dst, bw, fast, hops, V):
     return par
 
 
-def _tree(space, r, label, members, hops_from, arc_of, src, bw, fast):
+@dataclass(eq=False)
+class _Fabric:
+    """What the trees are built from: the clusters' members (sorted), each arc's source, bandwidth and speed, the
+    arc of every pair, the fast arcs reversed (``graph``) and the fast hops to a vertex (cached)."""
+
+    space: TreeSpace
+    label: np.ndarray
+    fast: np.ndarray
+    src: np.ndarray
+    bw: np.ndarray
+    members: dict
+    arc_of: dict
+    graph: csr_matrix
+    cache: dict = field(default_factory=dict)
+
+    def hops_to(self, v: int) -> np.ndarray:
+        """Fast hops from every vertex to ``v`` (from ``v`` over the reversed arcs)."""
+        if v not in self.cache:
+            self.cache[v] = shortest_path(self.graph, directed=True, unweighted=True, indices=[v])[0]
+        return self.cache[v]
+
+    def parents(self, v: int) -> np.ndarray:
+        """Per vertex: its fastest fast arc one hop nearer ``v``."""
+        return _parents(self.src, self.space.arc_dst, self.bw, self.fast, self.hops_to(v), self.space.live.size)
+
+
+def _tree(f: _Fabric, r: int):
     """Owner ``r``'s hierarchical tree: ``(depth, plink)``, or None where some cluster cannot reach ``r``'s."""
-    V = space.live.size
-    dst = space.arc_dst
-    A = members[label[r]]
+    V = f.space.live.size
+    A = f.members[f.label[r]]
     rank = int(np.searchsorted(A, r))
     depth = np.full(V, -1, dtype=np.int64)
     plink = np.full(V, -1, dtype=np.int64)
-    hops = hops_from(r)
+    hops = f.hops_to(r)
     depth[A] = hops[A]
-    plink[A] = _parents(src, dst, bw, fast, hops, V)[A]
+    plink[A] = f.parents(r)[A]
     plink[r] = -1
     near = A[np.argsort(hops[A], kind="stable")]
-    for c, X in members.items():
-        if c == label[r]:
+    for c, X in f.members.items():
+        if c == f.label[r]:
             continue
         gate = None
         for j in range(X.size):
             g = int(X[(rank + j) % X.size])
             for u in (r, int(A[int(np.searchsorted(X, g)) % A.size]), *near.tolist()):
-                if (g, u) in arc_of:
+                if (g, u) in f.arc_of:
                     gate = (g, u)
                     break
             if gate is not None:
@@ -117,11 +144,10 @@ def _tree(space, r, label, members, hops_from, arc_of, src, bw, fast):
         if gate is None:
             return None
         g, u = gate
-        hops = hops_from(g)
-        depth[X] = depth[u] + 1 + hops[X]
-        plink[X] = _parents(src, dst, bw, fast, hops, V)[X]
-        plink[g] = arc_of[gate]
-    live = space.live
+        depth[X] = depth[u] + 1 + f.hops_to(g)[X]
+        plink[X] = f.parents(g)[X]
+        plink[g] = f.arc_of[gate]
+    live = f.space.live
     if np.any(depth[live] < 0) or np.any((plink[live] < 0) != (np.arange(V)[live] == r)):
         return None
     return depth, plink
@@ -146,23 +172,17 @@ def hierarchical_columns(space: TreeSpace, roots, per_owner: int = HIERARCHY_PER
     if found is None:
         return []
     label, fast = found
-    V, R, src, dst = space.live.size, space.R, _arc_src(space), space.arc_dst
-    bw = arc_bandwidth(space)
-    live = np.flatnonzero(space.live)
-    members = {int(c): live[label[live] == c] for c in np.unique(label[live])}
-    arc_of = {(int(s), int(d)): a for a, (s, d) in enumerate(zip(src.tolist(), dst.tolist()))}
-    graph = csr_matrix((np.ones(int(fast.sum())), (src[fast], dst[fast])), shape=(V, V))
-    cache = {}
-
-    def hops_from(v):           # fast hops from every vertex to v (arcs come in pairs, so the reverse graph's)
-        if v not in cache:
-            cache[v] = shortest_path(graph, directed=True, unweighted=True, indices=[v])[0]
-        return cache[v]
-
+    space_live = np.flatnonzero(space.live)
+    R, src, dst = space.R, _arc_src(space), space.arc_dst
+    # the fast arcs reversed: hops from v in it are hops to v
+    graph = csr_matrix((np.ones(int(fast.sum())), (dst[fast], src[fast])), shape=(space.live.size,) * 2)
+    f = _Fabric(space, label, fast, src, arc_bandwidth(space),
+                {int(c): space_live[label[space_live] == c] for c in np.unique(label[space_live])},
+                {(int(a), int(b)): i for i, (a, b) in enumerate(zip(src.tolist(), dst.tolist()))}, graph)
     _C, up, down = arc_prices(space, np.ones((2 * R, space.topology.n_links)))
     out = []
     for k, r in enumerate(np.asarray(roots, dtype=np.int64).tolist()):
-        tree = _tree(space, r, label, members, hops_from, arc_of, src, bw, fast)
+        tree = _tree(f, r)
         if tree is None or tree[0].max() > R:
             continue
         depth, plink = tree

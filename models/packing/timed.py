@@ -169,6 +169,10 @@ class TimedOptions:
     labellings (:func:`~synth.models.packing.tree_pricing.start_labels`; None: in every iteration).
     ``hierarchy``: the master also starts from every owner's hierarchical trees
     (:func:`~synth.models.packing.hierarchy.hierarchical_columns`: fabrics of servers whose links differ).
+    ``sweep``: the pricing's single-label moves (:func:`~synth.models.packing.tree_pricing.sweep`); without them
+    it alternates parents and the tree DP only; None: unless the master started from hierarchical trees and a
+    vertex's arcs (on average) times ``R`` pass :data:`SWEEP_WORK` (from the routed LP's stars only the sweep's
+    moves get away: two MI250 nodes, 5 CPU s, 30 % of the volume bound without it against 78 %).
     """
 
     max_iterations: int = 400
@@ -181,6 +185,7 @@ class TimedOptions:
     warm: int = 1
     starts: int | None = None
     hierarchy: bool = False
+    sweep: bool | None = None
 
 
 def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: LayeredSolution | None = None,
@@ -216,7 +221,7 @@ def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: Layere
                                              start_labels(space, data.roots))
         for i in range(owner.size):
             lp.add(owner[i], L[i], plink[i], tree_routes(up, down, L, plink)[i])
-    pricer = _Pricer(space, data.roots, G, options, windows)
+    pricer = _Pricer(space, data.roots, G, options, windows, bool(more))
     vol = volume_bound(t)
     status, obj, x, it = _generate(lp, pricer, (cpu0, time_limit), progress, vol)
     return TimedSolution(space, data.roots, group, status, obj, vol, np.asarray(lp.root), np.array(lp.labels),
@@ -298,17 +303,30 @@ def _generate(lp, pricer, budget, progress, vol):
     return status, obj, x, it
 
 
+#: the sweep's work per vertex (its arcs, on average, times ``R``) above which the pricing goes without it: a
+#: sweep's moves weigh a vertex's every label against every neighbour, and where a GCD reaches 127 others
+#: through the switch the pricing took 85 % of the CPU (eight MI250 nodes, R = 32).  Without it, 60 CPU s: eight
+#: nodes 68.66 % of the volume bound against 66.63 % (185 iterations against 88), with a failed NIC (R = 16)
+#: 62.53 against 60.81 %; four nodes (63 arcs) at R = 32 79.21 against 78.59 %, but with a failed NIC (R = 16)
+#: 71.49 against 72.25 %; and the eight H100 servers with a failed NIC (14 arcs, R = 32) stall without it at
+#: 71.56 against 80.4 %
+SWEEP_WORK = 1500
+
+
 class _Pricer:
     """The pricing of :func:`solve_timed`: exact, or heuristic from warm and fixed starts with smoothing and
     kicks (:class:`TimedOptions`), in every window (:func:`timed_windows`); keeps the best duals seen (the
     smoothing's centre)."""
 
-    def __init__(self, space, roots, G, options, windows=None):
+    def __init__(self, space, roots, G, options, windows=None, hierarchical=False):
         self.space, self.roots, self.G, self.options = space, roots, G, options
         self.windows = ((space.R, 0),) if windows is None else tuple(windows)
         self.spaces = {Rj: space if Rj == space.R else replace(space, R=Rj) for Rj, _o in self.windows}
         self.starts = {Rj: start_labels(sp, roots) for Rj, sp in self.spaces.items()}
         self.center, self.center_value = None, -np.inf
+        arcs = (space.nbr[space.live] >= 0).sum() / max(int(space.live.sum()), 1)
+        heavy = hierarchical and arcs * space.R > SWEEP_WORK
+        self.sweeps = not heavy if options.sweep is None else options.sweep
 
     def _window(self, lp, x, w, points, it):
         """Price window ``w`` at every point of ``points`` (duals; the first the current ones) in iteration ``it``:
@@ -328,7 +346,7 @@ class _Pricer:
         fixed = main and (self.options.starts is None or it <= self.options.starts)
         starts = np.concatenate([warm[roots.size:], self.starts[Rj][:self.starts[Rj].shape[0] * fixed]])
         warm = warm[:roots.size]
-        found = [_price_rows(space, arc_prices(space, q[o:o + 2 * Rj])[0], roots, warm, starts)
+        found = [_price_rows(space, arc_prices(space, q[o:o + 2 * Rj])[0], roots, warm, starts, self.sweeps)
                  for q in (points if main else points[:1])]
         owner, L, plink = (np.concatenate([f[i] for f in found]) for i in range(3))
         least = [f[3].min() for f in found] + [np.inf] * (len(points) - len(found))
@@ -359,8 +377,9 @@ class _Pricer:
         for _ in range(0 if options.exact or added else options.kicks):
             # nothing found: start again from labellings that are good for randomly perturbed prices
             noisy = C * rng.lognormal(0.0, 0.5, C.shape)
-            kicked = _price_rows(space, noisy, roots, warm, self.starts[space.R])[1]
-            owner, L, plink, cost = _price_rows(space, C, roots, kicked[:roots.size], kicked[roots.size:])
+            kicked = _price_rows(space, noisy, roots, warm, self.starts[space.R], self.sweeps)[1]
+            owner, L, plink, cost = _price_rows(space, C, roots, kicked[:roots.size], kicked[roots.size:],
+                                                self.sweeps)
             added = _add_improving(lp, (owner, L, plink, tree_routes(up, down, L, plink)), cost - G * mu, obj)
             if added:
                 break
@@ -404,10 +423,10 @@ def _warm_labels(lp, x, n_roots, starts, window, depth: int = 1):
     return warm.reshape(depth * n_roots, -1)
 
 
-def _price_rows(space, C, roots, warm, starts):
+def _price_rows(space, C, roots, warm, starts, sweeps=True):
     """The heuristic pricing from the warm labels and the fixed starts: owner index, labels, parents, cost."""
     rts = np.concatenate([roots, np.tile(roots, starts.shape[0] // roots.size)])
-    L, plink, cost = price(space, C, rts, np.concatenate([warm, starts]))
+    L, plink, cost = price(space, C, rts, np.concatenate([warm, starts]), sweeps=sweeps)
     return np.searchsorted(roots, rts), L, plink, cost
 
 

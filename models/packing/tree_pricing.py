@@ -222,16 +222,18 @@ def start_labels(space: TreeSpace, roots):
     return np.concatenate(starts)
 
 
-def price(space: TreeSpace, C, roots, L0, rounds: int = 6, lo=None):
+def price(space: TreeSpace, C, roots, L0, rounds: int = 6, lo=None, sweeps: bool = True):
     """Improve the labellings ``L0`` (rows for ``roots``) by alternating parents, the tree DP and sweeps;
     returns ``(L, plink, cost)`` per row.  ``lo`` (per row and vertex): the smallest label allowed (the
-    labels ``L0`` must respect it); vertices that are not ``space.live`` keep their labels."""
+    labels ``L0`` must respect it); vertices that are not ``space.live`` keep their labels.  ``sweeps``:
+    False alternates parents and the tree DP only (cheaper where vertices have many neighbours)."""
     roots = np.asarray(roots, dtype=np.int64)
     L = np.asarray(L0, dtype=np.int64).copy()
     plink, cost = best_parents(space, C, L, roots, lo)
     for _ in range(rounds):
         L2 = tree_labels(space, C, L, plink, roots, lo)
-        L2 = sweep(space, C, L2, roots, lo)
+        if sweeps:
+            L2 = sweep(space, C, L2, roots, lo)
         p2, c2 = best_parents(space, C, L2, roots, lo)
         gain = c2 < cost - 1e-12
         if not gain.any():

@@ -300,9 +300,9 @@ def test_the_pricing_takes_the_fixed_starts_only_in_its_first_iterations(monkeyp
     g = default_group(d)
     seen, original = [], timed._price_rows
 
-    def record(space, C, roots, warm, fixed):
+    def record(space, C, roots, warm, fixed, sweeps=True):
         seen.append(fixed.shape[0] // roots.size)
-        return original(space, C, roots, warm, fixed)
+        return original(space, C, roots, warm, fixed, sweeps)
 
     monkeypatch.setattr(timed, "_price_rows", record)
     n_starts = start_labels(TreeSpace.build(d, g, 6), np.array([0])).shape[0]
@@ -314,3 +314,33 @@ def test_the_pricing_takes_the_fixed_starts_only_in_its_first_iterations(monkeyp
     later = set(seen[1:])
     assert later == ({2 + n_starts} if starts is None else {2 + n_starts, 2}) and seen[-1] == (
         2 + n_starts if starts is None else 2)
+
+
+def test_the_sweep_goes_only_where_hierarchical_trees_start_a_master_of_heavy_vertices(monkeypatch):
+    """The pricing's sweep (every label of a vertex against every neighbour) is left out only where the master
+    starts from hierarchical trees and arcs per vertex times R pass SWEEP_WORK: four MI250 nodes at R = 32 (63
+    arcs), not at R = 16, not from the routed trees alone, not on a torus; an explicit option wins."""
+    from synth.models.packing import timed, tree_pricing
+    from synth.topology.machines import machine_spec
+    from synth.topology.spec import build_topology
+
+    mi = build_topology(machine_spec("mi250:4"))
+    g = default_group(mi)
+    roots = np.array([0])
+    for R, hierarchical, options, sweeps in [(32, True, TimedOptions(), False), (16, True, TimedOptions(), True),
+                                             (32, False, TimedOptions(), True),
+                                             (32, True, TimedOptions(sweep=True), True)]:
+        space = TreeSpace.build(mi, g, R)
+        assert timed._Pricer(space, roots, g.order, options, None, hierarchical).sweeps is sweeps
+    torus = parse_torus("4x4")
+    assert timed._Pricer(TreeSpace.build(torus, None, 6), roots, 1, TimedOptions(), None, True).sweeps
+    # without sweeps the pricing never sweeps, and still returns trees no dearer than its starting labels'
+    d = damage(torus, parse_failures(torus, links=["0-1"]))
+    space = TreeSpace.build(d, None, 5)
+    C = arc_costs(space, np.random.default_rng(0).random((10, d.n_links)))
+    L0 = start_labels(space, np.array([3]))
+    monkeypatch.setattr(tree_pricing, "sweep", lambda *a, **k: pytest.fail("swept"))
+    L, plink, cost = price(space, C, np.full(L0.shape[0], 3), L0, sweeps=False)
+    assert np.all(cost <= best_parents(space, C, L0, np.full(L0.shape[0], 3))[1] + 1e-9)
+    with pytest.raises(pytest.fail.Exception):
+        price(space, C, np.full(L0.shape[0], 3), L0)
