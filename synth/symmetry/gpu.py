@@ -10,7 +10,9 @@ Two kinds of generators, each verified an automorphism (bandwidths kept) by
 
 On the DGX presets the local symmetry is the rotation of the 8 GPUs (with their rails), so the group is
 ``Z_8 x Z_N``, regular on the GPUs; on MI250 it is the four automorphisms of the xGMI lane matrix,
-``Z_2^2 x Z_N``, free on the GCDs.  A damaged fabric lifts with the residual group of this one.
+``Z_2^2 x Z_N``, free on the GCDs.  A damaged fabric lifts with the residual group of this one or, where
+larger, of the one whose rotation cycles only the servers the failures leave whole (``fixed``:
+:func:`failed_servers`), which a failure inside one server does not stop.
 
 Examples
 --------
