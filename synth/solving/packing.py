@@ -85,8 +85,10 @@ TIMED_UNEQUAL_ROUNDS = 16
 #: servers' partial sums over the slow links and staggers them over more rounds: four MI250 nodes at 60 CPU s
 #: reach 78.39 % of the volume bound with R = 32 against 75.21 % with 16 and 76.77 % with 40, eight H100
 #: servers 81.76 against 81.42 %; on two MI250 nodes (32 GCDs) 16 stays best (a failed NIC: 79.1 % against
-#: 75.9 % with 32); and only where the master keeps within :data:`TIMED_MAX_ROWS` rows (eight H100 servers
-#: with a failed NIC, no symmetry: 75.0 % with 26 rounds against 77.6 % with 16)
+#: 75.9 % with 32); and only where all 32 fit within :data:`TIMED_FABRIC_ROWS` rows (eight H100 servers with a
+#: failed NIC, no symmetry, 760 rows per round: 75.0 % with 26 rounds against 77.6 % with 16).  Four MI250 nodes
+#: with a failed NIC (group of order 3, 472 rows per round) take 32 rounds: 72.88 % of the volume bound at 60 CPU
+#: s against 72.25 % with 16; eight nodes 63.76 against 62.53 %
 TIMED_LARGE_FABRIC_ROUNDS = 32
 LARGE_FABRIC = 32
 #: units per owner of the timed trees where links differ in bandwidth: hundreds of columns share them, and
@@ -179,11 +181,11 @@ def _least_rounds(topology, per_round: int) -> int:
     """The timed trees' least default reduce rounds on ``topology``, whose master has ``per_round`` load rows per
     reduce round: :data:`TIMED_UNEQUAL_ROUNDS` where links differ in bandwidth, :data:`TIMED_LARGE_FABRIC_ROUNDS`
     on such a fabric of more than :data:`LARGE_FABRIC` compute vertices whose master then keeps within
-    :data:`TIMED_MAX_ROWS` (a symmetric one: a damaged fabric's master, without symmetry, is many times larger,
-    and more rounds there cost more iterations than they give)."""
+    :data:`TIMED_FABRIC_ROWS` (a damaged fabric's master, with little symmetry left, is many times larger, and
+    where even 32 rounds would not fit, more rounds cost more iterations than they give)."""
     if not unequal_links(topology):
         return 0
-    large = topology.n_compute > LARGE_FABRIC and TIMED_LARGE_FABRIC_ROUNDS * per_round <= TIMED_MAX_ROWS
+    large = topology.n_compute > LARGE_FABRIC and TIMED_LARGE_FABRIC_ROUNDS * per_round <= TIMED_FABRIC_ROWS
     return TIMED_LARGE_FABRIC_ROUNDS if large else TIMED_UNEQUAL_ROUNDS
 
 

@@ -193,6 +193,23 @@ def test_a_fabric_whose_links_differ_gets_its_timed_rounds_under_the_fabric_row_
     assert plan(SolveRequest(d, time_limit=5)).prepared.R == 13
 
 
+def test_a_large_damaged_fabric_takes_32_rounds_only_where_they_fit_the_fabric_row_limit(monkeypatch):
+    # four MI250 nodes with a failed NIC: the other three nodes rotate (order 3), 472 load rows per reduce round,
+    # so 32 rounds are 15,104 rows: within the fabrics' 20,000, not within 15,000
+    import synth.solving.packing as packing
+    from synth.solving import plan
+    from synth.solving.request import SolveRequest
+    from synth.topology.failures import damage, parse_failures
+    from synth.topology.machines import machine_spec
+    from synth.topology.spec import build_topology
+
+    t = build_topology(machine_spec("mi250:4"))
+    d = damage(t, parse_failures(t, nodes=[str(int(t.nic_of(1)))]))
+    assert plan(SolveRequest(d, time_limit=5)).prepared.R == 32
+    monkeypatch.setattr(packing, "TIMED_FABRIC_ROWS", 15_000)
+    assert plan(SolveRequest(d, time_limit=5)).prepared.R == 16
+
+
 @pytest.mark.parametrize("name, rounds", [("mi250:2", 16), ("mi250:4", 32), ("dgx-a100:4", 16), ("dgx-a100:8", 32)])
 def test_a_fabric_of_more_than_32_compute_vertices_takes_more_timed_rounds(name, rounds):
     from synth.solving import plan
