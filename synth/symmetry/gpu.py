@@ -61,7 +61,7 @@ def gpu_group(t: GpuFabric, fixed=()) -> Group:
         servers = np.arange(t.servers)
         servers[moving] = np.roll(moving, -1)
         gens.append(_vertex_map(t, servers, range(G), range(R)))
-    gens, name = np.stack(gens), f"server and GPU symmetries({t.name})"
+    gens, name = np.stack(gens or [np.arange(t.n_vertices)]), f"server and GPU symmetries({t.name})"
     spec = {"kind": "gpu-shifts"} if not fixed else {"kind": "generators", "name": name, "generators": gens.tolist()}
     return Group.from_generators(t, gens, name, spec)
 

@@ -39,7 +39,7 @@ def multislice_group(t: Multislice, slice_group: Group, fixed=()) -> Group:
         slices = np.arange(K)
         slices[moving] = np.roll(moving, -1)
         gens.append(np.concatenate([(slices[:, None] * C + np.arange(C)[None, :]).ravel(), [t.dcn_switch]]))
-    gens, name = np.stack(gens), f"slice rotation x {slice_group.name}"
+    gens, name = np.stack(gens or [np.arange(t.n_vertices)]), f"slice rotation x {slice_group.name}"
     spec = ({"kind": "multislice-shifts"} if not fixed else
             {"kind": "generators", "name": name, "generators": gens.tolist()})
     return Group.from_generators(t, gens, name, spec)
