@@ -173,6 +173,8 @@ class TimedOptions:
     it alternates parents and the tree DP only; None: unless the master started from hierarchical trees and a
     vertex's arcs (on average) times ``R`` pass :data:`SWEEP_WORK` (from the routed LP's stars only the sweep's
     moves get away: two MI250 nodes, 5 CPU s, 30 % of the volume bound without it against 78 %).
+    ``crossover``: after the column generation, solve once more to a vertex (fewer trees to round; under
+    ``"ipm"``); without it the last interior solution's weights are rounded.
     """
 
     max_iterations: int = 400
@@ -186,6 +188,7 @@ class TimedOptions:
     starts: int | None = None
     hierarchy: bool = False
     sweep: bool | None = None
+    crossover: bool = True
 
 
 def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: LayeredSolution | None = None,
@@ -293,7 +296,9 @@ def _generate(lp, pricer, budget, progress, vol):
                       "column generation stopped: the heuristic pricing found no improving tree")
             break
         vertex = False
-    if not vertex:                  # the weights of a vertex: fewer trees to round
+    if not vertex and not options.crossover:
+        status += "; no crossover to a vertex asked for, so the last interior solution's weights are rounded"
+    elif not vertex:                # the weights of a vertex: fewer trees to round
         done = lp.solve(vertex=True, seconds=seconds)
         if done is None:
             status += (f"; the crossover to a vertex passed {seconds:g} s, so the last interior solution's "

@@ -477,8 +477,11 @@ def _build_timed(req, prep, layered, layered_cert, notes) -> SolveResult:
         if start is not None:
             notes.append(f"timed trees: {start.note()}")
         spent = time.process_time() - cpu
+        # a master that starts from the healthy trees takes seconds per solve, its crossover up to 30 more: four
+        # MI250 nodes with a failed NIC 81.6 s for 60 without it (120.5 with), 1.044 of ForestColl either way
         sol = solve_timed(prep.topology, prep.group, R, time_limit=round(max(limit - spent, 0.25 * limit), 1),
-                          layered=layered.solution, progress=req.progress, options=options,
+                          layered=layered.solution, progress=req.progress,
+                          options=options if start is None else replace(options, crossover=False),
                           columns=() if start is None else start.columns)
         cert = certify_packed(pack_timed(sol, units), mode=req.mode)
     except SynthError as exc:

@@ -344,3 +344,16 @@ def test_the_sweep_goes_only_where_hierarchical_trees_start_a_master_of_heavy_ve
     assert np.all(cost <= best_parents(space, C, L0, np.full(L0.shape[0], 3))[1] + 1e-9)
     with pytest.raises(pytest.fail.Exception):
         price(space, C, np.full(L0.shape[0], 3), L0)
+
+
+def test_without_the_crossover_the_interior_weights_are_rounded_and_the_status_says_so():
+    t = parse_torus("4x4")
+    d = damage(t, parse_failures(t, links=["0-1"]))
+    g = default_group(d)
+    kept = solve_timed(d, g, R=5, time_limit=10, options=TimedOptions(max_iterations=3))
+    interior = solve_timed(d, g, R=5, time_limit=10, options=TimedOptions(max_iterations=3, crossover=False))
+    assert "no crossover" in interior.status and "no crossover" not in kept.status
+    # a vertex has at most as many positive weights as rows; an interior point keeps every column slightly up
+    assert (interior.x > 1e-12).sum() > (kept.x > 1e-12).sum()
+    assert interior.objective == pytest.approx(kept.objective, rel=1e-3)
+    assert pack_timed(interior, units=64).lp_fraction == interior.fraction
