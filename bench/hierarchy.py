@@ -10,8 +10,8 @@ LP's trees alone (``hierarchy=False``, the baseline row) and with every owner's 
 (:mod:`synth.models.packing.hierarchy`), each priced with the sweep and without it
 (:data:`~synth.models.packing.timed.SWEEP_WORK` picks one in the solve: ``auto`` says which).  Printed: the
 hierarchical columns added, the LP's share of the volume bound at its first solve and at the end, iterations,
-CPU seconds, and ``x routed``: the end share over the baseline row's.  The LP's value is a solver claim over the trees found (``synth check``
-re-derives a schedule's own bound).
+CPU seconds, and ``x routed``: the end share over the baseline row's.  The LP's value is a solver claim over
+the trees found (``synth check`` re-derives a schedule's own bound).
 """
 
 import time

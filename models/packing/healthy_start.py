@@ -45,7 +45,7 @@ from synth.symmetry.spec import default_group
 from synth.topology.failures import Damaged
 
 __all__ = ["HealthyStart", "healthy_start", "starts_from_healthy", "lift_columns", "HEALTHY_SHARE",
-           "HEALTHY_PER_OWNER", "HEALTHY_BOUND_RATIO"]
+           "HEALTHY_LARGE_SHARE", "HEALTHY_LARGE", "HEALTHY_PER_OWNER", "HEALTHY_BOUND_RATIO"]
 
 #: the share of the timed trees' time limit the healthy LP takes (on two MI250 nodes with a failed NIC,
 #: 15 of 60 CPU s: 79.2 % of its volume bound, and the damaged master then ends at 78.3 % against 72.8 %
@@ -54,6 +54,12 @@ __all__ = ["HealthyStart", "healthy_start", "starts_from_healthy", "lift_columns
 #: (60 CPU s, every lifted tree kept: 71.7 % of the volume bound against 68.3 % with a quarter and 32 trees
 #: per owner; two nodes: 79.6 % against 79.1 %)
 HEALTHY_SHARE = 0.5
+#: the share on a fabric of more than :data:`HEALTHY_LARGE` compute vertices, whose damaged master at 32 rounds
+#: takes 13-20 CPU s a solve where the healthy LP takes a fraction of one, so the time is better spent there
+#: (60 CPU s, a failed NIC: four MI250 nodes 73.65 % of the volume bound against 72.67-73.0 % with half, eight
+#: 64.04 against 63.4-63.8 %; eight DGX A100 or H100 servers, whose healthy LP stops early, as with half)
+HEALTHY_LARGE_SHARE = 0.75
+HEALTHY_LARGE = 32
 #: the most the failure may move the certified bound (damaged over healthy) for the start to be used: one that
 #: hardly moves it leaves the healthy optimum nearly feasible (two MI250 nodes with a failed NIC, 1.005 times:
 #: 1.012 of ForestColl's optimum at 60 CPU s against 1.079 from the routed trees), one that moves it asks for
@@ -95,12 +101,13 @@ def healthy_start(t, group, roots, R: int, time_limit: float, progress=lambda _m
                   per_owner: int = HEALTHY_PER_OWNER, options: TimedOptions = TimedOptions()) -> HealthyStart | None:
     """The damaged master's first trees (``group`` and ``roots``: its group and owners, one per orbit) from
     the timed LP of ``t.healthy``, solved under its default group for :data:`HEALTHY_SHARE` of ``time_limit``
-    CPU seconds (with ``options``) and lifted onto ``t`` (module docstring), where :func:`starts_from_healthy`
-    says so; None elsewhere."""
+    CPU seconds (:data:`HEALTHY_LARGE_SHARE` past :data:`HEALTHY_LARGE` compute vertices; with ``options``) and
+    lifted onto ``t`` (module docstring), where :func:`starts_from_healthy` says so; None elsewhere."""
     healthy_group = starts_from_healthy(t, group)
     if healthy_group is None:
         return None
-    sol = solve_timed(t.healthy, healthy_group, R, time_limit=HEALTHY_SHARE * time_limit,
+    share = HEALTHY_LARGE_SHARE if t.n_compute > HEALTHY_LARGE else HEALTHY_SHARE
+    sol = solve_timed(t.healthy, healthy_group, R, time_limit=share * time_limit,
                       progress=lambda m: progress(f"healthy network: {m}"), options=options)
     return lift_columns(sol, TreeSpace.build(t, group, R), roots, per_owner)
 

@@ -101,3 +101,21 @@ def test_healthy_start_caps_the_trees_per_owner(fabric):
     owners = np.bincount([c[0] for c in start.columns])
     assert owners.max() <= 3 and start.kept == len(start.columns)
     assert "of its" in start.note() and "lifted trees kept" in start.note()
+
+
+@pytest.mark.parametrize("name, share", [("dgx-a100:2", 0.5), ("dgx-a100:8", 0.75)])
+def test_a_larger_fabric_gives_the_healthy_lp_more_of_the_time(monkeypatch, name, share):
+    import synth.models.packing.healthy_start as hs
+
+    seen = []
+
+    def record(t, group, R, time_limit, **_kw):
+        seen.append(time_limit)
+        raise LookupError("recorded")
+
+    monkeypatch.setattr(hs, "solve_timed", record)
+    h = build_topology(machine_spec(name))
+    d = damage(h, parse_failures(h, [], [str(int(h.nic_of(1)))]))
+    with pytest.raises(LookupError):
+        healthy_start(d, default_group(d), routed_arcs(d, default_group(d)).roots, R=6, time_limit=40)
+    assert seen == [pytest.approx(share * 40)]
