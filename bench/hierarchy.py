@@ -8,7 +8,7 @@ Each fabric (a healthy ``--machine`` preset, ``R`` reduce rounds, its default gr
 (``--time-limit``, CPU seconds of the column generation) and the solve's fabric options: from the routed
 LP's trees alone (``hierarchy=False``, the baseline row) and with every owner's hierarchical trees
 (:mod:`synth.models.packing.hierarchy`), each priced with the sweep and without it
-(:data:`~synth.models.packing.timed.SWEEP_WORK` picks one in the solve: ``auto`` says which).  Printed: the
+(:func:`~synth.models.packing.timed.sweeps_by_default` picks one in the solve: ``auto`` says which).  Printed: the
 hierarchical columns added, the LP's share of the volume bound at its first solve and at the end, iterations,
 CPU seconds, and ``x routed``: the end share over the baseline row's.  The LP's value is a solver claim over
 the trees found (``synth check`` re-derives a schedule's own bound).
@@ -48,8 +48,7 @@ def run(name, R, hierarchy, sweep, budget):
                             progress=lambda m: first.append(m) if not first else None)
     cpu = time.process_time() - c0
     share = float(first[0].split(": ")[1].split(" %")[0]) if first else float("nan")
-    space = TreeSpace.build(t, g, R)
-    auto = not (hierarchy and (space.nbr[space.live] >= 0).sum() / space.live.sum() * R > timed.SWEEP_WORK)
+    auto = timed.sweeps_by_default(TreeSpace.build(t, g, R), hierarchy)
     return {"machine": name, "R": R, "start": "hierarchical" if hierarchy else "routed",
             "sweep": ("on" if sweep else "off") + (" auto" if sweep == auto else ""), "added": added,
             "first": share, "lp": 100 * sol.fraction, "iterations": sol.iterations, "cpu": cpu,

@@ -59,13 +59,6 @@ def arc_bandwidth(space: TreeSpace) -> np.ndarray:
     return np.maximum.reduceat(bw.min(axis=1), space.route_ptr[:-1])
 
 
-def _arc_src(space: TreeSpace) -> np.ndarray:
-    src = np.full(space.n_arcs, -1, dtype=np.int64)
-    v, d = np.nonzero(space.lnk >= 0)
-    src[space.lnk[v, d]] = v
-    return src
-
-
 def clusters(space: TreeSpace):
     """``(label, fast)``: each live vertex's cluster (-1 elsewhere) and which arcs are fast (module docstring);
     None where every arc is as fast as every other or the fast arcs join every live vertex."""
@@ -73,7 +66,7 @@ def clusters(space: TreeSpace):
     fast = bw > bw.min() * (1 + 1e-9)
     if not fast.any():
         return None
-    V, src = space.live.size, _arc_src(space)
+    V, src = space.live.size, space.hop.link_src.astype(np.int64)
     g = csr_matrix((np.ones(int(fast.sum())), (src[fast], space.arc_dst[fast])), shape=(V, V))
     label = connected_components(g, directed=True, connection="strong")[1]
     label = np.where(space.live, label, -1)
@@ -173,7 +166,7 @@ def hierarchical_columns(space: TreeSpace, roots, per_owner: int = HIERARCHY_PER
         return []
     label, fast = found
     space_live = np.flatnonzero(space.live)
-    R, src, dst = space.R, _arc_src(space), space.arc_dst
+    R, src, dst = space.R, space.hop.link_src.astype(np.int64), space.arc_dst
     # the fast arcs reversed: hops from v in it are hops to v
     graph = csr_matrix((np.ones(int(fast.sum())), (dst[fast], src[fast])), shape=(space.live.size,) * 2)
     f = _Fabric(space, label, fast, src, arc_bandwidth(space),

@@ -53,7 +53,7 @@ from synth.schedule.data import COPY, REDUCE, BaseSchedule
 from synth.schedule.weights import largest_remainder
 
 __all__ = ["TimedSolution", "TimedOptions", "solve_timed", "round_timed", "pack_timed", "layered_columns",
-           "start_columns", "timed_windows", "START_COLUMNS", "START_UNITS"]
+           "start_columns", "timed_windows", "sweeps_by_default", "START_COLUMNS", "START_UNITS", "SWEEP_WORK"]
 
 MODEL = "synth.models.packing.timed"
 
@@ -318,6 +318,13 @@ def _generate(lp, pricer, budget, progress, vol):
 SWEEP_WORK = 1500
 
 
+def sweeps_by_default(space: TreeSpace, hierarchical: bool) -> bool:
+    """Whether the pricing sweeps (``TimedOptions.sweep`` None): unless the master started from hierarchical trees
+    (``hierarchical``) and a vertex's arcs, on average, times ``space.R`` pass :data:`SWEEP_WORK`."""
+    arcs = (space.nbr[space.live] >= 0).sum() / max(int(space.live.sum()), 1)
+    return not (hierarchical and arcs * space.R > SWEEP_WORK)
+
+
 class _Pricer:
     """The pricing of :func:`solve_timed`: exact, or heuristic from warm and fixed starts with smoothing and
     kicks (:class:`TimedOptions`), in every window (:func:`timed_windows`); keeps the best duals seen (the
@@ -329,9 +336,7 @@ class _Pricer:
         self.spaces = {Rj: space if Rj == space.R else replace(space, R=Rj) for Rj, _o in self.windows}
         self.starts = {Rj: start_labels(sp, roots) for Rj, sp in self.spaces.items()}
         self.center, self.center_value = None, -np.inf
-        arcs = (space.nbr[space.live] >= 0).sum() / max(int(space.live.sum()), 1)
-        heavy = hierarchical and arcs * space.R > SWEEP_WORK
-        self.sweeps = not heavy if options.sweep is None else options.sweep
+        self.sweeps = sweeps_by_default(space, hierarchical) if options.sweep is None else options.sweep
 
     def _window(self, lp, x, w, points, it):
         """Price window ``w`` at every point of ``points`` (duals; the first the current ones) in iteration ``it``:
