@@ -100,11 +100,9 @@ def test_no_columns_where_links_are_alike_or_fast_links_join_everything():
     assert sorted(set(bw.tolist())) == [25.0, 300.0]
 
 
-pytest.importorskip("highspy")
-
-
 def test_the_master_starts_far_higher_from_them():
     """The routed trees' first solve against theirs with the hierarchical trees added (a group on the fabric)."""
+    pytest.importorskip("highspy")
     t = _fabric("mi250:2")
     g = default_group(t)
     routed = solve_routed(routed_arcs(t, g))
