@@ -221,3 +221,37 @@ def test_a_fabric_of_more_than_32_compute_vertices_takes_more_timed_rounds(name,
     packing, _why = chosen.prepared                   # a healthy fabric is a user graph that no symmetry balances
     assert chosen.construction == "timed-packing" and packing.prepared.R == rounds
     assert f"{rounds} reduce rounds" in chosen.reason
+
+
+@pytest.mark.parametrize("name, fabric", [("mi250:1", True), ("4x4", False)])
+def test_fabrics_keep_idle_columns_longer_and_round_to_more_units(monkeypatch, name, fabric):
+    # where links differ the timed master drops a column after TIMED_FABRIC_PURGE idle solves (the tori: after
+    # the default 4) and its thousands of interior weights are rounded to UNEQUAL_UNITS units per owner
+    import synth.models.packing.timed as timed
+    import synth.solving.packing as packing
+    from synth.solving import solve
+    from synth.topology.failures import damage, parse_failures
+    from synth.topology.machines import machine_spec
+    from synth.topology.spec import build_topology
+    from synth.topology.torus import parse_torus
+
+    seen = {}
+    real_solve, real_pack = timed.solve_timed, timed.pack_timed
+
+    def solve_timed(*a, **k):
+        seen["purge"] = k["options"].purge
+        return real_solve(*a, **k)
+
+    def pack_timed(sol, units=1024):
+        seen["units"] = units
+        return real_pack(sol, units)
+
+    monkeypatch.setattr(timed, "solve_timed", solve_timed)
+    monkeypatch.setattr(timed, "pack_timed", pack_timed)
+    t = build_topology(machine_spec(name)) if fabric else parse_torus(name)
+    if not fabric:
+        t = damage(t, parse_failures(t, links=["0-1"]))
+    solve(t, time_limit=3)
+    assert seen == ({"purge": packing.TIMED_FABRIC_PURGE, "units": packing.UNEQUAL_UNITS} if fabric else
+                    {"purge": timed.TimedOptions().purge, "units": packing.DEFAULT_UNITS})
+    assert packing.TIMED_FABRIC_PURGE > timed.TimedOptions().purge and packing.UNEQUAL_UNITS > packing.DEFAULT_UNITS

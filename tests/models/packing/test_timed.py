@@ -276,6 +276,36 @@ def test_a_master_solve_stopped_by_the_time_limit_leaves_the_last_solution(monke
     certify_packed(pack_timed(sol, units=64))
 
 
+@pytest.mark.parametrize("share", [0.5, 0.0])
+def test_no_master_solve_starts_that_would_end_well_past_the_time_limit(monkeypatch, share):
+    # every master solve takes 10 s on a fake CPU clock: with a 14-s limit the first leaves 4 s, less than half
+    # the next one's 10 (NEXT_SOLVE_SHARE), so the column generation stops there and only the crossover follows;
+    # knocked out (share 0) a second solve starts and ends 6 s past the limit
+    import time as real_time
+    from types import SimpleNamespace
+
+    import synth.models.packing.timed as timed
+
+    clock, real, calls = [0.0], MasterLP.solve, []
+
+    def solve(self, vertex=False, seconds=None):
+        calls.append(vertex)
+        clock[0] += 10.0
+        return real(self, vertex, seconds)
+
+    monkeypatch.setattr(timed, "time", SimpleNamespace(process_time=lambda: clock[0], monotonic=real_time.monotonic))
+    monkeypatch.setattr(MasterLP, "solve", solve)
+    monkeypatch.setattr(timed, "NEXT_SOLVE_SHARE", share)
+    d = damaged("4x4", links=["0-1"])
+    sol = solve_timed(d, default_group(d), R=5, time_limit=14)
+    if share:
+        assert calls == [False, True] and "the next master solve, about 10.0 s, would end past it" in sol.status
+    else:
+        assert calls == [False, False, True] and "would end past it" not in sol.status
+    assert "column generation stopped at the time limit (14 CPU s" in sol.status
+    certify_packed(pack_timed(sol, units=64))
+
+
 def test_warm_labels_take_each_owners_heaviest_columns_by_rank():
     from types import SimpleNamespace
 
