@@ -364,8 +364,8 @@ class _Pricer:
         fixed = main and (self.options.starts is None or it <= self.options.starts)
         starts = np.concatenate([warm[roots.size:], self.starts[Rj][:self.starts[Rj].shape[0] * fixed]])
         warm = warm[:roots.size]
-        found = [_price_rows(space, arc_prices(space, q[o:o + 2 * Rj])[0], roots, warm, starts, self.sweeps)
-                 for q in (points if main else points[:1])]
+        found = [_price_rows(space, arc_prices(space, q[o:o + 2 * Rj])[0] if i else C, roots, warm, starts,
+                             self.sweeps) for i, q in enumerate(points if main else points[:1])]
         owner, L, plink = (np.concatenate([f[i] for f in found]) for i in range(3))
         least = [f[3].min() for f in found] + [np.inf] * (len(points) - len(found))
         return (owner, L, plink, tree_routes(up, down, L, plink)), _tree_costs(C, L, plink), least
