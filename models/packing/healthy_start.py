@@ -174,22 +174,46 @@ def lift_columns(sol: TimedSolution, space: TreeSpace, roots, per_owner: int = H
 
 def _route_map(hs: TreeSpace, space: TreeSpace) -> np.ndarray:
     """``(G, Qh)``: for every element of ``hs``'s group and route of ``hs``, the route of ``space`` over the
-    image links (the same path), -1 where a link failed or ``space`` keeps no such route."""
+    image links (the same path), -1 where a link failed or ``space`` keeps no such route.  A route is found by
+    its links read as one integer (base ``E + 1``), searched among ``space``'s sorted once: on sixteen MI250
+    nodes (65,280 routes, 64 group elements) a row-wise ``np.unique`` per element took 8 s."""
     h, t = hs.topology, space.topology
     to_t = np.asarray(t.link_ids(h.link_src, h.link_dst), dtype=np.int64)       # healthy link -> link of t
     W = max(hs.route_links.shape[1], space.route_links.shape[1])
     mine = _pad(space.route_links, W)
     out = np.full((hs.images.shape[0], hs.route_links.shape[0]), -1, dtype=np.int64)
+    if mine.shape[0] == 0:
+        return out
+    keys = _route_keys(mine, t.n_links)
+    if keys is not None:
+        order = np.argsort(keys, kind="stable")
+        sorted_keys = keys[order]
     for g in range(hs.images.shape[0]):
         img = np.where(hs.route_links >= 0, to_t[hs.images[g][np.maximum(hs.route_links, 0)]], -1)
         gone = ((hs.route_links >= 0) & (img < 0)).any(axis=1)
         img = _pad(np.where(hs.route_links >= 0, img, -1), W)
-        both, inv = np.unique(np.concatenate([mine, img]), axis=0, return_inverse=True)
-        inv = inv.ravel()
-        where = np.full(both.shape[0], -1, dtype=np.int64)
-        where[inv[:mine.shape[0]]] = np.arange(mine.shape[0])
-        out[g] = np.where(gone, -1, where[inv[mine.shape[0]:]])
+        if keys is None:            # too many links and hops for one integer: rows compared whole
+            both, inv = np.unique(np.concatenate([mine, img]), axis=0, return_inverse=True)
+            inv = inv.ravel()
+            where = np.full(both.shape[0], -1, dtype=np.int64)
+            where[inv[:mine.shape[0]]] = np.arange(mine.shape[0])
+            out[g] = np.where(gone, -1, where[inv[mine.shape[0]:]])
+            continue
+        k = _route_keys(img, t.n_links)
+        pos = np.minimum(np.searchsorted(sorted_keys, k), keys.size - 1)
+        out[g] = np.where(gone | (sorted_keys[pos] != k), -1, order[pos])
     return out
+
+
+def _route_keys(links, n_links):
+    """Each row of ``links`` (link ids, -1 padding) as one int64 in base ``n_links + 1``; None if it may not fit."""
+    base = n_links + 1
+    if links.shape[1] * np.log2(base) >= 62:
+        return None
+    keys = np.zeros(links.shape[0], dtype=np.int64)
+    for w in range(links.shape[1]):
+        keys = keys * base + (links[:, w] + 1)
+    return keys
 
 
 def _pad(a, W) -> np.ndarray:

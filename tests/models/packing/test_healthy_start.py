@@ -119,3 +119,25 @@ def test_a_larger_fabric_gives_the_healthy_lp_more_of_the_time(monkeypatch, name
     with pytest.raises(LookupError):
         healthy_start(d, default_group(d), routed_arcs(d, default_group(d)).roots, R=6, time_limit=40)
     assert seen == [pytest.approx(share * 40)]
+
+
+@pytest.mark.parametrize("name", ["dgx-a100:2", "mi250:2"])
+def test_each_healthy_route_maps_to_the_damaged_route_over_its_image_links(monkeypatch, name):
+    # brute force, route by route and element by element: the damaged route whose links are the image's, -1
+    # where the image crosses the failed NIC; the fallback that compares rows whole (routes too long for one
+    # integer key) gives the same map
+    import synth.models.packing.healthy_start as module
+
+    h = build_topology(machine_spec(name))
+    d = damage(h, parse_failures(h, nodes=[str(int(h.nic_of(1)))]))
+    hs, ds = TreeSpace.build(h, default_group(h), R), TreeSpace.build(d, default_group(d), R)
+    got = module._route_map(hs, ds)
+    to_d = np.asarray(d.link_ids(h.link_src, h.link_dst))
+    by_links = {tuple(r[r >= 0].tolist()): q for q, r in enumerate(ds.route_links)}
+    for g in range(hs.images.shape[0]):
+        for q, r in enumerate(hs.route_links):
+            image = tuple(int(to_d[hs.images[g][e]]) for e in r[r >= 0])
+            assert got[g, q] == (-1 if min(image) < 0 else by_links.get(image, -1))
+    assert (got == -1).any() and (got >= 0).mean() > 0.9
+    monkeypatch.setattr(module, "_route_keys", lambda links, n_links: None)
+    assert np.array_equal(module._route_map(hs, ds), got)
