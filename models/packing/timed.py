@@ -390,9 +390,10 @@ class _Pricer:
         rows = tuple(np.concatenate([r[i] for r in rows]) for i in range(4))
         warm = _warm_labels(lp, x, roots.size, self.starts[space.R], (space.R, 0))     # before columns are added
         added = _add_improving(lp, rows, np.concatenate(costs) - G * mu, obj, np.concatenate(windows))
-        C, up, down = arc_prices(space, pi)
+        kicks = 0 if options.exact or added else options.kicks
+        C, up, down = arc_prices(space, pi) if kicks else (None, None, None)
         rng = np.random.default_rng(it)
-        for _ in range(0 if options.exact or added else options.kicks):
+        for _ in range(kicks):
             # nothing found: start again from labellings that are good for randomly perturbed prices
             noisy = C * rng.lognormal(0.0, 0.5, C.shape)
             kicked = _price_rows(space, noisy, roots, warm, self.starts[space.R], self.sweeps)[1]

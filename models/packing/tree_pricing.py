@@ -56,10 +56,14 @@ def best_parents(space: TreeSpace, C, L, roots, lo=None):
     """Per row of ``L``: each vertex's cheapest admissible parent link (-1 at roots and dead vertices) and the
     total (``lo``: per row and vertex, the smallest label allowed; None: 1)."""
     B, V = L.shape
-    vals = _slot_costs(space, C, L, np.arange(V), lo)
+    # the vertices with arcs only (on switch fabrics half the vertices, the NICs and switches, have none)
+    vs = np.flatnonzero((space.nbr >= 0).any(axis=1))
+    vals = _slot_costs(space, C, L, vs, lo)
     slot = vals.argmin(axis=2)
-    cost = np.take_along_axis(vals, slot[:, :, None], 2)[:, :, 0]
-    plink = space.lnk[np.arange(V)[None, :], slot]
+    cost = np.full((B, V), INF)
+    cost[:, vs] = np.take_along_axis(vals, slot[:, :, None], 2)[:, :, 0]
+    plink = np.full((B, V), -1, dtype=space.lnk.dtype)
+    plink[:, vs] = space.lnk[vs[None, :], slot]
     idle = ~space.live[None, :] | (np.arange(V)[None, :] == roots[:, None])
     cost = np.where(idle, 0.0, cost)
     plink = np.where(idle, -1, plink)
