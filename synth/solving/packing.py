@@ -92,10 +92,13 @@ TIMED_UNEQUAL_ROUNDS = 16
 #: s against 72.25 % with 16; eight nodes 63.76 against 62.53 %
 TIMED_LARGE_FABRIC_ROUNDS = 32
 LARGE_FABRIC = 32
-#: units per owner of the timed trees where links differ in bandwidth: thousands of columns share them (a master
-#: that ends interior weighs every column), and the rounding lost, of the LP's fraction of the volume bound, 1.1 %
-#: with 1,024 on two MI250 nodes with a failed NIC, 0.2 point with 8,192 and 0.02 with 131,072; four nodes 0.51,
-#: 0.03 (the certificate 1.1 -> 1.2 MB on two nodes; 1.1 -> 1.9 MB on four DGX A100 servers with a failed NIC)
+#: units per owner the timed trees' weights are rounded to (largest remainders) where links differ in bandwidth:
+#: thousands of columns share them (a master that ends interior weighs every column), and the rounding lost, of
+#: the LP's fraction of the volume bound, on two MI250 nodes with a failed NIC 1.1 % with 1,024, 0.2 point with
+#: 8,192, 0.02 with 131,072; four nodes 0.51 and 0.03 point with 8,192 and 131,072 (certificates: four DGX A100
+#: servers with a failed NIC 1.1 -> 1.9 MB).  The tori keep :data:`DEFAULT_UNITS` (their masters end at a vertex,
+#: few columns; the 8x8 torus with a failed link loses 0.49 point to it, 16x16 0.1), so that a size choice at
+#: 1 MiB can still give every chunk an element (255 owners on 16x16 times 131,072 units are 33 M chunks' worth)
 UNEQUAL_UNITS = 131072
 #: column generation iterations of the timed LP at most (the time limit, in CPU seconds, ends it too)
 TIMED_ITERATIONS = 300
@@ -473,7 +476,6 @@ def _build_timed(req, prep, layered, layered_cert, notes) -> SolveResult:
 
     data, R = layered.solution.data, prep.R
     H = data.H_up if hasattr(data, "H_up") else data.H      # the routed trees' compute hops, or the layered depth
-    units = UNEQUAL_UNITS if unequal_links(prep.topology) else DEFAULT_UNITS
     limit = 600.0 if prep.time_limit is None else prep.time_limit
     options = (TimedOptions(max_iterations=TIMED_FABRIC_ITERATIONS, warm=TIMED_FABRIC_WARM,
                             starts=TIMED_FABRIC_STARTS, hierarchy=True, purge=TIMED_FABRIC_PURGE)
@@ -491,7 +493,8 @@ def _build_timed(req, prep, layered, layered_cert, notes) -> SolveResult:
                           layered=layered.solution, progress=req.progress,
                           options=options if start is None else replace(options, crossover=False),
                           columns=() if start is None else start.columns)
-        cert = certify_packed(pack_timed(sol, units), mode=req.mode)
+        cert = certify_packed(pack_timed(sol, UNEQUAL_UNITS if unequal_links(prep.topology) else DEFAULT_UNITS),
+                              mode=req.mode)
     except SynthError as exc:
         notes.append(f"timed trees: {exc}; the layered schedule is kept")
         return SolveResult(layered_cert, H, notes)

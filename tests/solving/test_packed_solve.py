@@ -251,7 +251,26 @@ def test_fabrics_keep_idle_columns_longer_and_round_to_more_units(monkeypatch, n
     t = build_topology(machine_spec(name)) if fabric else parse_torus(name)
     if not fabric:
         t = damage(t, parse_failures(t, links=["0-1"]))
-    solve(t, time_limit=3)
+    res = solve(t, time_limit=3)
     assert seen == ({"purge": packing.TIMED_FABRIC_PURGE, "units": packing.UNEQUAL_UNITS} if fabric else
                     {"purge": timed.TimedOptions().purge, "units": packing.DEFAULT_UNITS})
     assert packing.TIMED_FABRIC_PURGE > timed.TimedOptions().purge and packing.UNEQUAL_UNITS > packing.DEFAULT_UNITS
+    if res.certificate.provenance["algorithm"] == "timed-packing":
+        assert res.certificate.solver["units_per_owner"] == seen["units"]
+
+
+def test_the_timed_rounding_to_many_units_keeps_the_lp_value():
+    # a master that ends interior (no crossover, as a damaged fabric's) weighs every column: rounded to 64 units
+    # per owner the schedule loses a visible share of the LP's value, at UNEQUAL_UNITS all but 0.1 % of it
+    from synth.models.packing.timed import TimedOptions, pack_timed, solve_timed
+    from synth.solving.packing import UNEQUAL_UNITS, certified_fraction, certify_packed
+    from synth.symmetry.spec import default_group
+    from synth.topology.failures import damage, parse_failures
+    from synth.topology.torus import parse_torus
+
+    t = parse_torus("6x6")
+    d = damage(t, parse_failures(t, links=["0-1"]))
+    sol = solve_timed(d, default_group(d), R=8, time_limit=20, options=TimedOptions(crossover=False))
+    fine = float(certified_fraction(certify_packed(pack_timed(sol, UNEQUAL_UNITS))))
+    coarse = float(certified_fraction(certify_packed(pack_timed(sol, 64))))
+    assert fine >= sol.fraction * (1 - 1e-3) > coarse
