@@ -15,7 +15,8 @@
   the LP's status and share of the volume bound as numbers): the solve stage certifies it;
 * :mod:`~synth.models.packing.timed`: timed trees (any send round, any parent, more rounds) by column
   generation over the trees :mod:`~synth.models.packing.tree_pricing` finds among the arcs of
-  :mod:`~synth.models.packing.tree_space` (links, or routes through switches; docs/timed.md);
+  :mod:`~synth.models.packing.tree_space` (links, or routes through switches; docs/timed.md), made
+  integer by :mod:`~synth.models.packing.timed_schedule`;
 * :mod:`~synth.models.packing.local_timed`: timed trees near the failures only, the healthy SP trees kept
   elsewhere (:mod:`~synth.models.packing.region`: the damaged region and the healthy trees in closed
   form); experimental, not yet on the solve path (docs/failures.md section 8);
@@ -29,7 +30,8 @@ from .pipeline import pack
 from .result import Packed
 from .rounding import round_schedule
 from .classdual import class_dual, with_class_bound
-from .timed import TimedOptions, TimedSolution, pack_timed, solve_timed
+from .timed import TimedOptions, TimedSolution, solve_timed
+from .timed_schedule import pack_timed
 
 __all__ = ["LayeredArcs", "LayeredSolution", "build_layered", "layered_arcs", "root_reps", "solve_layered",
            "Packed", "pack", "round_schedule", "Reference", "reference_fractions", "solve_local", "class_dual",

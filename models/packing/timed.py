@@ -16,8 +16,8 @@ rounding of :mod:`synth.models.packing.rounding`, shifted to every start round w
 :func:`start_columns`), and the
 heuristic pricing adds, for each owner, the cheapest tree it finds under the load rows' duals while
 its reduced cost is negative.  The pricing is not exact: when it finds nothing the LP is the best
-over the trees found, not over the class (``status`` says so).  :func:`round_timed` makes the weights
-integer (largest remainders) and :func:`pack_timed` returns the schedule for the solve stage to certify.
+over the trees found, not over the class (``status`` says so).  :mod:`synth.models.packing.timed_schedule`
+makes the weights integer and returns the schedule for the solve stage to certify.
 
 Examples
 --------
@@ -28,9 +28,6 @@ Examples
 >>> sol = solve_timed(d, default_group(d), R=5, time_limit=20)     # reduce rounds: H + 1
 >>> sol.fraction > sol.layered.fraction + 0.01, sol.R
 (True, 5)
->>> res = pack_timed(sol, units=64)
->>> res.algorithm, res.lp_fraction == sol.fraction
-('timed-packing', True)
 """
 
 from __future__ import annotations
@@ -44,16 +41,14 @@ from synth.models.packing.arcs import volume_bound
 from synth.models.packing.hierarchy import hierarchical_columns
 from synth.models.packing.layered import LayeredArcs, LayeredSolution, layered_arcs, solve_layered
 from synth.models.packing.master import MasterLP
-from synth.models.packing.result import Packed
-from synth.models.packing.rounding import packed_base, round_schedule
+from synth.models.packing.rounding import round_schedule
 from synth.models.packing.routed import RoutedArcs, needs_routes, round_routed, routed_arcs, solve_routed
 from synth.models.packing.tree_pricing import exact_price, price, start_labels
 from synth.models.packing.tree_space import TreeSpace, arc_prices, tree_routes
-from synth.schedule.data import COPY, REDUCE, BaseSchedule
-from synth.schedule.weights import largest_remainder
+from synth.schedule.data import REDUCE
 
-__all__ = ["TimedSolution", "TimedOptions", "solve_timed", "round_timed", "pack_timed", "layered_columns",
-           "start_columns", "timed_windows", "sweeps_by_default", "START_COLUMNS", "START_UNITS", "SWEEP_WORK"]
+__all__ = ["TimedSolution", "TimedOptions", "solve_timed", "layered_columns", "start_columns", "timed_windows",
+           "sweeps_by_default", "MODEL", "START_COLUMNS", "START_UNITS", "SWEEP_WORK"]
 
 MODEL = "synth.models.packing.timed"
 
@@ -127,9 +122,8 @@ def layered_columns(space, sol, R: int, units: int = 1024):
 #: than 8 minutes; past it the last interior solution is rounded instead
 VERTEX_SECONDS = 30.0
 VERTEX_SHARE = 0.1
-#: the share of the last master solve's CPU seconds that the time left must exceed for another: the damaged
-#: master of four MI250 nodes with a failed NIC (15,105 rows, 6,000 columns) takes 12-14 s a solve, and one
-#: started a second before its limit ended 13 s past it, for 0.1 point of the volume bound
+#: no master solve starts with fewer CPU seconds left than this share of the last one's (a damaged MI250 master's
+#: 13-s solve, started a second before its limit, ended 13 s past it)
 NEXT_SOLVE_SHARE = 0.5
 #: the layered LP's trees that start the master: per owner its heaviest this many (tree, shift) columns of
 #: the layered solution rounded to :data:`START_UNITS` units per owner.  On the 8x8 torus with one failed
@@ -453,56 +447,3 @@ def _tree_costs(C, L, plink):
     """Each row's tree priced by ``C``."""
     has = plink >= 0
     return np.where(has, C[np.maximum(plink, 0), np.minimum(L, C.shape[1] - 1)], 0.0).sum(axis=1)
-
-
-def round_timed(sol: TimedSolution, units: int = 1024) -> BaseSchedule:
-    """The integer schedule: ``units`` per owner on average spread over the columns by largest remainders;
-    each column with a unit is one component in its window, or where the columns are pairs
-    (``sol.mirror``) two components, in its window and the mirrored one, unless its window is centred
-    (empty rounds removed)."""
-    sp, R = sol.space, sol.R
-    n = largest_remainder(sol.x, units * sol.roots.size)
-    keep = np.flatnonzero(n > 0)
-    placed = []                                     # (column, offset, weight) per component
-    pairs = sol.mirror and bool(np.any(sol.window[keep, 1] != R - sol.window[keep, 0]))
-    for j in keep.tolist():
-        Rj, o = (int(z) for z in sol.window[j])
-        mirror = 2 * (R - Rj) - o
-        if not pairs or mirror == o:
-            placed.append((j, o, int(n[j]) * (2 if pairs else 1)))
-        else:
-            placed += [(j, o, int(n[j])), (j, mirror, int(n[j]))]
-    rows = [[] for _ in range(6)]
-    for c, (j, o, _w) in enumerate(placed):
-        L, pl, (up, down), Rj = sol.labels[j], sol.plink[j], sol.routes[j], int(sol.window[j, 0])
-        v = np.flatnonzero(pl >= 0)
-        u = sp.arc_dst[pl[v]]
-        for part, new in zip(rows, (np.full(2 * v.size, c), np.r_[L[v], 2 * Rj + 1 - L[v]] + o, np.r_[v, u], np.r_[u, v],
-                                    np.r_[np.full(v.size, REDUCE), np.full(v.size, COPY)],
-                                    sp.route_links[np.r_[up[v], down[v]]])):
-            part.append(new)
-    comp, rnd, src, dst, op, links = (np.concatenate(p) for p in rows)
-    used, rnd = np.unique(rnd, return_inverse=True)
-    weights = np.array([w for _j, _o, w in placed], dtype=np.int64)
-    labels = tuple(f"timed tree of owner {int(sol.roots[sol.root[j]])}, column {j}, {w} units"
-                   + (f", rounds {o + 1}..{o + 2 * int(sol.window[j, 0])}" if int(sol.window[j, 0]) != R else "")
-                   for j, o, w in placed)
-    return packed_base(sp.topology, int(used.size), (comp, rnd + 1, src, dst, op, links), weights, labels)
-
-
-def pack_timed(sol: TimedSolution, units: int = 1024) -> Packed:
-    """Round ``sol``: the schedule with the solver claims, uncertified
-    (:class:`~synth.models.packing.result.Packed`)."""
-    t0 = time.monotonic()
-    base = round_timed(sol, units)
-    lp_status = sol.status if sol.status.startswith("optimal") else f"heuristic: {sol.status}"
-    solver = {"model": MODEL, "lp_status": lp_status, "lp_objective": round(sol.objective, 9),
-              "lp_fraction_of_volume_bound": round(sol.fraction, 6), "reduce_rounds": sol.R,
-              "iterations": sol.iterations, "columns": int(sol.x.size), "units_per_owner": units,
-              "layered_lp_fraction": round(sol.layered.fraction, 6), "seconds": round(sol.seconds, 3),
-              "meaning": "solver claims, not re-derived: the master LP's value per element over the timed trees "
-                         "found by a heuristic pricing (not a bound for the class) and its share of the volume "
-                         "bound; the schedule's own bandwidth term and bound are claims that synth check "
-                         "re-derives"}
-    return Packed(base, sol.group, solver, "timed-packing", lp_status, sol.fraction, sol, units,
-                  time.monotonic() - t0 + sol.seconds)

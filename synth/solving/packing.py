@@ -48,10 +48,9 @@ from synth.symmetry.spec import default_group
 
 __all__ = ["plan_packing", "build_packed", "certify_packed", "certified_fraction", "PackingPrep", "unequal_links",
            "class_bound_note", "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS", "FREE_SHARES_ARCS",
-           "TIMED_MAX_ROWS", "TIMED_FABRIC_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_UNEQUAL_ROUNDS",
+           "TIMED_MAX_ROWS", "TIMED_FABRIC_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_UNEQUAL_ROUNDS", "TIMED_FABRIC_PURGE",
            "TIMED_LARGE_FABRIC_ROUNDS", "LARGE_FABRIC", "TIMED_FABRIC_ITERATIONS", "TIMED_FABRIC_WARM",
-           "TIMED_FABRIC_STARTS", "TIMED_FABRIC_PURGE", "UNEQUAL_UNITS", "TIMED_ITERATIONS", "timed_extra",
-           "timed_rounds"]
+           "TIMED_FABRIC_STARTS", "UNEQUAL_UNITS", "TIMED_ITERATIONS", "timed_extra", "timed_rounds"]
 
 #: units per owner in the rounding: 1,024 keeps the certified term within about 0.1 % of the LP's
 DEFAULT_UNITS = 1024
@@ -92,13 +91,8 @@ TIMED_UNEQUAL_ROUNDS = 16
 #: s against 72.25 % with 16; eight nodes 63.76 against 62.53 %
 TIMED_LARGE_FABRIC_ROUNDS = 32
 LARGE_FABRIC = 32
-#: units per owner the timed trees' weights are rounded to (largest remainders) where links differ in bandwidth:
-#: thousands of columns share them (a master that ends interior weighs every column), and the rounding lost, of
-#: the LP's fraction of the volume bound, on two MI250 nodes with a failed NIC 1.1 % with 1,024, 0.2 point with
-#: 8,192, 0.02 with 131,072; four nodes 0.51 and 0.03 point with 8,192 and 131,072 (certificates: four DGX A100
-#: servers with a failed NIC 1.1 -> 1.9 MB).  The tori keep :data:`DEFAULT_UNITS` (their masters end at a vertex,
-#: few columns; the 8x8 torus with a failed link loses 0.49 point to it, 16x16 0.1), so that a size choice at
-#: 1 MiB can still give every chunk an element (255 owners on 16x16 times 131,072 units are 33 M chunks' worth)
+#: units per owner of the timed trees where links differ, whose damaged masters end interior weighing every column
+#: (four MI250 nodes, a failed NIC: rounding lost 0.51 point with 8,192, 0.03 with this; tori: :data:`DEFAULT_UNITS`)
 UNEQUAL_UNITS = 131072
 #: column generation iterations of the timed LP at most (the time limit, in CPU seconds, ends it too)
 TIMED_ITERATIONS = 300
@@ -112,9 +106,7 @@ TIMED_FABRIC_ITERATIONS = 2000
 #: with one, each within 0.4 point)
 TIMED_FABRIC_WARM = 3
 TIMED_FABRIC_STARTS = 5
-#: where links differ, a column leaves the timed master after this many solves at weight 0 (the tori's 4 drops
-#: trees the next iterations want back: four MI250 nodes, 60 CPU s, 79.68 % of the volume bound against 79.50 %,
-#: eight 69.06 against 68.92 %; with a failed NIC 74.70 against 74.08 % and 64.74 against 64.45 %; 12 as 8)
+#: idle solves before a column leaves the timed master where links differ (tori: 4; mi250:4 nic 74.70 against 74.08 %)
 TIMED_FABRIC_PURGE = 8
 
 
@@ -472,10 +464,12 @@ def _build_routes(req, prep, what, claims, data) -> SolveResult:
 def _build_timed(req, prep, layered, layered_cert, notes) -> SolveResult:
     """Column generation over timed trees after the layered LP; the better certified schedule is kept."""
     from synth.models.packing.healthy_start import healthy_start   # solvers, on demand
-    from synth.models.packing.timed import TimedOptions, pack_timed, solve_timed
+    from synth.models.packing.timed import TimedOptions, solve_timed
+    from synth.models.packing.timed_schedule import pack_timed
 
     data, R = layered.solution.data, prep.R
     H = data.H_up if hasattr(data, "H_up") else data.H      # the routed trees' compute hops, or the layered depth
+    units = UNEQUAL_UNITS if unequal_links(prep.topology) else DEFAULT_UNITS
     limit = 600.0 if prep.time_limit is None else prep.time_limit
     options = (TimedOptions(max_iterations=TIMED_FABRIC_ITERATIONS, warm=TIMED_FABRIC_WARM,
                             starts=TIMED_FABRIC_STARTS, hierarchy=True, purge=TIMED_FABRIC_PURGE)
@@ -493,8 +487,7 @@ def _build_timed(req, prep, layered, layered_cert, notes) -> SolveResult:
                           layered=layered.solution, progress=req.progress,
                           options=options if start is None else replace(options, crossover=False),
                           columns=() if start is None else start.columns)
-        cert = certify_packed(pack_timed(sol, UNEQUAL_UNITS if unequal_links(prep.topology) else DEFAULT_UNITS),
-                              mode=req.mode)
+        cert = certify_packed(pack_timed(sol, units), mode=req.mode)
     except SynthError as exc:
         notes.append(f"timed trees: {exc}; the layered schedule is kept")
         return SolveResult(layered_cert, H, notes)

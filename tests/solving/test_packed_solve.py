@@ -228,6 +228,7 @@ def test_fabrics_keep_idle_columns_longer_and_round_to_more_units(monkeypatch, n
     # where links differ the timed master drops a column after TIMED_FABRIC_PURGE idle solves (the tori: after
     # the default 4) and its thousands of interior weights are rounded to UNEQUAL_UNITS units per owner
     import synth.models.packing.timed as timed
+    import synth.models.packing.timed_schedule as timed_schedule
     import synth.solving.packing as packing
     from synth.solving import solve
     from synth.topology.failures import damage, parse_failures
@@ -236,7 +237,7 @@ def test_fabrics_keep_idle_columns_longer_and_round_to_more_units(monkeypatch, n
     from synth.topology.torus import parse_torus
 
     seen = {}
-    real_solve, real_pack = timed.solve_timed, timed.pack_timed
+    real_solve, real_pack = timed.solve_timed, timed_schedule.pack_timed
 
     def solve_timed(*a, **k):
         seen["purge"] = k["options"].purge
@@ -247,7 +248,7 @@ def test_fabrics_keep_idle_columns_longer_and_round_to_more_units(monkeypatch, n
         return real_pack(sol, units)
 
     monkeypatch.setattr(timed, "solve_timed", solve_timed)
-    monkeypatch.setattr(timed, "pack_timed", pack_timed)
+    monkeypatch.setattr(timed_schedule, "pack_timed", pack_timed)
     t = build_topology(machine_spec(name)) if fabric else parse_torus(name)
     if not fabric:
         t = damage(t, parse_failures(t, links=["0-1"]))
@@ -262,7 +263,8 @@ def test_fabrics_keep_idle_columns_longer_and_round_to_more_units(monkeypatch, n
 def test_the_timed_rounding_to_many_units_keeps_the_lp_value():
     # a master that ends interior (no crossover, as a damaged fabric's) weighs every column: rounded to 64 units
     # per owner the schedule loses a visible share of the LP's value, at UNEQUAL_UNITS all but 0.1 % of it
-    from synth.models.packing.timed import TimedOptions, pack_timed, solve_timed
+    from synth.models.packing.timed import TimedOptions, solve_timed
+    from synth.models.packing.timed_schedule import pack_timed
     from synth.solving.packing import UNEQUAL_UNITS, certified_fraction, certify_packed
     from synth.symmetry.spec import default_group
     from synth.topology.failures import damage, parse_failures

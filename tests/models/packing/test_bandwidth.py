@@ -13,7 +13,8 @@ from synth.models.packing import layered_arcs, pack, solve_layered
 from synth.models.packing.arcs import volume_bound
 from synth.models.packing.routed import pack_routed, routed_arcs, solve_routed
 from synth.models.packing.master import MasterLP
-from synth.models.packing.timed import TimedOptions, pack_timed, solve_timed
+from synth.models.packing.timed import TimedOptions, solve_timed
+from synth.models.packing.timed_schedule import pack_timed
 from synth.models.packing.tree_space import TreeSpace
 from synth.solving.packing import certify_packed
 from synth.symmetry.residual import trivial_group

@@ -11,7 +11,8 @@ from synth.errors import ScheduleError
 from synth.models.packing.tree_pricing import best_parents, exact_price, price, start_labels
 from synth.models.packing.tree_space import TreeSpace, arc_costs
 from synth.models.packing.master import MasterLP, mirrored, rows_per_round
-from synth.models.packing.timed import TimedOptions, pack_timed, round_timed, solve_timed, timed_windows
+from synth.models.packing.timed import TimedOptions, solve_timed, timed_windows
+from synth.models.packing.timed_schedule import pack_timed, round_timed
 from synth.solving.packing import certify_packed
 from synth.symmetry.spec import default_group
 from synth.topology.base import Topology
