@@ -280,10 +280,11 @@ def _generate(lp, pricer, budget, progress, vol):
             status = f"column generation stopped: no gain in {stall} iterations" if stall >= 25 else \
                 f"column generation stopped after {options.max_iterations} iterations"
             break
-        if time.process_time() - cpu0 + NEXT_SOLVE_SHARE * solve_cpu > time_limit:
+        spent = time.process_time() - cpu0
+        if spent + NEXT_SOLVE_SHARE * solve_cpu > time_limit:
             status = (f"column generation stopped at the time limit ({time_limit:g} CPU s" +
-                      (")" if time.process_time() - cpu0 > time_limit else
-                       f"; the next master solve, about {solve_cpu:.1f} s, would end past it)"))
+                      (")" if spent > time_limit else f"; the next master solve, about {solve_cpu:.1f} s, would end "
+                                                       "past it)"))
             break
         if options.purge:
             x = x[lp.purge(options.purge)]
