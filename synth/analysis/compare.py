@@ -10,10 +10,11 @@ Every candidate is a checked schedule: the base schedules through the
 checker's symmetric mode, the baselines executed transmission by transmission
 once; then each is measured at every message size (integer chunk sizes for
 that size, so Ω is honest when a size does not divide evenly) and costed with
-:func:`synth.analysis.cost.model_time`.  A candidate with more chunks than a size
-has elements (the packed schedules of damaged networks: about 1,024 weight units per
-owner) is measured at that size in 1-byte elements, with a note; one that needs more
-elements than the size has bytes is left out at that size, with a note.  Its fraction of
+:func:`synth.analysis.cost.model_time`.  Where a size gives some chunks of synth's candidates no
+element (the packed schedules of damaged networks: 1,024 weight units per owner and more)
+those chunks move nothing (:func:`synth.analysis.cost.lifted_metrics`); a baseline whose
+chunks need more elements than the size has is measured in 1-byte elements, or left out
+where even those are too few, with a note.  Its fraction of
 the bound is of :func:`synth.analysis.cost.goodput_bound`, a true bound on every network.
 
 ``collective`` ``"reduce-scatter"`` or ``"allgather"`` compares the halves instead: SP's
@@ -38,15 +39,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from synth.analysis.cost import Network, goodput, goodput_bound, message_elements, model_time, sized_metrics
+from synth.analysis.cost import (Network, goodput, goodput_bound, lifted_metrics, message_elements, model_time,
+                                 sized_metrics)
 from synth.analysis.forestcoll import forestcoll_note
 from synth.analysis.simulate import ENGINES, simulated_seconds
 from synth.baselines import BASELINES, build_baseline
 from synth.baselines.halves import baseline_half
-from synth.check import execute, measure_explicit, measure_symmetric
+from synth.check import execute, measure_explicit
 from synth.errors import OptionError, SynthError
 from synth.schedule.exchange import exchange_allreduce
-from synth.schedule.lift import lift, lifted_chunk_elements, lifted_weights
+from synth.schedule.lift import lift, lifted_weights
 from synth.symmetry.spec import default_group
 from synth.solving import SolveRequest, plan, solve
 from synth.solving.candidates import build_candidates, takes_candidates
@@ -98,7 +100,7 @@ def candidates(topology, algorithms=None, progress=lambda m: None, notes=None, c
         sources[name] = lambda: (lift(base, group), lifted_weights(base, group))
 
         def measure(n):
-            return measure_symmetric(base, group, lifted_chunk_elements(base, group, n))
+            return lifted_metrics(base, group, n)
         return measure
 
     group = default_group(topology)

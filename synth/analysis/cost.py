@@ -69,14 +69,16 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from synth.check.bounds.bandwidth import best_cut, collective_bound
-from synth.check.metrics import Metrics
+from synth.check.metrics import Metrics, measure_explicit, measure_symmetric
 from synth.errors import ScheduleError, check_instance
+from synth.schedule.lift import lift, lifted_chunk_elements
+from synth.schedule.weights import keep_chunks
 from synth.topology.base import Topology
 from synth.topology.link_classes import bandwidth_classes
 
 __all__ = ["Network", "model_time", "round_times", "goodput", "goodput_bound", "rate_unit", "link_rates",
            "link_class_rates", "rates_json",
-           "message_elements", "sized_metrics",
+           "message_elements", "sized_metrics", "lifted_metrics",
            "PAPER_SIZES"]
 
 PAPER_SIZES = tuple(2**k for k in range(16, 29))  # 64 KiB ... 256 MiB, the paper's sweep
@@ -243,3 +245,24 @@ def sized_metrics(measure, size, n, net, p, collective):
         return measure(fine), replace(net, element_bytes=1)
     except ScheduleError:
         return None, net
+
+
+def lifted_metrics(base, group, n_elements: int) -> Metrics:
+    """The metrics of ``lift(base, group)`` with ``n_elements`` per node, what a size costs it.
+
+    A packed schedule's chunks have very unequal weights, so at a small size some get no element: they move
+    nothing (:func:`synth.schedule.weights.keep_chunks`, as a replay and a drawing count them), and the
+    schedule of the chunks that have elements is measured explicitly; otherwise by the group
+    (:func:`~synth.check.metrics.measure_symmetric`).
+
+    >>> from synth.schedule.sp import sp_allreduce
+    >>> from synth.symmetry.torus import torus_gamma
+    >>> from synth.topology.torus import parse_torus
+    >>> t = parse_torus("3"); b, g = sp_allreduce(t), torus_gamma(t)
+    >>> lifted_metrics(b, g, 6).max_load, lifted_metrics(b, g, 2).max_load   # 6 chunks of 1, or 2 of them
+    ((2, 2), (1, 1))
+    """
+    sizes = lifted_chunk_elements(base, group, n_elements)
+    if sizes.min(initial=1) > 0:
+        return measure_symmetric(base, group, sizes)
+    return measure_explicit(*keep_chunks(lift(base, group), sizes))

@@ -56,11 +56,10 @@ import math
 import time
 from dataclasses import dataclass, replace
 
-from synth.analysis.cost import Network, goodput_bound, message_elements, model_time, sized_metrics
-from synth.check import measure_symmetric
+from synth.analysis.cost import Network, goodput_bound, lifted_metrics, message_elements, model_time, sized_metrics
 from synth.check.claims import certify
 from synth.errors import OptionError, SynthError
-from synth.schedule.lift import lift, lifted_chunk_elements, lifted_weights
+from synth.schedule.lift import lift, lifted_weights
 from synth.solving.packing import PackingPrep, certified_fraction, plan_packing, timed_rounds
 from synth.solving.request import OPTIONS, Plan, SolveRequest, SolveResult
 from synth.symmetry.residual import trivial_group
@@ -295,7 +294,7 @@ def _timed(cert, nbytes, engine, net) -> tuple:
         return simulated_seconds(lift(base, group), lifted_weights(base, group), [nbytes], net)[0], \
             cert.claims["rounds"]
     p = cert.topology.n_compute
-    m, at = sized_metrics(lambda n: measure_symmetric(base, group, lifted_chunk_elements(base, group, n)), nbytes,
+    m, at = sized_metrics(lambda n: lifted_metrics(base, group, n), nbytes,
                           message_elements(nbytes, net.element_bytes, p, "allreduce"), net, p, "allreduce")
     if m is None:
         raise SynthError(f"fewer bytes than its chunks need at {format_size(nbytes)}")

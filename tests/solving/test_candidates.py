@@ -37,23 +37,23 @@ def _damaged(shape, links=(), nodes=()):
 
 
 def _independent_seconds(cert, nbytes, net=Network()):
-    """The modeled time of a certificate's schedule at ``nbytes``: lifted, executed, measured, costed by hand
-    (on links with bandwidths, each round as long as its slowest link: loads summed here link by link)."""
+    """The modeled time of a certificate's schedule at ``nbytes``: lifted, executed, costed by hand link by link
+    (on links with bandwidths, each round as long as its slowest link); a chunk that gets no element at this
+    size moves nothing (a packed schedule's chunks have very unequal weights)."""
     schedule, weights = lift(cert.base, cert.group), lifted_weights(cert.base, cert.group)
     assert execute(schedule) == []
-    sizes = chunk_elements(weights, nbytes // net.element_bytes)
-    m = measure_explicit(schedule, sizes)
-    hops = np.asarray(m.round_hops, dtype=float)
+    sizes = np.asarray(chunk_elements(weights, nbytes // net.element_bytes), dtype=float)
     t = cert.topology
-    if not t.has_bandwidths:
-        loads = np.asarray(m.max_load, dtype=float) * net.element_bytes
-        return m.rounds * net.alpha + net.hop_latency * hops.sum() + loads.sum() / net.bandwidth
-    load = np.zeros((schedule.n_rounds, t.n_links))
+    load, hops = np.zeros((schedule.n_rounds, t.n_links)), np.zeros(schedule.n_rounds)
     for b in schedule.blocks:
+        moving = sizes[b.chunk] > 0
+        if moving.any():
+            hops[b.round - 1] = max(hops[b.round - 1], b.links.shape[1])
         for column in b.links.T:
-            np.add.at(load[b.round - 1], column, np.asarray(sizes, dtype=float)[b.chunk])
-    slowest = (load * net.element_bytes / (t.link_bandwidth * 1e9)).max(axis=1)
-    return m.rounds * net.alpha + net.hop_latency * hops.sum() + slowest.sum()
+            np.add.at(load[b.round - 1], column, sizes[b.chunk])
+    rate = t.link_bandwidth * 1e9 if t.has_bandwidths else np.full(t.n_links, net.bandwidth)
+    slowest = (load * net.element_bytes / rate).max(axis=1)
+    return schedule.n_rounds * net.alpha + net.hop_latency * hops.sum() + slowest.sum()
 
 
 def _volume_floor(cert, nbytes, net=Network()):
@@ -124,6 +124,20 @@ def test_the_pick_on_a_gpu_fabric_is_the_fastest_candidate_by_the_model(monkeypa
     assert not any(b.candidate.name.startswith("depth") for b in built)
     chosen = result.certificate.provenance["size_choice"]["chosen"]
     assert chosen == "timed R=2" if nbytes == MiB else chosen.startswith("timed R=")
+
+
+def test_a_damaged_fabric_times_every_candidate_at_1mib(monkeypatch):
+    # two DGX A100 servers, a NIC failed: no symmetry left, so 16 owners of 131,072 units each, far more than the
+    # 262,144 elements of 1 MiB; the chunks that get none move nothing, and no timed candidate is left out for it
+    fabric = gpu_fabric("dgx-a100", 2)
+    d = damage(fabric, parse_failures(fabric, [], [str(int(fabric.nic_of(1)))]))
+    result, built = _solve_recording(monkeypatch, d, MiB, 6.0)
+    assert any(min(chunk_elements(lifted_weights(b.result.certificate.base, b.result.certificate.group),
+                                  MiB // 4)) == 0 for b in built if b.result and b.candidate.kind == "timed")
+    times = _check_pick(result, built, MiB)
+    rows = result.certificate.provenance["size_choice"]["candidates"]
+    assert not [r for r in rows if "chunks need" in r.get("left_out", "")]
+    assert sum(name.startswith("timed R=") for name in times) >= 3
 
 
 @pytest.mark.slow
