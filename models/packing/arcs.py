@@ -31,6 +31,7 @@ import numpy as np
 
 from synth.errors import SynthError
 from synth.models.backends.linear import LinearModel
+from synth.topology.failures import whole_network
 
 __all__ = ["ArcSet", "build_packing_lp", "lifted_links", "no_solution", "volume_bound", "TIME_LIMIT_HINT"]
 
@@ -73,6 +74,7 @@ def volume_bound(t) -> float:
     """
     from synth.check.bounds.bandwidth import min_compute_distance   # the checker's d_min: the same bound
 
+    t = whole_network(t)    # links a schedule leaves idle count: the network's bound
     return 2 * (t.n_compute - 1) * min_compute_distance(t) / float(t.link_bandwidth.sum())
 
 

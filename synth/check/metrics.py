@@ -63,6 +63,7 @@ from synth.schedule import ALLREDUCE, COLLECTIVES, BaseSchedule, Schedule, posit
 from synth.schedule.data import phases
 from synth.symmetry.group import Group
 from synth.topology.base import Topology
+from synth.topology.failures import whole_network
 from synth.topology.lattice import LatticeTorus
 
 __all__ = ["Metrics", "measure_explicit", "measure_symmetric", "link_loads_explicit", "link_loads_symmetric",
@@ -431,6 +432,8 @@ def round_lower_bound(topology, group=None, collective=ALLREDUCE):
     """
     check_instance(topology, "topology", Topology, " (e.g. synth.parse_torus('4x4'))")
     group is None or check_instance(group, "group", Group)
+    if whole_network(topology) is not topology:   # links a schedule leaves idle count; its group need not keep them
+        topology, group = whole_network(topology), None
     comp = topology.compute
     if group is not None:
         # the first member of each orbit, orbits in label order (one pass, not one per orbit)

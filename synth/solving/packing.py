@@ -48,7 +48,7 @@ from synth.symmetry.spec import default_group
 
 __all__ = ["plan_packing", "build_packed", "certify_packed", "certified_fraction", "PackingPrep", "unequal_links",
            "class_bound_note", "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS", "FREE_SHARES_ARCS",
-           "TIMED_MAX_ROWS", "TIMED_FABRIC_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_UNEQUAL_ROUNDS", "TIMED_FABRIC_PURGE",
+           "TIMED_MAX_ROWS", "PERIODIC_MAX_ROWS", "TIMED_FABRIC_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_UNEQUAL_ROUNDS", "TIMED_FABRIC_PURGE",
            "TIMED_LARGE_FABRIC_ROUNDS", "LARGE_FABRIC", "TIMED_FABRIC_ITERATIONS", "TIMED_FABRIC_WARM",
            "TIMED_FABRIC_STARTS", "UNEQUAL_UNITS", "TIMED_ITERATIONS", "timed_extra", "timed_rounds"]
 
@@ -69,6 +69,9 @@ FREE_SHARES_ARCS = 100_000
 #: 3,072, the Tofu-D job 2x2x2 with a failed link 1,030; a 16x16 torus with one failed link 5,962 at R = 22
 #: (271 per round; about 5 CPU s per master solve; docs/timed.md section 5)
 TIMED_MAX_ROWS = 6_500
+#: load rows of the timed master on the periodic network of a damaged torus whose own master is past
+#: :data:`TIMED_MAX_ROWS` (:mod:`synth.solving.periodic`)
+PERIODIC_MAX_ROWS = 3_500
 #: the same for a fabric whose links differ in bandwidth (its routes through switches): four MI250 nodes with a
 #: failed NIC (no symmetry left, 64 owners) need 952 rows per reduce round, and under 6,500 their timed trees got
 #: 6 rounds (52.2 % of the bound, against 67.0 % with 16 rounds and 15,232 rows, at 60 CPU s)
@@ -165,6 +168,13 @@ def plan_packing(req, topology, group, reason, time_limit, depth) -> Plan:
                     solves=True, time_limit=time_limit, depth=depth, prepared=prep)
     per_round = rows_per_round(topology, group)
     R, clipped = timed_rounds(data.H, depth, per_round, _least_rounds(topology, per_round))     # depth >= H here
+    if clipped is False and req.collective == ALLREDUCE and depth is None and PERIODIC_MAX_ROWS > 0:
+        from synth.solving.periodic import periodic_network   # loads the master LP's row count: solvers, on demand
+
+        periodic = periodic_network(topology, PERIODIC_MAX_ROWS, data.H + timed_extra(data.H))
+        if periodic is not None:   # the failures repeated on a lattice, their copies idle: the group is back
+            return plan_packing(req, periodic.topology, periodic.group, f"{reason} ({periodic.note()})", time_limit,
+                                depth)
     rows = R * per_round
     timed = req.collective == ALLREDUCE and clipped is not False
     notes = tuple(n for n in [_depth_note(depth, data.H, R, clipped, req.collective, per_round)] if n)

@@ -46,39 +46,59 @@ from synth.errors import TopologyError
 from synth.topology.base import Grid, Topology
 
 __all__ = ["Failures", "Damaged", "damage", "parse_failures", "failures_from_json", "parse_vertex", "healthy_spec",
-           "failed_step"]
+           "failed_step", "whole_network"]
 
 _ID = re.compile(r"^\d{1,9}$")
 _COORD = re.compile(r"^\d{1,9}(\.\d{1,9})+$")
 MAX_FAILURES = 100_000  # a failure list longer than this is a typo or an attack, not a network
 
 
+def _pairs(links) -> tuple:
+    return tuple(sorted({(min(int(u), int(v)), max(int(u), int(v))) for u, v in links}))
+
+
 @dataclass(frozen=True)
 class Failures:
-    """Failed connections (``links``: sorted pairs ``(u, v)``, ``u < v``) and failed vertices (sorted ids)."""
+    """Failed connections (``links``: sorted pairs ``(u, v)``, ``u < v``) and failed vertices (sorted ids).
+
+    ``idle``: those of ``links`` that work but that a schedule leaves unused: a schedule for the network with
+    more links gone is one for the network itself, and one whose missing links repeat under a lattice of
+    translations keeps that symmetry (:mod:`synth.solving.periodic`).  Everything but the bounds sees them as
+    gone; the bounds count them as the capacity they are (:func:`whole_network`).
+    """
 
     links: tuple = ()
     nodes: tuple = ()
+    idle: tuple = ()
 
     def __post_init__(self):
-        links = tuple(sorted({(min(int(u), int(v)), max(int(u), int(v))) for u, v in self.links}))
-        object.__setattr__(self, "links", links)
+        object.__setattr__(self, "links", _pairs(self.links))
         object.__setattr__(self, "nodes", tuple(sorted({int(v) for v in self.nodes})))
+        object.__setattr__(self, "idle", _pairs(self.idle))
+        if not set(self.idle) <= set(self.links):
+            raise TopologyError("idle links must be among the links removed")
 
     def __bool__(self) -> bool:
         return bool(self.links or self.nodes)
 
+    @property
+    def failed_links(self) -> tuple:
+        """The links that failed (``links`` without the idle ones)."""
+        idle = set(self.idle)
+        return tuple(e for e in self.links if e not in idle)
+
     def to_json(self) -> list:
-        """The ``failed`` list of a topology spec: pairs first, then vertex ids."""
-        return [[u, v] for u, v in self.links] + list(self.nodes)
+        """The ``failed`` list of a topology spec: pairs first, then vertex ids (idle links apart: ``idle``)."""
+        return [[u, v] for u, v in self.failed_links] + list(self.nodes)
 
     def describe(self) -> str:
-        parts = []
-        if self.links:
-            parts.append(f"{len(self.links)} failed link{'s' * (len(self.links) > 1)}")
+        parts, failed = [], len(self.failed_links)
+        if failed:
+            parts.append(f"{failed} failed link{'s' * (failed > 1)}")
         if self.nodes:
             parts.append(f"{len(self.nodes)} failed node{'s' * (len(self.nodes) > 1)}")
-        return " and ".join(parts)
+        idle = len(self.idle)
+        return " and ".join(parts) + (f" ({idle} link{'s' * (idle > 1)} left idle)" if idle else "")
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,6 +107,13 @@ class Damaged(Topology):
 
     healthy: Topology = None
     failures: Failures = None
+
+    @cached_property
+    def network(self) -> Topology:
+        """The network itself: this topology with its idle links back (itself when it leaves none idle)."""
+        if not self.failures.idle:
+            return self
+        return damage(self.healthy, Failures(self.failures.failed_links, self.failures.nodes))
 
     @cached_property
     def diameter(self) -> int:
@@ -136,16 +163,31 @@ def failed_step(t: Topology, u: int, v: int) -> str | None:
     if not (0 <= u < h.n_vertices and 0 <= v < h.n_vertices) or h.link_ids(np.array([u]), np.array([v]))[0] < 0:
         return None
     dead = [w for w in (u, v) if w in t.failures.nodes]
-    return f"the failed node {dead[0]}" if dead else f"the failed link {min(u, v)}-{max(u, v)}"
+    if dead:
+        return f"the failed node {dead[0]}"
+    return f"the {'idle' if (min(u, v), max(u, v)) in t.failures.idle else 'failed'} link {min(u, v)}-{max(u, v)}"
+
+
+def whole_network(t: Topology) -> Topology:
+    """The network whose links a bound counts: ``t`` with the links its schedules leave idle back
+    (:attr:`Damaged.network`); ``t`` itself when it leaves none idle.
+
+    >>> from synth.topology.torus import parse_torus
+    >>> t = parse_torus("4x4")
+    >>> p = damage(t, Failures(links=[(0, 1), (2, 3)], idle=[(2, 3)]))
+    >>> p.name, p.n_links, whole_network(p).n_links, whole_network(t) is t
+    ('torus 4x4 with 1 failed link (1 link left idle)', 60, 62, True)
+    """
+    return t.network if isinstance(t, Damaged) else t
 
 
 def healthy_spec(spec: dict) -> dict:
-    """The spec of the healthy topology: ``spec`` without its ``failed`` list."""
-    return {k: v for k, v in spec.items() if k != "failed"}
+    """The spec of the healthy topology: ``spec`` without its ``failed`` and ``idle`` lists."""
+    return {k: v for k, v in spec.items() if k not in ("failed", "idle")}
 
 
-def failures_from_json(data) -> Failures:
-    """Read a ``failed`` list (pairs are links, integers vertices), strictly typed."""
+def failures_from_json(data, idle=None) -> Failures:
+    """Read a ``failed`` list (pairs are links, integers vertices) and an ``idle`` one (pairs), strictly typed."""
     if not isinstance(data, list) or len(data) > MAX_FAILURES:
         raise TopologyError(f"'failed' must be a list of at most {MAX_FAILURES} entries: [u, v] pairs (failed "
                             "links) and vertex ids (failed nodes)")
@@ -157,7 +199,14 @@ def failures_from_json(data) -> Failures:
             links.append(tuple(item))
         else:
             raise TopologyError(f"'failed' entry {str(item)[:40]} is neither a vertex id nor a [u, v] pair of ids")
-    return Failures(tuple(links), tuple(nodes))
+    if idle is not None and (not isinstance(idle, list) or len(idle) > MAX_FAILURES or not all(
+            isinstance(item, list) and len(item) == 2 and all(_is_int(x) and x >= 0 for x in item) for item in idle)):
+        raise TopologyError(f"'idle' must be a list of at most {MAX_FAILURES} [u, v] pairs (links left unused)")
+    idle = _pairs(idle or ())
+    both = set(_pairs(links)) & set(idle)
+    if both:
+        raise TopologyError(f"link {'-'.join(map(str, min(both)))} is both failed and idle")
+    return Failures(tuple(links) + idle, tuple(nodes), idle)
 
 
 def _is_int(x) -> bool:
@@ -211,16 +260,18 @@ def damage(t: Topology, failures: Failures) -> Topology:
         raise TopologyError(f"{t.name} already has failures; name them all at once")
     V = t.n_vertices
     keep = np.ones(t.n_links, dtype=bool)
-    if failures.links:
-        pairs = np.asarray(failures.links, dtype=np.int64)
+    for what, links in (("failed", failures.failed_links), ("idle", failures.idle)):
+        if not links:
+            continue
+        pairs = np.asarray(links, dtype=np.int64)
         if pairs.max() >= V:
-            raise TopologyError(f"failed link {failures.links[int(np.argmax(pairs.max(axis=1) >= V))]} names a "
+            raise TopologyError(f"{what} link {links[int(np.argmax(pairs.max(axis=1) >= V))]} names a "
                                 f"vertex outside 0..{V - 1}")
         fwd, bwd = t.link_ids(pairs[:, 0], pairs[:, 1]), t.link_ids(pairs[:, 1], pairs[:, 0])
         missing = (fwd < 0) & (bwd < 0)
         if missing.any():
-            u, v = failures.links[int(np.argmax(missing))]
-            raise TopologyError(f"failed link {u}-{v} is not a link of {t.name}")
+            u, v = links[int(np.argmax(missing))]
+            raise TopologyError(f"{what} link {u}-{v} is not a link of {t.name}")
         keep[fwd[fwd >= 0]] = False
         keep[bwd[bwd >= 0]] = False
     nodes = np.asarray(failures.nodes, dtype=np.int64)
@@ -233,7 +284,7 @@ def damage(t: Topology, failures: Failures) -> Topology:
     name = f"{t.name} with {failures.describe()}"
     if compute.size < 2:
         raise TopologyError(f"{name}: fewer than two compute vertices remain")
-    spec = {**t.spec, "failed": failures.to_json()}
+    spec = {**t.spec, "failed": failures.to_json(), **({"idle": [list(e) for e in failures.idle]} if failures.idle else {})}
     d = Damaged(name, spec, V, t.link_src[keep], t.link_dst[keep], compute, healthy=t, failures=failures,
                 bandwidth=None if t.bandwidth is None else t.bandwidth[keep],
                 latency=None if t.latency is None else t.latency[keep])

@@ -16,6 +16,7 @@ synth.errors.TopologyError: unknown topology kind 'ring'; valid: gpu, grid, hype
 
 from __future__ import annotations
 
+from synth.errors import TopologyError
 from synth.topology.base import Topology
 from synth.topology.failures import damage, failures_from_json, healthy_spec
 from synth.topology.kinds import read_spec, spec_kind, spec_kinds
@@ -52,5 +53,7 @@ def build_topology(spec) -> Topology:
     """The topology a JSON spec describes (a ``failed`` list applied to it: :mod:`synth.topology.failures`)."""
     kind = spec_kind(spec.get("kind") if isinstance(spec, dict) else None)
     if "failed" in spec:
-        return damage(kind.build(healthy_spec(spec)), failures_from_json(spec["failed"]))
+        return damage(kind.build(healthy_spec(spec)), failures_from_json(spec["failed"], spec.get("idle")))
+    if "idle" in spec:
+        raise TopologyError("an 'idle' list (links a schedule leaves unused) needs the 'failed' list beside it")
     return read_spec(spec)

@@ -146,6 +146,7 @@ def test_the_local_lp_of_a_solve_writes_tree_images(monkeypatch, tmp_path, capsy
 
     monkeypatch.setattr(packing, "FULL_LP_ARCS", 10)
     monkeypatch.setattr(packing, "TIMED_MAX_ROWS", 0)      # as on the pods: no timed master after it
+    monkeypatch.setattr(packing, "PERIODIC_MAX_ROWS", 0)
     out = tmp_path / "c.json"
     assert main(["solve", "--torus", shape, "--fail-link", "0-1", "--out", str(out), "--time-limit", "10"]) == 0
     assert f"the LP changes the healthy trees ({kept}" in capsys.readouterr().err
@@ -276,3 +277,64 @@ def test_the_timed_rounding_to_many_units_keeps_the_lp_value():
     fine = float(certified_fraction(certify_packed(pack_timed(sol, UNEQUAL_UNITS))))
     coarse = float(certified_fraction(certify_packed(pack_timed(sol, 64))))
     assert fine >= sol.fraction * (1 - 1e-3) > coarse
+
+
+def test_a_torus_too_large_for_its_timed_master_solves_its_periodic_network(monkeypatch, tmp_path, capsys):
+    # 8x8 with a failed link, as a pod past the timed master's rows: the timed trees run on the network with the
+    # failure repeated on cells of 8x4 (one working link idle, the group doubled); the schedule is executed here on
+    # the damaged torus itself, link by link, and held against that torus's bound
+    import numpy as np
+    import synth.solving.packing as packing
+    from synth.check import execute, measure_explicit
+    from synth.check.bounds.bandwidth import bandwidth_bound, best_cut
+    from synth.check.claims import read_certificate
+    from synth.schedule.chunking import chunk_elements
+    from synth.schedule.data import Block, Schedule
+    from synth.schedule.lift import lift, lifted_weights
+    from synth.topology.failures import damage, parse_failures
+    from synth.topology.torus import parse_torus
+
+    monkeypatch.setattr(packing, "TIMED_MAX_ROWS", 500)       # the damaged torus's own master: 12 x 132 rows
+    monkeypatch.setattr(packing, "PERIODIC_MAX_ROWS", 1_000)
+    out = tmp_path / "c.json"
+    assert main(["solve", "--torus", "8x8", "--fail-link", "0.0-0.1", "--out", str(out), "--time-limit", "8"]) == 0
+    assert "failures repeated on cells of" in capsys.readouterr().err
+    cert = read_certificate(str(out))
+    p = cert.topology
+    assert p.spec["failed"] == [[0, 1]] and p.spec["idle"] and p.failures.idle
+    assert main(["check", str(out)]) == 0 and "VALID" in capsys.readouterr().out
+    t = parse_torus("8x8")
+    d = damage(t, parse_failures(t, links=["0.0-0.1"]))
+    schedule = lift(cert.base, cert.group)
+    blocks = []
+    for b in schedule.blocks:    # the same transmissions on the damaged torus's own links
+        src, dst = p.link_src[b.links], p.link_dst[b.links]
+        links = d.link_ids(src.ravel(), dst.ravel()).reshape(b.links.shape)
+        assert (links >= 0).all()
+        blocks.append(Block(b.round, b.op, b.chunk, links))
+    on_d = Schedule(d, schedule.n_chunks, schedule.n_rounds, tuple(blocks), schedule.collective, schedule.owner)
+    assert execute(on_d) == []
+    m = measure_explicit(on_d, chunk_elements(lifted_weights(cert.base, cert.group), cert.elements))
+    bound = bandwidth_bound(d, cert.elements, best_cut(d)).value
+    assert Fraction(cert.claims["bandwidth_term"]) == m.bandwidth_term
+    assert Fraction(cert.claims["bandwidth_lower_bound"]) == bound
+    assert Fraction(cert.claims["bandwidth_fraction"]) == bound / m.bandwidth_term > Fraction(9, 10)
+    assert cert.claims["round_lower_bound"] == round_bound(d)[0]
+
+
+def round_bound(d):
+    from synth.check.metrics import round_lower_bound
+    from synth.symmetry.spec import default_group
+
+    return round_lower_bound(d, default_group(d))
+
+
+def test_a_schedule_over_a_link_it_says_it_leaves_idle_is_refused(tmp_path, capsys):
+    out = tmp_path / "c.json"
+    assert main(["solve", "--torus", "4x4", "--fail-link", "0-1", "--out", str(out), "--time-limit", "4"]) == 0
+    data = json.loads(out.read_text())
+    data["topology"]["idle"] = [[2, 3]]      # a link every schedule on 4x4 uses
+    (tmp_path / "edited.json").write_text(json.dumps(data))
+    capsys.readouterr()
+    assert main(["check", str(tmp_path / "edited.json")]) != 0
+    assert "idle link 2-3" in capsys.readouterr().out + capsys.readouterr().err

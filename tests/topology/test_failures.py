@@ -99,3 +99,49 @@ def test_the_diameter_is_the_largest_bfs_distance_between_compute_vertices(shape
     d = damage(t, parse_failures(t, links, nodes))
     brute = max(int(d.bfs([int(v)])[d.compute].max()) for v in d.compute)
     assert d.diameter == brute
+
+
+def test_idle_links_are_gone_from_the_network_a_schedule_runs_on_and_back_for_its_bounds():
+    from synth.topology.failures import failed_step, whole_network
+
+    t = parse_torus("4x4")
+    p = damage(t, Failures(((0, 1), (2, 3)), (), ((2, 3),)))
+    assert p.n_links == t.n_links - 4 and p.name == "torus 4x4 with 1 failed link (1 link left idle)"
+    assert p.spec["failed"] == [[0, 1]] and p.spec["idle"] == [[2, 3]]
+    rebuilt = build_topology(p.spec)           # the checker's path: spec, failed and idle lists
+    assert np.array_equal(rebuilt.link_src, p.link_src) and rebuilt.failures == p.failures
+    d = whole_network(p)
+    assert d.n_links == t.n_links - 2 and d.spec == {"kind": "torus", "shape": [4, 4], "failed": [[0, 1]]}
+    assert whole_network(d) is d and whole_network(t) is t
+    assert failed_step(p, 3, 2) == "the idle link 2-3" and failed_step(p, 1, 0) == "the failed link 0-1"
+    # the idle copy of the failure gives back the translation that maps one onto the other
+    assert default_group(p).order == 2 * default_group(d).order
+
+
+@pytest.mark.parametrize("spec, words", [
+    ({"kind": "torus", "shape": [4, 4], "failed": [[0, 1]], "idle": [[0, 5]]}, "idle link 0-5 is not a link"),
+    ({"kind": "torus", "shape": [4, 4], "failed": [[0, 1]], "idle": [[0, 1]]}, "both failed and idle"),
+    ({"kind": "torus", "shape": [4, 4], "failed": [[0, 1]], "idle": [3]}, "'idle' must be a list"),
+    ({"kind": "torus", "shape": [4, 4], "idle": [[2, 3]]}, "idle"),
+])
+def test_a_bad_idle_list_is_a_clear_error(spec, words):
+    with pytest.raises(TopologyError, match=words):
+        build_topology(spec)
+
+
+def test_the_bounds_of_a_network_with_idle_links_are_those_of_the_network():
+    # 6x6 with one wrap-around link failed and the other five of its ring of them idle: the schedule's network
+    # is a cylinder, whose least eccentric pair differs; the bounds are the damaged torus's
+    from synth.check.bounds.bandwidth import bandwidth_bound, best_cut, collective_bound
+    from synth.check.metrics import round_lower_bound
+    from synth.topology.failures import whole_network
+
+    t = parse_torus("6x6")
+    wrap = tuple((int(t.vertex((i, 0))), int(t.vertex((i, 5)))) for i in range(6))
+    p, d, cylinder = (damage(t, Failures(wrap, (), wrap[1:])), damage(t, Failures(wrap[:1])),
+                      damage(t, Failures(wrap)))
+    assert whole_network(p).spec == d.spec
+    assert round_lower_bound(p, default_group(p)) == round_lower_bound(d, default_group(d))
+    assert round_lower_bound(cylinder, default_group(cylinder)) != round_lower_bound(d, default_group(d))
+    assert best_cut(p) == best_cut(d) and collective_bound(p, 36) == collective_bound(d, 36)
+    assert bandwidth_bound(p, 36).value == bandwidth_bound(d, 36).value < bandwidth_bound(cylinder, 36).value

@@ -50,6 +50,7 @@ import numpy as np
 from synth.check.capacity import link_capacities
 from synth.errors import ScheduleError
 from synth.schedule.data import ALLREDUCE, ALLGATHER, COLLECTIVES
+from synth.topology.failures import whole_network
 
 __all__ = ["BandwidthBound", "bandwidth_bound", "best_cut", "cut_capacity", "min_compute_distance", "bandwidth_claims",
            "collective_bound", "MAX_FLOW_VERTICES", "BOUND_KEY", "CUT_KEY", "FRACTION_KEY"]
@@ -126,8 +127,10 @@ def cut_capacity(t, side, caps=None) -> Fraction:
 def bandwidth_bound(t, elements: int, cut=None) -> BandwidthBound:
     """The bound for ``elements`` (``N``) per node, with the cut ``cut`` (a vertex list; None: volume only).
 
-    A cut crossed by no link (capacity 0) means no allreduce exists: refused.
+    A cut crossed by no link (capacity 0) means no allreduce exists: refused.  Links a schedule leaves idle
+    count (:func:`~synth.topology.failures.whole_network`): the bound is the network's.
     """
+    t = whole_network(t)
     p, E = t.n_compute, t.n_links
     if p < 2 or E == 0:
         raise ScheduleError("a bandwidth bound needs two compute vertices and a link")
@@ -165,8 +168,10 @@ def best_cut(t) -> list:
     Exact up to :data:`MAX_FLOW_VERTICES` vertices (and when the bandwidths share a unit, see
     :func:`_flow_capacities`): every such ``S`` separates the first compute vertex ``s`` from some compute
     ``t``, so the least cut is a minimum ``s-t`` or ``t-s`` cut (``2(p-1)`` max-flows, capacities the
-    bandwidths).  On larger graphs: the best singleton (the per-vertex bound).
+    bandwidths).  On larger graphs: the best singleton (the per-vertex bound).  Links a schedule leaves idle
+    count (:func:`~synth.topology.failures.whole_network`).
     """
+    t = whole_network(t)
     caps = link_capacities(t)
     comp = t.compute
     out_u, in_u = caps.vertex_capacities(t)
@@ -233,6 +238,7 @@ def collective_bound(t, elements, collective: str = ALLREDUCE, cut=None) -> Frac
     """
     if collective not in COLLECTIVES:
         raise ScheduleError(f"collective must be one of {', '.join(COLLECTIVES)}, not {collective!r}")
+    t = whole_network(t)      # links a schedule leaves idle count
     p, E, n = t.n_compute, t.n_links, Fraction(elements)
     if p < 2 or E == 0:
         raise ScheduleError("a bandwidth bound needs two compute vertices and a link")

@@ -1,0 +1,127 @@
+"""Failures repeated on a lattice: a damaged torus too large for its timed trees, solved with its symmetry back.
+
+A failed link on a pod leaves almost no symmetry (on 32x32 four elements), so the timed trees' master LP has
+one load row per link orbit and round: about a thousand per round there, far past what column generation
+can take.  The links of a torus map onto each other by translation; leave idle, besides the failed links,
+every link a translation by the lattice ``Λ = s_1 Z x ... x s_d Z`` maps a failed one onto (``s_i`` dividing
+side ``i``), and the network the schedule runs on has the failures of every cell of ``Λ`` (a cell of
+``s_1 x ... x s_d`` chips), so its group holds ``Λ`` and the residual point group: on 32x32 cells of 8x8 give
+a group of order 64 and 3,124 load rows at 44 reduce rounds.  A schedule for it is a schedule for the damaged
+torus (it only uses fewer links), and its certificate counts the idle links in its bounds
+(:func:`synth.topology.failures.whole_network`): every cell of that network is damaged like the one real
+failure's, so what the periodic schedule gives up is the idle links' share of the capacity (0.73 % on
+32x32 with cells of 8x8) and what its class loses on the cells.
+
+:func:`periodic_network` picks the largest cells whose timed master fits; :func:`synth.solving.packing.plan_packing`
+takes it where the damaged torus's own master does not.
+
+Examples
+--------
+>>> from synth.topology.torus import parse_torus
+>>> from synth.topology.failures import damage, parse_failures
+>>> t = parse_torus("16x16"); d = damage(t, parse_failures(t, links=["0.0-0.1"]))
+>>> p = periodic_network(d, max_rows=2_000, R=22)
+>>> p.cell, p.topology.name, p.group.order, p.rows
+((8, 8), 'torus 16x16 with 1 failed link (3 links left idle)', 16, 1562)
+>>> periodic_network(d, max_rows=500, R=22) is None     # cells of 4x4 leave too many idle
+True
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from synth.symmetry.spec import default_group
+from synth.topology.failures import Damaged, Failures, damage
+from synth.topology.torus import Torus
+
+__all__ = ["Periodic", "periodic_network", "MIN_CELL", "MAX_IDLE_SHARE", "MAX_TRIES"]
+
+#: the least side of a cell: on smaller ones the idle links take too much of every chip's links
+MIN_CELL = 4
+#: the largest share of the network's links left idle (cells of 8x8 on a 2-D torus leave 1/128 per failure)
+MAX_IDLE_SHARE = 0.02
+#: cells whose group is found at most (the largest first that may fit; a group on 16x16x16 takes about a second)
+MAX_TRIES = 4
+
+
+@dataclass(frozen=True)
+class Periodic:
+    """The network a damaged torus's schedule runs on: its failures repeated on the lattice of ``cell`` (chips
+    per side), the other copies idle; its ``group`` and the timed master's load ``rows`` at ``R`` reduce
+    rounds."""
+
+    topology: Damaged
+    group: object
+    cell: tuple
+    R: int
+    rows: int
+
+    def note(self) -> str:
+        n = len(self.topology.failures.idle)
+        return (f"the timed trees on its failures repeated on cells of {'x'.join(map(str, self.cell))} chips ({n} "
+                f"working link{'s' * (n > 1)} left idle, {100 * n / (self.topology.healthy.n_links // 2):.2f} % of "
+                f"the links; the bounds count {'them' if n > 1 else 'it'})")
+
+
+def periodic_network(d, max_rows: int, R: int) -> Periodic | None:
+    """The largest cells whose periodic network's timed master has at most ``max_rows`` load rows at ``R``
+    reduce rounds, or None (not a 2-D torus with failed links only, or no cells of at least :data:`MIN_CELL` per
+    side that leave at most :data:`MAX_IDLE_SHARE` of the links idle).
+
+    2-D only: on 16x16x16 with a failed link cells of 4x4x4 fit (1,551 rows, a group of order 1,024), but the
+    layered LP the timed trees start from took 14.7 GB there and did not finish in 2.5 minutes."""
+    from synth.models.packing.master import rows_per_round   # the models: loaded with the solvers, on demand
+
+    if not isinstance(d, Damaged) or not isinstance(d.healthy, Torus) or d.failures.nodes or d.failures.idle \
+            or d.healthy.ndim != 2:
+        return None
+    t = d.healthy
+    # the linear parts that can fix the failures: signs, and permutations of axes with equal sides and as many
+    # failed links along them
+    axes = [int(np.flatnonzero(np.asarray(t.coords(u)) != np.asarray(t.coords(v)))[0]) for u, v in d.failures.links]
+    kinds = [(n, axes.count(i)) for i, n in enumerate(t.shape)]
+    point = 2 ** t.ndim * math.prod(math.factorial(kinds.count(k)) for k in set(kinds))
+    tries = 0
+    for cell in _cells(t.shape):
+        links = _repeated(t, d.failures.links, cell)
+        idle = tuple(e for e in links if e not in set(d.failures.links))
+        if not idle or len(idle) > MAX_IDLE_SHARE * (t.n_links // 2):
+            continue
+        # a link orbit has at most as many links as the group elements: fewer rows than this are out of reach
+        if R * (t.n_links - 2 * len(links)) > max_rows * point * (t.n_vertices // int(np.prod(cell))):
+            continue
+        if tries == MAX_TRIES:       # each try finds a group on the whole pod
+            return None
+        tries += 1
+        p = damage(t, Failures(links, (), idle))
+        group = default_group(p)
+        rows = R * rows_per_round(p, group)
+        if rows <= max_rows:
+            return Periodic(p, group, cell, R, rows)
+    return None
+
+
+def _cells(shape) -> list:
+    """Cell shapes, each side a divisor of the torus's at least :data:`MIN_CELL` (and not the whole side on
+    every axis), the largest first, of those the squarest (the failures' copies spread evenly).
+
+    >>> _cells((16, 16))[:4]
+    [(8, 16), (16, 8), (8, 8), (4, 16)]
+    """
+    sides = [[s for s in range(MIN_CELL, n + 1) if n % s == 0] for n in shape]
+    cells = [c for c in itertools.product(*sides) if c != tuple(shape)]
+    return sorted(cells, key=lambda c: (-int(np.prod(c)), max(c) / min(c), c))
+
+
+def _repeated(t, links, cell) -> tuple:
+    """``links`` (vertex pairs of torus ``t``) and every translate by the lattice of ``cell``, as sorted pairs."""
+    coords = np.array([t.coords(v) for pair in links for v in pair], dtype=np.int64).reshape(-1, 2, len(cell))
+    shifts = np.array(list(itertools.product(*[range(0, n, c) for n, c in zip(t.shape, cell)])), dtype=np.int64)
+    moved = (coords[None, :, :, :] + shifts[:, None, None, :]) % np.asarray(t.shape)
+    ids = np.array([[int(t.vertex(tuple(x))) for x in pair] for pair in moved.reshape(-1, 2, len(cell))])
+    return tuple(sorted({(int(min(a, b)), int(max(a, b))) for a, b in ids}))
