@@ -50,9 +50,10 @@ _FAILED = "#d62728"
 
 def failed_parts(topology) -> tuple:
     """``(pairs, vertices)``: the failed connections (``K x 2`` vertex ids, ``u < v``) and failed vertices of a
-    damaged ``topology`` (empty arrays for a healthy one)."""
+    damaged ``topology`` (empty arrays for a healthy one); links its schedules leave idle work, so they are not
+    among them (they are not drawn)."""
     failures = getattr(topology, "failures", None)
-    links = failures.links if failures else ()
+    links = failures.failed_links if failures else ()
     nodes = failures.nodes if failures else ()
     return np.array(links, dtype=np.int64).reshape(-1, 2), np.array(nodes, dtype=np.int64)
 
