@@ -71,31 +71,54 @@ def round_on_trees(sol: LayeredSolution, ref: TreeReference, units: int = 1024):
     block = (bounds[cuts.root] <= (cuts.first + cuts.weight // 2)[:, None]).sum(axis=1)   # the block of most units
     owner = d.roots[cuts.root]
     par0, up0, down0 = _base_trees(ref.table, H)
-    # component c is r + T_k: parent[r + u] = r + table[k, u], the translation by r done on coordinates
-    x = h.coords(np.arange(V))
-    parent = np.empty((cuts.root.size, V), dtype=np.int64)
+    # component c is r + T_k: parent[r + u] = r + table[k, u], the translation by r done axis by axis
+    x, shift = h.coords(np.arange(V)), _shift_tables(h)
+    parent = np.empty((cuts.root.size, V), dtype=np.int32)      # ids < V: half the bytes of int64 to move
     for k in range(K):
         rows = np.flatnonzero(block == k)
         rel = np.maximum(par0[k], 0)
         for lo_c in range(0, rows.size, _BATCH):
             sel = rows[lo_c:lo_c + _BATCH]
-            s = h.coords(owner[sel])[:, None, :]
-            phi = h.vertex((x[None] + s) % h.sides)                         # (m, V): u -> r + u
-            parent[sel[:, None], phi] = np.where(par0[k] >= 0, h.vertex((x[rel][None] + s) % h.sides), -1)
+            s = h.coords(owner[sel])
+            phi = _translated(shift, x, s)                                  # (m, V): u -> r + u
+            parent[sel[:, None], phi] = np.where(par0[k] >= 0, _translated(shift, x[rel], s), -1)
     arc, comp = expand(cuts, d.root[fa], lo, hi)                          # free pairs: the LP's parents
     parent[comp, d.child[fa][arc]] = d.parent[fa][arc]
-    dep = np.full((R, V), -1, dtype=np.int64)
+    dep = np.full((R, V), -1, dtype=np.int32)
     dep[d.root, d.child] = d.depth
     depth = dep[cuts.root]
     parent[depth < 0] = -1                                                   # the owner, failed chips
-    up = np.where(parent >= 0, H - depth + 1, 0)
-    down = np.where(parent >= 0, H + depth, 0)
+    has = parent >= 0
+    up = np.where(has, np.int32(H + 1) - depth, np.int32(0))
+    down = np.where(has, np.int32(H) + depth, np.int32(0))
     labels = tuple(f"layered tree of owner {int(d.roots[r])}, units {int(u)}..{int(u + w - 1)} of {int(n_root[r])}"
                    for r, u, w in zip(cuts.root.tolist(), cuts.first.tolist(), cuts.weight.tolist()))
     base = trees_base(t, 2 * H, parent, up, down, cuts.weight, labels)
     identity = np.tile(np.arange(1, h.ndim + 1, dtype=np.int64), (owner.size, 1))
     images = TreeImages(par0, up0, down0, block, owner, identity, (parent, up, down), base)
     return base, images
+
+
+def _shift_tables(h) -> list:
+    """Per axis ``i`` of torus ``h``: ``table[a, b] = ((a + b) mod n_i) * stride_i`` (int32), so that the vertex at
+    coordinates ``x + s`` is the sum over the axes of ``table[x_i, s_i]``."""
+    strides = np.cumprod((h.shape[1:] + (1,))[::-1])[::-1]
+    return [(((np.arange(n)[:, None] + np.arange(n)[None, :]) % n) * int(st)).astype(np.int32)
+            for n, st in zip(h.shape, strides)]
+
+
+def _translated(shift, x, s) -> np.ndarray:
+    """``(m, n)``: the vertex ids of coordinates ``x`` (``(n, d)``) translated by each row of ``s`` (``(m, d)``).
+
+    >>> from synth.topology.torus import parse_torus
+    >>> h = parse_torus("3x4"); x = h.coords(np.arange(12)); s = h.coords(np.array([5, 7]))
+    >>> bool(np.array_equal(_translated(_shift_tables(h), x, s), h.vertex(x[None] + s[:, None])))
+    True
+    """
+    out = shift[0][x[None, :, 0], s[:, None, 0]]
+    for i in range(1, len(shift)):
+        out = out + shift[i][x[None, :, i], s[:, None, i]]
+    return out
 
 
 def block_starts(n_root, weight) -> np.ndarray:
