@@ -48,9 +48,10 @@ from synth.symmetry.spec import default_group
 
 __all__ = ["plan_packing", "build_packed", "certify_packed", "certified_fraction", "PackingPrep", "unequal_links",
            "class_bound_note", "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS", "FREE_SHARES_ARCS",
-           "TIMED_MAX_ROWS", "PERIODIC_MAX_ROWS", "TIMED_FABRIC_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_UNEQUAL_ROUNDS", "TIMED_FABRIC_PURGE",
-           "TIMED_LARGE_FABRIC_ROUNDS", "LARGE_FABRIC", "TIMED_FABRIC_ITERATIONS", "TIMED_FABRIC_WARM",
-           "TIMED_FABRIC_STARTS", "UNEQUAL_UNITS", "TIMED_ITERATIONS", "timed_extra", "timed_rounds"]
+           "TIMED_MAX_ROWS", "TIMED_FABRIC_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_UNEQUAL_ROUNDS",
+           "TIMED_FABRIC_PURGE", "TIMED_LARGE_FABRIC_ROUNDS", "LARGE_FABRIC", "TIMED_FABRIC_ITERATIONS",
+           "TIMED_FABRIC_WARM", "TIMED_FABRIC_STARTS", "UNEQUAL_UNITS", "TIMED_ITERATIONS", "timed_extra",
+           "timed_rounds"]
 
 #: units per owner in the rounding: 1,024 keeps the certified term within about 0.1 % of the LP's
 DEFAULT_UNITS = 1024
@@ -63,15 +64,10 @@ LOCAL_RADIUS = 3
 #: 9 s on a 16x16 torus with one failure, 75.5 % of the bound against 75.1 % with equal shares; on 16x16
 #: with 8 failed links, 129,024 choices, HiGHS ended without a solution after 46 s)
 FREE_SHARES_ARCS = 100_000
-#: load rows of the timed trees' master LP (one row per link orbit and round, of the R reduce rounds where
-#: the copy rounds mirror them, else of all 2R: :func:`synth.models.packing.master.rows_per_round`) up to
-#: which the timed trees follow the layered LP: an 8x8 torus with 8 failed links (no symmetry left) has
-#: 3,072, the Tofu-D job 2x2x2 with a failed link 1,030; a 16x16 torus with one failed link 5,962 at R = 22
-#: (271 per round; about 5 CPU s per master solve; docs/timed.md section 5)
+#: load rows of the timed trees' master LP (per link orbit and round: ``master.rows_per_round``) up to which the
+#: timed trees follow the layered LP: 8x8 with 8 failed links 3,072, the Tofu-D job 2x2x2 with a failed link
+#: 1,030, 16x16 with one 5,962 at R = 22 (about 5 CPU s per master solve; docs/timed.md section 5)
 TIMED_MAX_ROWS = 6_500
-#: load rows of the timed master on the periodic network of a damaged torus whose own master is past
-#: :data:`TIMED_MAX_ROWS` (:mod:`synth.solving.periodic`)
-PERIODIC_MAX_ROWS = 3_500
 #: the same for a fabric whose links differ in bandwidth (its routes through switches): four MI250 nodes with a
 #: failed NIC (no symmetry left, 64 owners) need 952 rows per reduce round, and under 6,500 their timed trees got
 #: 6 rounds (52.2 % of the bound, against 67.0 % with 16 rounds and 15,232 rows, at 60 CPU s)
@@ -85,13 +81,10 @@ TIMED_EXTRA_ROUNDS = 4
 #: R = 16 1.017x by the LP in 60 CPU s; on two DGX A100 servers R = 6 already meets it
 TIMED_UNEQUAL_ROUNDS = 16
 #: the same on a fabric of more than :data:`LARGE_FABRIC` compute vertices, where an owner's tree gathers more
-#: servers' partial sums over the slow links and staggers them over more rounds: four MI250 nodes at 60 CPU s
-#: reach 78.39 % of the volume bound with R = 32 against 75.21 % with 16 and 76.77 % with 40, eight H100
-#: servers 81.76 against 81.42 %; on two MI250 nodes (32 GCDs) 16 stays best (a failed NIC: 79.1 % against
-#: 75.9 % with 32); and only where all 32 fit within :data:`TIMED_FABRIC_ROWS` rows (eight H100 servers with a
-#: failed NIC, no symmetry, 760 rows per round: 75.0 % with 26 rounds against 77.6 % with 16).  Four MI250 nodes
-#: with a failed NIC (group of order 3, 472 rows per round) take 32 rounds: 72.88 % of the volume bound at 60 CPU
-#: s against 72.25 % with 16; eight nodes 63.76 against 62.53 %
+#: servers' partial sums over the slow links and staggers them over more rounds (four MI250 nodes at 60 CPU s:
+#: 78.39 % of the volume bound against 75.21 % with 16 and 76.77 % with 40; eight H100 servers 81.76 against
+#: 81.42 %; two MI250 nodes keep 16), only where all 32 fit within :data:`TIMED_FABRIC_ROWS` rows (eight H100
+#: servers with a failed NIC: 75.0 % with 26 rounds against 77.6 % with 16); docs/timed.md section 8
 TIMED_LARGE_FABRIC_ROUNDS = 32
 LARGE_FABRIC = 32
 #: units per owner of the timed trees where links differ, whose damaged masters end interior weighing every column
@@ -168,13 +161,10 @@ def plan_packing(req, topology, group, reason, time_limit, depth) -> Plan:
                     solves=True, time_limit=time_limit, depth=depth, prepared=prep)
     per_round = rows_per_round(topology, group)
     R, clipped = timed_rounds(data.H, depth, per_round, _least_rounds(topology, per_round))     # depth >= H here
-    if clipped is False and req.collective == ALLREDUCE and depth is None and PERIODIC_MAX_ROWS > 0:
+    if clipped is False and req.collective == ALLREDUCE and depth is None:   # its failures on a lattice, if they fit
         from synth.solving.periodic import periodic_network   # loads the master LP's row count: solvers, on demand
-
-        periodic = periodic_network(topology, PERIODIC_MAX_ROWS, data.H + timed_extra(data.H))
-        if periodic is not None:   # the failures repeated on a lattice, their copies idle: the group is back
-            return plan_packing(req, periodic.topology, periodic.group, f"{reason} ({periodic.note()})", time_limit,
-                                depth)
+        if (p := periodic_network(topology, data.H + timed_extra(data.H))) is not None:
+            return plan_packing(req, p.topology, p.group, f"{reason} ({p.note()})", time_limit, depth)
     rows = R * per_round
     timed = req.collective == ALLREDUCE and clipped is not False
     notes = tuple(n for n in [_depth_note(depth, data.H, R, clipped, req.collective, per_round)] if n)

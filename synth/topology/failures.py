@@ -284,7 +284,9 @@ def damage(t: Topology, failures: Failures) -> Topology:
     name = f"{t.name} with {failures.describe()}"
     if compute.size < 2:
         raise TopologyError(f"{name}: fewer than two compute vertices remain")
-    spec = {**t.spec, "failed": failures.to_json(), **({"idle": [list(e) for e in failures.idle]} if failures.idle else {})}
+    spec = {**t.spec, "failed": failures.to_json()}
+    if failures.idle:
+        spec["idle"] = [list(e) for e in failures.idle]
     d = Damaged(name, spec, V, t.link_src[keep], t.link_dst[keep], compute, healthy=t, failures=failures,
                 bandwidth=None if t.bandwidth is None else t.bandwidth[keep],
                 latency=None if t.latency is None else t.latency[keep])
