@@ -36,11 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
-from synth.analysis.cost import Network, goodput, sized_metrics
-from synth.check import measure_symmetric
+from synth.analysis.cost import Network, goodput, lifted_metrics, sized_metrics
 from synth.check.certificate import read_certificate
 from synth.errors import SynthError
-from synth.schedule.lift import lifted_chunk_elements
 from synth.schedule.sp import sp_allreduce
 from synth.symmetry.torus import torus_gamma
 from synth.topology.torus import parse_torus
@@ -91,9 +89,8 @@ def _goodputs(base, group, sizes):
     p = base.topology.n_compute
     for size in sizes:
         n = size // NET.element_bytes
-        # a chunk too small for an element at this size: measured in 1-byte elements, as synth solve --size does
-        m, net = sized_metrics(lambda k: measure_symmetric(base, group, lifted_chunk_elements(base, group, k)),
-                               size, n, NET, p, "allreduce")
+        # a chunk without an element at this size moves nothing, as in synth solve --size (lifted_metrics)
+        m, net = sized_metrics(lambda k: lifted_metrics(base, group, k), size, n, NET, p, "allreduce")
         out.append(None if m is None else goodput(m, net) * GBPS)
     return out
 
