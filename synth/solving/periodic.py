@@ -48,7 +48,7 @@ MAX_ROWS = 3_500
 MIN_CELL = 4
 #: the largest share of the network's links left idle (cells of 8x8 on a 2-D torus leave 1/128 per failure)
 MAX_IDLE_SHARE = 0.02
-#: cells whose group is found at most (the largest first that may fit; a group on 16x16x16 takes about a second)
+#: cells whose group is found at most (the largest first that may fit; each one's group is found on the whole pod)
 MAX_TRIES = 4
 
 
@@ -80,11 +80,10 @@ def periodic_network(d, R: int, max_rows: int | None = None) -> Periodic | None:
     layered LP the timed trees start from passed 15 GB there without finishing."""
     from synth.models.packing.master import rows_per_round   # the models: loaded with the solvers, on demand
 
-    max_rows = MAX_ROWS if max_rows is None else max_rows
-
     if not isinstance(d, Damaged) or not isinstance(d.healthy, Torus) or d.failures.nodes or d.failures.idle \
             or d.healthy.ndim != 2:
         return None
+    max_rows = MAX_ROWS if max_rows is None else max_rows
     t = d.healthy
     # the linear parts that can fix the failures: signs, and permutations of axes with equal sides and as many
     # failed links along them

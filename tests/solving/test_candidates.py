@@ -16,7 +16,7 @@ import pytest
 import synth.solving.candidates as candidates_module
 from synth.analysis.cost import Network
 from synth.analysis.compare import compare
-from synth.check import execute, measure_explicit
+from synth.check import execute
 from synth.check.claims import check_certificate
 from synth.cli import main
 from synth.errors import OptionError

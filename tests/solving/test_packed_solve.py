@@ -281,9 +281,8 @@ def test_the_timed_rounding_to_many_units_keeps_the_lp_value():
 
 def test_a_torus_too_large_for_its_timed_master_solves_its_periodic_network(monkeypatch, tmp_path, capsys):
     # 8x8 with a failed link, as a pod past the timed master's rows: the timed trees run on the network with the
-    # failure repeated on cells of 8x4 (one working link idle, the group doubled); the schedule is executed here on
+    # failure repeated on cells of 4x8 (one working link idle, the group doubled); the schedule is executed here on
     # the damaged torus itself, link by link, and held against that torus's bound
-    import numpy as np
     import synth.solving.packing as packing
     from synth.check import execute, measure_explicit
     from synth.check.bounds.bandwidth import bandwidth_bound, best_cut
@@ -319,10 +318,10 @@ def test_a_torus_too_large_for_its_timed_master_solves_its_periodic_network(monk
     assert Fraction(cert.claims["bandwidth_term"]) == m.bandwidth_term
     assert Fraction(cert.claims["bandwidth_lower_bound"]) == bound
     assert Fraction(cert.claims["bandwidth_fraction"]) == bound / m.bandwidth_term > Fraction(9, 10)
-    assert cert.claims["round_lower_bound"] == round_bound(d)[0]
+    assert cert.claims["round_lower_bound"] == _round_bound(d)[0]
 
 
-def round_bound(d):
+def _round_bound(d):
     from synth.check.metrics import round_lower_bound
     from synth.symmetry.spec import default_group
 
@@ -337,4 +336,5 @@ def test_a_schedule_over_a_link_it_says_it_leaves_idle_is_refused(tmp_path, caps
     (tmp_path / "edited.json").write_text(json.dumps(data))
     capsys.readouterr()
     assert main(["check", str(tmp_path / "edited.json")]) != 0
-    assert "idle link 2-3" in capsys.readouterr().out + capsys.readouterr().err
+    cap = capsys.readouterr()
+    assert "the idle link 2-3" in cap.out + cap.err
