@@ -2,9 +2,10 @@
 
 The load rows' duals of the whole layered LP (:func:`~synth.models.packing.layered.solve_layered`)
 become a dual ``pi`` that the checker accepts (:mod:`synth.check.bounds.layered_class`): negatives
-clipped, averaged over the group when the LP was lifted (the lifted LP's dual bounds lifted schedules
-only; the average bounds every layered schedule, and gives the same value), each round scaled to sum
-to at most 1.  The stored value is what the checker's formula gives for that ``pi``, never the LP's
+clipped, each round scaled to sum to at most 1.  A lifted LP has one load row per link orbit, whose dual
+is spread evenly over the orbit's links (:func:`~synth.models.packing.arcs.load_duals`): a dual that is the same
+on every link of an orbit, the average of the lifted LP's duals over the group (that LP's dual bounds lifted
+schedules only; the average bounds every layered schedule, and gives the same value).  The stored value is what the checker's formula gives for that ``pi``, never the LP's
 objective.  The local LP (:mod:`~synth.models.packing.local`) fixes most trees, so its dual bounds
 only the schedules that keep them: its schedules get the dual of the whole LP, solved again for that
 by an interior point (:func:`whole_lp_dual`), or no claim beyond :data:`CLASS_LP_ARCS`.
@@ -33,6 +34,7 @@ import numpy as np
 from synth.check.bounds.layered_class import (CLASS_KEY, base_transmissions, class_claim, layered_distances,
                                               layered_violation)
 from synth.models.backends.solvers import solve_highs
+from synth.models.packing.arcs import load_duals
 from synth.models.packing.layered import build_layered
 from synth.schedule.data import ALLREDUCE
 
@@ -47,12 +49,10 @@ IPM = {"solver": "ipm", "run_crossover": "off"}
 CLASS_LP_ARCS = 140_000
 
 
-def valid_dual(load, group) -> np.ndarray:
-    """A dual the checker accepts from raw load duals: clipped, averaged over ``group``, rounds summing to <= 1."""
+def valid_dual(load) -> np.ndarray:
+    """A dual the checker accepts from load duals per link (:func:`~synth.models.packing.arcs.load_duals`: the same
+    on every link of an orbit, as the checker's lift by the group needs): clipped, rounds summing to <= 1."""
     pi = np.maximum(np.asarray(load, dtype=np.float64), 0.0)
-    if group is not None and group.order > 1:
-        img = group.link_images(np.arange(pi.shape[1])).astype(np.int64)     # (G, E)
-        pi = pi[:, img].mean(axis=1)
     sums = pi.sum(axis=1, keepdims=True)
     return np.ascontiguousarray(pi / np.maximum(sums, 1.0))
 
@@ -61,7 +61,7 @@ def class_dual(sol) -> np.ndarray | None:
     """``pi`` (``2H x |E|``) from ``sol``'s load duals, valid for the unlifted class; None without duals."""
     if getattr(sol, "load_dual", None) is None:   # the local LP, or another model's solution
         return None
-    return valid_dual(sol.load_dual, sol.data.group)
+    return valid_dual(sol.load_dual)
 
 
 def whole_lp_dual(data, time_limit=None) -> tuple:
@@ -73,8 +73,7 @@ def whole_lp_dual(data, time_limit=None) -> tuple:
     sol = solve_highs(model, time_limit=time_limit, relax=True, options=IPM)
     if sol.row_dual is None:
         return None, sol.seconds
-    n = M.size * data.topology.n_links     # the load rows come last
-    return valid_dual(-sol.row_dual[-n:].reshape(M.size, -1), data.group), sol.seconds
+    return valid_dual(load_duals(sol.row_dual, M.size, data.group, data.topology.n_links)), sol.seconds
 
 
 def with_class_bound(cert, sol, progress=lambda _m: None, time_limit=None):

@@ -37,7 +37,7 @@ import numpy as np
 from synth.check.bounds.layered_class import reverse_links
 from synth.errors import SynthError
 from synth.models.backends.solvers import solve_highs
-from synth.models.packing.arcs import ArcSet, build_packing_lp, no_solution, volume_bound
+from synth.models.packing.arcs import ArcSet, build_packing_lp, load_duals, no_solution, volume_bound
 
 __all__ = ["LayeredArcs", "LayeredSolution", "layered_arcs", "build_layered", "solve_layered", "root_reps",
            "SIMPLEX_ARCS", "IPM_CROSSOVER"]
@@ -147,8 +147,7 @@ def solve_layered(data: LayeredArcs, free_shares: bool = True, time_limit=None, 
     method = "simplex" if data.n_arcs <= SIMPLEX_ARCS else "interior point with crossover"
     sol = solve_highs(model, time_limit=time_limit, threads=threads, relax=True,
                       options=None if data.n_arcs <= SIMPLEX_ARCS else IPM_CROSSOVER)
-    n_load = M.size * data.topology.n_links          # the load rows come last, row (s - 1) |E| + e
-    dual = None if sol.row_dual is None else -sol.row_dual[-n_load:].reshape(M.size, -1)
+    dual = None if sol.row_dual is None else load_duals(sol.row_dual, M.size, data.group, data.topology.n_links)
     if sol.values is None:
         raise no_solution("layered", data.topology, sol, time_limit)
     return LayeredSolution(data, str(sol.status), float(sol.objective), volume_bound(data.topology),

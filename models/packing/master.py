@@ -26,16 +26,20 @@ from synth.models.packing.tree_space import TreeSpace
 __all__ = ["MasterLP", "mirrored", "rows_per_round"]
 
 
-def _column_rows(space, L, plink, routes, mirror=False, window=None):
-    """Row indices (round-major ``(s - 1) * E + e``) and counts of one tree's lifted loads; ``routes[0]`` is
-    the route of each vertex's arc up, ``routes[1]`` that of its reverse down.
+def _column_rows(space, orbit, size, L, plink, routes, mirror=False, window=None, lift=False):
+    """Load rows (round-major ``(s - 1) * n + o``, ``o`` the link orbit, ``n = size.size`` orbits) and loads of
+    one tree lifted by the group: a use of link ``l`` loads each link of its orbit ``O`` ``|G| / |O|`` times
+    (counted on the orbit's row without lifting the tree: a 16x16x16 periodic group of order 1,024 lifted
+    every tree to 8 M link uses).  ``routes[0]`` is the route of each vertex's arc up, ``routes[1]`` that of
+    its reverse down.
 
     ``window`` ``(R_j, o)``: the tree has ``R_j`` reduce rounds and runs in rounds ``o + 1 .. o + 2 R_j``
     (None: ``(R, 0)``, every round).  ``mirror``: the rows of rounds ``1..R`` only, for the tree in its window
     and the tree in the mirrored window together, each at half weight (a load in round ``s > R`` on link ``e``
-    counts in round ``2R + 1 - s`` on ``e``'s reverse): a window centred in the rounds is its own mirror, and
-    its rows are its reduce rounds' loads."""
-    E, R = space.images.shape[1], space.R
+    counts in round ``2R + 1 - s`` on ``e``'s reverse, whose orbit is that of the image's reverse): a window
+    centred in the rounds is its own mirror, and its rows are its reduce rounds' loads.  ``lift``: one row per
+    link (``orbit`` the identity), the tree lifted by every element (the same LP, :class:`MasterLP`)."""
+    G, R, n = space.images.shape[0], space.R, size.size
     Rj, o = (R, 0) if window is None else window
     v = np.flatnonzero(plink >= 0)
     parts = []
@@ -43,14 +47,15 @@ def _column_rows(space, L, plink, routes, mirror=False, window=None):
         links = space.route_links[q]                                        # (n, W), padded with -1
         has = links >= 0
         rnds = np.broadcast_to(rnd[:, None], links.shape)[has]
-        lifted = space.images[:, links[has]]                                # (G, n)
+        used = links[has]
         if mirror:
             late = rnds > R
             rnds = np.where(late, 2 * R + 1 - rnds, rnds)
-            lifted = np.where(late[None, :], space.rev[lifted], lifted)
-        parts.append(((rnds - 1)[None, :] * E + lifted).ravel())
+            used = np.where(late, space.rev[used], used)
+        parts.append(((rnds - 1)[None, :] * n + (space.images[:, used] if lift else orbit[used])).ravel())
     rows, counts = np.unique(np.concatenate(parts), return_counts=True)
-    return rows.astype(np.int32), counts.astype(np.float64) * (0.5 if mirror else 1.0)
+    loads = counts * (1.0 if lift else G / size[rows % n]) * (0.5 if mirror else 1.0)
+    return rows.astype(np.int32), loads
 
 
 class MasterLP:
@@ -79,7 +84,7 @@ class MasterLP:
 
         if method not in ("ipm", "simplex"):
             raise ValueError(f"method must be 'ipm' or 'simplex', got {method!r}")
-        self.space, self.G, self.method = space, G, method
+        self.space, self.G, self.method, self.orbits = space, G, method, orbits
         E = space.images.shape[1]
         # a column is a tree summed over the group, so its load is the same on every link of an orbit: one
         # row per (round, link orbit) is the same LP with |orbit| times fewer rows and nonzeros
@@ -140,12 +145,10 @@ class MasterLP:
         if key in self.keys:
             return False
         self.keys.add(key)
-        rows, counts = _column_rows(self.space, L, plink, routes, self.mirror, window)
-        E = self.space.images.shape[1]
-        s, e = np.divmod(rows, E)
-        mine = self.reps[self.orbit[e]] == e                 # the rows of the orbits' representatives
-        rows = np.r_[s[mine] * self.reps.size + self.orbit[e[mine]], self.n_load].astype(np.int32)
-        vals = np.r_[counts[mine], float(self.G)]
+        rows, loads = _column_rows(self.space, self.orbit, self.orbit_size, L, plink, routes, self.mirror, window,
+                                   lift=not self.orbits)
+        rows = np.r_[rows, self.n_load].astype(np.int32)
+        vals = np.r_[loads, float(self.G)]
         self.h.addCols(1, np.zeros(1), np.zeros(1), np.full(1, np.inf), rows.size, np.zeros(1, np.int32), rows, vals)
         self.root.append(int(k))
         self.idle.append(0)

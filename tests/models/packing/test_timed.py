@@ -388,3 +388,19 @@ def test_without_the_crossover_the_interior_weights_are_rounded_and_the_status_s
     assert (interior.x > 1e-12).sum() > (kept.x > 1e-12).sum()
     assert interior.objective == pytest.approx(kept.objective, rel=1e-3)
     assert pack_timed(interior, units=64).lp_fraction == interior.fraction
+
+
+@pytest.mark.parametrize("t", [parse_torus("4x4"), damaged("4x6", links=["0-1"])], ids=lambda t: t.name)
+def test_an_arcs_price_sums_its_links_prices_over_every_group_element(t):
+    # arc_costs sums by link orbits, weighted: against the plain sum of every element's image, link by link, at
+    # prices that are not the same on an orbit's links (a master's are; random ones need not be)
+    g = default_group(t)
+    space = TreeSpace.build(t, g, 3)
+    pi = np.random.default_rng(1).random((6, t.n_links))
+    images = g.link_images(np.arange(t.n_links)).tolist()
+    C = arc_costs(space, pi)
+    for a in range(0, space.n_arcs, 7):
+        e, back = int(space.route_links[a, 0]), int(space.rev[space.route_links[a, 0]])
+        for lab in range(1, 4):
+            want = sum(pi[lab - 1][img[e]] + pi[6 - lab][img[back]] for img in images)
+            assert C[a, lab] == pytest.approx(want, rel=1e-12)
