@@ -26,20 +26,22 @@ from synth.models.packing.tree_space import TreeSpace
 __all__ = ["MasterLP", "mirrored", "rows_per_round"]
 
 
-def _column_rows(space, orbit, size, L, plink, routes, mirror=False, window=None, lift=False):
-    """Load rows (round-major ``(s - 1) * n + o``, ``o`` the link orbit, ``n = size.size`` orbits) and loads of
-    one tree lifted by the group: a use of link ``l`` loads each link of its orbit ``O`` ``|G| / |O|`` times
-    (counted on the orbit's row without lifting the tree: a 16x16x16 periodic group of order 1,024 lifted
-    every tree to 8 M link uses).  ``routes[0]`` is the route of each vertex's arc up, ``routes[1]`` that of
+def _column_rows(space, orbits, L, plink, routes, mirror=False, window=None):
+    """Load rows (round-major ``(s - 1) * n + o``: ``o`` the link's orbit, ``orbits = (orbit of each link, size
+    of each orbit)``, ``n`` orbits) and loads of one tree lifted by the group: a use of link ``l`` loads each
+    link of its orbit ``O`` ``|G| / |O|`` times (counted on the orbit's row without lifting the tree: a
+    16x16x16 periodic group of order 1,024 lifted every tree to 8 M link uses).  ``routes[0]`` is the route of each vertex's arc up, ``routes[1]`` that of
     its reverse down.
 
     ``window`` ``(R_j, o)``: the tree has ``R_j`` reduce rounds and runs in rounds ``o + 1 .. o + 2 R_j``
     (None: ``(R, 0)``, every round).  ``mirror``: the rows of rounds ``1..R`` only, for the tree in its window
     and the tree in the mirrored window together, each at half weight (a load in round ``s > R`` on link ``e``
     counts in round ``2R + 1 - s`` on ``e``'s reverse, whose orbit is that of the image's reverse): a window
-    centred in the rounds is its own mirror, and its rows are its reduce rounds' loads.  ``lift``: one row per
-    link (``orbit`` the identity), the tree lifted by every element (the same LP, :class:`MasterLP`)."""
-    G, R, n = space.images.shape[0], space.R, size.size
+    centred in the rounds is its own mirror, and its rows are its reduce rounds' loads.  ``orbits`` None: one row
+    per link, the tree lifted by every element (the same LP, :class:`MasterLP`)."""
+    lift = orbits is None
+    (orbit, size), G, R = (None, None) if lift else orbits, space.images.shape[0], space.R
+    n = space.images.shape[1] if lift else size.size
     Rj, o = (R, 0) if window is None else window
     v = np.flatnonzero(plink >= 0)
     parts = []
@@ -145,8 +147,8 @@ class MasterLP:
         if key in self.keys:
             return False
         self.keys.add(key)
-        rows, loads = _column_rows(self.space, self.orbit, self.orbit_size, L, plink, routes, self.mirror, window,
-                                   lift=not self.orbits)
+        rows, loads = _column_rows(self.space, (self.orbit, self.orbit_size) if self.orbits else None, L, plink,
+                                   routes, self.mirror, window)
         rows = np.r_[rows, self.n_load].astype(np.int32)
         vals = np.r_[loads, float(self.G)]
         self.h.addCols(1, np.zeros(1), np.zeros(1), np.full(1, np.inf), rows.size, np.zeros(1, np.int32), rows, vals)

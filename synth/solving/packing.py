@@ -6,9 +6,8 @@ and :func:`build_packed` runs it, for a damaged topology (failed links or chips,
 :mod:`synth.topology.failures`), a grid and a user graph whose group leaves a shortest-path tree
 unbalanced.  The models return their schedules uncertified (:class:`synth.models.packing.result.Packed`);
 :func:`certify_packed` certifies each once.  The layered LP chooses owners' shares and shortest-path
-parents, lifted by whatever symmetry remains (the residual group), and its integer rounding is
-certified like any schedule.
-The notes say why this path was taken, the LP's value against the volume bound (the best of the
+parents, lifted by whatever symmetry remains (the residual group), and its integer rounding is certified
+like any schedule.  The notes say why this path was taken, the LP's value against the volume bound (the best of the
 layered class) and what the certified schedule reaches.  Where the timed trees' master LP has at most
 :data:`TIMED_MAX_ROWS` load rows, timed trees (:mod:`synth.models.packing.timed`: more rounds, trees not
 layered by distance) follow by column generation, and the better certified schedule is kept.
@@ -42,6 +41,7 @@ from synth.check.claims import certify
 from synth.errors import OptionError, SynthError
 from synth.schedule.collective import collective_half
 from synth.schedule.data import ALLREDUCE
+from synth.solving.periodic import damaged_everywhere, periodic_network
 from synth.solving.reference import healthy_reference
 from synth.solving.request import Plan, SolveResult, quiet
 from synth.symmetry.spec import default_group
@@ -57,7 +57,8 @@ __all__ = ["plan_packing", "build_packed", "certify_packed", "certified_fraction
 DEFAULT_UNITS = 1024
 #: parent choices up to which the whole layered LP is solved (an 8x8 torus has about 4,000 and a 16x16 one
 #: 65,000 with one failed link, 129,024 with 8: beyond 20,000 by an interior point with crossover, 28-30 CPU s
-#: there, where the simplex took 200 s); beyond (a 32x32 torus: a million), the local LP around the failures
+#: there, where the simplex took 200 s); beyond (a 32x32 torus: a million), the local LP around the failures,
+#: unless they are near most vertices (:func:`~synth.solving.periodic.damaged_everywhere`)
 FULL_LP_ARCS = 140_000
 LOCAL_RADIUS = 3
 #: parent choices up to which the local LP keeps the shares free (every load row of the LP is then back:
@@ -162,7 +163,6 @@ def plan_packing(req, topology, group, reason, time_limit, depth) -> Plan:
     per_round = rows_per_round(topology, group)
     R, clipped = timed_rounds(data.H, depth, per_round, _least_rounds(topology, per_round))     # depth >= H here
     if clipped is False and req.collective == ALLREDUCE and depth is None:   # its failures on a lattice, if they fit
-        from synth.solving.periodic import periodic_network   # loads the master LP's row count: solvers, on demand
         if (p := periodic_network(topology, data.H + timed_extra(data.H))) is not None:
             return plan_packing(req, p.topology, p.group, f"{reason} ({p.note()})", time_limit, depth)
     rows = R * per_round
@@ -223,9 +223,8 @@ def certified_fraction(cert) -> Fraction:
 
 
 def certify_packed(packed, elements=None, mode="auto", collective=ALLREDUCE, progress=quiet):
-    """Certify a packing model's schedule (:class:`synth.models.packing.result.Packed`), its ``collective``
-    half, with its solver claims and the writer's hint of the trees it was rounded onto (the writer uses it
-    for that very schedule only)."""
+    """Certify a packing model's schedule (:class:`synth.models.packing.result.Packed`), its ``collective`` half, with
+    its solver claims and the writer's hint of the trees it was rounded onto (for that very schedule only)."""
     base = collective_half(packed.base, collective)
     progress(f"checking the packed schedule ({base.n_transmissions * packed.group.order:,} transmissions)")
     cert = certify(base, packed.group, elements, mode=mode, solver=packed.claims,
@@ -279,12 +278,13 @@ def _pack_layered(req, prep, free, reference):
 
 def _build_layered(req, prep, plan_notes=()) -> SolveResult:
     """The layered LP (the local LP on large networks), certified, then the timed trees where planned."""
-    # the models load on demand: they pull in the solvers
-    from synth.models.packing.classdual import with_class_bound
+    from synth.models.packing.classdual import with_class_bound   # the models load on demand: they pull in the solvers
     from synth.models.packing.layered import SIMPLEX_ARCS   # solvers, on demand
 
     data, allreduce = prep.data, req.collective == ALLREDUCE
-    reference = healthy_reference(prep.topology) if data.n_arcs > FULL_LP_ARCS else None
+    # the local LP frees every vertex near a failure: where that is most of the network, the whole LP is no larger
+    reference = None if data.n_arcs <= FULL_LP_ARCS or damaged_everywhere(prep.topology, LOCAL_RADIUS) else \
+        healthy_reference(prep.topology)
     # a reduce-scatter or allgather gives every node an equal block: every owner needs a share (free ones can be 0)
     free = (reference is None or data.n_arcs <= FREE_SHARES_ARCS) and allreduce
     class_bound = True

@@ -39,7 +39,8 @@ from synth.symmetry.spec import default_group
 from synth.topology.failures import Damaged, Failures, damage
 from synth.topology.torus import Torus
 
-__all__ = ["Periodic", "periodic_network", "MAX_ROWS", "MIN_CELL", "MAX_IDLE_SHARE", "MAX_TRIES"]
+__all__ = ["Periodic", "periodic_network", "damaged_everywhere", "MAX_ROWS", "MAX_ARCS", "MIN_CELL",
+           "MAX_IDLE_SHARE", "MAX_TRIES"]
 
 #: load rows of the periodic network's timed master at most: 32x32 with a failed link, cells of 8x8 (3,124 rows)
 #: and of 8x16 (6,292) both at 76.1 % of the bound at 60 CPU s, the smaller master's iterations twice as fast
@@ -48,8 +49,12 @@ MAX_ROWS = 3_500
 MIN_CELL = 4
 #: the largest share of the network's links left idle (cells of 8x8 on a 2-D torus leave 1/128 per failure)
 MAX_IDLE_SHARE = 0.02
-#: cells whose group is found at most (the largest first that may fit; each one's group is found on the whole pod)
-MAX_TRIES = 4
+#: parent choices of the periodic network's whole layered LP (the timed trees' start) at most: 16x16x16 with a failed
+#: link, cells of 4x4x4 146,688 (solved in 11 CPU s and 0.27 GB), of 4x4x8 294,144 (not solved in 60 s)
+MAX_ARCS = 250_000
+#: cells whose group is found at most (the largest first that may fit; each one's group is found on the whole pod:
+#: 16x16x16 tries six, 0.2 CPU s each)
+MAX_TRIES = 6
 
 
 @dataclass(frozen=True)
@@ -72,26 +77,28 @@ class Periodic:
 
 
 def periodic_network(d, R: int, max_rows: int | None = None) -> Periodic | None:
-    """The largest cells whose periodic network's timed master has at most ``max_rows`` (None:
-    :data:`MAX_ROWS`) load rows at ``R`` reduce rounds, or None (not a 2-D torus with failed links only, or no
-    cells of at least :data:`MIN_CELL` per side that leave at most :data:`MAX_IDLE_SHARE` of the links idle).
+    """The largest cells whose periodic network's timed master has at most ``max_rows`` (None: :data:`MAX_ROWS`)
+    load rows at ``R`` reduce rounds, or None (not a torus of two or more dimensions with failed links only, or
+    no cells of at least :data:`MIN_CELL` per side that leave at most :data:`MAX_IDLE_SHARE` of the links idle).
 
-    2-D only: on 16x16x16 with a failed link cells of 4x4x4 fit (1,551 rows, a group of order 1,024), but the
-    layered LP the timed trees start from passed 15 GB there without finishing."""
-    from synth.models.packing.master import rows_per_round   # the models: loaded with the solvers, on demand
+    The cells must also leave the whole layered LP at most :data:`MAX_ARCS` parent choices: the timed trees start
+    from it (16x16x16 with a failed link takes cells of 4x4x4: 1,551 rows, a group of order 1,024)."""
+    # the models: loaded with the solvers, on demand
+    from synth.models.packing.layered import layered_arcs
+    from synth.models.packing.master import rows_per_round
 
     if not isinstance(d, Damaged) or not isinstance(d.healthy, Torus) or d.failures.nodes or d.failures.idle \
-            or d.healthy.ndim != 2:
+            or d.healthy.ndim < 2:
         return None
     max_rows = MAX_ROWS if max_rows is None else max_rows
     t = d.healthy
-    # the linear parts that can fix the failures: signs, and permutations of axes with equal sides and as many
-    # failed links along them
     axes = [int(np.flatnonzero(np.asarray(t.coords(u)) != np.asarray(t.coords(v)))[0]) for u, v in d.failures.links]
-    kinds = [(n, axes.count(i)) for i, n in enumerate(t.shape)]
-    point = 2 ** t.ndim * math.prod(math.factorial(kinds.count(k)) for k in set(kinds))
     tries = 0
     for cell in _cells(t.shape):
+        # the linear parts that can fix the failures and the lattice: signs, and permutations of axes with equal
+        # sides, cells' sides and as many failed links along them
+        kinds = [(n, c, axes.count(i)) for i, (n, c) in enumerate(zip(t.shape, cell))]
+        point = 2 ** t.ndim * math.prod(math.factorial(kinds.count(k)) for k in set(kinds))
         links = _repeated(t, d.failures.links, cell)
         idle = tuple(e for e in links if e not in set(d.failures.links))
         if not idle or len(idle) > MAX_IDLE_SHARE * (t.n_links // 2):
@@ -105,9 +112,29 @@ def periodic_network(d, R: int, max_rows: int | None = None) -> Periodic | None:
         p = damage(t, Failures(links, (), idle))
         group = default_group(p)
         rows = R * rows_per_round(p, group)
-        if rows <= max_rows:
+        if rows <= max_rows and layered_arcs(p, group).n_arcs <= MAX_ARCS:
             return Periodic(p, group, cell, R, rows)
     return None
+
+
+def damaged_everywhere(t, radius: int) -> bool:
+    """True when at least half of ``t``'s vertices are within ``radius`` hops of an end of a failed or idle link
+    or of a failed chip's neighbour: a local LP around the failures would free most of the network (the
+    periodic network of a 16x16x16 pod, cells of 4x4x4, has a failure in each of its 64 cells).
+
+    >>> from synth.topology.failures import parse_failures
+    >>> from synth.topology.torus import parse_torus
+    >>> t = parse_torus("16x16"); d = damage(t, parse_failures(t, links=["0-1"]))
+    >>> damaged_everywhere(d, 3), damaged_everywhere(periodic_network(d, R=22, max_rows=2_000).topology, 3)
+    (False, True)
+    """
+    f = getattr(t, "failures", None)
+    if f is None:
+        return False
+    ends = [v for link in (*f.links, *f.idle) for v in link]
+    ends += [int(u) for n in f.nodes for u in t.healthy.link_dst[t.healthy.link_src == n] if u not in f.nodes]
+    dist = t.bfs(ends) if ends else np.full(t.n_vertices, -1)
+    return 2 * int(((dist >= 0) & (dist <= radius)).sum()) >= t.n_vertices
 
 
 def _cells(shape) -> list:

@@ -145,6 +145,7 @@ def test_the_local_lp_of_a_solve_writes_tree_images(monkeypatch, tmp_path, capsy
     import synth.solving.packing as packing
 
     monkeypatch.setattr(packing, "FULL_LP_ARCS", 10)
+    monkeypatch.setattr(packing, "damaged_everywhere", lambda _t, _r: False)   # as on a pod: few vertices near it
     monkeypatch.setattr(packing, "TIMED_MAX_ROWS", 0)      # as on the pods: no timed master after it
     monkeypatch.setattr("synth.solving.periodic.MAX_ROWS", 0)
     out = tmp_path / "c.json"
@@ -319,6 +320,26 @@ def test_a_torus_too_large_for_its_timed_master_solves_its_periodic_network(monk
     assert Fraction(cert.claims["bandwidth_lower_bound"]) == bound
     assert Fraction(cert.claims["bandwidth_fraction"]) == bound / m.bandwidth_term > Fraction(9, 10)
     assert cert.claims["round_lower_bound"] == _round_bound(d)[0]
+
+
+def test_a_3d_torus_takes_the_largest_cells_whose_master_and_layered_lp_fit(monkeypatch):
+    # 8x8x8 with a failed link: cells of 8x8x4 fit the master's rows but their whole layered LP has 46,020 parent
+    # choices; under a cap of 40,000 the next cells, 4x4x8 (36,768), are taken; the network is damaged everywhere
+    # (the local LP would free most of it), the damaged torus is not
+    from synth.models.packing import layered_arcs
+    from synth.solving.packing import LOCAL_RADIUS
+    from synth.solving.periodic import damaged_everywhere, periodic_network
+    from synth.topology.failures import damage, parse_failures
+    from synth.topology.torus import parse_torus
+
+    t = parse_torus("8x8x8")
+    d = damage(t, parse_failures(t, links=["0-1"]))
+    assert periodic_network(d, R=17).cell == (8, 8, 4)
+    monkeypatch.setattr("synth.solving.periodic.MAX_ARCS", 40_000)
+    p = periodic_network(d, R=17)
+    assert p.cell == (4, 4, 8) and p.rows <= 3_500 and layered_arcs(p.topology, p.group).n_arcs <= 40_000
+    assert p.group.order == 64 and len(p.topology.failures.idle) == 3       # four cells
+    assert damaged_everywhere(p.topology, LOCAL_RADIUS) and not damaged_everywhere(d, LOCAL_RADIUS)
 
 
 def _round_bound(d):
