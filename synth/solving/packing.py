@@ -163,7 +163,7 @@ def plan_packing(req, topology, group, reason, time_limit, depth) -> Plan:
     per_round = rows_per_round(topology, group)
     R, clipped = timed_rounds(data.H, depth, per_round, _least_rounds(topology, per_round))     # depth >= H here
     if clipped is False and req.collective == ALLREDUCE and depth is None:   # its failures on a lattice, if they fit
-        if (p := periodic_network(topology, data.H + timed_extra(data.H))) is not None:
+        if (p := periodic_network(topology, data.H + timed_extra(data.H), time_limit=time_limit)) is not None:
             return plan_packing(req, p.topology, p.group, f"{reason} ({p.note()})", time_limit, depth)
     rows = R * per_round
     timed = req.collective == ALLREDUCE and clipped is not False
@@ -291,7 +291,7 @@ def _build_layered(req, prep, plan_notes=()) -> SolveResult:
     try:
         packed = _pack_layered(req, prep, free, reference)
     except SynthError:
-        if reference is not None or data.n_arcs <= SIMPLEX_ARCS:
+        if reference is not None or not SIMPLEX_ARCS < data.n_arcs <= FULL_LP_ARCS:   # past it: damaged everywhere
             raise
         reference = healthy_reference(prep.topology)   # the whole LP ended without a solution (a time limit)
         if reference is None:

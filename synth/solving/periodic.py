@@ -39,19 +39,23 @@ from synth.symmetry.spec import default_group
 from synth.topology.failures import Damaged, Failures, damage
 from synth.topology.torus import Torus
 
-__all__ = ["Periodic", "periodic_network", "damaged_everywhere", "MAX_ROWS", "MAX_ARCS", "MIN_CELL",
-           "MAX_IDLE_SHARE", "MAX_TRIES"]
+__all__ = ["Periodic", "periodic_network", "damaged_everywhere", "MAX_ROWS", "MAX_ARCS", "ARCS_PER_SECOND",
+           "MIN_CELL", "MAX_IDLE_SHARE", "MAX_TRIES"]
 
 #: load rows of the periodic network's timed master at most: 32x32 with a failed link, cells of 8x8 (3,124 rows)
-#: and of 8x16 (6,292) both at 76.1 % of the bound at 60 CPU s, the smaller master's iterations twice as fast
-MAX_ROWS = 3_500
+#: and of 8x16 (6,292) both at 76.1 % of the bound at 60 CPU s, the smaller master's iterations twice as fast;
+#: 16x20x28's cells of 4x5x4 have 3,916
+MAX_ROWS = 4_000
 #: the least side of a cell: on smaller ones the idle links take too much of every chip's links
 MIN_CELL = 4
 #: the largest share of the network's links left idle (cells of 8x8 on a 2-D torus leave 1/128 per failure)
 MAX_IDLE_SHARE = 0.02
-#: parent choices of the periodic network's whole layered LP (the timed trees' start) at most: 16x16x16 with a failed
-#: link, cells of 4x4x4 146,688 (solved in 11 CPU s and 0.27 GB), of 4x4x8 294,144 (not solved in 60 s)
+#: parent choices of the periodic network's whole layered LP (the timed trees' start) at most, or
+#: :data:`ARCS_PER_SECOND` times the time limit where that is more: its time grows faster than its size (16x16x16
+#: with a failed link, cells of 4x4x4: 146,688 in 11 CPU s and 0.27 GB; of 4x4x8 294,144, not solved in 60 s;
+#: 12x16x20, 4x4x4: 206,280 in 18 s; 16x20x28, 4x4x4: 481,320 in 88 s and 0.94 GB)
 MAX_ARCS = 250_000
+ARCS_PER_SECOND = 300
 #: cells whose group is found at most (the largest first that may fit; each one's group is found on the whole pod:
 #: 16x16x16 tries six, 0.2 CPU s each)
 MAX_TRIES = 6
@@ -76,13 +80,16 @@ class Periodic:
                 f"the links; the bounds count {'them' if n > 1 else 'it'})")
 
 
-def periodic_network(d, R: int, max_rows: int | None = None) -> Periodic | None:
+def periodic_network(d, R: int, max_rows: int | None = None, time_limit: float | None = None) -> Periodic | None:
     """The largest cells whose periodic network's timed master has at most ``max_rows`` (None: :data:`MAX_ROWS`)
     load rows at ``R`` reduce rounds, or None (not a torus of two or more dimensions with failed links only, or
     no cells of at least :data:`MIN_CELL` per side that leave at most :data:`MAX_IDLE_SHARE` of the links idle).
 
-    The cells must also leave the whole layered LP at most :data:`MAX_ARCS` parent choices: the timed trees start
-    from it (16x16x16 with a failed link takes cells of 4x4x4: 1,551 rows, a group of order 1,024)."""
+    The cells must also leave the whole layered LP at most :data:`MAX_ARCS` parent choices, or
+    :data:`ARCS_PER_SECOND` times ``time_limit`` (CPU seconds; None: 600) where that is more (below a minute, that
+    share of :data:`MAX_ARCS`): the timed trees start from it.  16x16x16 with a failed link takes cells of 4x4x4
+    from about 35 s to 980 s (1,551 rows, a group of order 1,024, 146,688 parent choices), and 16x20x28 cells of 4x5x4
+    from 1,607 s."""
     # the models: loaded with the solvers, on demand
     from synth.models.packing.layered import layered_arcs
     from synth.models.packing.master import rows_per_round
@@ -91,6 +98,8 @@ def periodic_network(d, R: int, max_rows: int | None = None) -> Periodic | None:
             or d.healthy.ndim < 2:
         return None
     max_rows = MAX_ROWS if max_rows is None else max_rows
+    limit = 600.0 if time_limit is None else float(time_limit)
+    max_arcs = MAX_ARCS * limit / 60 if limit < 60 else max(MAX_ARCS, ARCS_PER_SECOND * limit)
     t = d.healthy
     axes = [int(np.flatnonzero(np.asarray(t.coords(u)) != np.asarray(t.coords(v)))[0]) for u, v in d.failures.links]
     tries = 0
@@ -112,7 +121,7 @@ def periodic_network(d, R: int, max_rows: int | None = None) -> Periodic | None:
         p = damage(t, Failures(links, (), idle))
         group = default_group(p)
         rows = R * rows_per_round(p, group)
-        if rows <= max_rows and layered_arcs(p, group).n_arcs <= MAX_ARCS:
+        if rows <= max_rows and layered_arcs(p, group).n_arcs <= max_arcs:
             return Periodic(p, group, cell, R, rows)
     return None
 

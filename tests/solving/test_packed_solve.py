@@ -324,8 +324,8 @@ def test_a_torus_too_large_for_its_timed_master_solves_its_periodic_network(monk
 
 def test_a_3d_torus_takes_the_largest_cells_whose_master_and_layered_lp_fit(monkeypatch):
     # 8x8x8 with a failed link: cells of 8x8x4 fit the master's rows but their whole layered LP has 46,020 parent
-    # choices; under a cap of 40,000 the next cells, 4x4x8 (36,768), are taken; the network is damaged everywhere
-    # (the local LP would free most of it), the damaged torus is not
+    # choices; under a cap of 40,000 (at the default minute) the next cells, 4x4x8 (36,768), are taken; the network
+    # is damaged everywhere (the local LP would free most of it), the damaged torus is not
     from synth.models.packing import layered_arcs
     from synth.solving.packing import LOCAL_RADIUS
     from synth.solving.periodic import damaged_everywhere, periodic_network
@@ -336,7 +336,9 @@ def test_a_3d_torus_takes_the_largest_cells_whose_master_and_layered_lp_fit(monk
     d = damage(t, parse_failures(t, links=["0-1"]))
     assert periodic_network(d, R=17).cell == (8, 8, 4)
     monkeypatch.setattr("synth.solving.periodic.MAX_ARCS", 40_000)
-    p = periodic_network(d, R=17)
+    assert periodic_network(d, R=17, time_limit=200).cell == (8, 8, 4)     # 300 choices a second: 60,000
+    assert periodic_network(d, R=17, time_limit=1) is None                   # below a minute, a share: 667
+    p = periodic_network(d, R=17, time_limit=60)
     assert p.cell == (4, 4, 8) and p.rows <= 3_500 and layered_arcs(p.topology, p.group).n_arcs <= 40_000
     assert p.group.order == 64 and len(p.topology.failures.idle) == 3       # four cells
     assert damaged_everywhere(p.topology, LOCAL_RADIUS) and not damaged_everywhere(d, LOCAL_RADIUS)
