@@ -33,7 +33,8 @@ from synth.errors import SynthError
 from synth.models.backends.linear import LinearModel
 from synth.topology.failures import whole_network
 
-__all__ = ["ArcSet", "build_packing_lp", "load_orbits", "load_duals", "lifted_links", "no_solution", "volume_bound", "TIME_LIMIT_HINT"]
+__all__ = ["ArcSet", "build_packing_lp", "load_orbits", "load_duals", "lifted_links", "no_solution", "volume_bound",
+           "TIME_LIMIT_HINT"]
 
 #: what to do when an LP ran out of time (the CLI spells `time_limit` as its flag)
 TIME_LIMIT_HINT = "give a larger `time_limit`"

@@ -5,10 +5,11 @@ become a dual ``pi`` that the checker accepts (:mod:`synth.check.bounds.layered_
 clipped, each round scaled to sum to at most 1.  A lifted LP has one load row per link orbit, whose dual
 is spread evenly over the orbit's links (:func:`~synth.models.packing.arcs.load_duals`): a dual that is the same
 on every link of an orbit, the average of the lifted LP's duals over the group (that LP's dual bounds lifted
-schedules only; the average bounds every layered schedule, and gives the same value).  The stored value is what the checker's formula gives for that ``pi``, never the LP's
-objective.  The local LP (:mod:`~synth.models.packing.local`) fixes most trees, so its dual bounds
-only the schedules that keep them: its schedules get the dual of the whole LP, solved again for that
-by an interior point (:func:`whole_lp_dual`), or no claim beyond :data:`CLASS_LP_ARCS`.
+schedules only; the average bounds every layered schedule, and gives the same value).  The stored value is
+what the checker's formula gives for that ``pi``, never the LP's objective.  The local LP
+(:mod:`~synth.models.packing.local`) fixes most trees, so its dual bounds only the schedules that keep them:
+its schedules get the dual of the whole LP, solved again for that by an interior point (:func:`whole_lp_dual`),
+or no claim beyond :data:`CLASS_LP_ARCS`.
 
 Examples
 --------

@@ -30,8 +30,8 @@ def _column_rows(space, orbits, L, plink, routes, mirror=False, window=None):
     """Load rows (round-major ``(s - 1) * n + o``: ``o`` the link's orbit, ``orbits = (orbit of each link, size
     of each orbit)``, ``n`` orbits) and loads of one tree lifted by the group: a use of link ``l`` loads each
     link of its orbit ``O`` ``|G| / |O|`` times (counted on the orbit's row without lifting the tree: a
-    16x16x16 periodic group of order 1,024 lifted every tree to 8 M link uses).  ``routes[0]`` is the route of each vertex's arc up, ``routes[1]`` that of
-    its reverse down.
+    16x16x16 periodic group of order 1,024 lifted every tree to 8 M link uses).  ``routes[0]`` is the route of
+    each vertex's arc up, ``routes[1]`` that of its reverse down.
 
     ``window`` ``(R_j, o)``: the tree has ``R_j`` reduce rounds and runs in rounds ``o + 1 .. o + 2 R_j``
     (None: ``(R, 0)``, every round).  ``mirror``: the rows of rounds ``1..R`` only, for the tree in its window

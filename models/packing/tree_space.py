@@ -173,8 +173,9 @@ def arc_prices(space: TreeSpace, pi):
 
     Everything is laid out link (route, arc) by round, rows gathered whole: on sixteen MI250 nodes (65,280
     routes through the switch, 64 rounds) the round-by-link layout's column gathers took half the CPU of the
-    timed LP; this takes a quarter of their time there, a seventh on the healthy 16x16 torus (group of order
-    1,024), and is the same to the last bit (``python bench/arc_prices.py --set full``)."""
+    timed LP; this takes a fifth of their time there, and summed by link orbits (:attr:`TreeSpace.orbits`)
+    instead of over the group's elements a three-hundredth on the healthy 16x16 torus (group of order 1,024); the
+    same to 1e-12 (relative: ``python bench/arc_prices.py --set full``)."""
     R = space.R
     piT = np.ascontiguousarray(np.asarray(pi, dtype=np.float64).T)              # (E, 2R)
     # summed over the group: element g takes link e to each link of e's orbit |G| / |O| times, so the sum is the
