@@ -247,13 +247,19 @@ def sized_metrics(measure, size, n, net, p, collective):
         return None, net
 
 
+#: lifted transmissions up to which a size that leaves chunks empty is measured explicitly: 32x32's periodic timed
+#: schedule 30 M; 16x16x16's (a group of order 1,024) 755 M, which took 15 GB
+EXPLICIT_MAX = 50_000_000
+
+
 def lifted_metrics(base, group, n_elements: int) -> Metrics:
     """The metrics of ``lift(base, group)`` with ``n_elements`` per node, what a size costs it.
 
     A packed schedule's chunks have very unequal weights, so at a small size some get no element: they move
     nothing (:func:`synth.schedule.weights.keep_chunks`, as a replay and a drawing count them), and the
     schedule of the chunks that have elements is measured explicitly; otherwise by the group
-    (:func:`~synth.check.metrics.measure_symmetric`).
+    (:func:`~synth.check.metrics.measure_symmetric`).  Raises ``ScheduleError`` where that explicit schedule would
+    pass :data:`EXPLICIT_MAX` transmissions (a size it is not measured at, as one whose chunks need more elements).
 
     >>> from synth.schedule.sp import sp_allreduce
     >>> from synth.symmetry.torus import torus_gamma
@@ -265,4 +271,8 @@ def lifted_metrics(base, group, n_elements: int) -> Metrics:
     sizes = lifted_chunk_elements(base, group, n_elements)
     if sizes.min(initial=1) > 0:
         return measure_symmetric(base, group, sizes)
+    lifted = base.n_transmissions * (1 if group is None else group.order)
+    if lifted > EXPLICIT_MAX:
+        raise ScheduleError(f"{int((sizes == 0).sum()):,} of its {sizes.size:,} chunks get no element, and measuring it "
+                            f"without them lifts {lifted:,} transmissions (past {EXPLICIT_MAX:,})")
     return measure_explicit(*keep_chunks(lift(base, group), sizes))

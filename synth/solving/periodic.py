@@ -57,8 +57,8 @@ MAX_IDLE_SHARE = 0.02
 MAX_ARCS = 250_000
 ARCS_PER_SECOND = 300
 #: cells whose group is found at most (the largest first that may fit; each one's group is found on the whole pod:
-#: 16x16x16 tries six, 0.2 CPU s each)
-MAX_TRIES = 6
+#: 16x16x16 tries six, 12x16x20 seven, 0.2-0.5 CPU s each)
+MAX_TRIES = 8
 
 
 @dataclass(frozen=True)

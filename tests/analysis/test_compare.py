@@ -81,6 +81,18 @@ def test_a_size_with_fewer_elements_than_chunks_leaves_those_chunks_empty():
     assert timed and {size for _, size in timed} == {1 << 10, 16 << 10, BIG}
 
 
+def test_a_size_whose_empty_chunks_would_need_too_large_a_lift_leaves_the_candidate_out(monkeypatch):
+    """Past ``EXPLICIT_MAX`` lifted transmissions a size that leaves chunks empty is not measured (a 16x16x16
+    periodic schedule lifted 755 M transmissions for it, 15 GB): the timed candidates, whose chunks are empty even
+    in 1-byte elements, are left out there, with a note, and measured where every chunk has an element."""
+    monkeypatch.setattr("synth.analysis.cost.EXPLICIT_MAX", 100)
+    notes = []
+    rows = compare(IRREGULAR["torus 4x4, a failed link"](), [1 << 10, BIG], notes=notes, time_limit=LIMIT)
+    timed = {(r.algorithm, r.size) for r in rows if r.algorithm.startswith("timed R=")}
+    assert timed and {size for _, size in timed} == {BIG}       # every chunk of theirs has an element there
+    assert len([n for n in notes if n.startswith("timed R=") and "left out at 1,024 bytes" in n]) == len(timed)
+
+
 def test_cli_compare_takes_a_time_limit_and_shows_progress_on_a_terminal(capsys, monkeypatch):
     limits = []
     real = compare_module.build_candidates
