@@ -55,7 +55,7 @@ MAX_IDLE_SHARE = 0.02
 #: with a failed link, cells of 4x4x4: 146,688 in 11 CPU s and 0.27 GB; of 4x4x8 294,144, not solved in 60 s;
 #: 12x16x20, 4x4x4: 206,280 in 18 s; 16x20x28, 4x4x4: 481,320 in 88 s and 0.94 GB)
 MAX_ARCS = 250_000
-ARCS_PER_SECOND = 300
+ARCS_PER_SECOND = 320
 #: cells whose group is found at most (the largest first that may fit; each one's group is found on the whole pod:
 #: 16x16x16 tries six, 12x16x20 seven, 0.2-0.5 CPU s each)
 MAX_TRIES = 8
@@ -88,8 +88,8 @@ def periodic_network(d, R: int, max_rows: int | None = None, time_limit: float |
     The cells must also leave the whole layered LP at most :data:`MAX_ARCS` parent choices, or
     :data:`ARCS_PER_SECOND` times ``time_limit`` (CPU seconds; None: 600) where that is more (below a minute, that
     share of :data:`MAX_ARCS`): the timed trees start from it.  16x16x16 with a failed link takes cells of 4x4x4
-    from about 35 s to 980 s (1,551 rows, a group of order 1,024, 146,688 parent choices), and 16x20x28 cells of 4x5x4
-    from 1,607 s."""
+    from about 35 s to 919 s (1,551 rows, a group of order 1,024, 146,688 parent choices), and 16x20x28 cells of
+    4x5x4 from 1,506 s."""
     # the models: loaded with the solvers, on demand
     from synth.models.packing.layered import layered_arcs
     from synth.models.packing.master import rows_per_round
