@@ -90,9 +90,8 @@ class MasterLP:
         E = space.images.shape[1]
         # a column is a tree summed over the group, so its load is the same on every link of an orbit: one
         # row per (round, link orbit) is the same LP with |orbit| times fewer rows and nonzeros
-        rep = space.images.min(axis=0) if orbits else np.arange(E)
-        self.reps = np.flatnonzero(rep == np.arange(E))
-        self.orbit = np.searchsorted(self.reps, rep)
+        order, starts, _, orbit = space.orbits if orbits else (np.arange(E), np.arange(E), None, np.arange(E))
+        self.reps, self.orbit = order[starts], orbit                        # each orbit's least link, its index
         self.orbit_size = np.bincount(self.orbit, minlength=self.reps.size).astype(np.float64)
         self.h = h = new_highs()
         h.setOptionValue("presolve", "off")
