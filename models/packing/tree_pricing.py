@@ -105,56 +105,81 @@ def tree_labels(space: TreeSpace, C, L, plink, roots, lo=None):
     return new
 
 
-def sweep(space: TreeSpace, C, L, roots, lo=None):
-    """One pass of single-label moves: each vertex in turn takes the label that minimizes its own price plus
-    its neighbours' (each re-choosing its parent), over all rows at once (labels at least ``lo``); returns
-    the new labels.
+#: entries of the sweep's ``(rows, vertices, neighbours, rounds)`` temporaries at most: a class moves in steps of
+#: as many vertices as keep within it (0: one vertex at a time, as before the classes)
+SWEEP_ENTRIES = 4_000_000
 
-    Each neighbour's best parent other than the moving vertex comes from the two cheapest of its parent slots,
-    kept for every vertex and row and updated where a label moves (only the moved vertex's slots and its
-    neighbours' slots toward it change), instead of pricing every neighbour's slots again at every vertex
-    (on four MI250 nodes, up to 63 routes per GCD, that was half the timed trees' CPU)."""
+
+def sweep(space: TreeSpace, C, L, roots, lo=None):
+    """One pass of single-label moves: each vertex takes the label that minimizes its own price plus its
+    neighbours' (each re-choosing its parent), over all rows at once (labels at least ``lo``); returns the new
+    labels.
+
+    A vertex's label enters only its own parent choice and its neighbours', so vertices three or more arcs apart
+    move independently: the pass takes the classes of :attr:`~synth.models.packing.tree_space.TreeSpace.sweep_classes`
+    one after the other, every vertex of a class at once (a class moves exactly as its vertices would one by one,
+    Gauss-Seidel between classes; on 16x16x16 sixteen steps instead of 4,096).  Each neighbour's best parent other
+    than the moving vertex comes from the two cheapest of its parent slots, kept for every vertex and row and
+    updated where a label moves (only the moved vertex's slots and its neighbours' slots toward it change),
+    instead of pricing every neighbour's slots again at every move (on four MI250 nodes, up to 63 routes per GCD,
+    that was half the timed trees' CPU)."""
     B, V = L.shape
-    R = space.R
     L = L.copy()
-    ts = np.arange(1, R + 1)
-    rows = np.arange(B)
     vals = _slot_costs(space, C, L, np.arange(V), lo)                      # (B, V, D): every parent slot
-    first, second, arg = _two_least(vals)
-    for v in np.flatnonzero(space.live).tolist():
-        active = roots != v
-        nb, ln, bk = space.nbr[v], space.lnk[v], space.back[v]
-        have = nb >= 0
-        nbv, lnv, bkv = nb[have], ln[have], bk[have]
-        lu = L[:, nbv]                                                       # (B, d)
-        own = np.minimum.reduce(np.broadcast_to(C[lnv][None, :, 1:], (B, lnv.size, R)), axis=1,
-                                where=lu[:, :, None] > ts[None, None, :], initial=INF)              # (B, R)
-        if lo is not None:
-            own = np.where(ts[None, :] >= lo[:, v:v + 1], own, INF)
-        excl = np.where(arg[:, nbv] == bkv[None, :], second[:, nbv], first[:, nbv])     # (B, d): not via v
-        via = C[space.lnk[nbv, bkv][None, :], np.clip(lu, 0, R)]              # w -> v at w's label
-        counted = space.live[nbv][None, :] & (roots[:, None] != nbv[None, :])
-        total = own + _neighbour_totals(excl, via, lu, counted, R)
-        best = total.argmin(axis=1)
-        cur = total[rows, np.clip(L[:, v], 1, R) - 1]
-        better = np.flatnonzero(active & (total[rows, best] < cur - 1e-12))
-        if better.size == 0:
-            continue
-        L[better, v] = best[better] + 1
-        # the slots that read v's label: v's own, and each neighbour's slot toward v
-        sub = L[better]
-        vals[better, v] = _slot_costs(space, C, sub, np.array([v]), None if lo is None else lo[better])[:, 0]
-        lw = sub[:, nbv]                                                     # (b, d): each neighbour's label
-        ok = (lw < sub[:, v:v + 1]) & (lw >= 1) & (lw <= R)
-        if lo is not None:
-            ok &= lw >= lo[better][:, nbv]
-        vals[better[:, None], nbv[None, :], bkv[None, :]] = np.where(ok, via[better], INF)
-        touched = np.r_[v, nbv]
-        f, s2, a = _two_least(vals[better[:, None], touched[None, :]])
-        first[better[:, None], touched[None, :]] = f
-        second[better[:, None], touched[None, :]] = s2
-        arg[better[:, None], touched[None, :]] = a
+    slots = list(_two_least(vals))                                         # first, second, arg
+    D, R = space.nbr.shape[1], space.R
+    step = max(1, SWEEP_ENTRIES // max(1, B * D * R))                      # vertices per step at most
+    for cls in space.sweep_classes:
+        for at in range(0, cls.size, step):
+            _move(space, C, L, roots, lo, cls[at:at + step], vals, slots)
     return L
+
+
+def _move(space, C, L, roots, lo, vs, vals, slots):
+    """Move the vertices ``vs`` (pairwise three or more arcs apart) of every row to their best labels, in place
+    (``L``, the parent slots ``vals`` and their two least ``slots``)."""
+    B, R = L.shape[0], space.R
+    first, second, arg = slots
+    ts = np.arange(1, R + 1)
+    nb, ln, bk = space.nbr[vs], space.lnk[vs], space.back[vs]              # (n, D)
+    have = nb >= 0
+    nbc, lnc, bkc = np.maximum(nb, 0), np.maximum(ln, 0), np.maximum(bk, 0)
+    lu = L[:, nbc]                                                         # (B, n, D)
+    up = have[None, :, :, None] & (lu[:, :, :, None] > ts)                 # (B, n, D, R): admissible parents
+    own = np.where(up, C[lnc][None, :, :, 1:], INF).min(axis=2)            # (B, n, R)
+    if lo is not None:
+        own = np.where(ts[None, None, :] >= lo[:, vs, None], own, INF)
+    excl = np.where(arg[:, nbc] == bkc[None], second[:, nbc], first[:, nbc])         # (B, n, D): not via v
+    via = C[space.lnk[nbc, bkc][None], np.clip(lu, 0, R)]                  # w -> v at w's label
+    counted = have[None] & space.live[nbc][None] & (roots[:, None, None] != nbc[None])
+    n, D = vs.size, nb.shape[1]
+    sums = _neighbour_totals(excl.reshape(B * n, D), via.reshape(B * n, D), lu.reshape(B * n, D),
+                             counted.reshape(B * n, D), R).reshape(B, n, R)
+    total = own + sums
+    best = total.argmin(axis=2)                                            # (B, n)
+    cur = np.take_along_axis(total, np.clip(L[:, vs], 1, R)[:, :, None] - 1, 2)[:, :, 0]
+    low = np.take_along_axis(total, best[:, :, None], 2)[:, :, 0]
+    bi, ni = np.nonzero((roots[:, None] != vs[None, :]) & (low < cur - 1e-12))
+    if bi.size == 0:
+        return
+    v = vs[ni]
+    L[bi, v] = best[bi, ni] + 1
+    # the slots that read v's label: v's own, and each neighbour's slot toward v
+    lv = L[bi, v]
+    lw = L[bi[:, None], nbc[ni]]                                           # (m, D): each neighbour's label
+    ok = have[ni] & (lu[bi, ni] > lv[:, None]) & (lv[:, None] >= 1) & (lv[:, None] <= R)
+    if lo is not None:
+        ok &= (lv >= lo[bi, v])[:, None]
+    vals[bi, v] = np.where(ok, C[lnc[ni], np.clip(lv, 0, R)[:, None]], INF)
+    ok = have[ni] & (lw < lv[:, None]) & (lw >= 1) & (lw <= R)
+    if lo is not None:
+        ok &= lw >= lo[bi[:, None], nbc[ni]]
+    mb, md = np.nonzero(have[ni])                                          # each moved vertex's neighbours
+    rows, ws = bi[mb], nbc[ni][mb, md]
+    vals[rows, ws, bkc[ni][mb, md]] = np.where(ok, via[bi, ni], INF)[mb, md]
+    rows, ws = np.r_[bi, rows], np.r_[v, ws]                               # every slot list that changed
+    f, s2, a = _two_least(vals[rows, ws])
+    first[rows, ws], second[rows, ws], arg[rows, ws] = f, s2, a
 
 
 #: neighbours up to which :func:`_neighbour_totals` sums every term at every label

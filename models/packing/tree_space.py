@@ -86,6 +86,36 @@ class TreeSpace:
         orbit[order] = np.repeat(np.arange(starts.size), size)
         return order, starts, (self.images.shape[0] / size)[orbit], orbit
 
+    @cached_property
+    def sweep_classes(self) -> tuple:
+        """The live vertices split into classes of vertices at least three arcs apart, in the order the label sweep
+        takes them (:func:`~synth.models.packing.tree_pricing.sweep`): a vertex's label enters only its own
+        parent choice and its neighbours', so no two vertices of a class share one and they move at once.
+        Greedy in vertex order (a vertex takes the first class none of its vertices within two arcs is in): eight or
+        nine classes on 2-D tori, 15 or 16 on 3-D ones, one vertex each where every vertex is within two arcs of
+        every other (GPU servers through their switches).
+
+        >>> from synth.topology.torus import parse_torus
+        >>> [c.tolist() for c in TreeSpace.build(parse_torus("5x5"), None, R=4).sweep_classes][:2]
+        [[0, 7, 14, 16, 23], [1, 8, 10, 17, 24]]
+        """
+        V = self.live.size
+        ball = [set() for _ in range(V)]
+        nbr = [row[row >= 0].tolist() for row in self.nbr]
+        for v in range(V):
+            ball[v].update(nbr[v])
+            for w in nbr[v]:
+                ball[v].update(nbr[w])
+            ball[v].discard(v)
+        color = np.full(V, -1, dtype=np.int64)
+        for v in np.flatnonzero(self.live).tolist():
+            taken = {int(color[w]) for w in ball[v]}
+            c = 0
+            while c in taken:
+                c += 1
+            color[v] = c
+        return tuple(np.flatnonzero(color == c) for c in range(int(color.max()) + 1))
+
     @classmethod
     def build(cls, t, group, R: int) -> "TreeSpace":
         """The arcs of ``t`` (its links, or the routes through its switches) for trees of ``R`` reduce rounds.

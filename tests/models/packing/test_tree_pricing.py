@@ -18,7 +18,7 @@ def _plain_sweep(space, C, L, roots, lo=None):
     R = space.R
     L = L.copy()
     ts = np.arange(1, R + 1)
-    for v in np.flatnonzero(space.live).tolist():
+    for v in np.concatenate(space.sweep_classes).tolist():         # one by one, in the sweep's order
         active = roots != v
         nb, ln, bk = space.nbr[v], space.lnk[v], space.back[v]
         have = nb >= 0
