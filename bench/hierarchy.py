@@ -22,7 +22,7 @@ from synth.models.packing import timed
 from synth.models.packing.hierarchy import hierarchical_columns
 from synth.models.packing.routed import routed_arcs, solve_routed
 from synth.models.packing.tree_space import TreeSpace
-from synth.solving.packing import TIMED_FABRIC_ITERATIONS, TIMED_FABRIC_STARTS, TIMED_FABRIC_WARM
+from synth.solving.packing import TIMED_FABRIC_WARM, TIMED_ITERATIONS, TIMED_STARTS
 from synth.symmetry.spec import default_group
 from synth.topology.machines import machine_spec
 from synth.topology.spec import build_topology
@@ -39,8 +39,8 @@ def run(name, R, hierarchy, sweep, budget):
     t = build_topology(machine_spec(name))
     g = default_group(t)
     layered = solve_routed(routed_arcs(t, g))
-    options = timed.TimedOptions(max_iterations=TIMED_FABRIC_ITERATIONS, warm=TIMED_FABRIC_WARM,
-                                 starts=TIMED_FABRIC_STARTS, hierarchy=hierarchy, sweep=sweep)
+    options = timed.TimedOptions(max_iterations=TIMED_ITERATIONS, warm=TIMED_FABRIC_WARM,
+                                 starts=TIMED_STARTS, hierarchy=hierarchy, sweep=sweep)
     added = len(hierarchical_columns(TreeSpace.build(t, g, R), layered.data.roots)) if hierarchy else 0
     first = []
     c0 = time.process_time()

@@ -49,8 +49,8 @@ from synth.symmetry.spec import default_group
 __all__ = ["plan_packing", "build_packed", "certify_packed", "certified_fraction", "PackingPrep", "unequal_links",
            "class_bound_note", "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS", "FREE_SHARES_ARCS",
            "TIMED_MAX_ROWS", "TIMED_FABRIC_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_UNEQUAL_ROUNDS",
-           "TIMED_FABRIC_PURGE", "TIMED_LARGE_FABRIC_ROUNDS", "LARGE_FABRIC", "TIMED_FABRIC_ITERATIONS",
-           "TIMED_FABRIC_WARM", "TIMED_FABRIC_STARTS", "UNEQUAL_UNITS", "TIMED_ITERATIONS", "timed_extra",
+           "TIMED_FABRIC_PURGE", "TIMED_LARGE_FABRIC_ROUNDS", "LARGE_FABRIC",
+           "TIMED_FABRIC_WARM", "TIMED_STARTS", "UNEQUAL_UNITS", "TIMED_ITERATIONS", "timed_extra",
            "timed_rounds"]
 
 #: units per owner in the rounding: 1,024 keeps the certified term within about 0.1 % of the LP's
@@ -91,18 +91,16 @@ LARGE_FABRIC = 32
 #: units per owner of the timed trees where links differ, whose damaged masters end interior weighing every column
 #: (four MI250 nodes, a failed NIC: rounding lost 0.51 point with 8,192, 0.03 with this; tori: :data:`DEFAULT_UNITS`)
 UNEQUAL_UNITS = 131072
-#: column generation iterations of the timed LP at most (the time limit, in CPU seconds, ends it too)
-TIMED_ITERATIONS = 300
-#: the same where links differ in bandwidth, whose iterations are short (four MI250 nodes at R = 32: about 170
-#: in 60 CPU s, each adding a few trees per owner), so that the time limit ends the column generation
-TIMED_FABRIC_ITERATIONS = 2000
-#: where links differ, the timed pricing starts from each owner's this many heaviest columns and takes the fixed
-#: starting labellings in the first :data:`TIMED_FABRIC_STARTS` iterations only (four MI250 nodes, R = 24, 60
-#: CPU s: 77.98 % of the volume bound against 77.53 % from the heaviest column alone and 77.19 % with the fixed
-#: starts every fourth iteration; on the tori it changes nothing: 8x8 with one and with four failed links, 16x16
-#: with one, each within 0.4 point)
+#: column generation iterations of the timed LP at most, so that the time limit (CPU seconds) ends it: four MI250
+#: nodes at R = 32 take about 170 in 60 CPU s, 32x32's periodic network 300 in 780 (300 stopped it at 88.05 %)
+TIMED_ITERATIONS = 2000
+#: where links differ, the timed pricing starts from each owner's this many heaviest columns (four MI250 nodes,
+#: R = 24, 60 CPU s: 77.98 % of the volume bound against 77.53 % from the heaviest column alone)
 TIMED_FABRIC_WARM = 3
-TIMED_FABRIC_STARTS = 5
+#: the timed pricing takes the fixed starting labellings in the first this many iterations only (four MI250 nodes:
+#: 77.98 % against 77.19 % every fourth iteration); on tori, with one pricing point (no smoothing), a third of the
+#: time per iteration: 16x16x16 with a failed link at 240 CPU s 92.69 % against 87.16 %, 16x16 at 60 s 89.78 % (87.41)
+TIMED_STARTS = 5
 #: idle solves before a column leaves the timed master where links differ (tori: 4; mi250:4 nic 74.70 against 74.08 %)
 TIMED_FABRIC_PURGE = 8
 
@@ -471,10 +469,10 @@ def _build_timed(req, prep, layered, layered_cert, notes) -> SolveResult:
     H = data.H_up if hasattr(data, "H_up") else data.H      # the routed trees' compute hops, or the layered depth
     units = UNEQUAL_UNITS if unequal_links(prep.topology) else DEFAULT_UNITS
     limit = 600.0 if prep.time_limit is None else prep.time_limit
-    options = (TimedOptions(max_iterations=TIMED_FABRIC_ITERATIONS, warm=TIMED_FABRIC_WARM,
-                            starts=TIMED_FABRIC_STARTS, hierarchy=True, purge=TIMED_FABRIC_PURGE)
+    options = (TimedOptions(max_iterations=TIMED_ITERATIONS, warm=TIMED_FABRIC_WARM,
+                            starts=TIMED_STARTS, hierarchy=True, purge=TIMED_FABRIC_PURGE)
                if unequal_links(prep.topology) else
-               TimedOptions(max_iterations=TIMED_ITERATIONS))
+               TimedOptions(max_iterations=TIMED_ITERATIONS, starts=TIMED_STARTS, smooth=()))
     try:
         cpu = time.process_time()
         start = healthy_start(prep.topology, prep.group, data.roots, R, limit, req.progress, options=options)
