@@ -36,7 +36,7 @@ def damaged(shape="4x4", links=("0-1",), nodes=()):
 
 def _layered(monkeypatch):
     monkeypatch.setattr(packing_module, "TIMED_MAX_ROWS", 0)   # the timed master never fits: layered trees only
-    monkeypatch.setattr("synth.solving.periodic.MAX_ROWS", 0)
+    monkeypatch.setattr("synth.solving.periodic.PLANE_ROWS", 0)
     return solve(damaged()).certificate
 
 

@@ -147,6 +147,7 @@ def test_the_local_lp_of_a_solve_writes_tree_images(monkeypatch, tmp_path, capsy
     monkeypatch.setattr(packing, "FULL_LP_ARCS", 10)
     monkeypatch.setattr(packing, "damaged_everywhere", lambda _t, _r: False)   # as on a pod: few vertices near it
     monkeypatch.setattr(packing, "TIMED_MAX_ROWS", 0)      # as on the pods: no timed master after it
+    monkeypatch.setattr("synth.solving.periodic.PLANE_ROWS", 0)
     monkeypatch.setattr("synth.solving.periodic.MAX_ROWS", 0)
     out = tmp_path / "c.json"
     assert main(["solve", "--torus", shape, "--fail-link", "0-1", "--out", str(out), "--time-limit", "10"]) == 0
@@ -295,7 +296,7 @@ def test_a_torus_too_large_for_its_timed_master_solves_its_periodic_network(monk
     from synth.topology.torus import parse_torus
 
     monkeypatch.setattr(packing, "TIMED_MAX_ROWS", 500)       # the damaged torus's own master: 12 x 132 rows
-    monkeypatch.setattr("synth.solving.periodic.MAX_ROWS", 1_000)
+    monkeypatch.setattr("synth.solving.periodic.PLANE_ROWS", 1_000)
     out = tmp_path / "c.json"
     assert main(["solve", "--torus", "8x8", "--fail-link", "0.0-0.1", "--out", str(out), "--time-limit", "8"]) == 0
     assert "failures repeated on cells of" in capsys.readouterr().err

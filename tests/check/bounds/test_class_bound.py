@@ -292,7 +292,7 @@ def test_solve_and_check_print_both_fractions_and_an_edited_file_fails(tmp_path,
     from synth.solving import packing
 
     monkeypatch.setattr(packing, "TIMED_MAX_ROWS", 0)   # the layered schedule, as on networks beyond it
-    monkeypatch.setattr("synth.solving.periodic.MAX_ROWS", 0)
+    monkeypatch.setattr("synth.solving.periodic.PLANE_ROWS", 0)
     cert = tmp_path / "c.json"
     assert main(["solve", "--torus", "4x4", "--fail-link", "0-1", "--out", str(cert), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)

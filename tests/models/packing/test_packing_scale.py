@@ -51,7 +51,7 @@ def test_a_whole_lp_out_of_time_falls_back_to_the_local_lp(monkeypatch):
     monkeypatch.setattr(layered, "SIMPLEX_ARCS", 0)
     monkeypatch.setattr(pipeline, "solve_layered", out_of_time)
     monkeypatch.setattr(packing, "TIMED_MAX_ROWS", 0)   # the layered path alone is under test
-    monkeypatch.setattr("synth.solving.periodic.MAX_ROWS", 0)
+    monkeypatch.setattr("synth.solving.periodic.PLANE_ROWS", 0)
     t = parse_torus("6x6")
     res = solve(damage(t, parse_failures(t, links=["0-1"])))
     cert, notes = res.certificate, res.notes
