@@ -345,6 +345,28 @@ def test_a_3d_torus_takes_the_largest_cells_whose_master_and_layered_lp_fit(monk
     assert damaged_everywhere(p.topology, LOCAL_RADIUS) and not damaged_everywhere(d, LOCAL_RADIUS)
 
 
+def test_several_scattered_failed_links_repeat_on_cells_of_a_2d_torus(monkeypatch):
+    # 16x16 with four scattered failed links: their copies by the translations of 8x8 cells leave 12 links idle
+    # (2.34 % of the links, under MAX_IDLE_SHARE) and a master of 5,456 rows (under PLANE_ROWS, over MAX_ROWS)
+    from synth.solving.periodic import periodic_network
+    from synth.topology.failures import damage, parse_failures
+    from synth.topology.torus import parse_torus
+
+    t = parse_torus("16x16")
+    links = ["0-1", "37-53", "100-101", "200-216"]
+    d = damage(t, parse_failures(t, links=links))
+    p = periodic_network(d, R=22)
+    assert p.cell == (8, 8) and p.group.order == 4 and p.rows == 5_456
+    moved = {tuple(sorted(((u // 16 + a) % 16 * 16 + (u % 16 + b) % 16, (v // 16 + a) % 16 * 16 + (v % 16 + b) % 16)))
+             for u, v in d.failures.links for a in (0, 8) for b in (0, 8)}
+    assert set(p.topology.failures.idle) == moved - set(d.failures.links) and len(moved) == 16
+    monkeypatch.setattr("synth.solving.periodic.PLANE_ROWS", 5_000)
+    assert periodic_network(d, R=22) is None
+    monkeypatch.setattr("synth.solving.periodic.PLANE_ROWS", 5_500)
+    monkeypatch.setattr("synth.solving.periodic.MAX_IDLE_SHARE", 0.02)
+    assert periodic_network(d, R=22) is None
+
+
 def _round_bound(d):
     from synth.check.metrics import round_lower_bound
     from synth.symmetry.spec import default_group
