@@ -25,11 +25,11 @@ from _harness import Col, Ratio, Table, parse_args, parser
 from synth.models.packing import tree_pricing
 from synth.models.packing.layered import root_reps
 from synth.models.packing.tree_space import TreeSpace, arc_costs
+from synth.solving.periodic import periodic_network
 from synth.symmetry.spec import default_group
 from synth.topology.failures import damage, parse_failures
 from synth.topology.machines import machine_names, machine_spec
 from synth.topology.spec import build_topology
-from synth.solving.periodic import periodic_network
 from synth.topology.torus import parse_torus
 
 SETS = {"quick": [("mi250:4", 32), ("16x16", 22), ("16x16x16/p", 33)],

@@ -91,8 +91,8 @@ class TreeSpace:
         """The live vertices split into classes of vertices at least three arcs apart, in the order the label sweep
         takes them (:func:`~synth.models.packing.tree_pricing.sweep`): a vertex's label enters only its own
         parent choice and its neighbours', so no two vertices of a class share one and they move at once.
-        Greedy in vertex order (a vertex takes the first class none of its vertices within two arcs is in): eight or
-        nine classes on 2-D tori, 15 or 16 on 3-D ones, one vertex each where every vertex is within two arcs of
+        Greedy in vertex order (a vertex takes the first class none of its vertices within two arcs is in): eight to
+        ten classes on 2-D tori, 15 or 16 on 3-D ones, one vertex each where every vertex is within two arcs of
         every other (GPU servers through their switches).
 
         >>> from synth.topology.torus import parse_torus
