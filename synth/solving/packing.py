@@ -41,7 +41,7 @@ from synth.check.claims import certify
 from synth.errors import OptionError, SynthError
 from synth.schedule.collective import collective_half
 from synth.schedule.data import ALLREDUCE
-from synth.solving.periodic import damaged_everywhere, periodic_network
+from synth.solving.periodic import damaged_everywhere, long_rounds, periodic_network
 from synth.solving.reference import healthy_reference
 from synth.solving.request import Plan, SolveResult, quiet
 from synth.symmetry.spec import default_group
@@ -135,11 +135,12 @@ class PackingPrep:
     time_limit: float | None
 
 
-def plan_packing(req, topology, group, reason, time_limit, depth) -> Plan:
+def plan_packing(req, topology, group, reason, time_limit, depth, least=None) -> Plan:
     """The packing plan for ``topology`` lifted by ``group`` (None: the built-in or residual group).
 
     ``reason`` says why the network is packed; ``time_limit`` bounds the LPs (None: none, and 600 CPU s for
-    the timed trees); ``depth`` the trees' depth (None: none).
+    the timed trees); ``depth`` the trees' depth (None: none); ``least`` the timed trees' reduce rounds at least
+    where they fit (None: :func:`_least_rounds`; a periodic network's ``Periodic.R``).
     """
     # the models load on demand: they pull in the solvers, which the other constructions never need
     from synth.models.packing import layered_arcs
@@ -159,10 +160,11 @@ def plan_packing(req, topology, group, reason, time_limit, depth) -> Plan:
                     f"{m} hops, {levels} levels", name, ("depth-bounded-packing",), build_packed, group,
                     solves=True, time_limit=time_limit, depth=depth, prepared=prep)
     per_round = rows_per_round(topology, group)
-    R, clipped = timed_rounds(data.H, depth, per_round, _least_rounds(topology, per_round))     # depth >= H here
+    R, clipped = timed_rounds(data.H, depth, per_round, _least_rounds(topology, per_round) if least is None else least)
     if clipped is False and req.collective == ALLREDUCE and depth is None:   # its failures on a lattice, if they fit
-        if (p := periodic_network(topology, data.H + timed_extra(data.H), time_limit=time_limit)) is not None:
-            return plan_packing(req, p.topology, p.group, f"{reason} ({p.note()})", time_limit, depth)
+        if (p := periodic_network(topology, data.H + timed_extra(data.H), time_limit=time_limit,
+                                  most=long_rounds(data.H))) is not None:
+            return plan_packing(req, p.topology, p.group, f"{reason} ({p.note()})", time_limit, depth, p.R)
     rows = R * per_round
     timed = req.collective == ALLREDUCE and clipped is not False
     notes = tuple(n for n in [_depth_note(depth, data.H, R, clipped, req.collective, per_round)] if n)

@@ -39,8 +39,8 @@ from synth.symmetry.spec import default_group
 from synth.topology.failures import Damaged, Failures, damage
 from synth.topology.torus import Torus
 
-__all__ = ["Periodic", "periodic_network", "damaged_everywhere", "MAX_ROWS", "PLANE_ROWS", "MAX_ARCS",
-           "ARCS_PER_SECOND", "MIN_CELL", "MAX_IDLE_SHARE", "MAX_TRIES"]
+__all__ = ["Periodic", "periodic_network", "damaged_everywhere", "long_rounds", "MAX_ROWS", "PLANE_ROWS", "MAX_ARCS",
+           "ARCS_PER_SECOND", "MIN_CELL", "MAX_IDLE_SHARE", "MAX_TRIES", "LONG_SOLVE"]
 
 #: load rows of the periodic network's timed master at most: 32x32 with a failed link, cells of 8x8 (3,124 rows)
 #: and of 8x16 (6,292) both at 76.1 % of the bound at 60 CPU s, the smaller master's iterations twice as fast;
@@ -84,7 +84,26 @@ class Periodic:
                 f"the links; the bounds count {'them' if n > 1 else 'it'})")
 
 
-def periodic_network(d, R: int, max_rows: int | None = None, time_limit: float | None = None) -> Periodic | None:
+#: CPU seconds of the time limit from which the timed trees on a periodic network take up to :func:`long_rounds`
+#: reduce rounds (as many as keep the master within its rows): more slack rounds converge higher but start slower
+#: (16x16x16 with a failed link at 60 CPU s: the LP at 83.48 % of the volume bound with R = 38 against 85.40 % with
+#: R = 33; at about 590 s 98.95 % with R = 38, where R = 33 had 95.27 % at 840 s; 32x32 at 586 s 95.31 % with
+#: R = 52, where R = 44 levelled off at 88.17 %)
+LONG_SOLVE = 300
+
+
+def long_rounds(H: int) -> int:
+    """The reduce rounds the timed trees on a periodic network of layered depth ``H`` take at most in a long solve
+    (:data:`LONG_SOLVE`): ``H + 5H/8``, rounded up.
+
+    >>> long_rounds(24), long_rounds(32)
+    (39, 52)
+    """
+    return H - (-5 * H // 8)
+
+
+def periodic_network(d, R: int, max_rows: int | None = None, time_limit: float | None = None,
+                     most: int | None = None) -> Periodic | None:
     """The largest cells whose periodic network's timed master has at most ``max_rows`` (None: :data:`MAX_ROWS`,
     :data:`PLANE_ROWS` on a 2-D torus) load rows at ``R`` reduce rounds, or None (not a torus of two or more
     dimensions with failed links only, or no cells of at least :data:`MIN_CELL` per side that leave at most
@@ -92,7 +111,9 @@ def periodic_network(d, R: int, max_rows: int | None = None, time_limit: float |
 
     The cells must also leave the whole layered LP at most :data:`MAX_ARCS` parent choices, or
     :data:`ARCS_PER_SECOND` times ``time_limit`` (CPU seconds; None: 600) where that is more (below a minute, that
-    share of :data:`MAX_ARCS`): the timed trees start from it.  16x16x16 with a failed link takes cells of 4x4x4
+    share of :data:`MAX_ARCS`): the timed trees start from it.  With a time limit of at least :data:`LONG_SOLVE`
+    (or None) the timed trees then take up to ``most`` reduce rounds (None: ``R``), as many as keep the rows within
+    ``max_rows`` (``Periodic.R``).  16x16x16 with a failed link takes cells of 4x4x4
     from about 35 s to 919 s (1,551 rows, a group of order 1,024, 146,688 parent choices), and 16x20x28 cells of
     4x5x4 from 1,506 s."""
     # the models: loaded with the solvers, on demand
@@ -127,7 +148,9 @@ def periodic_network(d, R: int, max_rows: int | None = None, time_limit: float |
         group = default_group(p)
         rows = R * rows_per_round(p, group)
         if rows <= max_rows and layered_arcs(p, group).n_arcs <= max_arcs:
-            return Periodic(p, group, cell, R, rows)
+            per = rows // R
+            rounds = max(R, min(most, max_rows // per)) if most is not None and limit >= LONG_SOLVE else R
+            return Periodic(p, group, cell, rounds, rounds * per)
     return None
 
 

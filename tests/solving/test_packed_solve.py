@@ -367,6 +367,23 @@ def test_several_scattered_failed_links_repeat_on_cells_of_a_2d_torus(monkeypatc
     assert periodic_network(d, R=22) is None
 
 
+def test_a_long_solve_gives_the_periodic_timed_trees_more_rounds_within_the_rows():
+    # 16x16 with a failed link, cells of 8x8: 71 rows per reduce round; from LONG_SOLVE seconds on, R rises to
+    # `most`, or to the most rounds whose rows stay within max_rows (2,000 // 71 = 28); the cells stay the same
+    from synth.solving.periodic import LONG_SOLVE, periodic_network
+    from synth.topology.failures import damage, parse_failures
+    from synth.topology.torus import parse_torus
+
+    t = parse_torus("16x16")
+    d = damage(t, parse_failures(t, links=["0-1"]))
+    short = periodic_network(d, R=22, max_rows=2_000, time_limit=LONG_SOLVE - 1, most=30)
+    assert short.R == 22 and short.rows == 22 * 71 and short.cell == (8, 8)
+    for most, R in ((24, 24), (30, 28)):
+        p = periodic_network(d, R=22, max_rows=2_000, time_limit=LONG_SOLVE, most=most)
+        assert p.cell == short.cell and p.R == R and p.rows == R * 71 <= 2_000
+    assert periodic_network(d, R=22, max_rows=2_000, time_limit=None, most=24).R == 24      # None: 600 s
+
+
 def _round_bound(d):
     from synth.check.metrics import round_lower_bound
     from synth.symmetry.spec import default_group
