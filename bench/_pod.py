@@ -51,8 +51,9 @@ NET = Network()
 
 #: the cases of issue 50's evaluation, the heavy ones (16x16x16) one at a time as listed
 POD = [("16x16", "l0-1", "solve"), ("16x16", "l0-1+l37-53+l100-101+l200-216", "solve"),
-       ("16x16", "n1.1", "solve"), ("32x32", "l0-1", "solve"), ("16x16x16", "l0-1", "solve"),
-       ("16x16x16", "l2000-2016", "repair"), ("12x16x20", "l0-1", "solve"), ("16x20x28", "l0-1", "solve")]
+       ("16x16", "n1.1", "solve"), ("32x32", "l0-1", "solve"), ("32x32", "n0", "solve"), ("16x16x16", "l0-1", "solve"),
+       ("16x16x16", "n0", "solve"), ("16x16x16", "l2000-2016", "repair"), ("12x16x20", "l0-1", "solve"),
+       ("16x20x28", "l0-1", "solve")]
 
 
 def pod_argv(shape, failures):

@@ -38,6 +38,7 @@ from synth.check.bounds.layered_class import reverse_links
 from synth.errors import SynthError
 from synth.models.backends.solvers import solve_highs
 from synth.models.packing.arcs import ArcSet, build_packing_lp, load_duals, no_solution, volume_bound
+from synth.topology.base import Topology
 
 __all__ = ["LayeredArcs", "LayeredSolution", "layered_arcs", "build_layered", "solve_layered", "root_reps",
            "SIMPLEX_ARCS", "IPM_CROSSOVER"]
@@ -63,6 +64,7 @@ class LayeredArcs:
     depth: np.ndarray        # d_root(child)
     up: np.ndarray           # link child -> parent (reduce, round H - depth + 1)
     down: np.ndarray         # link parent -> child (copy, round H + depth)
+    leaves: np.ndarray | None = None   # vertices that own nothing and are nobody's parent (sorted), or None
 
     @property
     def n_roots(self) -> int:
@@ -94,17 +96,23 @@ class LayeredSolution:
         return self.volume_bound / self.objective
 
 
-def root_reps(t, group) -> np.ndarray:
-    """The smallest compute vertex of each vertex orbit of ``group`` (every compute vertex without one)."""
+def root_reps(t, group, leaves=None) -> np.ndarray:
+    """The smallest compute vertex of each vertex orbit of ``group`` (every compute vertex without one), none of
+    ``leaves``."""
+    compute = t.compute if leaves is None else np.setdiff1d(t.compute, leaves)
     if group is None:
-        return t.compute.astype(np.int64)
-    orbit = group.vertex_orbit[t.compute]
+        return compute.astype(np.int64)
+    orbit = group.vertex_orbit[compute]
     _, first = np.unique(orbit, return_index=True)
-    return np.sort(t.compute[first]).astype(np.int64)
+    return np.sort(compute[first]).astype(np.int64)
 
 
-def layered_arcs(t, group=None) -> LayeredArcs:
+def layered_arcs(t, group=None, leaves=None) -> LayeredArcs:
     """The arcs of the layered LP on ``t`` (every vertex with a link computes; links come in pairs).
+
+    ``leaves``: vertices that hold data but forward nothing (a set ``group`` fixes): they own no chunk and are
+    nobody's parent, so distances run over paths that do not pass through them (the periodic copies of a failed
+    chip, :mod:`synth.solving.periodic`).
 
     Raises
     ------
@@ -112,15 +120,22 @@ def layered_arcs(t, group=None) -> LayeredArcs:
         On a graph with switches or a link without its reverse (the layered trees need neither).
     """
     rev = reverse_links(t, "the packing model")
-    roots = root_reps(t, group)
+    leaf = np.zeros(t.n_vertices, dtype=bool)
+    if leaves is not None:
+        leaves = np.unique(np.asarray(leaves, dtype=np.int64))
+        leaf[leaves] = True
+    roots = root_reps(t, group, leaves)
+    # the graph whose paths the trees take: a leaf is reached, and goes no further
+    paths = t if leaves is None else Topology(t.name, {}, t.n_vertices, t.link_src[~leaf[t.link_src]],
+                                              t.link_dst[~leaf[t.link_src]], t.compute)
     parts, H = [], 0
     for i, r in enumerate(roots.tolist()):
-        dist = t.bfs([r])
+        dist = paths.bfs([r])
         H = max(H, int(dist[t.compute].max()))
-        e = np.flatnonzero(dist[t.link_dst] == dist[t.link_src] - 1)
+        e = np.flatnonzero((dist[t.link_dst] == dist[t.link_src] - 1) & ~leaf[t.link_dst])
         parts.append((np.full(e.size, i), t.link_src[e], t.link_dst[e], dist[t.link_src[e]], e))
     root, child, parent, depth, up = (np.concatenate([p[k] for p in parts]).astype(np.int64) for k in range(5))
-    return LayeredArcs(t, group, H, roots, root, child, parent, depth, up, rev[up].astype(np.int64))
+    return LayeredArcs(t, group, H, roots, root, child, parent, depth, up, rev[up].astype(np.int64), leaves)
 
 
 def build_layered(data: LayeredArcs, free_shares: bool = True):

@@ -208,7 +208,7 @@ def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: Layere
     if R < H:
         raise ValueError(f"R = {R} is below the layered depth {H}")
     G = 1 if group is None else group.order
-    space = TreeSpace.build(t, group, R)
+    space = TreeSpace.build(t, group, R, getattr(data, "leaves", None))
     lp = MasterLP(space, G, options.method or ("simplex" if options.exact else "ipm"))
     windows = timed_windows(H, R, lp.mirror) if options.overlap and needs_routes(t) is None else ((R, 0),)
     for k, L, pl, routes in start_columns(space, layered, R):

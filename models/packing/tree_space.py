@@ -27,7 +27,7 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -61,6 +61,7 @@ class TreeSpace:
     route_links: np.ndarray  # (Q, W)
     route_ptr: np.ndarray    # (A + 1,)
     hop: object              # the graph of arcs (a Topology): distances in compute hops
+    leaf: np.ndarray | None = None   # (V,): vertices that are nobody's parent (their arcs in are priced inf)
 
     @property
     def n_arcs(self) -> int:
@@ -114,8 +115,9 @@ class TreeSpace:
         return tuple(np.flatnonzero(color == c) for c in range(int(color.max()) + 1))
 
     @classmethod
-    def build(cls, t, group, R: int) -> "TreeSpace":
-        """The arcs of ``t`` (its links, or the routes through its switches) for trees of ``R`` reduce rounds.
+    def build(cls, t, group, R: int, leaves=None) -> "TreeSpace":
+        """The arcs of ``t`` (its links, or the routes through its switches) for trees of ``R`` reduce rounds;
+        ``leaves``: vertices no tree takes as a parent (:func:`arc_prices` prices the arcs into them inf).
 
         Raises
         ------
@@ -135,7 +137,12 @@ class TreeSpace:
             src, dst = keys // t.n_vertices, keys % t.n_vertices
             links, ptr = routes.links, np.r_[first, pair.size]
             hop = Topology(f"compute hops of {t.name}", {}, t.n_vertices, src, dst, t.compute)
-        return cls._arrange(t, group, R, (src, dst), (links, ptr), hop)
+        space = cls._arrange(t, group, R, (src, dst), (links, ptr), hop)
+        if leaves is None:
+            return space
+        leaf = np.zeros(t.n_vertices, dtype=bool)
+        leaf[np.asarray(leaves, dtype=np.int64)] = True
+        return replace(space, leaf=leaf)
 
     @classmethod
     def _arrange(cls, t, group, R, arcs, routes, hop) -> "TreeSpace":
@@ -213,6 +220,8 @@ def arc_prices(space: TreeSpace, pi):
     C = np.full((space.n_arcs, R + 1), INF)
     # label t: the arc up in round t, its reverse down in round 2R + 1 - t (column 2R - t)
     C[:, 1:] = best[:, :R] + best[space.arc_rev, R:][:, ::-1]
+    if space.leaf is not None:                  # nobody's parent
+        C[space.leaf[space.arc_dst]] = INF
     up = np.zeros((space.n_arcs, R + 1), dtype=np.int64)
     down = np.zeros((space.n_arcs, R + 1), dtype=np.int64)
     up[:, 1:] = route[:, :R]

@@ -41,13 +41,14 @@ from synth.check.claims import certify
 from synth.errors import OptionError, SynthError
 from synth.schedule.collective import collective_half
 from synth.schedule.data import ALLREDUCE
-from synth.solving.periodic import damaged_everywhere, long_rounds, periodic_network
+from synth.solving.packing_notes import lp_notes, share_note
+from synth.solving.periodic import damaged_everywhere, drop_failed_chips, long_rounds, periodic_network
 from synth.solving.reference import healthy_reference
 from synth.solving.request import Plan, SolveResult, quiet
 from synth.symmetry.spec import default_group
 
 __all__ = ["plan_packing", "build_packed", "certify_packed", "certified_fraction", "PackingPrep", "unequal_links",
-           "class_bound_note", "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS", "FREE_SHARES_ARCS",
+           "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS", "FREE_SHARES_ARCS",
            "TIMED_MAX_ROWS", "TIMED_FABRIC_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_UNEQUAL_ROUNDS",
            "TIMED_FABRIC_PURGE", "TIMED_LARGE_FABRIC_ROUNDS", "LARGE_FABRIC",
            "TIMED_FABRIC_WARM", "TIMED_STARTS", "UNEQUAL_UNITS", "TIMED_ITERATIONS", "timed_extra",
@@ -133,14 +134,16 @@ class PackingPrep:
     depth: int | None
     R: int | None
     time_limit: float | None
+    periodic: object = None   # the periodic network this one is (synth.solving.periodic.Periodic), if any
 
 
-def plan_packing(req, topology, group, reason, time_limit, depth, least=None) -> Plan:
+def plan_packing(req, topology, group, reason, time_limit, depth, periodic=None) -> Plan:
     """The packing plan for ``topology`` lifted by ``group`` (None: the built-in or residual group).
 
     ``reason`` says why the network is packed; ``time_limit`` bounds the LPs (None: none, and 600 CPU s for
-    the timed trees); ``depth`` the trees' depth (None: none); ``least`` the timed trees' reduce rounds at least
-    where they fit (None: :func:`_least_rounds`; a periodic network's ``Periodic.R``).
+    the timed trees); ``depth`` the trees' depth (None: none); ``periodic``: the
+    :class:`~synth.solving.periodic.Periodic` network ``topology`` is, whose ``R`` the timed trees' reduce rounds
+    are at least where they fit (else :func:`_least_rounds`) and whose ``leaves`` no tree forwards through.
     """
     # the models load on demand: they pull in the solvers, which the other constructions never need
     from synth.models.packing import layered_arcs
@@ -152,7 +155,8 @@ def plan_packing(req, topology, group, reason, time_limit, depth, least=None) ->
     name = "trivial" if group is None else group.name
     if needs_routes(topology):
         return _plan_routed(req, topology, group, reason, time_limit, depth)
-    data = layered_arcs(topology, group)   # one BFS per represented owner: built once, for H and for the LP
+    leaves = periodic.leaves if periodic is not None and periodic.leaves else None
+    data = layered_arcs(topology, group, leaves)   # one BFS per represented owner: built once, for H and for the LP
     if depth is not None and depth < data.H:
         m, levels = hops_per_level(data.H, depth)
         prep = PackingPrep(topology, group, reason, data, depth, None, time_limit)
@@ -160,15 +164,16 @@ def plan_packing(req, topology, group, reason, time_limit, depth, least=None) ->
                     f"{m} hops, {levels} levels", name, ("depth-bounded-packing",), build_packed, group,
                     solves=True, time_limit=time_limit, depth=depth, prepared=prep)
     per_round = rows_per_round(topology, group)
-    R, clipped = timed_rounds(data.H, depth, per_round, _least_rounds(topology, per_round) if least is None else least)
+    R, clipped = timed_rounds(data.H, depth, per_round,
+                              _least_rounds(topology, per_round) if periodic is None else periodic.R)
     if clipped is False and req.collective == ALLREDUCE and depth is None:   # its failures on a lattice, if they fit
         if (p := periodic_network(topology, data.H + timed_extra(data.H), time_limit=time_limit,
                                   most=long_rounds(data.H))) is not None:
-            return plan_packing(req, p.topology, p.group, f"{reason} ({p.note()})", time_limit, depth, p.R)
+            return plan_packing(req, p.topology, p.group, f"{reason} ({p.note()})", time_limit, depth, p)
     rows = R * per_round
     timed = req.collective == ALLREDUCE and clipped is not False
     notes = tuple(n for n in [_depth_note(depth, data.H, R, clipped, req.collective, per_round)] if n)
-    prep = PackingPrep(topology, group, reason, data, depth, R if timed else None, time_limit)
+    prep = PackingPrep(topology, group, reason, data, depth, R if timed else None, time_limit, periodic)
     if timed:
         return Plan("timed-packing", f"{reason}; the timed trees' master LP ({rows:,} load rows, {R} reduce "
                     "rounds) follows the layered LP unless its schedule meets the bound",
@@ -250,13 +255,11 @@ def build_packed(req, plan) -> SolveResult:
 
 def _needs(topology):
     from synth.models.packing.routed import needs_routes   # solvers, on demand
-
     return needs_routes(topology)
 
 
 def _max_routes():
     from synth.models.packing.routed import MAX_ROUTES   # solvers, on demand
-
     return MAX_ROUTES
 
 
@@ -283,8 +286,9 @@ def _build_layered(req, prep, plan_notes=()) -> SolveResult:
 
     data, allreduce = prep.data, req.collective == ALLREDUCE
     # the local LP frees every vertex near a failure: where that is most of the network, the whole LP is no larger
-    reference = None if data.n_arcs <= FULL_LP_ARCS or damaged_everywhere(prep.topology, LOCAL_RADIUS) else \
-        healthy_reference(prep.topology)
+    # (a periodic network with failed chips' copies: the healthy trees would forward through them)
+    reference = None if data.n_arcs <= FULL_LP_ARCS or data.leaves is not None \
+        or damaged_everywhere(prep.topology, LOCAL_RADIUS) else healthy_reference(prep.topology)
     # a reduce-scatter or allgather gives every node an equal block: every owner needs a share (free ones can be 0)
     free = (reference is None or data.n_arcs <= FREE_SHARES_ARCS) and allreduce
     class_bound = True
@@ -299,34 +303,26 @@ def _build_layered(req, prep, plan_notes=()) -> SolveResult:
         req.say("the whole layered LP found no solution; the local LP instead")
         packed = _pack_layered(req, prep, data.n_arcs <= FREE_SHARES_ARCS and allreduce, reference)
         class_bound = False   # its dual would need the LP that just failed
-    cert = certify_packed(packed, req.elements, req.mode, req.collective, req.progress)
-    if class_bound:   # the bound of the layered class (docs/bounds.md section 5)
+    cert = certify_packed(_on_network(prep, packed), req.elements, req.mode, req.collective, req.progress)
+    if class_bound and data.leaves is None:   # the bound of the layered class (docs/bounds.md section 5)
         cert = with_class_bound(cert, packed.solution, req.progress, prep.time_limit)
-    notes = [_intro(prep, "layered LP"), *plan_notes, *_share_note(prep.topology, req.collective)]
+    notes = [_intro(prep, "layered LP"), *plan_notes, *share_note(prep.topology, req.collective)]
     if reference is not None:   # the shares as solved (free ones fall back to equal when that LP fails)
         kept = f" ({reference.what})" if getattr(reference, "what", "") else ""
         notes.append(f"{data.n_arcs:,} parent choices: the LP changes the healthy trees{kept} only within "
                      f"{LOCAL_RADIUS} hops of a failure and where they were lost, with "
                      f"{'free' if packed.claims['free_shares'] else 'equal'} shares")
-    notes += _lp_notes("layered", packed, cert, req.collective, local=reference is not None)
+    notes += lp_notes("layered", packed, cert, req.collective, local=reference is not None,
+                       periodic=data.leaves is not None)
     if prep.R is not None and certified_fraction(cert) < 1:   # nothing beats a schedule that meets the bound
         return _build_timed(req, prep, packed, cert, notes)
     return SolveResult(cert, data.H, notes)
 
 
-def _share_note(topology, collective) -> list:
-    """What the owners' shares allow the tree classes here (an allreduce on a network with a vertex of low degree)."""
-    from synth.models.packing.phase_bound import phase_share_bound   # a model: loaded with the solvers, on demand
-
-    if collective != ALLREDUCE:
-        return []
-    b = phase_share_bound(topology)
-    if b >= 1:
-        return []
-    return [f"no tree schedule whose every tree reduces in one phase and copies in the next (the layered trees) "
-            f"passes {100 * b:.2f} % of the volume bound here: every vertex sends each chunk once, so the vertices of "
-            "low degree would have to own more than the whole vector; the timed trees' windows let the phases "
-            "overlap (docs/failures.md section 8)"]
+def _on_network(prep, packed):
+    """``packed`` on the network itself: a periodic network's failed chips dropped from its trees."""
+    p = prep.periodic
+    return packed if p is None or p.damaged is None else drop_failed_chips(packed, p)
 
 
 def timed_extra(H: int) -> int:
@@ -390,34 +386,6 @@ def _depth_note(depth, H, R, clipped, collective, per_round):
             f"layered trees, depth H = {H}")
 
 
-def _lp_notes(kind, packed, cert, collective, local=False) -> list:
-    """What the LP's status and the certified fraction tell the user (the LP's ``kind`` names its class)."""
-    notes = []
-    if packed.lp_status != "optimal":
-        notes.append(f"{kind} LP {packed.lp_status} (time limit): its solution is feasible, not proven best")
-    if collective == ALLREDUCE:
-        notes.append(f"bandwidth term {cert.claims['bandwidth_term']} for {cert.elements} elements: "
-                     f"{100 * float(certified_fraction(cert)):.2f} % of the certified bound (the "
-                     + (f"{kind} LP reaches " if not local else "local LP, some trees fixed, reaches ")
-                     + f"{100 * packed.lp_fraction:.2f} % of the volume bound"
-                     + (": the best of its class)" if not local else ")"))
-        if kind == "layered":
-            notes.append(class_bound_note(cert))
-    return notes
-
-
-def class_bound_note(cert) -> str:
-    """What the certificate says about the layered class's bound (docs/bounds.md section 5), or why it has none."""
-    claim = cert.claims.get("class_bound")
-    if claim is None:
-        return ("no class bound: the local LP keeps most healthy trees fixed, so its dual bounds only the "
-                "schedules that keep them, and the whole layered LP was not solved for its dual (too large, "
-                "or out of time)")
-    return (f"bound of the layered class (from {cert.solver.get('class_dual', 'a dual')}, re-derived by synth "
-            f"check): {claim['value']:.6g} elements; the layered schedule reaches {100 * claim['fraction']:.2f} % of it "
-            "(it bounds layered schedules only)")
-
-
 def _build_depth(req, prep) -> SolveResult:
     """``depth`` below the layered trees' ``H``: arcs of up to ``ceil(H / depth)`` hops
     (:mod:`synth.models.packing.depth`)."""
@@ -455,7 +423,7 @@ def _build_routes(req, prep, what, claims, data) -> SolveResult:
     packed = pack_routed(data, DEFAULT_UNITS, free_shares=req.collective == ALLREDUCE, time_limit=prep.time_limit,
                          progress=req.progress, claims=claims)
     cert = certify_packed(packed, req.elements, req.mode, req.collective, req.progress)
-    notes = [_intro(prep, what)] + _lp_notes(data.kind, packed, cert, req.collective)
+    notes = [_intro(prep, what)] + lp_notes(data.kind, packed, cert, req.collective)
     if prep.R is not None and certified_fraction(cert) < 1:
         return _build_timed(req, prep, packed, cert, notes)
     return SolveResult(cert, data.H_up, notes)
@@ -487,7 +455,7 @@ def _build_timed(req, prep, layered, layered_cert, notes) -> SolveResult:
                           layered=layered.solution, progress=req.progress,
                           options=options if start is None else replace(options, crossover=False),
                           columns=() if start is None else start.columns)
-        cert = certify_packed(pack_timed(sol, units), mode=req.mode)
+        cert = certify_packed(_on_network(prep, pack_timed(sol, units)), mode=req.mode)
     except SynthError as exc:
         notes.append(f"timed trees: {exc}; the layered schedule is kept")
         return SolveResult(layered_cert, H, notes)

@@ -31,16 +31,21 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from synth.symmetry.spec import default_group
+from synth.check.tree_images import TreeImages, grid_of, image_maps
+from synth.errors import SynthError
+from synth.schedule.data import COPY, REDUCE, BaseSchedule
+from synth.symmetry.residual import residual_group
+from synth.symmetry.spec import default_group, fixing_group
 from synth.topology.failures import Damaged, Failures, damage
 from synth.topology.torus import Torus
 
-__all__ = ["Periodic", "periodic_network", "damaged_everywhere", "long_rounds", "MAX_ROWS", "PLANE_ROWS", "MAX_ARCS",
-           "ARCS_PER_SECOND", "MIN_CELL", "MAX_IDLE_SHARE", "MAX_TRIES", "LONG_SOLVE"]
+__all__ = ["Periodic", "periodic_network", "drop_failed_chips", "damaged_everywhere", "long_rounds", "MAX_ROWS",
+           "PLANE_ROWS", "LONG_ROWS", "MAX_ARCS", "ARCS_PER_SECOND", "MIN_CELL", "MAX_IDLE_SHARE", "MAX_TRIES",
+           "LONG_SOLVE"]
 
 #: load rows of the periodic network's timed master at most: 32x32 with a failed link, cells of 8x8 (3,124 rows)
 #: and of 8x16 (6,292) both at 76.1 % of the bound at 60 CPU s, the smaller master's iterations twice as fast;
@@ -49,6 +54,10 @@ MAX_ROWS = 4_000
 #: the same on a 2-D torus, whose periodic networks' layered LPs stay small: 16x16 with four scattered failed links
 #: takes cells of 8x8 (5,456 rows, a group of order 4), 32x32 with one keeps 8x8 (its cells of 8x16 have 6,292)
 PLANE_ROWS = 5_500
+#: load rows the long-solve rounds (:func:`long_rounds`) may take on a 3-D torus's cells once chosen under
+#: :data:`MAX_ROWS`: 16x20x28's cells of 4x5x4 have 89 rows per reduce round, so 52 rounds (its ``long_rounds``)
+#: need 4,628
+LONG_ROWS = 4_700
 #: the least side of a cell: on smaller ones the idle links take too much of every chip's links
 MIN_CELL = 4
 #: the largest share of the network's links left idle (cells of 8x8 on a 2-D torus leave 1/128 per failure: four
@@ -61,27 +70,37 @@ MAX_IDLE_SHARE = 0.025
 MAX_ARCS = 250_000
 ARCS_PER_SECOND = 320
 #: cells whose group is found at most (the largest first that may fit; each one's group is found on the whole pod:
-#: 16x16x16 tries six, 12x16x20 seven, 0.2-0.5 CPU s each)
-MAX_TRIES = 8
+#: 16x16x16 with a failed link tries six, 12x16x20 seven, 0.2-0.5 CPU s each; 16x16x16 with a failed chip eleven,
+#: its larger cells' layered LPs being too large)
+MAX_TRIES = 12
 
 
 @dataclass(frozen=True)
 class Periodic:
     """The network a damaged torus's schedule runs on: its failures repeated on the lattice of ``cell`` (chips
     per side), the other copies idle; its ``group`` and the timed master's load ``rows`` at ``R`` reduce
-    rounds."""
+    rounds.  A failed chip's copies, itself included, are ``leaves``: they keep their links and hold data but
+    forward nothing, and ``damaged`` (None without failed chips) is the network the schedule is certified on,
+    the failed chips dropped from it (:func:`drop_failed_chips`)."""
 
-    topology: Damaged
+    topology: object
     group: object
     cell: tuple
     R: int
     rows: int
+    leaves: tuple = ()
+    damaged: Damaged | None = None
 
     def note(self) -> str:
-        n = len(self.topology.failures.idle)
-        return (f"the timed trees on its failures repeated on cells of {'x'.join(map(str, self.cell))} chips ({n} "
-                f"working link{'s' * (n > 1)} left idle, {100 * n / (self.topology.healthy.n_links // 2):.2f} % of "
-                f"the links; the bounds count {'them' if n > 1 else 'it'})")
+        n = len(self.topology.failures.idle) if isinstance(self.topology, Damaged) else 0
+        e = self.topology.n_links // 2
+        idle = (f"{n} working link{'s' * (n > 1)} left idle, {100 * n / e:.2f} % of the links; the bounds count "
+                f"{'them' if n > 1 else 'it'}") if n else ""
+        k = len(self.leaves) - (len(self.damaged.failures.nodes) if self.damaged is not None else 0)
+        leaves = (f"{k} working chip{'s' * (k > 1)} that forward{'' if k > 1 else 's'} nothing (copies of a failed "
+                  "one, which is then dropped from every tree)") if k else ""
+        return (f"the timed trees on its failures repeated on cells of {'x'.join(map(str, self.cell))} chips ("
+                + "; ".join(x for x in (idle, leaves) if x) + ")")
 
 
 #: CPU seconds of the time limit from which the timed trees on a periodic network take up to :func:`long_rounds`
@@ -113,16 +132,17 @@ def periodic_network(d, R: int, max_rows: int | None = None, time_limit: float |
     :data:`ARCS_PER_SECOND` times ``time_limit`` (CPU seconds; None: 600) where that is more (below a minute, that
     share of :data:`MAX_ARCS`): the timed trees start from it.  With a time limit of at least :data:`LONG_SOLVE`
     (or None) the timed trees then take up to ``most`` reduce rounds (None: ``R``), as many as keep the rows within
-    ``max_rows`` (``Periodic.R``).  16x16x16 with a failed link takes cells of 4x4x4
-    from about 35 s to 919 s (1,551 rows, a group of order 1,024, 146,688 parent choices), and 16x20x28 cells of
-    4x5x4 from 1,506 s."""
+    ``max_rows`` (None: :data:`LONG_ROWS` on a 3-D torus) (``Periodic.R``).  16x16x16 with a failed link takes
+    cells of 4x4x4 from about 35 s to 919 s (1,551 rows, a group of order 1,024, 146,688 parent choices), and
+    16x20x28 cells of 4x5x4 from 1,506 s.  A failed chip's copies are the ``leaves``: they keep their links and
+    hold data, no tree takes them as a parent, and each counts as ``ndim`` idle links in that share."""
     # the models: loaded with the solvers, on demand
     from synth.models.packing.layered import layered_arcs
     from synth.models.packing.master import rows_per_round
 
-    if not isinstance(d, Damaged) or not isinstance(d.healthy, Torus) or d.failures.nodes or d.failures.idle \
-            or d.healthy.ndim < 2:
+    if not isinstance(d, Damaged) or not isinstance(d.healthy, Torus) or d.failures.idle or d.healthy.ndim < 2:
         return None
+    long_rows = (PLANE_ROWS if d.healthy.ndim == 2 else LONG_ROWS) if max_rows is None else max_rows
     max_rows = (PLANE_ROWS if d.healthy.ndim == 2 else MAX_ROWS) if max_rows is None else max_rows
     limit = 600.0 if time_limit is None else float(time_limit)
     max_arcs = MAX_ARCS * limit / 60 if limit < 60 else max(MAX_ARCS, ARCS_PER_SECOND * limit)
@@ -136,7 +156,10 @@ def periodic_network(d, R: int, max_rows: int | None = None, time_limit: float |
         point = 2 ** t.ndim * math.prod(math.factorial(kinds.count(k)) for k in set(kinds))
         links = _repeated(t, d.failures.links, cell)
         idle = tuple(e for e in links if e not in set(d.failures.links))
-        if not idle or len(idle) > MAX_IDLE_SHARE * (t.n_links // 2):
+        leaves = _copies(t, d.failures.nodes, cell)
+        # a working chip that forwards nothing idles about half of its links: each counts as ndim idle links
+        spare = len(idle) + t.ndim * (len(leaves) - len(d.failures.nodes))
+        if not spare or spare > MAX_IDLE_SHARE * (t.n_links // 2):
             continue
         # a link orbit has at most as many links as the group elements: fewer rows than this are out of reach
         if R * (t.n_links - 2 * len(links)) > max_rows * point * (t.n_vertices // int(np.prod(cell))):
@@ -144,14 +167,21 @@ def periodic_network(d, R: int, max_rows: int | None = None, time_limit: float |
         if tries == MAX_TRIES:       # each try finds a group on the whole pod
             return None
         tries += 1
-        p = damage(t, Failures(links, (), idle))
-        group = default_group(p)
+        p, group = _periodic(t, links, idle, leaves)
         rows = R * rows_per_round(p, group)
-        if rows <= max_rows and layered_arcs(p, group).n_arcs <= max_arcs:
+        if rows <= max_rows and layered_arcs(p, group, leaves or None).n_arcs <= max_arcs:
             per = rows // R
-            rounds = max(R, min(most, max_rows // per)) if most is not None and limit >= LONG_SOLVE else R
-            return Periodic(p, group, cell, rounds, rounds * per)
+            rounds = max(R, min(most, long_rows // per)) if most is not None and limit >= LONG_SOLVE else R
+            target = damage(t, Failures(links, d.failures.nodes, idle)) if leaves else None
+            return Periodic(p, group, cell, rounds, rounds * per, leaves, target)
     return None
+
+
+def _periodic(t, links, idle, leaves) -> tuple:
+    """The periodic network (``t`` without ``links``, of which ``idle`` work; ``t`` itself when there are none) and
+    its group: the automorphisms that fix the links and the set of ``leaves`` (:func:`fixing_group`)."""
+    p = damage(t, Failures(links, (), idle))
+    return p, (fixing_group(t, Failures(links, leaves, idle), p) if leaves else default_group(p))
 
 
 def damaged_everywhere(t, radius: int) -> bool:
@@ -186,6 +216,16 @@ def _cells(shape) -> list:
     return sorted(cells, key=lambda c: (-int(np.prod(c)), max(c) / min(c), c))
 
 
+def _copies(t, nodes, cell) -> tuple:
+    """``nodes`` (vertices of torus ``t``) and every translate by the lattice of ``cell``, sorted."""
+    if not nodes:
+        return ()
+    coords = np.array([t.coords(v) for v in nodes], dtype=np.int64)
+    shifts = np.array(list(itertools.product(*[range(0, n, c) for n, c in zip(t.shape, cell)])), dtype=np.int64)
+    moved = (coords[None, :, :] + shifts[:, None, :]) % np.asarray(t.shape)
+    return tuple(sorted({int(t.vertex(tuple(x))) for x in moved.reshape(-1, len(cell))}))
+
+
 def _repeated(t, links, cell) -> tuple:
     """``links`` (vertex pairs of torus ``t``) and every translate by the lattice of ``cell``, as sorted pairs."""
     coords = np.array([t.coords(v) for pair in links for v in pair], dtype=np.int64).reshape(-1, 2, len(cell))
@@ -193,3 +233,90 @@ def _repeated(t, links, cell) -> tuple:
     moved = (coords[None, :, :, :] + shifts[:, None, None, :]) % np.asarray(t.shape)
     ids = np.array([[int(t.vertex(tuple(x))) for x in pair] for pair in moved.reshape(-1, 2, len(cell))])
     return tuple(sorted({(int(min(a, b)), int(max(a, b))) for a, b in ids}))
+
+
+def drop_failed_chips(packed, periodic: Periodic):
+    """``packed`` (a packing model's schedule on ``periodic.topology``, lifted by ``periodic.group``, whose every
+    tree has the failed chips as leaves) as a schedule of the damaged torus ``periodic.damaged``.
+
+    A leaf forwards nothing, so a tree without it is a tree of the other chips, in the same rounds, loading no
+    link more.  The damaged torus keeps the group's elements that fix the failed chips
+    (:func:`~synth.symmetry.residual.residual_group`); one element of each of the other cosets carries every base
+    tree into a component of its own, so the lifted trees are the same, each without the failed chips.  The
+    writer's hint gives each component as the image of its base tree (a change per failed chip).
+
+    Raises
+    ------
+    SynthError
+        If a failed chip forwards in some tree or a send takes more than one link (nothing the periodic
+        networks' models make: the checker would refuse the schedule anyway).
+    """
+    d, base, G = periodic.damaged, packed.base, packed.group
+    V, n, C = d.n_vertices, base.n_transmissions, base.n_components
+    dead = np.zeros(V, dtype=bool)
+    dead[list(d.failures.nodes)] = True
+    leaf = np.zeros(V, dtype=bool)
+    leaf[list(periodic.leaves)] = True
+    if base.route_links.size != n or np.any(leaf[base.dst] & (base.op == REDUCE)) or \
+            np.any(leaf[base.src] & (base.op == COPY)):
+        raise SynthError("the periodic network's schedule is not one of one-hop trees with its failed chips' copies "
+                         "as leaves: it cannot drop the failed chips")
+    sub = residual_group(d, G)
+    whole = G.vertex_images(np.arange(V)).astype(np.int64)
+    maps = whole[_coset_reps(whole, sub.vertex_images(np.arange(V)).astype(np.int64))]     # (k, V)
+    # component by component (j C + c: coset j, base component c), one coset at a time: a pod's schedule has
+    # tens of millions of rows, whose consumers sort them as they need (BaseSchedule.as_schedule)
+    by = np.argsort(base.component, kind="stable")
+    comp, rnd, src, dst, op = base.component[by], base.round[by], base.src[by], base.dst[by], base.op[by]
+    parts = [[] for _ in range(6)]
+    for j, g in enumerate(maps):
+        s, t = g[src], g[dst]
+        keep = ~dead[s] & ~dead[t]
+        s, t = s[keep], t[keep]
+        for part, rows in zip(parts, (comp[keep] + j * C, rnd[keep], s, t, op[keep], d.link_ids(s, t))):
+            part.append(rows.astype(rows.dtype if rows.dtype == np.int8 else np.int32))
+    comp, rnd, src, dst, op, links = (np.concatenate(p) for p in parts)
+    if np.any(links < 0):
+        raise SynthError("a send of the periodic network's schedule is no link of the damaged torus")
+    labels = tuple(f"{label}, image {j}" for j in range(maps.shape[0]) for label in base.labels) if base.labels else ()
+    out = BaseSchedule(d, base.n_rounds, comp, rnd, src, dst, op, np.arange(links.size + 1), links,
+                       np.tile(base.weights, maps.shape[0]), labels)
+    claims = {**packed.claims, "failed_chips_dropped": list(d.failures.nodes)}
+    return replace(packed, base=out, group=sub, claims=claims, tree_images=_images(base, maps, C))
+
+
+def _coset_reps(whole, sub) -> np.ndarray:
+    """An element (row of ``whole``, every element of a group as a vertex map) of each right coset of the
+    subgroup ``sub`` (its elements' rows): ``p o g`` over ``p`` in ``sub`` is ``g``'s coset."""
+    index = {row.tobytes(): i for i, row in enumerate(whole)}
+    left = np.ones(whole.shape[0], dtype=bool)
+    reps = []
+    for i in range(whole.shape[0]):
+        if left[i]:
+            reps.append(i)
+            for q in sub[:, whole[i]]:
+                left[index[q.tobytes()]] = False
+    return np.asarray(reps, dtype=np.int64)
+
+
+def _images(base, maps, C) -> TreeImages:
+    """The writer's hint: component ``j C + c`` is base component ``c``'s tree carried by ``maps[j]``, an affine
+    map of the torus (its shift and signed axes; a map they do not give is written without an image)."""
+    grid = grid_of(base.topology)
+    V = base.topology.n_vertices
+    parent, up, down = np.full((C, V), -1, dtype=np.int64), np.zeros((C, V), np.int64), np.zeros((C, V), np.int64)
+    red, cop = base.op == REDUCE, base.op == COPY
+    parent[base.component[red], base.src[red]] = base.dst[red]
+    up[base.component[red], base.src[red]] = base.round[red]
+    down[base.component[cop], base.dst[cop]] = base.round[cop]
+    shift = maps[:, 0]
+    units = grid.vertex(np.eye(grid.ndim, dtype=np.int64))
+    step = (grid.coords(maps[:, units].ravel()).reshape(-1, grid.ndim, grid.ndim)
+            - grid.coords(shift)[:, None, :]) % np.asarray(grid.sides)            # (k, from axis, to axis)
+    to = np.argmax(step != 0, axis=2)
+    sign = np.where(np.take_along_axis(step, to[:, :, None], 2)[:, :, 0] == 1, 1, -1)
+    axes = np.zeros_like(to)
+    np.put_along_axis(axes, to, sign * (np.arange(grid.ndim) + 1)[None, :], 1)
+    ok = (image_maps(grid, shift, axes) == maps).all(axis=1)
+    of = np.where(ok[:, None], np.arange(C)[None, :], -1).ravel()
+    return TreeImages(parent, up, down, of, np.repeat(shift, C), np.repeat(axes, C, axis=0))

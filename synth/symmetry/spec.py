@@ -48,7 +48,7 @@ from synth.topology.lattice import LatticeTorus, grid
 from synth.topology.multislice import Multislice
 from synth.topology.torus import Torus
 
-__all__ = ["GroupKind", "GROUPS", "TORUS_GROUPS", "named_group", "torus_group", "torus_group_builder",
+__all__ = ["fixing_group", "GroupKind", "GROUPS", "TORUS_GROUPS", "named_group", "torus_group", "torus_group_builder",
            "default_group", "lifting_group", "group_builder", "group_kinds"]
 
 
@@ -173,6 +173,41 @@ def default_group(topology: Topology):
                               f"residual(automorphisms({topology.healthy.name}))")
     kind = kind_of(topology).group(topology)
     return None if kind is None else GROUPS[kind].build(topology)
+
+
+def fixing_group(t, fixed, on: Topology) -> Group:
+    """The automorphisms of the torus or lattice torus ``t`` that fix ``fixed`` (a
+    :class:`~synth.topology.failures.Failures`: its links and the set of its vertices), as a group of ``on`` (a
+    network on ``t``'s vertices whose links they preserve: a periodic network whose fixed chips still work).
+
+    Where no link of ``on`` would have a trivial stabilizer (a lattice of fixed chips on a 3-D torus: every link
+    is fixed by an element that exchanges the two other axes), only the elements whose permutation of the axes is
+    even, which keep the links along an axis apart from the others.
+
+    >>> from synth.topology.failures import Failures
+    >>> from synth.topology.torus import parse_torus
+    >>> t = parse_torus("8x8x8"); chips = Failures(nodes=[0, 4, 32, 36, 256, 260, 288, 292])
+    >>> fixing_group(t, chips, t).order        # 8 translations, 8 signs, 3 rotations of the axes
+    192
+    """
+    view = _lattice_view(t)
+    elements = lattice_stabilizer(view, fixed)
+    name = f"residual(automorphisms({t.name}) fixing {len(fixed.nodes)} chips)"
+    if t.ndim > 2:
+        elements = elements[_even_axes(view, elements)]
+    return residual_group(on, None, elements, name)
+
+
+def _even_axes(t, elements) -> np.ndarray:
+    """Which rows of ``elements`` (vertex permutations of grid ``t``, sides of 3 or more) permute the axes
+    evenly: the image of each unit step from vertex 0 is one step along the axis it moves to."""
+    units = t.vertex(np.eye(t.ndim, dtype=np.int64))
+    origin = t.coords(elements[:, 0])                                   # (m, d)
+    step = (t.coords(elements[:, units].ravel()).reshape(elements.shape[0], t.ndim, t.ndim)
+            - origin[:, None, :]) % np.asarray(t.sides)                 # (m, from axis, to axis)
+    to = np.argmax(step != 0, axis=2)                                   # (m, d): where axis i goes
+    inversions = sum((to[:, i] > to[:, j]).astype(np.int64) for i in range(t.ndim) for j in range(i + 1, t.ndim))
+    return inversions % 2 == 0
 
 
 def _whole_units_group(healthy: Topology, failures):

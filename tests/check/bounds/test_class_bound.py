@@ -267,7 +267,7 @@ def test_a_local_lp_schedule_gets_the_whole_lps_dual_by_interior_point_or_no_cla
     monkeypatch.setattr(classdual, "CLASS_LP_ARCS", 0)
     cert = _certified(pack(layered_arcs(d, g), units=4, reference=ref, radius=1))
     assert CLASS_KEY not in cert.claims
-    from synth.solving.packing import class_bound_note
+    from synth.solving.packing_notes import class_bound_note
     assert class_bound_note(cert).startswith("no class bound")
 
 
