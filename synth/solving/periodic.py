@@ -45,7 +45,7 @@ from synth.topology.torus import Torus
 
 __all__ = ["Periodic", "periodic_network", "drop_failed_chips", "damaged_everywhere", "long_rounds", "MAX_ROWS",
            "PLANE_ROWS", "LONG_ROWS", "MAX_ARCS", "ARCS_PER_SECOND", "MIN_CELL", "MAX_IDLE_SHARE", "MAX_TRIES",
-           "LONG_SOLVE"]
+           "LONG_SOLVE", "MAX_DROPPED"]
 
 #: load rows of the periodic network's timed master at most: 32x32 with a failed link, cells of 8x8 (3,124 rows)
 #: and of 8x16 (6,292) both at 76.1 % of the bound at 60 CPU s, the smaller master's iterations twice as fast;
@@ -70,9 +70,8 @@ MAX_IDLE_SHARE = 0.025
 MAX_ARCS = 250_000
 ARCS_PER_SECOND = 320
 #: cells whose group is found at most (the largest first that may fit; each one's group is found on the whole pod:
-#: 16x16x16 with a failed link tries six, 12x16x20 seven, 0.2-0.5 CPU s each; 16x16x16 with a failed chip eleven,
-#: its larger cells' layered LPs being too large)
-MAX_TRIES = 12
+#: 16x16x16 with a failed link tries six, 12x16x20 seven, 0.2-0.5 CPU s each)
+MAX_TRIES = 8
 
 
 @dataclass(frozen=True)
@@ -102,6 +101,12 @@ class Periodic:
         return (f"the timed trees on its failures repeated on cells of {'x'.join(map(str, self.cell))} chips ("
                 + "; ".join(x for x in (idle, leaves) if x) + ")")
 
+
+#: cells times chips at most where a failed chip is dropped from the periodic schedule
+#: (:func:`drop_failed_chips`): the damaged torus keeps about one element of the group per cell, so its base
+#: schedule has a tree per cell for every tree of the periodic one (32x32, cells of 8x8: 16,384, 33 M sends and
+#: 4.3 GB at 840 CPU s; 16x16x16, cells of 4x4x4: 262,144, over 9 GB at the default minute and 24 GB at 840 s)
+MAX_DROPPED = 65_536
 
 #: CPU seconds of the time limit from which the timed trees on a periodic network take up to :func:`long_rounds`
 #: reduce rounds (as many as keep the master within its rows): more slack rounds converge higher but start slower
@@ -135,7 +140,8 @@ def periodic_network(d, R: int, max_rows: int | None = None, time_limit: float |
     ``max_rows`` (None: :data:`LONG_ROWS` on a 3-D torus) (``Periodic.R``).  16x16x16 with a failed link takes
     cells of 4x4x4 from about 35 s to 919 s (1,551 rows, a group of order 1,024, 146,688 parent choices), and
     16x20x28 cells of 4x5x4 from 1,506 s.  A failed chip's copies are the ``leaves``: they keep their links and
-    hold data, no tree takes them as a parent, and each counts as ``ndim`` idle links in that share."""
+    hold data, no tree takes them as a parent, and each counts as ``ndim`` idle links in that share; cells times
+    chips stay within :data:`MAX_DROPPED` there."""
     # the models: loaded with the solvers, on demand
     from synth.models.packing.layered import layered_arcs
     from synth.models.packing.master import rows_per_round
@@ -157,6 +163,8 @@ def periodic_network(d, R: int, max_rows: int | None = None, time_limit: float |
         links = _repeated(t, d.failures.links, cell)
         idle = tuple(e for e in links if e not in set(d.failures.links))
         leaves = _copies(t, d.failures.nodes, cell)
+        if leaves and t.n_vertices // int(np.prod(cell)) * t.n_vertices > MAX_DROPPED:
+            continue
         # a working chip that forwards nothing idles about half of its links: each counts as ndim idle links
         spare = len(idle) + t.ndim * (len(leaves) - len(d.failures.nodes))
         if not spare or spare > MAX_IDLE_SHARE * (t.n_links // 2):

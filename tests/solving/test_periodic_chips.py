@@ -82,6 +82,9 @@ def test_a_failed_chip_repeats_on_cells_with_its_copies_as_leaves(monkeypatch):
     images = p.group.vertex_images(np.array(p.leaves))
     assert (np.sort(images, axis=1) == np.array(p.leaves)).all() and p.group.order == 32
     assert "3 working chips that forward nothing" in p.note()
+    monkeypatch.setattr("synth.solving.periodic.MAX_DROPPED", 1_000)        # 4 cells x 256 chips
+    assert periodic_network(d, R=22, max_rows=2_000) is None
+    monkeypatch.setattr("synth.solving.periodic.MAX_DROPPED", 1_024)
     monkeypatch.setattr("synth.solving.periodic.MAX_IDLE_SHARE", 0.005)    # three chips count as 6 idle links
     assert periodic_network(d, R=22, max_rows=2_000) is None
 
