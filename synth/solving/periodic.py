@@ -38,6 +38,7 @@ import numpy as np
 from synth.check.tree_images import TreeImages, grid_of, image_maps
 from synth.errors import SynthError
 from synth.schedule.data import COPY, REDUCE, BaseSchedule
+from synth.symmetry.lattice import signed_axes
 from synth.symmetry.residual import residual_group
 from synth.symmetry.spec import default_group, fixing_group
 from synth.topology.failures import Damaged, Failures, damage
@@ -224,23 +225,24 @@ def _cells(shape) -> list:
     return sorted(cells, key=lambda c: (-int(np.prod(c)), max(c) / min(c), c))
 
 
+def _translates(t, vertices, cell) -> np.ndarray:
+    """``(cells, len(vertices))``: every vertex of torus ``t`` moved by each translation of the lattice of ``cell``."""
+    shifts = np.array(list(itertools.product(*[range(0, n, c) for n, c in zip(t.shape, cell)])), dtype=np.int64)
+    coords = t.coords(np.asarray(vertices, dtype=np.int64)).reshape(-1, len(cell))
+    return t.vertex(coords[None, :, :] + shifts[:, None, :])
+
+
 def _copies(t, nodes, cell) -> tuple:
     """``nodes`` (vertices of torus ``t``) and every translate by the lattice of ``cell``, sorted."""
-    if not nodes:
-        return ()
-    coords = np.array([t.coords(v) for v in nodes], dtype=np.int64)
-    shifts = np.array(list(itertools.product(*[range(0, n, c) for n, c in zip(t.shape, cell)])), dtype=np.int64)
-    moved = (coords[None, :, :] + shifts[:, None, :]) % np.asarray(t.shape)
-    return tuple(sorted({int(t.vertex(tuple(x))) for x in moved.reshape(-1, len(cell))}))
+    return tuple(np.unique(_translates(t, nodes, cell)).tolist()) if nodes else ()
 
 
 def _repeated(t, links, cell) -> tuple:
     """``links`` (vertex pairs of torus ``t``) and every translate by the lattice of ``cell``, as sorted pairs."""
-    coords = np.array([t.coords(v) for pair in links for v in pair], dtype=np.int64).reshape(-1, 2, len(cell))
-    shifts = np.array(list(itertools.product(*[range(0, n, c) for n, c in zip(t.shape, cell)])), dtype=np.int64)
-    moved = (coords[None, :, :, :] + shifts[:, None, None, :]) % np.asarray(t.shape)
-    ids = np.array([[int(t.vertex(tuple(x))) for x in pair] for pair in moved.reshape(-1, 2, len(cell))])
-    return tuple(sorted({(int(min(a, b)), int(max(a, b))) for a, b in ids}))
+    if not links:
+        return ()
+    ends = _translates(t, np.asarray(links, dtype=np.int64).ravel(), cell).reshape(-1, 2)
+    return tuple(sorted({(int(min(a, b)), int(max(a, b))) for a, b in ends.tolist()}))
 
 
 def drop_failed_chips(packed, periodic: Periodic):
@@ -317,14 +319,7 @@ def _images(base, maps, C) -> TreeImages:
     parent[base.component[red], base.src[red]] = base.dst[red]
     up[base.component[red], base.src[red]] = base.round[red]
     down[base.component[cop], base.dst[cop]] = base.round[cop]
-    shift = maps[:, 0]
-    units = grid.vertex(np.eye(grid.ndim, dtype=np.int64))
-    step = (grid.coords(maps[:, units].ravel()).reshape(-1, grid.ndim, grid.ndim)
-            - grid.coords(shift)[:, None, :]) % np.asarray(grid.sides)            # (k, from axis, to axis)
-    to = np.argmax(step != 0, axis=2)
-    sign = np.where(np.take_along_axis(step, to[:, :, None], 2)[:, :, 0] == 1, 1, -1)
-    axes = np.zeros_like(to)
-    np.put_along_axis(axes, to, sign * (np.arange(grid.ndim) + 1)[None, :], 1)
+    shift, axes = maps[:, 0], signed_axes(grid, maps)
     ok = (image_maps(grid, shift, axes) == maps).all(axis=1)
     of = np.where(ok[:, None], np.arange(C)[None, :], -1).ravel()
     return TreeImages(parent, up, down, of, np.repeat(shift, C), np.repeat(axes, C, axis=0))

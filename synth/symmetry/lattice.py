@@ -46,7 +46,7 @@ from synth.topology.lattice import LatticeTorus
 
 __all__ = ["point_group", "automorphism_order", "lattice_gamma", "lattice_stabilizer",
            "lattice_translations_negation", "lattice_translations", "vertex_map", "grid_group",
-           "grid_translations", "LATTICE_GROUPS", "link_classes"]
+           "grid_translations", "LATTICE_GROUPS", "link_classes", "signed_axes"]
 
 
 def _check(t):
@@ -279,6 +279,28 @@ def lattice_stabilizer(t, failures) -> np.ndarray:
             everyone = t.coords(np.arange(V)).astype(np.int64) if everyone is None else everyone
             out.append(t.vertex(_point_coords(t, e, everyone) + tau).astype(np.int64))
     return fixing(np.stack(out), failures)
+
+
+def signed_axes(t, maps) -> np.ndarray:
+    """``(m, d)``: the axes of each affine vertex map (a row of ``maps``) of the grid ``t`` (sides of 3 or more),
+    entry ``i`` being ``+-(j + 1)`` where the map takes a unit step along axis ``j`` to a step along axis ``i``, so
+    the image of coordinates ``x`` has ``y_i = y0_i + sign x_j`` (the form of
+    :func:`synth.check.tree_images.image_maps`).
+
+    >>> from synth.topology.torus import parse_torus
+    >>> t = parse_torus("4x4"); turn = t.vertex(t.coords(np.arange(16))[:, ::-1] * [1, -1])   # (x0, x1) -> (x1, -x0)
+    >>> signed_axes(t, np.stack([np.arange(16), turn])).tolist()
+    [[1, 2], [2, -1]]
+    """
+    maps = np.asarray(maps, dtype=np.int64)
+    units = t.vertex(np.eye(t.ndim, dtype=np.int64))
+    origin = t.coords(maps[:, 0])                                                     # (m, d)
+    step = (t.coords(maps[:, units].ravel()).reshape(-1, t.ndim, t.ndim) - origin[:, None, :]) % np.asarray(t.sides)
+    to = np.argmax(step != 0, axis=2)                                                 # (m, from axis): its image axis
+    sign = np.where(np.take_along_axis(step, to[:, :, None], 2)[:, :, 0] == 1, 1, -1)
+    axes = np.zeros_like(to)
+    np.put_along_axis(axes, to, sign * (np.arange(t.ndim) + 1)[None, :], 1)
+    return axes
 
 
 def _point_coords(t, element, c) -> np.ndarray:

@@ -34,7 +34,7 @@ from synth.symmetry.gpu import failed_servers, gpu_group
 from synth.symmetry.group import Group
 from synth.symmetry.hyperx import hyperx_group
 from synth.symmetry.multislice import failed_slices, multislice_group
-from synth.symmetry.lattice import (grid_group, grid_translations, lattice_gamma, lattice_stabilizer,
+from synth.symmetry.lattice import (grid_group, grid_translations, lattice_gamma, lattice_stabilizer, signed_axes,
                                     lattice_translations, lattice_translations_negation)
 from synth.symmetry.residual import residual_group
 from synth.symmetry.search import user_group
@@ -199,15 +199,9 @@ def fixing_group(t, fixed, on: Topology) -> Group:
 
 
 def _even_axes(t, elements) -> np.ndarray:
-    """Which rows of ``elements`` (vertex permutations of grid ``t``, sides of 3 or more) permute the axes
-    evenly: the image of each unit step from vertex 0 is one step along the axis it moves to."""
-    units = t.vertex(np.eye(t.ndim, dtype=np.int64))
-    origin = t.coords(elements[:, 0])                                   # (m, d)
-    step = (t.coords(elements[:, units].ravel()).reshape(elements.shape[0], t.ndim, t.ndim)
-            - origin[:, None, :]) % np.asarray(t.sides)                 # (m, from axis, to axis)
-    to = np.argmax(step != 0, axis=2)                                   # (m, d): where axis i goes
-    inversions = sum((to[:, i] > to[:, j]).astype(np.int64) for i in range(t.ndim) for j in range(i + 1, t.ndim))
-    return inversions % 2 == 0
+    """Which rows of ``elements`` (vertex permutations of grid ``t``) permute the axes evenly."""
+    axes = np.abs(signed_axes(t, elements)) - 1
+    return sum((axes[:, i] > axes[:, j]).astype(np.int64) for i in range(t.ndim) for j in range(i + 1, t.ndim)) % 2 == 0
 
 
 def _whole_units_group(healthy: Topology, failures):
