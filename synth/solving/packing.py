@@ -255,11 +255,13 @@ def build_packed(req, plan) -> SolveResult:
 
 def _needs(topology):
     from synth.models.packing.routed import needs_routes   # solvers, on demand
+
     return needs_routes(topology)
 
 
 def _max_routes():
     from synth.models.packing.routed import MAX_ROUTES   # solvers, on demand
+
     return MAX_ROUTES
 
 
@@ -295,7 +297,8 @@ def _build_layered(req, prep, plan_notes=()) -> SolveResult:
     try:
         packed = _pack_layered(req, prep, free, reference)
     except SynthError:
-        if reference is not None or not SIMPLEX_ARCS < data.n_arcs <= FULL_LP_ARCS:   # past it: damaged everywhere
+        # past it: damaged everywhere; with leaves the local LP's healthy trees would forward through them
+        if reference is not None or data.leaves is not None or not SIMPLEX_ARCS < data.n_arcs <= FULL_LP_ARCS:
             raise
         reference = healthy_reference(prep.topology)   # the whole LP ended without a solution (a time limit)
         if reference is None:

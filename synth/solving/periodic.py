@@ -92,7 +92,7 @@ class Periodic:
 
     def note(self) -> str:
         n = len(self.topology.failures.idle) if isinstance(self.topology, Damaged) else 0
-        e = self.topology.n_links // 2
+        e = getattr(self.topology, "healthy", self.topology).n_links // 2     # the torus's links
         idle = (f"{n} working link{'s' * (n > 1)} left idle, {100 * n / e:.2f} % of the links; the bounds count "
                 f"{'them' if n > 1 else 'it'}") if n else ""
         k = len(self.leaves) - (len(self.damaged.failures.nodes) if self.damaged is not None else 0)

@@ -51,9 +51,9 @@ def test_the_layered_arcs_take_no_leaf_as_owner_or_parent_and_go_around_them(lea
 
 
 def test_the_timed_trees_never_take_a_leaf_as_parent():
-    from synth.models.packing.tree_space import TreeSpace, arc_prices
-    from synth.models.packing.timed import TimedOptions, solve_timed
     from synth.models.packing.layered import layered_arcs, solve_layered
+    from synth.models.packing.timed import TimedOptions, solve_timed
+    from synth.models.packing.tree_space import TreeSpace, arc_prices
     from synth.symmetry.spec import fixing_group
     from synth.topology.failures import Failures
 
@@ -91,9 +91,8 @@ def test_a_failed_chip_repeats_on_cells_with_its_copies_as_leaves(monkeypatch):
 
 def test_a_lattice_of_chips_on_a_3d_torus_keeps_a_group_that_numbers_chunks():
     # every link is fixed by some element that exchanges the two other axes: only the even permutations stay
-    from synth.symmetry.spec import fixing_group
     from synth.symmetry.lattice import lattice_stabilizer
-    from synth.symmetry.spec import _lattice_view
+    from synth.symmetry.spec import _lattice_view, fixing_group
     from synth.topology.failures import Failures
 
     t = parse_torus("8x8x8")
