@@ -250,7 +250,7 @@ def _repo(tmp_path: Path, readme: str, spec: str = "# Spec\n\n## 1. Costs\n\n###
 
 def test_the_checker_accepts_what_resolves(tmp_path):
     root = _repo(tmp_path, "See [other](docs/other.md#the---topology-file), [spec](docs/spec.md#11-halves), "
-                           "[here](#see), `synth/real.py`, `synth.check.metrics.round_lower_bound`, §1, "
+                           "[here](#see), `synth/real.py`, `synth.check.eccentricity.round_lower_bound`, §1, "
                            "`python synth/real.py --only x`, `synth/*.py`, the paper's §7.2 and "
                            "[the web](https://example.org/x.md).\n\n# See\n")
     assert problems(root) == []

@@ -96,11 +96,11 @@ def candidates(topology, algorithms=None, progress=lambda m: None, notes=None, c
     wanted = list(algorithms) if algorithms else None
     out = {}
 
-    def symmetric(base, group, name):
-        sources[name] = lambda: (lift(base, group), lifted_weights(base, group))
+    def symmetric(base, group, name, dropped=()):
+        sources[name] = lambda: (lift(base, group, dropped), lifted_weights(base, group))
 
         def measure(n):
-            return lifted_metrics(base, group, n)
+            return lifted_metrics(base, group, n, dropped)
         return measure
 
     group = default_group(topology)
@@ -113,12 +113,12 @@ def candidates(topology, algorithms=None, progress=lambda m: None, notes=None, c
                 notes.append(f"{built.candidate.name}: {built.why}")
                 continue
             cert = built.result.certificate
-            out[built.candidate.name] = symmetric(cert.base, cert.group, built.candidate.name)
+            out[built.candidate.name] = symmetric(cert.base, cert.group, built.candidate.name, cert.dropped)
     elif wanted is None or "sp" in wanted:
         progress(f"solving synth's schedule on {topology.name} (where a model solves: up to the time limit, "
                  f"{time_limit:g} s)")
         cert = solve(topology, collective=collective, time_limit=time_limit, progress=progress).certificate
-        out["sp"] = symmetric(cert.base, cert.group, "sp")
+        out["sp"] = symmetric(cert.base, cert.group, "sp", cert.dropped)
     is_torus = isinstance(topology, Torus)
     if collective != "allreduce" and wanted is not None and "exchange" in wanted:
         notes.append(f"exchange: has no {collective} half")

@@ -252,8 +252,8 @@ def sized_metrics(measure, size, n, net, p, collective):
 EXPLICIT_MAX = 50_000_000
 
 
-def lifted_metrics(base, group, n_elements: int) -> Metrics:
-    """The metrics of ``lift(base, group)`` with ``n_elements`` per node, what a size costs it.
+def lifted_metrics(base, group, n_elements: int, dropped=()) -> Metrics:
+    """The metrics of ``lift(base, group, dropped)`` with ``n_elements`` per node, what a size costs it.
 
     A packed schedule's chunks have very unequal weights, so at a small size some get no element: they move
     nothing (:func:`synth.schedule.weights.keep_chunks`, as a replay and a drawing count them), and the
@@ -270,9 +270,9 @@ def lifted_metrics(base, group, n_elements: int) -> Metrics:
     """
     sizes = lifted_chunk_elements(base, group, n_elements)
     if sizes.min(initial=1) > 0:
-        return measure_symmetric(base, group, sizes)
+        return measure_symmetric(base, group, sizes, dropped)
     lifted = base.n_transmissions * (1 if group is None else group.order)
     if lifted > EXPLICIT_MAX:
         raise ScheduleError(f"{int((sizes == 0).sum()):,} of its {sizes.size:,} chunks get no element, and measuring it "
                             f"without them lifts {lifted:,} transmissions (past {EXPLICIT_MAX:,})")
-    return measure_explicit(*keep_chunks(lift(base, group), sizes))
+    return measure_explicit(*keep_chunks(lift(base, group, dropped), sizes))

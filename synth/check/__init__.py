@@ -33,7 +33,8 @@ from synth.check.certificate import Certificate, read_certificate, write_certifi
 from synth.check.claims import Report, certify, check_certificate, check_explicit, check_file, file_kind
 from synth.check.execution import execute
 from synth.check.explicit import read_explicit, write_explicit
-from synth.check.metrics import Metrics, measure_explicit, measure_symmetric, round_lower_bound
+from synth.check.eccentricity import round_lower_bound
+from synth.check.metrics import Metrics, measure_explicit, measure_symmetric
 
 __all__ = ["Metrics", "execute", "measure_explicit", "measure_symmetric", "round_lower_bound", "DualBound",
            "khop_dual_bound", "Certificate", "read_certificate", "write_certificate", "Report", "certify",

@@ -30,7 +30,12 @@ file whose name ends in ``.gz``.  Version 1 (rows only, unknown keys ignored) is
 an unknown key is an error.  Version 3 adds ``base_schedule.trees`` and components whose tree is an
 ``image`` of one of them with ``changes`` (:mod:`synth.check.tree_images`); it is written only when a
 certificate carries a :class:`~synth.check.tree_images.TreeImages` hint that a component uses, so every
-other file stays version 2.  Routes are vertex lists along directed links.  Component ``t`` lifted by group
+other file stays version 2.  Version 4 adds ``dropped``, a sorted list of chips the schedule drops
+(:mod:`synth.check.dropped`): the base schedule, lifted by the group on ``topology`` (the network with those
+chips), has each of them, and every chip of their orbits, as a leaf of every component; the schedule is that
+lift without their sends, on ``topology`` without them (:func:`synth.topology.failures.without_nodes`), and
+every claim is that network's.  It is written only when a certificate drops chips.  Routes are vertex lists
+along directed links.  Component ``t`` lifted by group
 element ``i`` is chunk ``t*|G| + i``; ``chunking.elements`` input elements per
 node are cut as in :func:`synth.schedule.chunk_elements`.  ``collective`` (absent: an
 allreduce, so every older certificate reads as before) and, for ``reduce-scatter`` and
@@ -49,36 +54,36 @@ identical runs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import numpy as np
 
 from synth._version import __version__
 from synth.errors import FileFormatError, ScheduleError, SynthError, check_instance, check_path
-from synth.check import rows_form
-from synth.check.tree_form import tree_count, tree_json, tree_parts, tree_parts_of, tree_rows
-from synth.check.tree_images import (MAX_IMAGE_ENTRIES, TreeImages, base_trees_json, grid_of, image_count,
-                                     image_trees, read_base_trees)
-from synth.fileio import LIMITS, printable, read_json, write_atomic
+from synth.check.base_json import (base_from_json, base_shape, base_to_json, compact_rows, images_hint, known_keys,
+                                    tree_row)
+from synth.check.tree_form import tree_json, tree_parts, tree_parts_of
+from synth.check.tree_images import TreeImages, base_trees_json, image_trees
+from synth.fileio import LIMITS, read_json, write_atomic
 from synth.symmetry.group import Group
 from synth.symmetry.spec import named_group
+from synth.topology.failures import MAX_FAILURES, without_nodes
 from synth.topology.spec import build_topology, spec_size
 from synth.schedule import ALLREDUCE, COLLECTIVES, OPS, BaseSchedule
 from synth.topology import check_size
 
-__all__ = ["Certificate", "FORMAT", "VERSION", "IMAGES_VERSION", "VERSIONS", "base_to_json", "base_from_json", "base_shape",
-           "collective_to_json", "collective_from_json",
-           "check_declared_size", "read_certificate",
-           "write_certificate", "certificate_to_json", "certificate_lines", "dumps"]
+__all__ = ["Certificate", "FORMAT", "VERSION", "IMAGES_VERSION", "DROPPED_VERSION", "VERSIONS", "collective_to_json",
+           "collective_from_json", "check_declared_size", "read_certificate", "write_certificate",
+           "certificate_to_json", "certificate_lines", "dumps"]
 
 FORMAT = "synth-certificate"
 VERSION = 2
 IMAGES_VERSION = 3  # written only when a component is a tree image (synth.check.tree_images); else VERSION
-VERSIONS = (1, 2, 3)   # what read_certificate reads: version 1 files (every component as transmissions) still read
+DROPPED_VERSION = 4  # written only when the schedule drops chips (synth.check.dropped)
+VERSIONS = (1, 2, 3, 4)   # what read_certificate reads: version 1 files (every component as transmissions) still read
 TOP_KEYS = ("format", "version", "topology", "group", "base_schedule", "chunking", "collective", "chunk_owner",
             "claims", "solver", "provenance")
-BASE_KEYS = ("rounds", "components")
-BASE_KEYS_3 = ("rounds", "trees", "components")
-COMPONENT_KEYS = ("weight", "label", "tree", "transmissions")
+TOP_KEYS_4 = TOP_KEYS + ("dropped",)
 CHUNKING_KEYS = ("elements", "rule")
 
 
@@ -96,190 +101,17 @@ class Certificate:
     #: the writer's hint (:class:`synth.check.tree_images.TreeImages`): the base tree and map each component
     #: starts from; the file then stores only each tree's differences from its image (version 3)
     tree_images: TreeImages | None = None
+    #: the chips the schedule drops, sorted (version 4, :mod:`synth.check.dropped`)
+    dropped: tuple = ()
 
-
-def route_vertices(topology, links) -> list:
-    links = np.asarray(links)
-    return [int(topology.link_src[links[0]])] + topology.link_dst[links].tolist()
-
-
-def base_to_json(base: BaseSchedule, compact: bool = True, images: TreeImages | None = None) -> dict:
-    """The ``base_schedule`` object of a certificate (``compact``: components in the tree form where they are
-    trees, :func:`synth.check.tree_form.tree_parts`, as images of ``images``' base trees where it names one;
-    else every component as transmissions)."""
-    t = base.topology
-    parts = (tree_parts_of(base, images) or tree_parts(base)) if compact else None
-    imaged = image_trees(t, parts, images) if compact else {}
-    rows_of = _compact_rows(base, parts)
-    comps = []
-    for c in range(base.n_components):
-        comp = {"weight": int(base.weights[c]), "label": base.labels[c]}
-        k = _tree_row(parts, c)
-        if k is not None:
-            comp["tree"] = imaged[c] if c in imaged else tree_json(base, parts, k)
-        rows = [[int(base.round[i]), int(base.src[i]), int(base.dst[i]), OPS[base.op[i]],
-                 route_vertices(t, base.route(i))] for i in rows_of[c]]
-        if rows or k is None:
-            comp["transmissions"] = rows
-        comps.append(comp)
-    return {"rounds": int(base.n_rounds), **({"trees": base_trees_json(images)} if imaged else {}), "components": comps}
-
-
-def _tree_row(parts, c: int):
-    """The row of component ``c`` in ``parts``, or None when it is written as transmissions."""
-    if parts is None:
-        return None
-    k = int(np.searchsorted(parts.components, c))
-    return k if k < parts.components.size and parts.components[k] == c else None
-
-
-def _compact_rows(base: BaseSchedule, parts) -> list:
-    """Per component, the indices of the transmissions written as rows (not in its tree), in schedule order."""
-    keep = np.arange(base.n_transmissions) if parts is None else np.flatnonzero(~parts.in_tree)
-    order = keep[np.argsort(base.component[keep], kind="stable")]
-    starts = np.searchsorted(base.component[order], np.arange(base.n_components + 1))
-    return [order[starts[c]:starts[c + 1]] for c in range(base.n_components)]
+    @cached_property
+    def network(self):
+        """The network the schedule runs on: ``topology`` without the ``dropped`` chips (itself when none are)."""
+        return without_nodes(self.topology, self.dropped)
 
 
 def _is_int(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
-
-
-def base_shape(data, version: int = VERSION) -> list:
-    """Transmissions per component of a ``base_schedule`` object, checking its structure only.
-
-    Cheap and done before the topology is built, so the counts can be checked against it
-    (:func:`read_certificate`).  Version 1 components hold ``transmissions`` only; version 2 ones a
-    ``tree`` (:mod:`synth.check.tree_form`), ``transmissions`` or both, and no other key.
-    """
-    if not isinstance(data, dict) or not isinstance(data.get("components"), list) or not data["components"]:
-        raise FileFormatError("base_schedule needs a non-empty 'components' list")
-    if version >= 2:
-        _known(data, BASE_KEYS_3 if version >= 3 else BASE_KEYS, "base_schedule")
-    base_counts = _base_tree_counts(data["trees"]) if version >= 3 and "trees" in data else []
-    rounds = data.get("rounds")
-    if not _is_int(rounds) or rounds < 1:
-        raise FileFormatError("base_schedule.rounds must be a positive integer")
-    counts = []
-    for c, comp in enumerate(data["components"]):
-        if not isinstance(comp, dict):
-            raise FileFormatError(f"component {c} must be an object")
-        if version >= 2:
-            _known(comp, COMPONENT_KEYS, f"component {c}")
-        tree = comp.get("tree") if version >= 2 else None
-        rows = comp.get("transmissions", [] if tree is not None else None)
-        if not isinstance(rows, list):
-            raise FileFormatError(f"component {c} needs a 'transmissions' list" + (" or a 'tree'" if version >= 2
-                                                                                  else ""))
-        try:
-            counts.append(len(rows) + (0 if tree is None else image_count(tree, base_counts)
-                                       if isinstance(tree, dict) and "image" in tree else tree_count(tree)))
-        except ValueError as exc:
-            raise FileFormatError(f"component {c}: {exc}") from None
-    if rounds > sum(counts):
-        raise FileFormatError(f"base_schedule.rounds is {rounds} but the schedule has only {sum(counts)} "
-                              "transmissions")
-    return counts
-
-
-def _base_tree_counts(trees) -> list:
-    """The sends of each base tree of a version 3 ``trees`` list (structure only: the reader checks the rest)."""
-    if not isinstance(trees, list) or not trees:
-        raise FileFormatError("base_schedule.trees must be a non-empty list of trees")
-    try:
-        return [tree_count(tree) for tree in trees]
-    except ValueError as exc:
-        raise FileFormatError(f"base_schedule.trees: {exc}") from None
-
-
-def _known(data: dict, keys, where: str) -> None:
-    unknown = sorted(str(k) for k in set(data) - set(keys))
-    if unknown:
-        raise FileFormatError(f"{where}: unknown key {printable(unknown[0][:40])!r} (valid: {', '.join(keys)})")
-
-
-def base_from_json(topology, data, version: int = VERSION) -> BaseSchedule:
-    """Parse a ``base_schedule`` object, with one-line errors for anything malformed.
-
-    Types are strict (``1.5``, ``"1"`` and ``true`` are not integers); weights are integers in
-    ``1..2**53-1``; ``rounds`` must be the last round that has a transmission (:func:`synth.check.claims.certify`
-    writes exactly that), so nothing is allocated for rounds the file does not fill.  Each component's
-    rows are read column by column (:func:`synth.check.rows_form.fast_rows`); a component that is not plainly well formed
-    is read row by row, which names the first bad transmission.  A ``tree`` (version 2) is read by
-    :func:`synth.check.tree_form.tree_rows`; its sends come before the component's rows.
-    """
-    base_shape(data, version)
-    trees = _read_trees(topology, data) if version >= 3 and "trees" in data else None
-    parts, weights, labels = [], [], []
-    for c, comp in enumerate(data["components"]):
-        w = comp.get("weight", 1)
-        if not _is_int(w) or w < 1:
-            raise FileFormatError(f"component {c}: weight must be a positive integer, got {str(w)[:40]}")
-        weights.append(w)
-        labels.append(str(comp.get("label", f"component {c}"))[:1000])
-        rows = comp.get("transmissions", [])
-        part = rows_form.fast_rows(topology, rows)
-        if part is None:
-            part = rows_form.slow_rows(topology, c, rows)
-        if version >= 2 and "tree" in comp:
-            tree = tree_rows(topology, c, comp["tree"], trees)
-            part = tuple(np.concatenate([a, b]) for a, b in zip(tree, part))
-        parts.append(_compact(part, c))
-    n = np.array([p[0].size for p in parts], dtype=np.int64)
-    rnd, src, dst, op, lengths, links = (np.concatenate([p[k] for p in parts]) if parts else
-                                         np.zeros(0, _COLUMNS[k]) for k in range(6))
-    parts.clear()
-    last = int(rnd.max()) if rnd.size else 0
-    if rnd.size and data["rounds"] != last:
-        raise FileFormatError(f"base_schedule.rounds is {data['rounds']} but the last round with a transmission "
-                              f"is {last}")
-    ptr = np.zeros(lengths.size + 1, dtype=np.int64)
-    np.cumsum(lengths, dtype=np.int64, out=ptr[1:])
-    component = np.repeat(np.arange(n.size, dtype=np.int32), n)
-    try:
-        return BaseSchedule(topology, int(data["rounds"]), component, rnd, src, dst, op, ptr, links,
-                            np.asarray(weights), tuple(labels))
-    except ScheduleError as exc:
-        raise FileFormatError(f"base schedule: {exc}") from None
-
-
-#: the dtypes a component's columns (round, sender, receiver, op, route length, route links) are kept in while a
-#: file is read: the base schedule's own, so that a pod's 50 M rows are not held as int64 twice over (16x20x28
-#: with a failed link: its 2.6 MB certificate took 7.1 GB to read, 3.2 GB so)
-_COLUMNS = (np.int32, np.int32, np.int32, np.int8, np.int32, np.int32)
-
-
-def _compact(part, c: int):
-    """``part``'s columns in :data:`_COLUMNS`' dtypes; a round past them is a format error, not a wrapped number
-    (vertices and links are already known to be the network's)."""
-    rnd = part[0]
-    if rnd.size and (int(rnd.max()) > np.iinfo(np.int32).max or int(rnd.min()) < 0):
-        raise FileFormatError(f"component {c}: a round outside 0..{np.iinfo(np.int32).max}")
-    return tuple(np.asarray(a, dtype=d) for a, d in zip(part, _COLUMNS))
-
-
-def _read_trees(topology, data):
-    """A version 3 file's base trees, once the expansion they ask for is known to be bounded."""
-    images = sum(1 for comp in data["components"] if isinstance(comp.get("tree"), dict) and "image" in comp["tree"])
-    if images * topology.n_vertices > MAX_IMAGE_ENTRIES:
-        raise FileFormatError(f"{images} tree images of {topology.n_vertices} vertices: more than the "
-                              f"{MAX_IMAGE_ENTRIES:,} entries a certificate may expand to")
-    return read_base_trees(topology, data["trees"])
-
-
-def _images_hint(topology, data, version: int):
-    """The :class:`TreeImages` a version 3 file was written with (writing it again gives the same bytes)."""
-    if version < 3 or "trees" not in data:
-        return None
-    trees = read_base_trees(topology, data["trees"])
-    n = len(data["components"])
-    of, shift = np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64)
-    axes = np.tile(np.arange(1, grid_of(topology).ndim + 1), (n, 1))
-    for c, comp in enumerate(data["components"]):
-        image = comp.get("tree", {}).get("image")
-        if image is not None:   # already checked by the reader
-            of[c], shift[c], axes[c] = image["tree"], image["shift"], image["axes"]
-    return TreeImages(*trees, of, shift, axes)
 
 
 def collective_to_json(base: BaseSchedule) -> dict:
@@ -310,9 +142,10 @@ def certificate_to_json(cert: Certificate, base: bool = True, compact: bool = Tr
     :func:`certificate_lines` writes from the arrays, ``images`` saying whether it holds tree images;
     ``compact`` as in :func:`base_to_json`)."""
     body = base_to_json(cert.base, compact, cert.tree_images) if base else None
+    imaged = images or (body or {}).get("trees")
     out = {
         "format": FORMAT,
-        "version": IMAGES_VERSION if images or (body or {}).get("trees") else VERSION,
+        "version": DROPPED_VERSION if cert.dropped else IMAGES_VERSION if imaged else VERSION,
         "topology": cert.topology.spec,
         "group": cert.group.to_json(),
         "base_schedule": body,
@@ -321,6 +154,7 @@ def certificate_to_json(cert: Certificate, base: bool = True, compact: bool = Tr
         "claims": cert.claims,
         "solver": cert.solver,
         "provenance": {"tool": f"synth {__version__}", **cert.provenance},
+        **({"dropped": list(cert.dropped)} if cert.dropped else {}),
     }
     if not base:
         del out["base_schedule"]
@@ -395,12 +229,12 @@ def certificate_lines(cert: Certificate, compact: bool = True):
     head = certificate_to_json(cert, base=False, images=bool(imaged))
     yield "{\n" + "".join(f'  {json.dumps(k)}: {json.dumps(v, sort_keys=True)},\n' for k, v in head.items())
     yield _base_head(int(base.n_rounds), base_trees_json(cert.tree_images) if imaged else None)
-    rows_of = _compact_rows(base, parts)
+    rows_of = compact_rows(base, parts)
     order = np.concatenate(rows_of) if rows_of else np.zeros(0, dtype=np.int64)
     texts = _row_texts(base, order)
     at = 0
     for c in range(base.n_components):
-        k = _tree_row(parts, c)
+        k = tree_row(parts, c)
         rows = texts[at:at + rows_of[c].size]
         at += rows_of[c].size
         tree = None if k is None else imaged[c] if c in imaged else tree_json(base, parts, k)
@@ -442,9 +276,9 @@ def read_certificate(path_or_data) -> Certificate:
         raise FileFormatError(f"certificate version {str(version)[:40]!r} is not supported "
                               f"(this reads {' and '.join(map(str, VERSIONS))})")
     if version >= 2:
-        _known(data, TOP_KEYS, "certificate")
+        known_keys(data, TOP_KEYS_4 if version >= 4 else TOP_KEYS, "certificate")
         if isinstance(data.get("chunking"), dict):
-            _known(data["chunking"], CHUNKING_KEYS, "chunking")
+            known_keys(data["chunking"], CHUNKING_KEYS, "chunking")
     for key in ("topology", "group", "base_schedule", "chunking"):
         if key not in data:
             raise FileFormatError(f"certificate lacks '{key}'")
@@ -462,15 +296,32 @@ def read_certificate(path_or_data) -> Certificate:
     except SynthError as exc:
         raise FileFormatError(f"certificate: {exc}") from None
     base = base_from_json(topology, data["base_schedule"], version)
-    hint = _images_hint(topology, data["base_schedule"], version)
+    hint = images_hint(topology, data["base_schedule"], version)
     collective, owner = collective_from_json(data, base.n_components)
     if collective != ALLREDUCE:
         try:
             base = replace(base, collective=collective, owner=owner)
         except ScheduleError as exc:
             raise FileFormatError(f"certificate: {exc}") from None
+    dropped = _dropped(topology, data.get("dropped", []), collective)
     return Certificate(topology, group, base, elements, data.get("claims", {}), data.get("solver", {}),
-                       data.get("provenance", {}), hint)
+                       data.get("provenance", {}), hint, dropped)
+
+
+def _dropped(topology, data, collective: str) -> tuple:
+    """A version 4 file's ``dropped`` chips: sorted distinct compute vertices of an allreduce's topology, which
+    the network without them keeps connected."""
+    if not isinstance(data, list) or len(data) > MAX_FAILURES or not all(_is_int(v) for v in data):
+        raise FileFormatError(f"dropped must be a list of at most {MAX_FAILURES} vertex ids")
+    if data != sorted(set(data)) or not all(0 <= v < topology.n_vertices and topology.is_compute[v] for v in data):
+        raise FileFormatError("dropped must list distinct compute vertices of the topology, in increasing order")
+    if data and collective != ALLREDUCE:
+        raise FileFormatError(f"only an allreduce drops chips, not a {collective}")
+    try:
+        without_nodes(topology, data)
+    except SynthError as exc:
+        raise FileFormatError(f"certificate: dropped: {exc}") from None
+    return tuple(data)
 
 
 def check_declared_size(spec, counts) -> None:

@@ -30,7 +30,8 @@ from synth.check.bounds.layered_class import (CLASS_KEY, base_transmissions, che
 from synth.check.certificate import Certificate, read_certificate
 from synth.check.execution import execute
 from synth.check.explicit import FORMAT as EXPLICIT_FORMAT, read_explicit
-from synth.check.metrics import Metrics, measure_explicit, measure_symmetric, round_lower_bound
+from synth.check.eccentricity import round_lower_bound
+from synth.check.metrics import Metrics, measure_explicit, measure_symmetric
 from synth.errors import (FileFormatError, InvalidScheduleError, OptionError, ScheduleError, SynthError,
                           check_instance, check_int, check_path)
 from synth.fileio import MAX_INT, open_regular, printable, read_line
@@ -40,6 +41,7 @@ from synth.schedule import ALLREDUCE
 from synth.schedule.data import BaseSchedule, phases
 from synth.schedule.chunking import require_elements
 from synth.symmetry.group import Group
+from synth.topology.failures import without_nodes
 
 __all__ = ["Report", "certify", "check_certificate", "check_explicit", "check_file", "require_valid", "claims_of",
            "file_kind", "MODES", "EXPLICIT_LIMIT", "EXPLICIT_HARD_LIMIT", "FRACTION_DIGITS"]
@@ -113,7 +115,7 @@ def claims_of(m: Metrics, bound: int) -> dict:
     return out
 
 
-def _measure(base, group, elements, mode):
+def _measure(base, group, elements, mode, dropped=()):
     if isinstance(elements, bool) or not isinstance(elements, int) or elements < 1:
         raise ScheduleError(f"the number of elements must be a positive integer, got {str(elements)[:40]}")
     n_chunks = base.n_components * group.order
@@ -127,19 +129,22 @@ def _measure(base, group, elements, mode):
                           "symmetric")
     sizes = lifted_chunk_elements(base, group, elements)
     if mode == "explicit":
-        schedule = lift(base, group)
+        schedule = lift(base, group, dropped)
         errors = execute(schedule)
         metrics = measure_explicit(schedule, sizes)
     elif mode == "symmetric":
         errors = execute(base.as_schedule())  # each component is a one-chunk collective
-        metrics = measure_symmetric(base, group, sizes)
+        metrics = measure_symmetric(base, group, sizes, dropped)   # dropped chips: leaves of every component
     else:
         raise ScheduleError(f"unknown check mode {mode!r}; valid: {', '.join(MODES)}")
     return mode, errors, metrics
 
 
-def certify(base, group, elements=None, *, mode="auto", solver=None, provenance=None) -> Certificate:
+def certify(base, group, elements=None, *, mode="auto", solver=None, provenance=None, dropped=()) -> Certificate:
     """Check a fresh schedule and wrap it, with what was measured as claims, into a certificate.
+
+    ``dropped``: chips the schedule drops (leaves of every tree, :mod:`synth.check.dropped`); the claims are
+    then those of the network without them.
 
     ``elements`` defaults to one element per unit of chunk weight (``|G| * sum(weights)``; for a
     reduce-scatter or allgather, :func:`synth.schedule.lift.default_elements`).
@@ -160,13 +165,15 @@ def certify(base, group, elements=None, *, mode="auto", solver=None, provenance=
     base = base.trimmed()
     if elements is None:
         elements = default_elements(base, group)
-    mode, errors, metrics = _measure(base, group, elements, mode)
+    dropped = tuple(sorted(int(v) for v in dropped))
+    mode, errors, metrics = _measure(base, group, elements, mode, dropped)
     if errors:
         raise ScheduleError("refusing to certify an incorrect schedule: " + errors[0])
-    bound, _ = round_lower_bound(base.topology, group, base.collective)
+    net = without_nodes(base.topology, dropped)
+    bound, _ = round_lower_bound(net, None if dropped else group, base.collective)
     claims = claims_of(metrics, bound)
     if base.collective == ALLREDUCE:   # the bandwidth bound and the cut that proves it (docs/bounds.md)
-        claims.update(bandwidth_claims(base.topology, metrics, best_cut(base.topology)))
+        claims.update(bandwidth_claims(net, metrics, best_cut(net)))
     too_big = [k for k, v in claims.items() if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= MAX_INT]
     if too_big:
         raise ScheduleError(f"{elements} elements per node make the claim {too_big[0]} = {claims[too_big[0]]}, "
@@ -177,7 +184,8 @@ def certify(base, group, elements=None, *, mode="auto", solver=None, provenance=
         raise ScheduleError(f"the claim {too_long[0]} is a fraction of more than {FRACTION_DIGITS} digits (the links' "
                             "bandwidths share no short unit); give bandwidths in whole GB/s or halves, quarters, ... "
                             "(12.5, not 12.3)")
-    return Certificate(base.topology, group, base, elements, claims, dict(solver or {}), dict(provenance or {}))
+    return Certificate(base.topology, group, base, elements, claims, dict(solver or {}), dict(provenance or {}),
+                       dropped=dropped)
 
 
 def _same(claimed, measured) -> bool:
@@ -285,12 +293,16 @@ def _dual_claims(cert: Certificate, metrics: Metrics, errors: list) -> dict:
 def check_certificate(cert: Certificate, mode: str = "auto") -> Report:
     """Re-derive everything a certificate claims (and a k-hop bound whose dual it stores)."""
     check_instance(cert, "cert", Certificate, " (e.g. synth.read_certificate(path))")
-    mode, errors, metrics = _measure(cert.base, cert.group, cert.elements, mode)
-    bound, witness = round_lower_bound(cert.topology, cert.group, cert.base.collective)
-    measured = {**claims_of(metrics, bound), **_bandwidth_measured(cert.topology, metrics, cert.claims, errors)}
+    mode, errors, metrics = _measure(cert.base, cert.group, cert.elements, mode, cert.dropped)
+    net = cert.network
+    bound, witness = round_lower_bound(net, None if cert.dropped else cert.group, cert.base.collective)
+    measured = {**claims_of(metrics, bound), **_bandwidth_measured(net, metrics, cert.claims, errors)}
     claims = _compare(cert.claims, measured)
-    claims.update(_class_claim(cert.topology, cert.claims, metrics, base_transmissions(cert.base),
-                               cert.base.n_components, errors))
+    if cert.dropped and CLASS_KEY in cert.claims:
+        errors.append("a class bound is not certified for a schedule that drops chips")
+    else:
+        claims.update(_class_claim(cert.topology, cert.claims, metrics, base_transmissions(cert.base),
+                                   cert.base.n_components, errors))
     if isinstance(cert.solver.get("dual_bound"), dict):
         claims.update(_dual_claims(cert, metrics, errors))
     return Report("certificate", mode, errors, metrics, bound, witness, claims, dict(cert.solver))

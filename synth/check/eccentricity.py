@@ -22,10 +22,29 @@ The pair term ``2 ecc({a,b}) + 1`` beats ``2 min ecc`` only when ``ecc({a,b}) = 
 and the first that attains it is the witness: the bound and its witness are those of a BFS from
 every vertex and link (``tests/check/test_eccentricity.py`` compares them).
 
+Round lower bounds (:func:`round_lower_bound`).  Allreduce: docs/spec.md §3.  Reduce-scatter
+and allgather: **with one-hop transmissions, at least** ``max_v ecc(v)`` **rounds**, ``ecc``
+over the compute nodes.  Proof: every compute node owns a chunk with at least one element
+(:func:`synth.schedule.data.block_chunk_elements` refuses a node without one).  Take nodes
+``u, v`` at distance ``d = dist(u, v) = max_v ecc(v)``.  In a reduce-scatter, let ``c`` be a
+chunk owned by ``v``: its final value depends on ``u``'s input of ``c``, and a value that
+depends on ``u``'s input at the end of round ``s`` sits at a node at most ``s`` hops from ``u``
+(induction on ``s``: a payload is the sender's value at the *start* of its round and crosses
+one link).  So ``S >= d``.  In an allgather, a chunk owned by ``u`` must reach ``v``, which
+by the same induction takes ``d`` rounds.  The bound does not depend on Ψ or on the number of
+transmissions: it binds every one-hop schedule.  On a torus ``T_n^d`` (odd or even sides, and
+rectangular) it is the diameter ``H``, which the halves of SP-allreduce meet
+(:mod:`synth.schedule.collective`): they are round-optimal and, lifted by Γ, Ψ = Θ = Ω = 1.
+
 Examples
 --------
 >>> from synth.topology.torus import parse_torus
 >>> from synth.topology.failures import damage, parse_failures
+>>> from synth.symmetry.torus import torus_gamma
+>>> round_lower_bound(parse_torus("4x4"), torus_gamma(parse_torus("4x4")))
+(7, 'adjacent pair (0, 4)')
+>>> round_lower_bound(parse_torus("4x4"), torus_gamma(parse_torus("4x4")), "reduce-scatter")
+(4, 'node 0, eccentricity 4')
 >>> t = parse_torus("6x6")
 >>> least_eccentricities(t, t.compute, range(t.n_links))     # 2H - 1 = 11 rounds: the pair (0, 6)
 (6, 0, 5, (0, 6))
@@ -38,10 +57,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.topology.base import Grid
-from synth.topology.failures import Damaged
+from synth.errors import ScheduleError, check_instance
+from synth.schedule import ALLREDUCE, COLLECTIVES
+from synth.symmetry.group import Group
+from synth.topology.base import Grid, Topology
+from synth.topology.failures import Damaged, whole_network
+from synth.topology.lattice import LatticeTorus
 
-__all__ = ["least_eccentricities", "eccentricity_floors", "diameter_bounds"]
+__all__ = ["round_lower_bound", "least_eccentricities", "eccentricity_floors", "diameter_bounds"]
 
 #: distances held at once by one batch of BFS (float64 in scipy: 128 MB)
 MAX_ENTRIES = 1 << 24
@@ -239,3 +262,89 @@ def _detour(t):
         return None
     P, Q = np.meshgrid(border, border, indexing="ij")
     return int((d.astype(np.int64) - h.dist(P.ravel(), Q.ravel()).reshape(P.shape)).max())
+
+
+# -------------------------------------------------------------- round bound
+def round_lower_bound(topology, group=None, collective=ALLREDUCE):
+    """docs/spec.md §3: ``min(2 min_v ecc(v), 2 min_{ab in E} ecc({a,b}) + 1)`` over compute nodes.
+
+    Valid for schedules with ``2p-2`` one-hop transmissions per chunk.  With a
+    verified ``group`` one vertex per orbit and one link per orbit suffices
+    (eccentricities are invariant under automorphisms); of those, only the ones whose
+    closed-form floor could beat the best found are measured (:mod:`synth.check.eccentricity`).
+    For a reduce-scatter or allgather: ``max_v ecc(v)``, valid for every one-hop schedule
+    (module docstring).
+
+    Returns
+    -------
+    (int, str)
+        The bound and what attains it.
+    """
+    check_instance(topology, "topology", Topology, " (e.g. synth.parse_torus('4x4'))")
+    group is None or check_instance(group, "group", Group)
+    if whole_network(topology) is not topology:   # links a schedule leaves idle count; its group need not keep them
+        topology, group = whole_network(topology), None
+    comp = topology.compute
+    if group is not None:
+        # the first member of each orbit, orbits in label order (one pass, not one per orbit)
+        vert = comp[np.unique(group.vertex_orbit[comp], return_index=True)[1]].astype(np.int64).tolist()
+        link_reps = np.unique(group.link_orbit, return_index=True)[1].astype(np.int64).tolist()
+    else:
+        vert = comp.tolist()
+        link_reps = np.arange(topology.n_links).tolist()
+    if collective not in COLLECTIVES:
+        raise ScheduleError(f"unknown collective {str(collective)[:40]!r}; valid: {', '.join(COLLECTIVES)}")
+    if collective != ALLREDUCE:
+        return _farthest(topology, vert)
+    if isinstance(topology, LatticeTorus):
+        return _lattice_round_bound(topology, vert, link_reps)
+    best_v, arg_v, best_p, arg_p = least_eccentricities(topology, vert, link_reps)
+    if best_v is None:
+        raise ScheduleError("the topology has no compute vertex")
+    cands = [(2 * best_v, f"node {arg_v}")]
+    if best_p is not None:
+        cands.append((2 * best_p + 1, f"adjacent pair ({arg_p[0]}, {arg_p[1]})"))
+    return min(cands, key=lambda c: c[0])
+
+
+def _lattice_round_bound(t, vert, link_reps):
+    """:func:`round_lower_bound` on a lattice torus or grid, with its closed-form eccentricities.
+
+    A pair's eccentricity is at least ``max(ecc(a), ecc(b)) - 1`` and at least the least
+    eccentricity ``m`` less one; the pair term ``2 ecc({a,b}) + 1`` beats ``2m`` only at ``m - 1``,
+    which needs both ends central (``ecc = m``).  So only the link representatives between central
+    nodes are measured (one vectorized distance row each), and the bound and its witness are those
+    the general search finds (the first vertex and the first link representative attaining them).
+    """
+    ecc = t.eccentricity(np.asarray(vert, dtype=np.int64))
+    m = int(ecc.min())
+    arg_v = int(vert[int(np.argmin(ecc))])
+    reps = np.asarray(link_reps, dtype=np.int64)
+    src, dst = t.link_src[reps], t.link_dst[reps]
+    central = (t.eccentricity(src) == m) & (t.eccentricity(dst) == m)
+    everyone = np.arange(t.n_vertices)
+    for a, b in zip(src[central].tolist(), dst[central].tolist()):
+        pair = np.minimum(t.dist(everyone, np.full(everyone.size, a)), t.dist(everyone, np.full(everyone.size, b)))
+        if int(pair.max()) == m - 1:
+            return 2 * m - 1, f"adjacent pair ({a}, {b})"
+    return 2 * m, f"node {arg_v}"
+
+
+def _farthest(topology, vertices):
+    """``max_v ecc(v)`` over ``vertices`` (every vertex orbit represented), with the node attaining it.
+
+    ``ecc(v)`` is the largest distance from a compute node to ``v``; a compute node that cannot
+    reach ``v`` makes the collective impossible.
+    """
+    comp = topology.compute
+    best, arg = None, None
+    for v in vertices:
+        d = topology.bfs([v], reverse=True)[comp]
+        if (d < 0).any():
+            raise ScheduleError(f"compute node {int(comp[np.argmax(d < 0)])} cannot reach node {v}")
+        e = int(d.max())
+        if best is None or e > best:
+            best, arg = e, v
+    if best is None:
+        raise ScheduleError("the topology has no compute vertex")
+    return best, f"node {arg}, eccentricity {best}"

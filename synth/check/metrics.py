@@ -1,4 +1,4 @@
-"""Measure a schedule: volumes, per-round link loads and the one-hop round lower bound.
+"""Measure a schedule: volumes and per-round link loads (the round lower bound: :mod:`synth.check.eccentricity`).
 
 Two modes:
 
@@ -12,20 +12,6 @@ Loads are int64 and proven not to wrap before they are counted; the ratios of
 :class:`Metrics` are exact fractions.  Ψ and the weight are normalized to the collective's
 minimum volume: ``2N(p-1)`` for allreduce, ``N(p-1)`` for reduce-scatter and allgather
 (derived in :mod:`synth.schedule.data`).
-
-Round lower bounds (:func:`round_lower_bound`).  Allreduce: docs/spec.md §3.  Reduce-scatter
-and allgather: **with one-hop transmissions, at least** ``max_v ecc(v)`` **rounds**, ``ecc``
-over the compute nodes.  Proof: every compute node owns a chunk with at least one element
-(:func:`synth.schedule.data.block_chunk_elements` refuses a node without one).  Take nodes
-``u, v`` at distance ``d = dist(u, v) = max_v ecc(v)``.  In a reduce-scatter, let ``c`` be a
-chunk owned by ``v``: its final value depends on ``u``'s input of ``c``, and a value that
-depends on ``u``'s input at the end of round ``s`` sits at a node at most ``s`` hops from ``u``
-(induction on ``s``: a payload is the sender's value at the *start* of its round and crosses
-one link).  So ``S >= d``.  In an allgather, a chunk owned by ``u`` must reach ``v``, which
-by the same induction takes ``d`` rounds.  The bound does not depend on Ψ or on the number of
-transmissions: it binds every one-hop schedule.  On a torus ``T_n^d`` (odd or even sides, and
-rectangular) it is the diameter ``H``, which the halves of SP-allreduce meet
-(:mod:`synth.schedule.collective`): they are round-optimal and, lifted by Γ, Ψ = Θ = Ω = 1.
 
 Examples
 --------
@@ -43,10 +29,6 @@ True
 >>> loads = link_loads_symmetric(b, g, chunk_elements(lifted_weights(b, g), 64))
 >>> loads.shape, tuple(loads.max(axis=1).tolist()) == m.max_load
 ((8, 64), True)
->>> round_lower_bound(t, g)
-(7, 'adjacent pair (0, 4)')
->>> round_lower_bound(t, g, "reduce-scatter")
-(4, 'node 0, eccentricity 4')
 """
 
 from __future__ import annotations
@@ -57,17 +39,13 @@ from fractions import Fraction
 import numpy as np
 
 from synth.check.capacity import link_capacities, max_ratio
-from synth.check.eccentricity import least_eccentricities
+from synth.check.dropped import drop_of
 from synth.errors import ScheduleError, check_instance
-from synth.schedule import ALLREDUCE, COLLECTIVES, BaseSchedule, Schedule, positive_chunks
+from synth.schedule import ALLREDUCE, BaseSchedule, Schedule, positive_chunks
 from synth.schedule.data import phases
 from synth.symmetry.group import Group
-from synth.topology.base import Topology
-from synth.topology.failures import whole_network
-from synth.topology.lattice import LatticeTorus
 
-__all__ = ["Metrics", "measure_explicit", "measure_symmetric", "link_loads_explicit", "link_loads_symmetric",
-           "round_lower_bound"]
+__all__ = ["Metrics", "measure_explicit", "measure_symmetric", "link_loads_explicit", "link_loads_symmetric"]
 
 _INT64_LIMIT = 1 << 63
 
@@ -309,48 +287,54 @@ def _lifted_round_loads(base: BaseSchedule, group, sizes):
         yield load
 
 
-def measure_symmetric(base: BaseSchedule, group, chunk_sizes) -> Metrics:
-    """Metrics of ``lift(base, group)`` derived from the base schedule and the verified group.
+def measure_symmetric(base: BaseSchedule, group, chunk_sizes, dropped=()) -> Metrics:
+    """Metrics of ``lift(base, group, dropped)`` derived from the base schedule and the verified group.
 
     The elements map a base link of orbit ``O`` onto every link of ``O`` exactly
     ``|G|/|O|`` times (orbit-stabilizer), so when all chunks of a component have
     the same size every link of ``O`` carries ``size * |G|/|O| * (base incidences
-    on O)`` in each round.  With unequal sizes the loads are lifted link by link.
+    on O)`` in each round.  With unequal sizes the loads are lifted link by link.  ``dropped`` chips
+    (leaves of every tree, :mod:`synth.check.dropped`) take their links and sends out of the counts.
     """
     check_instance(base, "base", BaseSchedule)
     check_instance(group, "group", Group)
     t = base.topology
     G = group.order
     sizes = _symmetric_sizes(base, group, chunk_sizes)
+    cut = drop_of(base, group, sizes, dropped)
+    net = cut.network
     L = base.route_lengths
     comp_total = [sum(row) for row in sizes.tolist()]  # Python ints
     count = np.bincount(base.component, minlength=base.n_components).tolist()
     links = np.bincount(base.component, weights=L, minlength=base.n_components).astype(np.int64)   # exact: < 2**53
-    vol_abs = sum(a * b for a, b in zip(comp_total, count))
-    vol_phys = sum(a * b for a, b in zip(comp_total, links.tolist()))
+    vol_abs = sum(a * b for a, b in zip(comp_total, count)) - cut.lost
+    vol_phys = sum(a * b for a, b in zip(comp_total, links.tolist())) - cut.lost
     max_load = [0] * base.n_rounds
     total_load = [0] * base.n_rounds
     times = [Fraction(0)] * base.n_rounds
     caps = link_capacities(t)
+    net_caps = caps if net is t else link_capacities(net)
     orbit_units = _orbit_units(group, caps.units)
     if bool(np.all(sizes == sizes[:, :1])) and orbit_units is not None:
         per_orbit = _orbit_loads(base, group, sizes)
-        orbit_size = group.orbit_sizes.astype(np.int64)
+        kept = np.bincount(group.link_orbit[cut.keep], minlength=group.n_link_orbits).astype(np.int64)
+        alive = kept > 0     # orbits with a link left (all of them when no chip is dropped)
         for s in range(base.n_rounds):
-            max_load[s] = int(per_orbit[s].max())
-            total_load[s] = int((per_orbit[s] * orbit_size).sum())
-            times[s] = max_ratio(per_orbit[s], orbit_units) / caps.unit
+            max_load[s] = int(per_orbit[s][alive].max())
+            total_load[s] = int((per_orbit[s] * kept).sum())
+            times[s] = max_ratio(per_orbit[s][alive], orbit_units[alive]) / caps.unit
     else:
         for s, load in enumerate(_lifted_round_loads(base, group, sizes)):
+            load = load[cut.keep]
             max_load[s] = int(load.max())
             total_load[s] = int(load.sum())
-            times[s] = caps.round_time(load)
+            times[s] = net_caps.round_time(load)
     hops = np.zeros(base.n_rounds, dtype=np.int64)
     np.maximum.at(hops, base.round - 1, L)
-    return Metrics(base.n_rounds, t.n_compute, t.n_links, G * base.n_components, sum(comp_total),
-                   base.n_transmissions * G, vol_abs, vol_phys, int(L.max()) if L.size else 0,
+    return Metrics(base.n_rounds, net.n_compute, net.n_links, G * base.n_components, sum(comp_total),
+                   base.n_transmissions * G - cut.sends, vol_abs, vol_phys, int(L.max()) if L.size else 0,
                    tuple(max_load), tuple(total_load), tuple(int(h) for h in hops), base.collective, tuple(times),
-                   _base_latency(base), t.has_bandwidths, _capacity(t, caps))
+                   _base_latency(base), t.has_bandwidths, _capacity(net, net_caps))
 
 
 def _capacity(t, caps):
@@ -400,101 +384,18 @@ def link_loads_explicit(schedule: Schedule, chunk_sizes, rounds=None) -> np.ndar
     return out
 
 
-def link_loads_symmetric(base: BaseSchedule, group, chunk_sizes, rounds=None) -> np.ndarray:
-    """The load of every link of ``lift(base, group)`` in each of ``rounds`` (default all; ``len(rounds) x E``
-    int64), as :func:`measure_symmetric` derives it: per link orbit when a component's chunks are equal."""
+def link_loads_symmetric(base: BaseSchedule, group, chunk_sizes, rounds=None, dropped=()) -> np.ndarray:
+    """The load of every link of ``lift(base, group, dropped)`` in each of ``rounds`` (default all;
+    ``len(rounds) x E`` int64, ``E`` that network's links), as :func:`measure_symmetric` derives it: per link orbit
+    when a component's chunks are equal."""
     sizes = _symmetric_sizes(base, group, chunk_sizes)
+    keep = drop_of(base, group, sizes, dropped).keep
     rows = _rows(base.n_rounds, rounds)
     if bool(np.all(sizes == sizes[:, :1])):
-        return _orbit_loads(base, group, sizes)[np.asarray(list(rows), dtype=np.int64) - 1][:, group.link_orbit]
-    out = np.zeros((len(rows), base.topology.n_links), dtype=np.int64)
+        loads = _orbit_loads(base, group, sizes)[np.asarray(list(rows), dtype=np.int64) - 1][:, group.link_orbit]
+        return loads[:, keep]
+    out = np.zeros((len(rows), int(keep.sum())), dtype=np.int64)
     for s, load in enumerate(_lifted_round_loads(base, group, sizes), start=1):
         if s in rows:
-            out[rows[s]] = load
+            out[rows[s]] = load[keep]
     return out
-
-
-# -------------------------------------------------------------- round bound
-def round_lower_bound(topology, group=None, collective=ALLREDUCE):
-    """docs/spec.md §3: ``min(2 min_v ecc(v), 2 min_{ab in E} ecc({a,b}) + 1)`` over compute nodes.
-
-    Valid for schedules with ``2p-2`` one-hop transmissions per chunk.  With a
-    verified ``group`` one vertex per orbit and one link per orbit suffices
-    (eccentricities are invariant under automorphisms); of those, only the ones whose
-    closed-form floor could beat the best found are measured (:mod:`synth.check.eccentricity`).
-    For a reduce-scatter or allgather: ``max_v ecc(v)``, valid for every one-hop schedule
-    (module docstring).
-
-    Returns
-    -------
-    (int, str)
-        The bound and what attains it.
-    """
-    check_instance(topology, "topology", Topology, " (e.g. synth.parse_torus('4x4'))")
-    group is None or check_instance(group, "group", Group)
-    if whole_network(topology) is not topology:   # links a schedule leaves idle count; its group need not keep them
-        topology, group = whole_network(topology), None
-    comp = topology.compute
-    if group is not None:
-        # the first member of each orbit, orbits in label order (one pass, not one per orbit)
-        vert = comp[np.unique(group.vertex_orbit[comp], return_index=True)[1]].astype(np.int64).tolist()
-        link_reps = np.unique(group.link_orbit, return_index=True)[1].astype(np.int64).tolist()
-    else:
-        vert = comp.tolist()
-        link_reps = np.arange(topology.n_links).tolist()
-    if collective not in COLLECTIVES:
-        raise ScheduleError(f"unknown collective {str(collective)[:40]!r}; valid: {', '.join(COLLECTIVES)}")
-    if collective != ALLREDUCE:
-        return _farthest(topology, vert)
-    if isinstance(topology, LatticeTorus):
-        return _lattice_round_bound(topology, vert, link_reps)
-    best_v, arg_v, best_p, arg_p = least_eccentricities(topology, vert, link_reps)
-    if best_v is None:
-        raise ScheduleError("the topology has no compute vertex")
-    cands = [(2 * best_v, f"node {arg_v}")]
-    if best_p is not None:
-        cands.append((2 * best_p + 1, f"adjacent pair ({arg_p[0]}, {arg_p[1]})"))
-    return min(cands, key=lambda c: c[0])
-
-
-def _lattice_round_bound(t, vert, link_reps):
-    """:func:`round_lower_bound` on a lattice torus or grid, with its closed-form eccentricities.
-
-    A pair's eccentricity is at least ``max(ecc(a), ecc(b)) - 1`` and at least the least
-    eccentricity ``m`` less one; the pair term ``2 ecc({a,b}) + 1`` beats ``2m`` only at ``m - 1``,
-    which needs both ends central (``ecc = m``).  So only the link representatives between central
-    nodes are measured (one vectorized distance row each), and the bound and its witness are those
-    the general search finds (the first vertex and the first link representative attaining them).
-    """
-    ecc = t.eccentricity(np.asarray(vert, dtype=np.int64))
-    m = int(ecc.min())
-    arg_v = int(vert[int(np.argmin(ecc))])
-    reps = np.asarray(link_reps, dtype=np.int64)
-    src, dst = t.link_src[reps], t.link_dst[reps]
-    central = (t.eccentricity(src) == m) & (t.eccentricity(dst) == m)
-    everyone = np.arange(t.n_vertices)
-    for a, b in zip(src[central].tolist(), dst[central].tolist()):
-        pair = np.minimum(t.dist(everyone, np.full(everyone.size, a)), t.dist(everyone, np.full(everyone.size, b)))
-        if int(pair.max()) == m - 1:
-            return 2 * m - 1, f"adjacent pair ({a}, {b})"
-    return 2 * m, f"node {arg_v}"
-
-
-def _farthest(topology, vertices):
-    """``max_v ecc(v)`` over ``vertices`` (every vertex orbit represented), with the node attaining it.
-
-    ``ecc(v)`` is the largest distance from a compute node to ``v``; a compute node that cannot
-    reach ``v`` makes the collective impossible.
-    """
-    comp = topology.compute
-    best, arg = None, None
-    for v in vertices:
-        d = topology.bfs([v], reverse=True)[comp]
-        if (d < 0).any():
-            raise ScheduleError(f"compute node {int(comp[np.argmax(d < 0)])} cannot reach node {v}")
-        e = int(d.max())
-        if best is None or e > best:
-            best, arg = e, v
-    if best is None:
-        raise ScheduleError("the topology has no compute vertex")
-    return best, f"node {arg}, eccentricity {best}"

@@ -205,7 +205,7 @@ def tree_json(base: BaseSchedule, parts: TreeParts, row: int) -> dict:
 def tree_count(tree) -> int:
     """How many sends a ``tree`` object spells (its non-zero rounds), checking only that it is an object of lists.
 
-    Cheap, before the topology is built (:func:`synth.check.certificate.base_shape`).
+    Cheap, before the topology is built (:func:`synth.check.base_json.base_shape`).
     """
     if not isinstance(tree, dict) or not all(isinstance(tree.get(k), list) for k in _ARRAYS):
         raise ValueError("'tree' needs the lists 'parent', 'up' and 'down'")

@@ -55,7 +55,7 @@ def cmd_repair(args) -> int:
     for k, v in report.claims.items():
         if not v[2]:
             print(f"synth: the certificate does not check: {k}: claimed {v[0]}, measured {v[1]}", file=sys.stderr)
-    return print_result(result.certificate.topology, result, report, args)
+    return print_result(result.certificate.network, result, report, args)
 
 
 def add_parser(sub) -> None:

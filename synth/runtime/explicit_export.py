@@ -68,9 +68,10 @@ def export_explicit(path, out, elements: int | None = None, max_transmissions: i
     elements = elements or cert.elements
     require_elements(elements, cert.base.n_components * cert.group.order)  # as `solve --elements` refuses it
     progress(f"lifting {n:,} transmissions")
-    schedule = lift(cert.base, cert.group)
+    schedule = lift(cert.base, cert.group, cert.dropped)
     sizes = lifted_chunk_elements(cert.base, cert.group, elements)  # reduce-scatter / allgather: equal blocks
     write_explicit(schedule, sizes, out, cert.claims if elements == cert.elements else None)
+    n = schedule.n_transmissions     # without the dropped chips' sends
     summary = {"file": out, "format": "explicit", "transmissions": n, "chunks": schedule.n_chunks,
                "rounds": schedule.n_rounds, "elements": elements}
     return summary, f"wrote {out}: {n} transmissions, {schedule.n_chunks} chunks, {schedule.n_rounds} rounds"

@@ -78,7 +78,7 @@ def load_schedule(source):
         return source[0], _weights(source[1], source[0].n_chunks), "schedule"
     if hasattr(source, "base") and hasattr(source, "group"):
         label = str((getattr(source, "provenance", {}) or {}).get("algorithm") or "certificate")
-        schedule = lift(source.base, source.group)
+        schedule = lift(source.base, source.group, getattr(source, "dropped", ()))
         if schedule.collective != "allreduce":  # the algorithm names the construction; say which half this is
             label = f"{schedule.collective} half of {label}"
         return schedule, lifted_weights(source.base, source.group), label

@@ -264,7 +264,7 @@ class BaseSchedule:
     def trimmed(self) -> "BaseSchedule":
         """The same schedule with ``n_rounds`` the last round that has a transmission (empty tail rounds dropped).
 
-        Certificates store exactly this count (see :func:`synth.check.certificate.base_from_json`).
+        Certificates store exactly this count (see :func:`synth.check.base_json.base_from_json`).
         """
         last = int(self.round.max()) if self.round.size else self.n_rounds
         if last == self.n_rounds:

@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from synth.errors import ScheduleError, check_instance
+from synth.errors import InvalidScheduleError, ScheduleError, check_instance
 from synth.schedule.data import ALLREDUCE, BaseSchedule, Block, Schedule
 from synth.schedule.chunking import block_chunk_elements, chunk_elements
 from synth.symmetry.group import Group
+from synth.topology.failures import without_nodes
 
 __all__ = ["lift", "lifted_weights", "lifted_owners", "lifted_chunk_elements", "default_elements"]
 
@@ -69,8 +70,19 @@ def default_elements(base: BaseSchedule, group: Group) -> int:
     return int(base.topology.n_compute * max(1, int(owned.max())))
 
 
-def lift(base: BaseSchedule, group: Group) -> Schedule:
-    """The explicit schedule of ``base`` lifted through ``group``."""
+def lift(base: BaseSchedule, group: Group, dropped=()) -> Schedule:
+    """The explicit schedule of ``base`` lifted through ``group``; with ``dropped`` chips (an allreduce's), the
+    schedule on the network without them (:func:`~synth.topology.failures.without_nodes`): every lifted
+    transmission from or to a dropped chip is left out, the others keep their chunks, rounds and routes.
+
+    A dropped chip that forwarded in some tree leaves a schedule its execution finds wrong; a route through one
+    is a false schedule (:class:`~synth.errors.InvalidScheduleError`).
+
+    >>> from synth import parse_torus, sp_allreduce, torus_gamma
+    >>> t = parse_torus("3x3")
+    >>> lift(sp_allreduce(t), torus_gamma(t), dropped=[4]).topology.name
+    'torus 3x3 with 1 failed node'
+    """
     check_instance(base, "base", BaseSchedule)
     check_instance(group, "group", Group)
     if group.topology is not base.topology and group.topology.n_links != base.topology.n_links:
@@ -95,5 +107,26 @@ def lift(base: BaseSchedule, group: Group) -> Schedule:
             links = links.reshape(G * part.size, L)
         chunk = np.repeat(np.arange(t * G, (t + 1) * G, dtype=np.int32), part.size)
         blocks.append(Block(int(base.round[part[0]]), int(base.op[part[0]]), chunk, links))
+    if len(dropped):
+        return _dropped(base, G, blocks, dropped)
     return Schedule(base.topology, G * base.n_components, base.n_rounds, tuple(blocks), base.collective,
                     lifted_owners(base, group))
+
+
+def _dropped(base: BaseSchedule, G: int, blocks, dropped) -> Schedule:
+    """The lifted ``blocks`` on the network without the ``dropped`` chips (:func:`lift`)."""
+    t = base.topology
+    if base.collective != ALLREDUCE:
+        raise ScheduleError(f"only an allreduce drops chips, not a {base.collective}")
+    net = without_nodes(t, dropped)
+    dead = np.zeros(t.n_vertices, dtype=bool)
+    dead[list(net.failures.nodes)] = True
+    onto = net.link_ids(t.link_src, t.link_dst)     # -1: a link at a dropped chip
+    out = []
+    for b in blocks:
+        keep = ~dead[t.link_src[b.links[:, 0]]] & ~dead[t.link_dst[b.links[:, -1]]]
+        links = onto[b.links[keep]]
+        if np.any(links < 0):
+            raise InvalidScheduleError(f"round {b.round}: a route passes through a dropped chip")
+        out.append(Block(b.round, b.op, b.chunk[keep], links))
+    return Schedule(net, G * base.n_components, base.n_rounds, tuple(out), base.collective, None)

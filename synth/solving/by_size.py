@@ -81,7 +81,8 @@ def size_summary(certificate, choice: SizeChoice) -> dict:
     with the default :class:`synth.analysis.cost.Network`.
     """
     base, group = certificate.base, certificate.group
-    m = measure_symmetric(base, group, chunk_elements(lifted_weights(base, group), certificate.elements))
+    m = measure_symmetric(base, group, chunk_elements(lifted_weights(base, group), certificate.elements),
+                          certificate.dropped)
     out = {"chosen": choice.chosen, "size": format_size(choice.nbytes), "modeled_us": round(model_time(m) * 1e6, 3),
            "goodput_gbps": round(goodput(m) * 8 / 1e9, 2)}
     if choice.engine != "model":
@@ -93,7 +94,7 @@ def choice_summary(certificate, net: Network = Network()) -> dict:
     """What ``synth solve --size`` adds to its summary off an equal-sided torus: the candidate chosen
     (:mod:`synth.solving.candidates`), the size, its time there and the goodput ``N (p-1) / (p T)``."""
     choice = certificate.provenance["size_choice"]
-    p, seconds = certificate.topology.n_compute, choice["seconds"]
+    p, seconds = certificate.network.n_compute, choice["seconds"]
     key = "modeled_us" if choice["engine"] == "model" else "simulated_us"
     return {"chosen": choice["chosen"], "size": format_size(choice["size"]), key: round(seconds * 1e6, 3),
             "goodput_gbps": round(choice["size"] * (p - 1) / (p * seconds) * 8 / 1e9, 2)}

@@ -291,10 +291,10 @@ def _timed(cert, nbytes, engine, net) -> tuple:
         # the SimGrid stage loads the runtime's plan: only a SimGrid replay waits for it
         from synth.analysis.simulate import simulated_seconds
 
-        return simulated_seconds(lift(base, group), lifted_weights(base, group), [nbytes], net)[0], \
+        return simulated_seconds(lift(base, group, cert.dropped), lifted_weights(base, group), [nbytes], net)[0], \
             cert.claims["rounds"]
-    p = cert.topology.n_compute
-    m, at = sized_metrics(lambda n: lifted_metrics(base, group, n), nbytes,
+    p = cert.network.n_compute
+    m, at = sized_metrics(lambda n: lifted_metrics(base, group, n, cert.dropped), nbytes,
                           message_elements(nbytes, net.element_bytes, p, "allreduce"), net, p, "allreduce")
     if m is None:
         raise SynthError(f"fewer bytes than its chunks need at {format_size(nbytes)}")

@@ -42,7 +42,7 @@ from synth.errors import OptionError, SynthError
 from synth.schedule.collective import collective_half
 from synth.schedule.data import ALLREDUCE
 from synth.solving.packing_notes import lp_notes, share_note
-from synth.solving.periodic import damaged_everywhere, drop_failed_chips, long_rounds, periodic_network
+from synth.solving.periodic import damaged_everywhere, long_rounds, periodic_network
 from synth.solving.reference import healthy_reference
 from synth.solving.request import Plan, SolveResult, quiet
 from synth.symmetry.spec import default_group
@@ -227,13 +227,15 @@ def certified_fraction(cert) -> Fraction:
     return Fraction(cert.claims["bandwidth_fraction"])
 
 
-def certify_packed(packed, elements=None, mode="auto", collective=ALLREDUCE, progress=quiet):
+def certify_packed(packed, elements=None, mode="auto", collective=ALLREDUCE, progress=quiet, dropped=()):
     """Certify a packing model's schedule (:class:`synth.models.packing.result.Packed`), its ``collective`` half, with
-    its solver claims and the writer's hint of the trees it was rounded onto (for that very schedule only)."""
+    its solver claims and the writer's hint of the trees it was rounded onto (for that very schedule only);
+    ``dropped``: the failed chips its trees all have as leaves (:mod:`synth.check.dropped`)."""
     base = collective_half(packed.base, collective)
     progress(f"checking the packed schedule ({base.n_transmissions * packed.group.order:,} transmissions)")
     cert = certify(base, packed.group, elements, mode=mode, solver=packed.claims,
-                   provenance={"algorithm": packed.algorithm, "group": packed.group.name, "seed": None})
+                   provenance={"algorithm": packed.algorithm, "group": packed.group.name, "seed": None},
+                   dropped=dropped)
     return cert if packed.tree_images is None else replace(cert, tree_images=packed.tree_images)
 
 
@@ -306,7 +308,7 @@ def _build_layered(req, prep, plan_notes=()) -> SolveResult:
         req.say("the whole layered LP found no solution; the local LP instead")
         packed = _pack_layered(req, prep, data.n_arcs <= FREE_SHARES_ARCS and allreduce, reference)
         class_bound = False   # its dual would need the LP that just failed
-    cert = certify_packed(_on_network(prep, packed), req.elements, req.mode, req.collective, req.progress)
+    cert = certify_packed(packed, req.elements, req.mode, req.collective, req.progress, _dropped(prep))
     if class_bound and data.leaves is None:   # the bound of the layered class (docs/bounds.md section 5)
         cert = with_class_bound(cert, packed.solution, req.progress, prep.time_limit)
     notes = [_intro(prep, "layered LP"), *plan_notes, *share_note(prep.topology, req.collective)]
@@ -322,10 +324,9 @@ def _build_layered(req, prep, plan_notes=()) -> SolveResult:
     return SolveResult(cert, data.H, notes)
 
 
-def _on_network(prep, packed):
-    """``packed`` on the network itself: a periodic network's failed chips dropped from its trees."""
-    p = prep.periodic
-    return packed if p is None or p.damaged is None else drop_failed_chips(packed, p)
+def _dropped(prep) -> tuple:
+    """The failed chips a periodic network's schedule drops (leaves of every tree, :mod:`synth.check.dropped`)."""
+    return () if prep.periodic is None else prep.periodic.dropped
 
 
 def timed_extra(H: int) -> int:
@@ -458,7 +459,7 @@ def _build_timed(req, prep, layered, layered_cert, notes) -> SolveResult:
                           layered=layered.solution, progress=req.progress,
                           options=options if start is None else replace(options, crossover=False),
                           columns=() if start is None else start.columns)
-        cert = certify_packed(_on_network(prep, pack_timed(sol, units)), mode=req.mode)
+        cert = certify_packed(pack_timed(sol, units), mode=req.mode, dropped=_dropped(prep))
     except SynthError as exc:
         notes.append(f"timed trees: {exc}; the layered schedule is kept")
         return SolveResult(layered_cert, H, notes)

@@ -31,22 +31,16 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
-from synth.check.tree_images import TreeImages, grid_of, image_maps
-from synth.errors import SynthError
-from synth.schedule.data import COPY, REDUCE, BaseSchedule
-from synth.symmetry.lattice import signed_axes
-from synth.symmetry.residual import residual_group
 from synth.symmetry.spec import default_group, fixing_group
 from synth.topology.failures import Damaged, Failures, damage
 from synth.topology.torus import Torus
 
-__all__ = ["Periodic", "periodic_network", "drop_failed_chips", "damaged_everywhere", "long_rounds", "MAX_ROWS",
-           "PLANE_ROWS", "LONG_ROWS", "MAX_ARCS", "ARCS_PER_SECOND", "MIN_CELL", "MAX_IDLE_SHARE", "MAX_TRIES",
-           "LONG_SOLVE", "MAX_DROPPED"]
+__all__ = ["Periodic", "periodic_network", "damaged_everywhere", "long_rounds", "MAX_ROWS", "PLANE_ROWS",
+           "LONG_ROWS", "MAX_ARCS", "ARCS_PER_SECOND", "MIN_CELL", "MAX_IDLE_SHARE", "MAX_TRIES", "LONG_SOLVE"]
 
 #: load rows of the periodic network's timed master at most: 32x32 with a failed link, cells of 8x8 (3,124 rows)
 #: and of 8x16 (6,292) both at 76.1 % of the bound at 60 CPU s, the smaller master's iterations twice as fast;
@@ -79,8 +73,8 @@ class Periodic:
     """The network a damaged torus's schedule runs on: its failures repeated on the lattice of ``cell`` (chips
     per side), the other copies idle; its ``group`` and the timed master's load ``rows`` at ``R`` reduce
     rounds.  A failed chip's copies, itself included, are ``leaves``: they keep their links and hold data but
-    forward nothing, and ``damaged`` (None without failed chips) is the network the schedule is certified on,
-    the failed chips dropped from it (:func:`drop_failed_chips`)."""
+    forward nothing, and the failed chips are ``dropped`` from every tree: the certificate states the schedule
+    of ``topology`` and the chips it drops (:mod:`synth.check.dropped`)."""
 
     topology: object
     group: object
@@ -88,25 +82,19 @@ class Periodic:
     R: int
     rows: int
     leaves: tuple = ()
-    damaged: Damaged | None = None
+    dropped: tuple = ()
 
     def note(self) -> str:
         n = len(self.topology.failures.idle) if isinstance(self.topology, Damaged) else 0
         e = getattr(self.topology, "healthy", self.topology).n_links // 2     # the torus's links
         idle = (f"{n} working link{'s' * (n > 1)} left idle, {100 * n / e:.2f} % of the links; the bounds count "
                 f"{'them' if n > 1 else 'it'}") if n else ""
-        k = len(self.leaves) - (len(self.damaged.failures.nodes) if self.damaged is not None else 0)
+        k = len(self.leaves) - len(self.dropped)
         leaves = (f"{k} working chip{'s' * (k > 1)} that forward{'' if k > 1 else 's'} nothing (copies of a failed "
                   "one, which is then dropped from every tree)") if k else ""
         return (f"the timed trees on its failures repeated on cells of {'x'.join(map(str, self.cell))} chips ("
                 + "; ".join(x for x in (idle, leaves) if x) + ")")
 
-
-#: cells times chips at most where a failed chip is dropped from the periodic schedule
-#: (:func:`drop_failed_chips`): the damaged torus keeps about one element of the group per cell, so its base
-#: schedule has a tree per cell for every tree of the periodic one (32x32, cells of 8x8: 16,384, 33 M sends and
-#: 4.3 GB at 840 CPU s; 16x16x16, cells of 4x4x4: 262,144, over 9 GB at the default minute and 24 GB at 840 s)
-MAX_DROPPED = 65_536
 
 #: CPU seconds of the time limit from which the timed trees on a periodic network take up to :func:`long_rounds`
 #: reduce rounds (as many as keep the master within its rows): more slack rounds converge higher but start slower
@@ -141,8 +129,7 @@ def periodic_network(d, R: int, max_rows: int | None = None, time_limit: float |
     ``max_rows`` (None: :data:`LONG_ROWS` on a 3-D torus) (``Periodic.R``).  16x16x16 with a failed link takes
     cells of 4x4x4 from about 35 s to 919 s (1,551 rows, a group of order 1,024, 146,688 parent choices), and
     16x20x28 cells of 4x5x4 from 1,506 s.  A failed chip's copies are the ``leaves``: they keep their links and
-    hold data, no tree takes them as a parent, and each counts as ``ndim`` idle links in that share; cells times
-    chips stay within :data:`MAX_DROPPED` there."""
+    hold data, no tree takes them as a parent, and each counts as ``ndim`` idle links in that share."""
     # the models: loaded with the solvers, on demand
     from synth.models.packing.layered import layered_arcs
     from synth.models.packing.master import rows_per_round
@@ -160,12 +147,12 @@ def periodic_network(d, R: int, max_rows: int | None = None, time_limit: float |
         # the linear parts that can fix the failures and the lattice: signs, and permutations of axes with equal
         # sides, cells' sides and as many failed links along them
         kinds = [(n, c, axes.count(i)) for i, (n, c) in enumerate(zip(t.shape, cell))]
-        point = 2 ** t.ndim * math.prod(math.factorial(kinds.count(k)) for k in set(kinds))
+        perms = math.prod(math.factorial(kinds.count(k)) for k in set(kinds))
         links = _repeated(t, d.failures.links, cell)
         idle = tuple(e for e in links if e not in set(d.failures.links))
         leaves = _copies(t, d.failures.nodes, cell)
-        if leaves and t.n_vertices // int(np.prod(cell)) * t.n_vertices > MAX_DROPPED:
-            continue
+        # with leaves on a 3-D torus the group keeps the even permutations of the axes only (fixing_group)
+        point = 2 ** t.ndim * (perms // 2 if leaves and t.ndim >= 3 and perms > 1 else perms)
         # a working chip that forwards nothing idles about half of its links: each counts as ndim idle links
         spare = len(idle) + t.ndim * (len(leaves) - len(d.failures.nodes))
         if not spare or spare > MAX_IDLE_SHARE * (t.n_links // 2):
@@ -181,8 +168,7 @@ def periodic_network(d, R: int, max_rows: int | None = None, time_limit: float |
         if rows <= max_rows and layered_arcs(p, group, leaves or None).n_arcs <= max_arcs:
             per = rows // R
             rounds = max(R, min(most, long_rows // per)) if most is not None and limit >= LONG_SOLVE else R
-            target = damage(t, Failures(links, d.failures.nodes, idle)) if leaves else None
-            return Periodic(p, group, cell, rounds, rounds * per, leaves, target)
+            return Periodic(p, group, cell, rounds, rounds * per, leaves, d.failures.nodes)
     return None
 
 
@@ -243,83 +229,3 @@ def _repeated(t, links, cell) -> tuple:
         return ()
     ends = _translates(t, np.asarray(links, dtype=np.int64).ravel(), cell).reshape(-1, 2)
     return tuple(sorted({(int(min(a, b)), int(max(a, b))) for a, b in ends.tolist()}))
-
-
-def drop_failed_chips(packed, periodic: Periodic):
-    """``packed`` (a packing model's schedule on ``periodic.topology``, lifted by ``periodic.group``, whose every
-    tree has the failed chips as leaves) as a schedule of the damaged torus ``periodic.damaged``.
-
-    A leaf forwards nothing, so a tree without it is a tree of the other chips, in the same rounds, loading no
-    link more.  The damaged torus keeps the group's elements that fix the failed chips
-    (:func:`~synth.symmetry.residual.residual_group`); one element of each of the other cosets carries every base
-    tree into a component of its own, so the lifted trees are the same, each without the failed chips.  The
-    writer's hint gives each component as the image of its base tree (a change per failed chip).
-
-    Raises
-    ------
-    SynthError
-        If a failed chip forwards in some tree or a send takes more than one link (nothing the periodic
-        networks' models make: the checker would refuse the schedule anyway).
-    """
-    d, base, G = periodic.damaged, packed.base, packed.group
-    V, n, C = d.n_vertices, base.n_transmissions, base.n_components
-    dead = np.zeros(V, dtype=bool)
-    dead[list(d.failures.nodes)] = True
-    leaf = np.zeros(V, dtype=bool)
-    leaf[list(periodic.leaves)] = True
-    if base.route_links.size != n or np.any(leaf[base.dst] & (base.op == REDUCE)) or \
-            np.any(leaf[base.src] & (base.op == COPY)):
-        raise SynthError("the periodic network's schedule is not one of one-hop trees with its failed chips' copies "
-                         "as leaves: it cannot drop the failed chips")
-    sub = residual_group(d, G)
-    whole = G.vertex_images(np.arange(V)).astype(np.int64)
-    maps = whole[_coset_reps(whole, sub.vertex_images(np.arange(V)).astype(np.int64))]     # (k, V)
-    # component by component (j C + c: coset j, base component c), one coset at a time: a pod's schedule has
-    # tens of millions of rows, whose consumers sort them as they need (BaseSchedule.as_schedule)
-    by = np.argsort(base.component, kind="stable")
-    comp, rnd, src, dst, op = base.component[by], base.round[by], base.src[by], base.dst[by], base.op[by]
-    parts = [[] for _ in range(6)]
-    for j, g in enumerate(maps):
-        s, t = g[src], g[dst]
-        keep = ~dead[s] & ~dead[t]
-        s, t = s[keep], t[keep]
-        for part, rows in zip(parts, (comp[keep] + j * C, rnd[keep], s, t, op[keep], d.link_ids(s, t))):
-            part.append(rows.astype(rows.dtype if rows.dtype == np.int8 else np.int32))
-    comp, rnd, src, dst, op, links = (np.concatenate(p) for p in parts)
-    if np.any(links < 0):
-        raise SynthError("a send of the periodic network's schedule is no link of the damaged torus")
-    labels = tuple(f"{label}, image {j}" for j in range(maps.shape[0]) for label in base.labels) if base.labels else ()
-    out = BaseSchedule(d, base.n_rounds, comp, rnd, src, dst, op, np.arange(links.size + 1), links,
-                       np.tile(base.weights, maps.shape[0]), labels)
-    claims = {**packed.claims, "failed_chips_dropped": list(d.failures.nodes)}
-    return replace(packed, base=out, group=sub, claims=claims, tree_images=_images(base, maps, C))
-
-
-def _coset_reps(whole, sub) -> np.ndarray:
-    """An element (row of ``whole``, every element of a group as a vertex map) of each right coset of the
-    subgroup ``sub`` (its elements' rows): ``p o g`` over ``p`` in ``sub`` is ``g``'s coset."""
-    index = {row.tobytes(): i for i, row in enumerate(whole)}
-    left = np.ones(whole.shape[0], dtype=bool)
-    reps = []
-    for i in range(whole.shape[0]):
-        if left[i]:
-            reps.append(i)
-            for q in sub[:, whole[i]]:
-                left[index[q.tobytes()]] = False
-    return np.asarray(reps, dtype=np.int64)
-
-
-def _images(base, maps, C) -> TreeImages:
-    """The writer's hint: component ``j C + c`` is base component ``c``'s tree carried by ``maps[j]``, an affine
-    map of the torus (its shift and signed axes; a map they do not give is written without an image)."""
-    grid = grid_of(base.topology)
-    V = base.topology.n_vertices
-    parent, up, down = np.full((C, V), -1, dtype=np.int64), np.zeros((C, V), np.int64), np.zeros((C, V), np.int64)
-    red, cop = base.op == REDUCE, base.op == COPY
-    parent[base.component[red], base.src[red]] = base.dst[red]
-    up[base.component[red], base.src[red]] = base.round[red]
-    down[base.component[cop], base.dst[cop]] = base.round[cop]
-    shift, axes = maps[:, 0], signed_axes(grid, maps)
-    ok = (image_maps(grid, shift, axes) == maps).all(axis=1)
-    of = np.where(ok[:, None], np.arange(C)[None, :], -1).ravel()
-    return TreeImages(parent, up, down, of, np.repeat(shift, C), np.repeat(axes, C, axis=0))

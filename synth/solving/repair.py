@@ -57,7 +57,7 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet, on_bett
 
     t0 = time.monotonic() if started is None else started
     healthy = cert.topology
-    if isinstance(healthy, Damaged):
+    if isinstance(healthy, Damaged) or cert.dropped:
         raise SynthError("repair starts from a healthy network's certificate; this one already has failures")
     if cert.base.collective != ALLREDUCE:
         raise SynthError("repair starts from an allreduce certificate")

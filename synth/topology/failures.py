@@ -46,7 +46,7 @@ from synth.errors import TopologyError
 from synth.topology.base import Grid, Topology
 
 __all__ = ["Failures", "Damaged", "damage", "parse_failures", "failures_from_json", "parse_vertex", "healthy_spec",
-           "failed_step", "whole_network"]
+           "failed_step", "whole_network", "without_nodes"]
 
 _ID = re.compile(r"^\d{1,9}$")
 _COORD = re.compile(r"^\d{1,9}(\.\d{1,9})+$")
@@ -179,6 +179,32 @@ def whole_network(t: Topology) -> Topology:
     ('torus 4x4 with 1 failed link (1 link left idle)', 60, 62, True)
     """
     return t.network if isinstance(t, Damaged) else t
+
+
+def without_nodes(t: Topology, nodes) -> Topology:
+    """``t`` (healthy, or with failed and idle links but no failed chip) with the chips ``nodes`` failed as well:
+    the network a schedule runs on once it drops those chips (a certificate's ``dropped``,
+    :mod:`synth.check.certificate`); ``t`` itself when ``nodes`` is empty.
+
+    >>> from synth.topology.torus import parse_torus
+    >>> p = damage(parse_torus("4x4"), Failures(links=[(0, 1), (2, 3)], idle=[(2, 3)]))
+    >>> d = without_nodes(p, [9])
+    >>> d.name, d.n_links, d.n_compute, d.spec["failed"], d.spec["idle"]
+    ('torus 4x4 with 1 failed link and 1 failed node (1 link left idle)', 52, 15, [[0, 1], 9], [[2, 3]])
+
+    Raises
+    ------
+    TopologyError
+        If ``t`` already has failed chips, or as :func:`damage`.
+    """
+    nodes = tuple(sorted({int(v) for v in nodes}))
+    if not nodes:
+        return t
+    if not isinstance(t, Damaged):
+        return damage(t, Failures((), nodes))
+    if t.failures.nodes:
+        raise TopologyError(f"{t.name} already has failed chips; name them all at once")
+    return damage(t.healthy, Failures(t.failures.links, nodes, t.failures.idle))
 
 
 def healthy_spec(spec: dict) -> dict:

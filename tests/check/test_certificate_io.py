@@ -8,8 +8,8 @@ import pytest
 
 import synth.check.certificate as C
 from synth.check import rows_form
-from synth.check.certificate import (Certificate, base_from_json, certificate_lines, certificate_to_json, dumps,
-                                     read_certificate)
+from synth.check.base_json import base_from_json
+from synth.check.certificate import Certificate, certificate_lines, certificate_to_json, dumps, read_certificate
 from synth.errors import FileFormatError
 from synth.fileio import LIMITS
 from synth.schedule.data import BaseSchedule

@@ -2,7 +2,7 @@
 
 import pytest
 
-import synth.check.metrics as metrics
+import synth.check.eccentricity as eccentricity
 from synth.symmetry.spec import default_group
 from synth.topology.lattice import grid, lattice_torus, twisted
 from synth.topology.machines import machine_spec
@@ -17,7 +17,7 @@ CASES = [grid((4, 4), (False, False)), grid((5, 4), (False, False)), grid((8, 16
 @pytest.mark.parametrize("t", CASES, ids=lambda t: t.name)
 def test_closed_form_round_bound_is_the_general_one(t, monkeypatch):
     g = default_group(t)
-    fast = metrics.round_lower_bound(t, g)
-    monkeypatch.setattr(metrics, "LatticeTorus", type("NotALattice", (), {}))   # the general BFS search
-    assert metrics.round_lower_bound(t, g) == fast
-    assert metrics.round_lower_bound(t, None) == fast                        # and without a group
+    fast = eccentricity.round_lower_bound(t, g)
+    monkeypatch.setattr(eccentricity, "LatticeTorus", type("NotALattice", (), {}))   # the general BFS search
+    assert eccentricity.round_lower_bound(t, g) == fast
+    assert eccentricity.round_lower_bound(t, None) == fast                        # and without a group

@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pytest
 
-import synth.check.certificate as C
-from synth.check.certificate import IMAGES_VERSION, dumps, read_certificate, write_certificate
+import synth.check.base_json as base_json
+from synth.check.certificate import IMAGES_VERSION, certificate_to_json, dumps, read_certificate, write_certificate
 from synth.check.claims import check_certificate, check_file
 from synth.check.tree_form import tree_parts
 from synth.check.tree_images import TreeImages, expand_image, image_maps, image_trees
@@ -52,7 +52,7 @@ def test_repair_writes_tree_images_that_are_much_smaller_and_check(files):
     again = out.parent / "again.json"
     write_certificate(cert, again)
     assert again.read_bytes() == out.read_bytes()
-    assert dumps(C.certificate_to_json(cert)) == out.read_text()
+    assert dumps(certificate_to_json(cert)) == out.read_text()
 
 
 @pytest.mark.parametrize("argv", [["check"], ["export", "--out", "{d}/e.jsonl"],
@@ -150,7 +150,7 @@ def test_false_images_are_invalid_exit_1(files, tmp_path, capsys, name):
 
 def test_expansion_is_bounded(files, monkeypatch):
     _, out = files
-    monkeypatch.setattr(C, "MAX_IMAGE_ENTRIES", 64 * 10)
+    monkeypatch.setattr(base_json, "MAX_IMAGE_ENTRIES", 64 * 10)
     with pytest.raises(FileFormatError, match="more than the 640 entries"):
         read_certificate(out)
 

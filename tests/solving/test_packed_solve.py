@@ -385,7 +385,7 @@ def test_a_long_solve_gives_the_periodic_timed_trees_more_rounds_within_the_rows
 
 
 def _round_bound(d):
-    from synth.check.metrics import round_lower_bound
+    from synth.check.eccentricity import round_lower_bound
     from synth.symmetry.spec import default_group
 
     return round_lower_bound(d, default_group(d))

@@ -1,6 +1,6 @@
 """A failed chip on a pod: its copies on a lattice forward nothing, the schedule drops it (synth.solving.periodic)."""
 
-from collections import Counter, deque
+from collections import deque
 from fractions import Fraction
 
 import numpy as np
@@ -77,14 +77,11 @@ def test_a_failed_chip_repeats_on_cells_with_its_copies_as_leaves(monkeypatch):
     t = parse_torus("16x16")
     d = damage(t, parse_failures(t, nodes=["1.2"]))
     p = periodic_network(d, R=22, max_rows=2_000)
-    assert p.cell == (8, 8) and p.topology is t and p.damaged.name == d.name
+    assert p.cell == (8, 8) and p.topology is t and p.dropped == (18,)
     assert p.leaves == (18, 26, 146, 154)                  # (1, 2) moved by (0 or 8, 0 or 8)
     images = p.group.vertex_images(np.array(p.leaves))
     assert (np.sort(images, axis=1) == np.array(p.leaves)).all() and p.group.order == 32
     assert "3 working chips that forward nothing" in p.note()
-    monkeypatch.setattr("synth.solving.periodic.MAX_DROPPED", 1_000)        # 4 cells x 256 chips
-    assert periodic_network(d, R=22, max_rows=2_000) is None
-    monkeypatch.setattr("synth.solving.periodic.MAX_DROPPED", 1_024)
     monkeypatch.setattr("synth.solving.periodic.MAX_IDLE_SHARE", 0.005)    # three chips count as 6 idle links
     assert periodic_network(d, R=22, max_rows=2_000) is None
 
@@ -102,35 +99,83 @@ def test_a_lattice_of_chips_on_a_3d_torus_keeps_a_group_that_numbers_chunks():
     assert g.orbit_sizes.max() == g.order                  # a link with a trivial stabilizer
 
 
-def test_dropping_the_failed_chip_keeps_every_lifted_tree_but_its_sends():
-    # the schedule on the damaged torus, lifted by the elements that fix the chip, is the periodic schedule lifted
-    # by its whole group with the chip's sends removed: the same trees, each once, with the same weights
+@pytest.fixture(scope="module")
+def chip_8x8():
+    """8x8 with a failed chip: its periodic network (cells of 4x8, the chip and one copy as leaves) and the
+    layered packing there."""
     from synth.models.packing import layered_arcs, pack
-    from synth.schedule.lift import lift
-    from synth.solving.periodic import drop_failed_chips, periodic_network
+    from synth.solving.periodic import periodic_network
 
     t = parse_torus("8x8")
     d = damage(t, parse_failures(t, nodes=["9"]))
     p = periodic_network(d, R=12, max_rows=2_000)
-    assert p.cell == (4, 8) and p.leaves == (9, 41)
-    packed = pack(layered_arcs(p.topology, p.group, p.leaves), units=8)
-    out = drop_failed_chips(packed, p)
-    assert out.base.topology is p.damaged and out.group.order < p.group.order
+    assert p.cell == (4, 8) and p.leaves == (9, 41) and p.dropped == (9,)
+    return d, p, pack(layered_arcs(p.topology, p.group, p.leaves), units=8)
 
-    def trees(base, group, net):
-        s = lift(base, group)
-        per = {}
-        for b in s.blocks:
-            links = b.links.reshape(b.chunk.size, -1)[:, 0]
-            for c, u, v, op in zip(b.chunk.tolist(), net.link_src[links].tolist(), net.link_dst[links].tolist(),
-                                   np.broadcast_to(b.op, b.chunk.shape).tolist()):
-                if 9 not in (u, v):
-                    per.setdefault(c, set()).add((int(b.round), u, v, int(op)))
-        return Counter(frozenset(x) for x in per.values())
 
-    assert trees(out.base, out.group, p.damaged) == trees(packed.base, packed.group, p.topology)
-    assert out.base.weights.sum() * out.group.order == packed.base.weights.sum() * packed.group.order
-    assert out.tree_images is not None and (out.tree_images.of >= 0).all()
+@pytest.mark.parametrize("elements", [None, 1000])      # equal chunks per component, and unequal ones
+def test_a_dropped_chip_is_measured_by_the_group_as_its_lift_is_executed(chip_8x8, elements):
+    # the symmetric measurement (loads per link orbit, the chip's links and sends counted out) against the
+    # lifted schedule without the chip, executed and counted link by link on the damaged torus
+    from synth.check import execute, measure_explicit, measure_symmetric
+    from synth.schedule.lift import default_elements, lift, lifted_chunk_elements
+
+    d, p, packed = chip_8x8
+    base, group = packed.base, packed.group
+    sizes = lifted_chunk_elements(base, group, elements or default_elements(base, group))
+    schedule = lift(base, group, p.dropped)
+    assert schedule.topology.spec == d.spec and execute(schedule) == []
+    assert len(np.unique(sizes.reshape(base.n_components, -1), axis=1)[0]) > 1 or elements is None
+    m = measure_symmetric(base, group, sizes, p.dropped)
+    assert m == measure_explicit(schedule, sizes)
+    assert m.compute_nodes == 63 and m.links == d.n_links
+    whole = measure_symmetric(base, group, sizes)       # the periodic network's: the chip's sends counted
+    assert whole.transmissions - m.transmissions == 2 * base.n_components * group.order   # its up and down sends
+
+
+def test_only_a_leaf_of_every_tree_can_be_dropped():
+    # SP-allreduce's trees have every chip forward in some tree: dropping one is refused by the group, and the
+    # lift without it executes wrong
+    from synth import sp_allreduce, torus_gamma
+    from synth.check import execute, measure_symmetric
+    from synth.errors import InvalidScheduleError
+    from synth.schedule.lift import lift, lifted_chunk_elements
+
+    t = parse_torus("4x4")
+    base, group = sp_allreduce(t), torus_gamma(t)
+    with pytest.raises(InvalidScheduleError, match="in the orbit of a dropped chip, forwards"):
+        measure_symmetric(base, group, lifted_chunk_elements(base, group, 64), [5])
+    assert execute(lift(base, group, [5]))
+
+
+def test_a_certificate_that_drops_a_chip_reads_back_and_its_drop_is_checked(chip_8x8, tmp_path, capsys):
+    from synth.check.certificate import read_certificate, write_certificate
+    from synth.check.claims import certify, check_certificate
+
+    d, p, packed = chip_8x8
+    cert = certify(packed.base, packed.group, dropped=p.dropped, mode="symmetric")
+    path = tmp_path / "c.json"
+    write_certificate(cert, path)
+    back = read_certificate(str(path))
+    assert back.dropped == (9,) and back.network.spec == d.spec and back.topology.spec == p.topology.spec
+    assert check_certificate(back).valid and check_certificate(back, "explicit").valid
+    text = path.read_text()
+    assert '"version": 4' in text and '"dropped": [9]' in text
+    # the claims are the damaged torus's: without the drop the same schedule measures otherwise
+    (tmp_path / "kept.json").write_text(text.replace(',\n  "dropped": [9]', "").replace('"version": 4', '"version": 2'))
+    assert main(["check", str(tmp_path / "kept.json")]) == 1 and "INVALID" in capsys.readouterr().out
+    for bad in ("[9, 9]", "[64]", "[\"9\"]"):
+        (tmp_path / "bad.json").write_text(text.replace('"dropped": [9]', f'"dropped": {bad}'))
+        assert main(["check", str(tmp_path / "bad.json")]) == 2
+        assert "dropped" in capsys.readouterr().err
+    (tmp_path / "v3.json").write_text(text.replace('"version": 4', '"version": 3'))
+    assert main(["check", str(tmp_path / "v3.json")]) == 2 and "unknown key 'dropped'" in capsys.readouterr().err
+    # a chip outside the leaves' orbit forwards in some tree: the lift without it executes wrong, and the group
+    # finds it forwarding
+    (tmp_path / "other.json").write_text(text.replace('"dropped": [9]', '"dropped": [10]'))
+    assert main(["check", str(tmp_path / "other.json")]) == 1 and "does not end with" in capsys.readouterr().out
+    assert main(["check", str(tmp_path / "other.json"), "--mode", "symmetric"]) == 1
+    assert "forwards" in capsys.readouterr().out
 
 
 def test_a_pod_with_a_failed_chip_is_certified_on_the_damaged_torus(monkeypatch, tmp_path, capsys):
@@ -152,14 +197,15 @@ def test_a_pod_with_a_failed_chip_is_certified_on_the_damaged_torus(monkeypatch,
     assert "cells of 8x8 chips (3 working chips that forward nothing" in err and "timed trees (22 reduce" in err
     cert = read_certificate(str(out))
     d = damage(parse_torus("16x16"), parse_failures(parse_torus("16x16"), nodes=["1.1"]))
-    assert cert.topology.spec == d.spec and cert.solver["failed_chips_dropped"] == [17]
+    assert cert.network.spec == d.spec and cert.dropped == (17,) and cert.group.order == 32
     assert main(["check", str(out)]) == 0 and "VALID" in capsys.readouterr().out
-    schedule = lift(cert.base, cert.group)
+    schedule = lift(cert.base, cert.group, cert.dropped)
+    assert schedule.topology.spec == d.spec
     assert execute(schedule) == []
     m = measure_explicit(schedule, chunk_elements(lifted_weights(cert.base, cert.group), cert.elements))
     bound = bandwidth_bound(d, cert.elements, best_cut(d)).value
     assert Fraction(cert.claims["bandwidth_term"]) == m.bandwidth_term
     # past the layered trees' 75 % (the best of their class on the periodic network)
     assert Fraction(cert.claims["bandwidth_fraction"]) == bound / m.bandwidth_term > Fraction(8, 10)
-    assert "image" in out.read_text()                      # components as images of the base trees
+    assert '"dropped": [17]' in out.read_text()            # the periodic schedule and the chip it drops
     assert main(["export", str(out), "--out", str(tmp_path / "x.json")]) == 0

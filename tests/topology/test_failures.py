@@ -133,7 +133,7 @@ def test_the_bounds_of_a_network_with_idle_links_are_those_of_the_network():
     # 6x6 with one wrap-around link failed and the other five of its ring of them idle: the schedule's network
     # is a cylinder, whose least eccentric pair differs; the bounds are the damaged torus's
     from synth.check.bounds.bandwidth import bandwidth_bound, best_cut, collective_bound
-    from synth.check.metrics import round_lower_bound
+    from synth.check.eccentricity import round_lower_bound
     from synth.topology.failures import whole_network
 
     t = parse_torus("6x6")

@@ -137,22 +137,26 @@ def _check_size(topology) -> None:
 
 def _certificate(path, n_elements, round_):
     cert = read_certificate(path)
-    base, t = cert.base, cert.topology
+    base, t, dropped = cert.base, cert.network, cert.dropped
     _check_size(t)
     sizes = lifted_chunk_elements(base, cert.group, n_elements)
+    # each component as lifted by the identity: on the network without the dropped chips, their sends left out
+    dead = np.isin(base.src, dropped) | np.isin(base.dst, dropped)
+    onto = t.link_ids(cert.topology.link_src, cert.topology.link_dst) if dropped else np.arange(t.n_links)
     trees = []
     for c in range(min(base.n_components, MAX_TREES)):
-        idx = np.flatnonzero(base.component == c)
-        routes = _padded([base.route(i) for i in idx])
+        idx = np.flatnonzero((base.component == c) & ~dead)
+        routes = _padded([onto[base.route(i)] for i in idx])
         trees.append(_tree(t, routes, base.op[idx], base.labels[c]))
     label = str(cert.provenance.get("algorithm") or "certificate")
     rounds = shown_rounds(base.n_rounds, round_)
     if sizes.min() < 1:   # a size too small for some chunk of unequal weights: loads of the chunks that move
-        part, kept = keep_chunks(lift(base, cert.group), sizes)
+        part, kept = keep_chunks(lift(base, cert.group, dropped), sizes)
         return (t, label, tuple(trees), base.n_components, rounds, link_loads_explicit(part, kept, rounds),
                 measure_explicit(part, kept))
-    return (t, label, tuple(trees), base.n_components, rounds, link_loads_symmetric(base, cert.group, sizes, rounds),
-            measure_symmetric(base, cert.group, sizes))
+    loads = link_loads_symmetric(base, cert.group, sizes, rounds, dropped)
+    return (t, label, tuple(trees), base.n_components, rounds, loads, measure_symmetric(base, cert.group, sizes,
+                                                                                        dropped))
 
 
 def _explicit(path, n_elements, round_):
