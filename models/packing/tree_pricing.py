@@ -73,35 +73,41 @@ def best_parents(space: TreeSpace, C, L, roots, lo=None):
 def tree_labels(space: TreeSpace, C, L, plink, roots, lo=None):
     """The best labels for the trees ``plink`` (every vertex's label below its parent's, at least ``lo``); the
     labels ``L`` must be admissible for them.  Children have smaller labels, so one pass per label level
-    suffices."""
+    suffices; a level's vertices are taken by parent (its children's sums summed without a sort of their rows),
+    and only their own arcs' prices are read (no ``(rows, vertices, labels)`` copy of them: on the v5p pod's
+    periodic network 0.7 times the time)."""
     B, V = L.shape
     R = space.R
-    dst = space.arc_dst
     has = plink >= 0
-    par = np.where(has, dst[np.maximum(plink, 0)], -1)
-    g = np.where(has[:, :, None], C[np.maximum(plink, 0)], 0.0)            # (B, V, R+1), column 0 inf
-    g[:, :, 0] = INF
-    if lo is not None:
-        g = np.where(np.arange(R + 1)[None, None, :] < lo[:, :, None], INF, g)
+    par = np.where(has, space.arc_dst[np.maximum(plink, 0)], -1)
+    cols = np.arange(R + 1)
     kids = np.zeros((B * V, R + 2))                                        # row b * V + v
+    flat = np.where(has, L, 0).ravel()
+    order = np.argsort(flat, kind="stable")
+    bounds = np.searchsorted(flat[order], np.arange(R + 2))
     levels = []
     for level in range(1, R + 1):
-        bi, vi = np.nonzero(has & (L == level))
-        if bi.size == 0:
+        idx = order[bounds[level]:bounds[level + 1]]
+        if idx.size == 0:
             continue
-        gv = g[bi, vi] + kids[bi * V + vi, :R + 1]                         # a vertex's children come before it
+        bi, vi = np.divmod(idx, V)
+        key = bi * V + par[bi, vi]
+        by = np.argsort(key, kind="stable")
+        bi, vi, idx, key = bi[by], vi[by], idx[by], key[by]
+        gv = C[plink[bi, vi]]                                              # (n, R+1), column 0: no such label
+        gv[:, 0] = INF
+        if lo is not None:
+            gv[cols[None, :] < lo[bi, vi][:, None]] = INF
+        gv += kids[idx, :R + 1]                                            # a vertex's children come before it
         f = np.full((bi.size, R + 2), INF)                                 # f[., T]: best with label < T
         f[:, 1:] = np.minimum.accumulate(gv, axis=1)
-        # add each vertex's f to its parent's children (np.add.at, by parent: sorted, summed per parent)
-        key = bi * V + par[bi, vi]
-        order = np.argsort(key, kind="stable")
-        first = np.flatnonzero(np.r_[True, key[order][1:] != key[order][:-1]])
-        kids[key[order][first]] += np.add.reduceat(f[order], first, axis=0)
+        first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])          # add each f to its parent's children
+        kids[key[first]] += np.add.reduceat(f, first, axis=0)
         levels.append((bi, vi, gv))
     new = L.copy()
     for bi, vi, gv in reversed(levels):
         cap = new[bi, par[bi, vi]]                                          # parent's new label
-        new[bi, vi] = np.where(np.arange(R + 1)[None, :] < cap[:, None], gv, INF).argmin(axis=1)
+        new[bi, vi] = np.where(cols[None, :] < cap[:, None], gv, INF).argmin(axis=1)
     return new
 
 
