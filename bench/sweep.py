@@ -56,14 +56,20 @@ def _network(name, R):
     return p.topology, p.group, None
 
 
-def run(name, R):
+def priced_rows(name, R):
+    """``(space, prices, roots, labels)`` of an instance: the timed trees' space, random prices, and the rows (the
+    fixed starting labellings of its owners, twice over on a fabric) with each row's root."""
     t, group, owners = _network(name, R)
     space = TreeSpace.build(t, group, R)
     C = arc_costs(space, np.random.default_rng(0).lognormal(0.0, 1.0, (2 * R, t.n_links)))
     roots = np.flatnonzero(space.live)[:owners] if owners else np.asarray(root_reps(t, group), dtype=np.int64)
     L0 = tree_pricing.start_labels(space, roots)
     L0 = np.concatenate([L0, L0]) if owners == 4 else L0
-    roots = np.tile(roots, L0.shape[0] // roots.size)
+    return space, C, np.tile(roots, L0.shape[0] // roots.size), L0
+
+
+def run(name, R):
+    space, C, roots, L0 = priced_rows(name, R)
     rows, labels = [], {}
     few, entries = tree_pricing.FEW_NEIGHBOURS, tree_pricing.SWEEP_ENTRIES
     for how in ("one", "dense", "default"):

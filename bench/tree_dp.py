@@ -6,7 +6,7 @@ Run: ``python bench/tree_dp.py [--set quick|full] [--only NETWORK:R,...] [--json
 ``bench/sweep.py`` (a torus shape with its first link failed, ``/p`` its periodic network, or a ``--machine``
 preset).
 
-Each instance takes the same rows (the fixed starting labellings of its owners, as :mod:`sweep` does), their
+Each instance takes the same rows (the fixed starting labellings of its owners, :func:`sweep.priced_rows`), their
 cheapest parents under the same random prices, and runs the DP on them :data:`REPS` times with each version in
 this process.  Printed: the rows, the CPU seconds, ``x before`` (the seconds over the baseline's) and whether the
 labels are the baseline's.
@@ -16,11 +16,9 @@ import time
 
 import numpy as np
 from _harness import Col, Ratio, Table, parse_args, parser
-from sweep import _network
+from sweep import priced_rows
 
 from synth.models.packing import tree_pricing
-from synth.models.packing.layered import root_reps
-from synth.models.packing.tree_space import TreeSpace, arc_costs
 
 SETS = {"quick": [("16x16", 22), ("16x16x16/p", 33)],
         "full": [("mi250:4", 32), ("16x16", 22), ("32x32/p", 44), ("16x16x16/p", 33), ("16x20x28/p", 44)]}
@@ -61,12 +59,7 @@ def tree_labels_before(space, C, L, plink, roots, lo=None):
 
 
 def run(name, R):
-    t, group, owners = _network(name, R)
-    space = TreeSpace.build(t, group, R)
-    C = arc_costs(space, np.random.default_rng(0).lognormal(0.0, 1.0, (2 * R, t.n_links)))
-    roots = np.flatnonzero(space.live)[:owners] if owners else np.asarray(root_reps(t, group), dtype=np.int64)
-    L0 = tree_pricing.start_labels(space, roots)
-    roots = np.tile(roots, L0.shape[0] // roots.size)
+    space, C, roots, L0 = priced_rows(name, R)
     plink, _ = tree_pricing.best_parents(space, C, L0, roots)
     rows, labels = [], {}
     for how, dp in (("before", tree_labels_before), ("now", tree_pricing.tree_labels)):
