@@ -51,10 +51,10 @@ __all__ = ["plan_packing", "build_packed", "certify_packed", "certified_fraction
            "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS", "FREE_SHARES_ARCS",
            "TIMED_MAX_ROWS", "TIMED_FABRIC_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_UNEQUAL_ROUNDS",
            "TIMED_FABRIC_PURGE", "TIMED_LARGE_FABRIC_ROUNDS", "LARGE_FABRIC",
-           "TIMED_FABRIC_WARM", "TIMED_STARTS", "UNEQUAL_UNITS", "TIMED_ITERATIONS", "timed_extra",
+           "TIMED_FABRIC_WARM", "TIMED_STARTS", "UNEQUAL_UNITS", "TIMED_UNITS", "TIMED_ITERATIONS", "timed_extra",
            "timed_rounds"]
 
-#: units per owner in the rounding: 1,024 keeps the certified term within about 0.1 % of the LP's
+#: units per owner in the layered and routed rounding: 1,024 keeps the certified term within about 0.1 % of the LP's
 DEFAULT_UNITS = 1024
 #: parent choices up to which the whole layered LP is solved (an 8x8 torus has about 4,000 and a 16x16 one
 #: 65,000 with one failed link, 129,024 with 8: beyond 20,000 by an interior point with crossover, 28-30 CPU s
@@ -90,8 +90,12 @@ TIMED_UNEQUAL_ROUNDS = 16
 TIMED_LARGE_FABRIC_ROUNDS = 32
 LARGE_FABRIC = 32
 #: units per owner of the timed trees where links differ, whose damaged masters end interior weighing every column
-#: (four MI250 nodes, a failed NIC: rounding lost 0.51 point with 8,192, 0.03 with this; tori: :data:`DEFAULT_UNITS`)
+#: (four MI250 nodes, a failed NIC: rounding lost 0.51 point with 8,192, 0.03 with this)
 UNEQUAL_UNITS = 131072
+#: units per owner of the timed trees on tori: a pod's few hundred columns spread over a dozen owners lost 0.3 to
+#: 0.8 point of the LP's value with 1,024 (16x16x16 with a failed link, one LP rounded three ways: 97.78 % of the
+#: certified bound with 1,024, 98.13 % with 4,096, 98.23 % with this, the LP 98.25 %; 630, 652 and 656 trees)
+TIMED_UNITS = 16384
 #: column generation iterations of the timed LP at most, so that the time limit (CPU seconds) ends it: four MI250
 #: nodes at R = 32 take about 170 in 60 CPU s, 32x32's periodic network 300 in 780 (300 stopped it at 88.05 %)
 TIMED_ITERATIONS = 2000
@@ -441,7 +445,7 @@ def _build_timed(req, prep, layered, layered_cert, notes) -> SolveResult:
 
     data, R = layered.solution.data, prep.R
     H = data.H_up if hasattr(data, "H_up") else data.H      # the routed trees' compute hops, or the layered depth
-    units = UNEQUAL_UNITS if unequal_links(prep.topology) else DEFAULT_UNITS
+    units = UNEQUAL_UNITS if unequal_links(prep.topology) else TIMED_UNITS
     limit = 600.0 if prep.time_limit is None else prep.time_limit
     options = (TimedOptions(max_iterations=TIMED_ITERATIONS, warm=TIMED_FABRIC_WARM,
                             starts=TIMED_STARTS, hierarchy=True, purge=TIMED_FABRIC_PURGE)
