@@ -92,9 +92,9 @@ LARGE_FABRIC = 32
 #: units per owner of the timed trees where links differ, whose damaged masters end interior weighing every column
 #: (four MI250 nodes, a failed NIC: rounding lost 0.51 point with 8,192, 0.03 with this)
 UNEQUAL_UNITS = 131072
-#: units per owner of the timed trees on tori: a pod's few hundred columns spread over a dozen owners lost 0.3 to
-#: 0.8 point of the LP's value with 1,024 (16x16x16 with a failed link, one LP rounded three ways: 97.78 % of the
-#: certified bound with 1,024, 98.13 % with 4,096, 98.23 % with this, the LP 98.25 %; 630, 652 and 656 trees)
+#: units per owner of the timed trees on tori: with 1,024 the schedule lost a few tenths of a point of the LP's value
+#: (``python bench/timed_units.py --set full``: 6x6 with a failed link 99.60 % of the bound against 99.98 % with
+#: this; 16x16x16's periodic network 91.27 against 91.51 %, the LP 91.52 %), for a few more trees
 TIMED_UNITS = 16384
 #: column generation iterations of the timed LP at most, so that the time limit (CPU seconds) ends it: four MI250
 #: nodes at R = 32 take about 170 in 60 CPU s, 32x32's periodic network 300 in 780 (300 stopped it at 88.05 %)
