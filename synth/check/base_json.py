@@ -88,8 +88,8 @@ def base_shape(data, version: int = 2) -> list:
     """Transmissions per component of a ``base_schedule`` object, checking its structure only.
 
     Cheap and done before the topology is built, so the counts can be checked against it
-    (:func:`read_certificate`).  Version 1 components hold ``transmissions`` only; version 2 ones a
-    ``tree`` (:mod:`synth.check.tree_form`), ``transmissions`` or both, and no other key.
+    (:func:`synth.check.certificate.read_certificate`).  Version 1 components hold ``transmissions`` only;
+    version 2 ones a ``tree`` (:mod:`synth.check.tree_form`), ``transmissions`` or both, and no other key.
     """
     if not isinstance(data, dict) or not isinstance(data.get("components"), list) or not data["components"]:
         raise FileFormatError("base_schedule needs a non-empty 'components' list")
