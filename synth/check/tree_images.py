@@ -197,12 +197,14 @@ def _changes(changes, V: int) -> np.ndarray:
 def image_trees(topology, parts, images: TreeImages) -> dict:
     """The writer's side: ``{component: tree object}`` for the components of ``parts`` (a
     :class:`synth.check.tree_form.TreeParts`) that ``images`` gives a base tree and that have no routed send:
-    ``{"image": ..., "changes": [...]}`` with every vertex whose parent or rounds differ from the image."""
+    ``{"image": ..., "changes": [...]}`` with every vertex whose parent or rounds differ from the image.  At most
+    ``MAX_IMAGE_ENTRIES // n_vertices`` components are imaged (the rest stay plain trees): the writer never writes
+    what the reader refuses."""
     grid = grid_of(topology)
     if grid is None or images is None:
         return {}
     routed = np.diff(parts.routed_ptr) > 0
-    rows = np.flatnonzero((images.of[parts.components] >= 0) & ~routed)
+    rows = np.flatnonzero((images.of[parts.components] >= 0) & ~routed)[:MAX_IMAGE_ENTRIES // topology.n_vertices]
     out = {}
     for lo in range(0, rows.size, _BATCH):
         r = rows[lo:lo + _BATCH]

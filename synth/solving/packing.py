@@ -43,7 +43,7 @@ from synth.schedule.collective import collective_half
 from synth.schedule.data import ALLREDUCE
 from synth.solving.packing_notes import lp_notes, share_note
 from synth.solving.periodic import damaged_everywhere, long_rounds, periodic_network
-from synth.solving.reference import healthy_reference
+from synth.solving.reference import check_local_size, healthy_reference
 from synth.solving.request import Plan, SolveResult, quiet
 from synth.symmetry.spec import default_group
 
@@ -297,6 +297,8 @@ def _build_layered(req, prep, plan_notes=()) -> SolveResult:
     # (a periodic network with failed chips' copies: the healthy trees would forward through them)
     reference = None if data.n_arcs <= FULL_LP_ARCS or data.leaves is not None \
         or damaged_everywhere(prep.topology, LOCAL_RADIUS) else healthy_reference(prep.topology)
+    if reference is not None:
+        check_local_size(prep.topology, prep.group, data.n_roots, reference)
     # a reduce-scatter or allgather gives every node an equal block: every owner needs a share (free ones can be 0)
     free = (reference is None or data.n_arcs <= FREE_SHARES_ARCS) and allreduce
     class_bound = True

@@ -30,6 +30,7 @@ from synth.schedule.data import ALLREDUCE
 from synth.solving import SolveResult
 from synth.solving.packing import DEFAULT_UNITS, FREE_SHARES_ARCS, FULL_LP_ARCS, certified_fraction, certify_packed
 from synth.solving.packing_notes import class_bound_note
+from synth.solving.reference import check_local_size
 from synth.solving.request import quiet
 from synth.symmetry.residual import residual_group
 from synth.symmetry.spec import default_group
@@ -53,6 +54,7 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet, on_bett
     """
     # the models load on demand: they pull in the solvers, which the other constructions never need
     from synth.models.packing import layered_arcs, pack, reference_fractions, with_class_bound
+    from synth.models.packing.layered import root_reps
     from synth.models.packing.region import TreeReference, is_sp_gamma
 
     t0 = time.monotonic() if started is None else started
@@ -71,6 +73,7 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet, on_bett
     # SP-allreduce on an equal-sided torus: its parent fractions in closed form, not lifted (GBs at 16x16x16)
     closed = is_sp_gamma(cert.base, cert.group)
     reference = TreeReference.sp_gamma(healthy) if closed else reference_fractions(cert.base, cert.group)
+    check_local_size(damaged, group, root_reps(damaged, group).size, reference)   # before its arcs: GBs where it fails
     arcs = layered_arcs(damaged, group)
     n_arcs = arcs.n_arcs
     best, notes = None, [("healthy trees: SP-allreduce lifted by Γ, read in closed form" if closed else

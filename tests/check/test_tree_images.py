@@ -155,6 +155,22 @@ def test_expansion_is_bounded(files, monkeypatch):
         read_certificate(out)
 
 
+def test_the_writer_images_no_more_than_the_reader_expands(files, tmp_path, monkeypatch):
+    # past the limit the components after it stay plain trees: the file reads back, checks, and keeps the images
+    # it can (a repaired 16x16x16 with four links once wrote 26,485 images that its own read-back refused)
+    import synth.check.tree_images as tree_images
+
+    cert = read_certificate(files[1])
+    n = len(json.loads(files[1].read_text())["base_schedule"]["components"])
+    monkeypatch.setattr(base_json, "MAX_IMAGE_ENTRIES", 64 * 10)
+    monkeypatch.setattr(tree_images, "MAX_IMAGE_ENTRIES", 64 * 10)
+    write_certificate(cert, tmp_path / "few.json")
+    comps = json.loads((tmp_path / "few.json").read_text())["base_schedule"]["components"]
+    assert n > 10 and sum("image" in c["tree"] for c in comps) == 10 and len(comps) == n
+    again = read_certificate(tmp_path / "few.json")
+    assert check_certificate(again).valid and again.base.n_transmissions == cert.base.n_transmissions
+
+
 def test_expand_image_is_the_image_under_the_map():
     t = parse_torus("4x4")
     parent = np.array([[-1, 0, 1, 2] + list(range(0, 12))])           # any array: the map carries it over
