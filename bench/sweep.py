@@ -11,9 +11,8 @@ damaged torus; of every owner on a periodic network) under the same random price
 :func:`~synth.models.packing.tree_pricing.sweep`, five passes, three times in this process: one vertex at a
 time (``one``, the baseline row: :data:`~synth.models.packing.tree_pricing.SWEEP_ENTRIES` 0, in the order of the
 classes, which is what the sweep did before it moved classes at once), with every neighbour's term summed at
-every label (``dense``: :data:`~synth.models.packing.tree_pricing.FEW_NEIGHBOURS` raised past every degree) and
-as the sweep does by default (``default``: a class at a time, bucketed where a vertex has more than
-``FEW_NEIGHBOURS`` neighbours).  Printed: the neighbours per vertex at most, the rows, the classes, the CPU
+every label (``dense``: :func:`dense_totals`, what the sweep did on the tori before stop 66) and as the sweep does
+(``default``: a class at a time, the neighbours' terms bucketed by label).  Printed: the neighbours per vertex at most, the rows, the classes, the CPU
 seconds, ``x one`` (the seconds over the one-at-a-time row's) and whether the labels are those of that row.
 """
 
@@ -68,20 +67,27 @@ def priced_rows(name, R):
     return space, C, np.tile(roots, L0.shape[0] // roots.size), L0
 
 
+def dense_totals(excl, via, lu, counted, R):
+    """The baseline of ``tree_pricing._neighbour_totals``: every neighbour's term summed at every label."""
+    ts = np.arange(1, R + 1)
+    each = np.minimum(excl[:, :, None], np.where(ts[None, None, :] > lu[:, :, None], via[:, :, None], np.inf))
+    return np.where(counted[:, :, None], each, 0.0).sum(axis=1)
+
+
 def run(name, R):
     space, C, roots, L0 = priced_rows(name, R)
     rows, labels = [], {}
-    few, entries = tree_pricing.FEW_NEIGHBOURS, tree_pricing.SWEEP_ENTRIES
+    totals, entries = tree_pricing._neighbour_totals, tree_pricing.SWEEP_ENTRIES
     for how in ("one", "dense", "default"):
         tree_pricing.SWEEP_ENTRIES = 0 if how == "one" else entries
-        tree_pricing.FEW_NEIGHBOURS = 10 ** 9 if how == "dense" else few
+        tree_pricing._neighbour_totals = dense_totals if how == "dense" else totals
         try:
             c0, L = time.process_time(), L0
             for _ in range(PASSES):
                 L = tree_pricing.sweep(space, C, L, roots)
             cpu = time.process_time() - c0
         finally:
-            tree_pricing.FEW_NEIGHBOURS, tree_pricing.SWEEP_ENTRIES = few, entries
+            tree_pricing._neighbour_totals, tree_pricing.SWEEP_ENTRIES = totals, entries
         labels[how] = L
         rows.append({"network": name, "R": R, "sums": how, "neighbours": int(space.nbr.shape[1]),
                      "rows": int(L0.shape[0]), "classes": len(space.sweep_classes), "cpu": cpu,

@@ -188,25 +188,17 @@ def _move(space, C, L, roots, lo, vs, vals, slots):
     first[rows, ws], second[rows, ws], arg[rows, ws] = f, s2, a
 
 
-#: neighbours up to which :func:`_neighbour_totals` sums every term at every label
-FEW_NEIGHBOURS = 16
-
-
 def _neighbour_totals(excl, via, lu, counted, R):
     """``(B, R)``: for each label ``t`` the moving vertex may take, the sum over its ``counted`` neighbours ``w``
     of ``w``'s cheapest parent: ``excl`` (its best not via the moving vertex) while ``t <= L_w``, and
     ``min(excl, via)`` once ``t > L_w`` (``via``: ``w``'s arc to the moving vertex at ``L_w``); inf where a term is.
 
-    Each term changes once, at ``t = L_w + 1``, so with many neighbours (more than :data:`FEW_NEIGHBOURS`) the
-    sum is the sum at ``t = 1`` plus the changes bucketed by ``L_w`` and accumulated over ``t``: work in
-    neighbours plus rounds, not their product (a GCD of four MI250 nodes has 63 neighbours through the
-    switches; the sweep there is 1.4 times faster).  With few (a torus) each term is summed at every ``t``,
-    which costs less there than the buckets' bookkeeping."""
+    Each term changes once, at ``t = L_w + 1``, so the sum is the sum at ``t = 1`` plus the changes bucketed by
+    ``L_w`` and accumulated over ``t``: work in neighbours plus rounds, not their product (a GCD of four MI250
+    nodes has 63 neighbours through the switches; a torus vertex has 4 or 6, but the pods price up to 52 rounds:
+    the sweep on 16x16x16's periodic network 1.5 times faster than with every term summed at every label,
+    ``python bench/sweep.py``)."""
     B = excl.shape[0]
-    if excl.shape[1] <= FEW_NEIGHBOURS:
-        ts = np.arange(1, R + 1)
-        each = np.minimum(excl[:, :, None], np.where(ts[None, None, :] > lu[:, :, None], via[:, :, None], INF))
-        return np.where(counted[:, :, None], each, 0.0).sum(axis=1)
     after = np.minimum(excl, via)
     e_inf, a_inf = counted & np.isinf(excl), counted & np.isinf(after)
     e_val = np.where(counted & ~e_inf, excl, 0.0)

@@ -16,8 +16,9 @@ from synth.schedule.data import ALLREDUCE
 __all__ = ["lp_notes", "class_bound_note", "share_note"]
 
 
-def lp_notes(kind, packed, cert, collective, local=False, periodic=False) -> list:
-    """What the LP's status and the certified fraction tell the user (the LP's ``kind`` names its class)."""
+def lp_notes(kind, packed, cert, collective, local=False, periodic=False, class_note=True) -> list:
+    """What the LP's status and the certified fraction tell the user (the LP's ``kind`` names its class; without
+    ``class_note`` nothing of the layered class's bound, which comes once the layered schedule is kept)."""
     notes = []
     if packed.lp_status != "optimal":
         notes.append(f"{kind} LP {packed.lp_status} (time limit): its solution is feasible, not proven best")
@@ -30,7 +31,7 @@ def lp_notes(kind, packed, cert, collective, local=False, periodic=False) -> lis
         if kind == "layered" and periodic:
             notes.append("no class bound: the layered LP ran on the periodic network, whose failed chips' copies "
                          "forward nothing, so its dual bounds the layered schedules there, not on this network")
-        elif kind == "layered":
+        elif kind == "layered" and class_note:
             notes.append(class_bound_note(cert))
     return notes
 

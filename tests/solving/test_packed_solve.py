@@ -421,3 +421,35 @@ def test_a_schedule_over_a_link_it_says_it_leaves_idle_is_refused(tmp_path, caps
     assert main(["check", str(tmp_path / "edited.json")]) != 0
     cap = capsys.readouterr()
     assert "the idle link 2-3" in cap.out + cap.err
+
+
+def _damaged_4x4():
+    from synth.topology.failures import damage, parse_failures
+    from synth.topology.torus import parse_torus
+
+    t = parse_torus("4x4")
+    return damage(t, parse_failures(t, links=["0-1"]))
+
+
+def test_the_layered_class_bound_waits_for_the_layered_schedule_to_be_kept(monkeypatch):
+    # where the timed trees follow the layered LP, the layered class's bound (which bounds layered schedules only)
+    # is derived only if the layered schedule is kept: the timed trees win on 4x4 with a failed link, so none is
+    from synth.solving import solve
+
+    r = solve(_damaged_4x4(), time_limit=5)
+    assert r.certificate.provenance["algorithm"] == "timed-packing" and "class_bound" not in r.certificate.claims
+    assert not any("bound of the layered class" in n for n in r.notes)
+    # the timed trees fail: the layered schedule is kept, and with it the bound of its class, checked
+    import synth.models.packing.timed as timed
+    from synth.check.claims import check_certificate
+    from synth.errors import SynthError
+
+    def fails(*_a, **_k):
+        raise SynthError("no timed trees today")
+
+    monkeypatch.setattr(timed, "solve_timed", fails)
+    r = solve(_damaged_4x4(), time_limit=5)
+    assert r.certificate.provenance["algorithm"] == "layered-packing" and "class_bound" in r.certificate.claims
+    kept = [i for i, n in enumerate(r.notes) if "no timed trees today; the layered schedule is kept" in n]
+    bound = [i for i, n in enumerate(r.notes) if n.startswith("bound of the layered class")]
+    assert kept and bound and bound[0] > kept[0] and check_certificate(r.certificate).valid
