@@ -54,9 +54,10 @@ def family_sends(healthy, n_trees: int, owners: int | None = None) -> int:
     return 2 * n_trees * (p if owners is None else owners) * (p - 1)
 
 
-def check_local_size(topology, group, n_owners: int, reference) -> None:
+def check_local_size(topology, group, n_owners: int, reference, trees: int | None = None) -> None:
     """Refuse, with one line, a local layered LP whose schedule would pass :data:`MAX_LOCAL_SENDS` sends before it
-    is lifted: ``n_owners`` represented owners under ``group`` each keep ``reference``'s healthy trees.
+    is lifted: ``n_owners`` represented owners under ``group`` each keep ``reference``'s healthy trees (``trees``
+    of them; None: as many as ``reference`` names, at least one).
 
     Raises
     ------
@@ -69,7 +70,7 @@ def check_local_size(topology, group, n_owners: int, reference) -> None:
     >>> check_local_size(parse_torus("4x4"), None, 16, None) is None
     True
     """
-    trees = max(1, len(getattr(reference, "weight", ())))
+    trees = max(1, len(getattr(reference, "weight", ())) if trees is None else trees)
     sends = family_sends(topology, trees, n_owners)
     if sends > MAX_LOCAL_SENDS:
         order = 1 if group is None else group.order

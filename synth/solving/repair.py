@@ -73,7 +73,9 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet, on_bett
     # SP-allreduce on an equal-sided torus: its parent fractions in closed form, not lifted (GBs at 16x16x16)
     closed = is_sp_gamma(cert.base, cert.group)
     reference = TreeReference.sp_gamma(healthy) if closed else reference_fractions(cert.base, cert.group)
-    check_local_size(damaged, group, root_reps(damaged, group).size, reference)   # before its arcs: GBs where it fails
+    # before its arcs (GBs where it fails): each owner keeps the certificate's trees, as many as it has lifted
+    check_local_size(damaged, group, root_reps(damaged, group).size, reference,
+                     None if closed else -(-cert.base.n_components * _order(cert.group) // healthy.n_compute))
     arcs = layered_arcs(damaged, group)
     n_arcs = arcs.n_arcs
     best, notes = None, [("healthy trees: SP-allreduce lifted by Γ, read in closed form" if closed else
@@ -115,6 +117,10 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet, on_bett
     notes.append(f"kept {100 * float(certified_fraction(best)):.2f} % of the certified bound")
     notes.append(class_bound_note(best) if left > 0 else "no class bound: no time left for the whole layered LP")
     return SolveResult(best, int(best.base.n_rounds) // 2, notes)
+
+
+def _order(group) -> int:
+    return 1 if group is None else group.order
 
 
 def _stamped(c, healthy_cert, t0):

@@ -70,3 +70,20 @@ def test_repair_refuses_a_network_past_the_sends_before_it_builds_anything(monke
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "past the 1,000 synth rounds and checks" in err[0]
     assert not (tmp_path / "r.json").exists()
+
+
+def test_repair_counts_the_trees_of_a_certificate_it_does_not_read_in_closed_form(monkeypatch, tmp_path, capsys):
+    # a 4x6 torus's healthy schedule is not SP-allreduce by Γ: each owner keeps as many trees as the certificate
+    # has lifted, per owner (rounded up), in the estimate that refuses it
+    from synth.check.certificate import read_certificate
+    from synth.cli import main
+
+    healthy = tmp_path / "h.json"
+    assert main(["solve", "--torus", "4x6", "--out", str(healthy)]) == 0
+    capsys.readouterr()
+    cert = read_certificate(healthy)
+    trees = -(-cert.base.n_components * cert.group.order // 24)
+    monkeypatch.setattr(reference, "MAX_LOCAL_SENDS", 1)
+    assert main(["repair", str(healthy), "--fail-link", "0-1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"owners, {trees} healthy tree(s) each)" in err and trees > 1
