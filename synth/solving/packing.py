@@ -43,12 +43,13 @@ from synth.schedule.collective import collective_half
 from synth.schedule.data import ALLREDUCE
 from synth.solving.packing_notes import class_bound_note, lp_notes, share_note
 from synth.solving.periodic import damaged_everywhere, long_rounds, periodic_network
-from synth.solving.reference import check_local_size, healthy_reference
+from synth.solving.limits import check_local_size, check_pairs
+from synth.solving.reference import healthy_reference
 from synth.solving.request import Plan, SolveResult, quiet
 from synth.symmetry.spec import default_group
 
 __all__ = ["plan_packing", "build_packed", "certify_packed", "certified_fraction", "PackingPrep", "unequal_links",
-           "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS", "FREE_SHARES_ARCS", "MAX_PAIRS",
+           "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS", "FREE_SHARES_ARCS",
            "TIMED_MAX_ROWS", "TIMED_FABRIC_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_UNEQUAL_ROUNDS",
            "TIMED_FABRIC_PURGE", "TIMED_LARGE_FABRIC_ROUNDS", "LARGE_FABRIC",
            "TIMED_FABRIC_WARM", "TIMED_STARTS", "UNEQUAL_UNITS", "TIMED_UNITS", "TIMED_ITERATIONS", "timed_extra",
@@ -66,10 +67,6 @@ LOCAL_RADIUS = 3
 #: 9 s on a 16x16 torus with one failure, 75.5 % of the bound against 75.1 % with equal shares; on 16x16
 #: with 8 failed links, 129,024 choices, HiGHS ended without a solution after 46 s)
 FREE_SHARES_ARCS = 100_000
-#: (represented owner, vertex) pairs up to which the layered LP's parent choices are built: about three choices a
-#: pair at 80 bytes each (16x16x16 with four scattered failed links, a group of order 1: 16.8 M pairs, 50 M
-#: choices, 4.0 GB; 16x20x28 with a failed link, 12.4 M pairs); beyond, the network is refused with one line
-MAX_PAIRS = 20_000_000
 #: load rows of the timed trees' master LP (per link orbit and round: ``master.rows_per_round``) up to which the
 #: timed trees follow the layered LP: 8x8 with 8 failed links 3,072, the Tofu-D job 2x2x2 with a failed link
 #: 1,030, 16x16 with one 5,962 at R = 22 (about 5 CPU s per master solve; docs/timed.md section 5)
@@ -164,7 +161,7 @@ def plan_packing(req, topology, group, reason, time_limit, depth, periodic=None)
     if needs_routes(topology):
         return _plan_routed(req, topology, group, reason, time_limit, depth)
     leaves = periodic.leaves if periodic is not None and periodic.leaves else None
-    _check_pairs(topology, group, leaves)
+    check_pairs(topology, group, leaves)
     data = layered_arcs(topology, group, leaves)   # one BFS per represented owner: built once, for H and for the LP
     if depth is not None and depth < data.H:
         m, levels = hops_per_level(data.H, depth)
@@ -191,19 +188,6 @@ def plan_packing(req, topology, group, reason, time_limit, depth, periodic=None)
     why = "not an allreduce" if req.collective != ALLREDUCE else f"{rows:,} load rows > {TIMED_MAX_ROWS:,}"
     return Plan("layered-packing", f"{reason}; the layered LP (no timed trees: {why})", name, ("layered-packing",),
                 build_packed, group, solves=True, time_limit=time_limit, notes=notes, depth=depth, prepared=prep)
-
-
-def _check_pairs(topology, group, leaves) -> None:
-    """Refuse, with one line, a network whose layered LP would choose parents for more than :data:`MAX_PAIRS`
-    (represented owner, vertex) pairs (a pod whose failures leave too little symmetry)."""
-    from synth.models.packing.layered import root_reps   # solvers, on demand
-
-    pairs = root_reps(topology, group, leaves).size * topology.n_vertices
-    if pairs > MAX_PAIRS:
-        raise SynthError(f"{topology.name} leaves a group of order {1 if group is None else group.order}: its layered "
-                         f"LP would choose parents for {pairs:,} (owner, vertex) pairs, past the {MAX_PAIRS:,} synth "
-                         "holds within 8 GB; failures that repeat on a lattice of cells keep more (docs/failures.md "
-                         "section 4)")
 
 
 def _least_rounds(topology, per_round: int) -> int:

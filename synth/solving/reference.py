@@ -28,8 +28,7 @@ from synth.solving.balanced import balanced_family
 from synth.symmetry.spec import default_group
 from synth.topology.torus import Torus
 
-__all__ = ["healthy_reference", "family_sends", "check_local_size", "HEALTHY_FAMILY_SECONDS", "FAMILY_MAX_SENDS",
-           "MAX_LOCAL_SENDS"]
+__all__ = ["healthy_reference", "family_sends", "HEALTHY_FAMILY_SECONDS", "FAMILY_MAX_SENDS"]
 
 #: CPU seconds the balance model may take for the healthy family of a torus whose sides differ, the local LP's
 #: reference there (16x20x28: 0.5 s)
@@ -38,12 +37,6 @@ HEALTHY_FAMILY_SECONDS = 30.0
 #: their negations, usually 6 per owner; 16x16x16's SP-allreduce by Γ, 6 per owner too, is 201 M sends, checked
 #: in 3 GB); beyond, SP-allreduce lifted by translations and negation, 2 per owner (16x20x28: 963 M against 321 M)
 FAMILY_MAX_SENDS = 250_000_000
-#: sends of the local LP's schedule before it is lifted (its represented owners' trees) up to which synth solves,
-#: rounds and certifies it: the schedule, its rounding and its check hold about 130 bytes per send (16x20x28
-#: with a failed link, 1,386 owners under a group of order 8 with 2 trees each, about 50 M sends: 6.3 GB at
-#: the default minute; 16x16x16 with four scattered failed links, 4,096 owners with 6 trees, 201 M: 16.4 GB
-#: after the rounding alone, then killed)
-MAX_LOCAL_SENDS = 80_000_000
 
 
 def family_sends(healthy, n_trees: int, owners: int | None = None) -> int:
@@ -52,32 +45,6 @@ def family_sends(healthy, n_trees: int, owners: int | None = None) -> int:
     (every owner's), or of ``owners`` owners (the represented ones: the schedule before it is lifted)."""
     p = healthy.n_vertices
     return 2 * n_trees * (p if owners is None else owners) * (p - 1)
-
-
-def check_local_size(topology, group, n_owners: int, reference, trees: int | None = None) -> None:
-    """Refuse, with one line, a local layered LP whose schedule would pass :data:`MAX_LOCAL_SENDS` sends before it
-    is lifted: ``n_owners`` represented owners under ``group`` each keep ``reference``'s healthy trees (``trees``
-    of them; None: as many as ``reference`` names, at least one).
-
-    Raises
-    ------
-    SynthError
-        If it would (a network whose failures leave too little symmetry for its size).
-
-    Examples
-    --------
-    >>> from synth.topology.torus import parse_torus
-    >>> check_local_size(parse_torus("4x4"), None, 16, None) is None
-    True
-    """
-    trees = max(1, len(getattr(reference, "weight", ())) if trees is None else trees)
-    sends = family_sends(topology, trees, n_owners)
-    if sends > MAX_LOCAL_SENDS:
-        order = 1 if group is None else group.order
-        raise SynthError(f"{topology.name} leaves a group of order {order}: the local layered LP's schedule would "
-                         f"have about {sends:,} sends before it is lifted ({n_owners:,} owners, {trees} healthy "
-                         f"tree(s) each), past the {MAX_LOCAL_SENDS:,} synth rounds and checks within 8 GB; "
-                         "failures that repeat on a lattice of cells keep more (docs/failures.md section 9)")
 
 
 def healthy_reference(topology):

@@ -30,7 +30,7 @@ from synth.schedule.data import ALLREDUCE
 from synth.solving import SolveResult
 from synth.solving.packing import DEFAULT_UNITS, FREE_SHARES_ARCS, FULL_LP_ARCS, certified_fraction, certify_packed
 from synth.solving.packing_notes import class_bound_note
-from synth.solving.reference import check_local_size
+from synth.solving.limits import check_local_size
 from synth.solving.request import quiet
 from synth.symmetry.residual import residual_group
 from synth.symmetry.spec import default_group

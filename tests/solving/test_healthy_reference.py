@@ -2,6 +2,7 @@
 
 import numpy as np
 
+import synth.solving.limits as limits
 import synth.solving.reference as reference
 from synth.topology.failures import damage, parse_failures
 from synth.topology.torus import parse_torus
@@ -37,7 +38,7 @@ def _local_solve(monkeypatch, tmp_path, limit):
     monkeypatch.setattr(packing, "damaged_everywhere", lambda _t, _r: False)
     monkeypatch.setattr(packing, "TIMED_MAX_ROWS", 0)
     monkeypatch.setattr("synth.solving.periodic.PLANE_ROWS", 0)
-    monkeypatch.setattr(reference, "MAX_LOCAL_SENDS", limit)
+    monkeypatch.setattr(limits, "MAX_LOCAL_SENDS", limit)
     out = tmp_path / "c.json"
     return main(["solve", "--torus", "6x6", "--fail-link", "0-1", "--out", str(out), "--time-limit", "10"]), out
 
@@ -65,7 +66,7 @@ def test_repair_refuses_a_network_past_the_sends_before_it_builds_anything(monke
     healthy = tmp_path / "h.json"
     assert main(["solve", "--torus", "6x6", "--out", str(healthy)]) == 0
     capsys.readouterr()
-    monkeypatch.setattr(reference, "MAX_LOCAL_SENDS", 1000)
+    monkeypatch.setattr(limits, "MAX_LOCAL_SENDS", 1000)
     assert main(["repair", str(healthy), "--fail-link", "0-1", "--out", str(tmp_path / "r.json")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "past the 1,000 synth rounds and checks" in err[0]
@@ -83,7 +84,7 @@ def test_repair_counts_the_trees_of_a_certificate_it_does_not_read_in_closed_for
     capsys.readouterr()
     cert = read_certificate(healthy)
     trees = -(-cert.base.n_components * cert.group.order // 24)
-    monkeypatch.setattr(reference, "MAX_LOCAL_SENDS", 1)
+    monkeypatch.setattr(limits, "MAX_LOCAL_SENDS", 1)
     assert main(["repair", str(healthy), "--fail-link", "0-1"]) == 2
     err = capsys.readouterr().err.strip()
     assert f"owners, {trees} healthy tree(s) each)" in err and trees > 1

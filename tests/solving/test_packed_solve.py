@@ -457,17 +457,17 @@ def test_the_layered_class_bound_waits_for_the_layered_schedule_to_be_kept(monke
 
 def test_a_layered_lp_past_the_pairs_it_can_hold_is_refused_before_it_is_built(monkeypatch, capsys):
     # 4x4 with a failed link: its represented owners times its 16 vertices; one pair fewer allowed: one line, exit 2
-    import synth.solving.packing as packing
+    import synth.solving.limits as limits
     from synth.models.packing.layered import root_reps
     from synth.symmetry.spec import default_group
 
     d = _damaged_4x4()
     pairs = root_reps(d, default_group(d)).size * 16
-    monkeypatch.setattr(packing, "MAX_PAIRS", pairs - 1)
+    monkeypatch.setattr(limits, "MAX_PAIRS", pairs - 1)
     monkeypatch.setattr("synth.models.packing.layered_arcs", None)     # never reached: refused before
     assert main(["solve", "--torus", "4x4", "--fail-link", "0-1", "--time-limit", "5"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"choose parents for {pairs:,} (owner, vertex) pairs, past the {pairs - 1:,}" in err[0]
     monkeypatch.undo()
-    monkeypatch.setattr(packing, "MAX_PAIRS", pairs)
+    monkeypatch.setattr(limits, "MAX_PAIRS", pairs)
     assert main(["solve", "--torus", "4x4", "--fail-link", "0-1", "--time-limit", "5"]) == 0
