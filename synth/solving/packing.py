@@ -41,9 +41,9 @@ from synth.check.claims import certify
 from synth.errors import OptionError, SynthError
 from synth.schedule.collective import collective_half
 from synth.schedule.data import ALLREDUCE
+from synth.solving.limits import check_local_size, check_pairs
 from synth.solving.packing_notes import class_bound_note, lp_notes, share_note
 from synth.solving.periodic import damaged_everywhere, long_rounds, periodic_network
-from synth.solving.limits import check_local_size, check_pairs
 from synth.solving.reference import healthy_reference
 from synth.solving.request import Plan, SolveResult, quiet
 from synth.symmetry.spec import default_group

@@ -28,9 +28,9 @@ from dataclasses import replace
 from synth.errors import SynthError
 from synth.schedule.data import ALLREDUCE
 from synth.solving import SolveResult
+from synth.solving.limits import check_local_size, check_pairs
 from synth.solving.packing import DEFAULT_UNITS, FREE_SHARES_ARCS, FULL_LP_ARCS, certified_fraction, certify_packed
 from synth.solving.packing_notes import class_bound_note
-from synth.solving.limits import check_local_size
 from synth.solving.request import quiet
 from synth.symmetry.residual import residual_group
 from synth.symmetry.spec import default_group
@@ -74,8 +74,10 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet, on_bett
     closed = is_sp_gamma(cert.base, cert.group)
     reference = TreeReference.sp_gamma(healthy) if closed else reference_fractions(cert.base, cert.group)
     # before its arcs (GBs where it fails): each owner keeps the certificate's trees, as many as it has lifted
+    check_pairs(damaged, group, None)
+    lifted = cert.base.n_components * (1 if cert.group is None else cert.group.order)
     check_local_size(damaged, group, root_reps(damaged, group).size, reference,
-                     None if closed else -(-cert.base.n_components * _order(cert.group) // healthy.n_compute))
+                     None if closed else -(-lifted // healthy.n_compute))
     arcs = layered_arcs(damaged, group)
     n_arcs = arcs.n_arcs
     best, notes = None, [("healthy trees: SP-allreduce lifted by Γ, read in closed form" if closed else
@@ -117,10 +119,6 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet, on_bett
     notes.append(f"kept {100 * float(certified_fraction(best)):.2f} % of the certified bound")
     notes.append(class_bound_note(best) if left > 0 else "no class bound: no time left for the whole layered LP")
     return SolveResult(best, int(best.base.n_rounds) // 2, notes)
-
-
-def _order(group) -> int:
-    return 1 if group is None else group.order
 
 
 def _stamped(c, healthy_cert, t0):
