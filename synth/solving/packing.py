@@ -43,7 +43,7 @@ from synth.schedule.collective import collective_half
 from synth.schedule.data import ALLREDUCE
 from synth.solving.limits import check_local_size, check_pairs
 from synth.solving.packing_notes import class_bound_note, lp_notes, share_note
-from synth.solving.periodic import damaged_everywhere, long_rounds, periodic_network
+from synth.solving.periodic import damaged_everywhere, fewest_rounds_network
 from synth.solving.reference import healthy_reference
 from synth.solving.request import Plan, SolveResult, quiet
 from synth.symmetry.spec import default_group
@@ -173,8 +173,8 @@ def plan_packing(req, topology, group, reason, time_limit, depth, periodic=None)
     R, clipped = timed_rounds(data.H, depth, per_round,
                               _least_rounds(topology, per_round) if periodic is None else periodic.R)
     if clipped is False and req.collective == ALLREDUCE and depth is None:   # its failures on a lattice, if they fit
-        if (p := periodic_network(topology, data.H + timed_extra(data.H), time_limit=time_limit,
-                                  most=long_rounds(data.H))) is not None:
+        if (p := fewest_rounds_network(topology, data.H, data.H + timed_extra(data.H), data.H + TIMED_EXTRA_ROUNDS,
+                                       time_limit)) is not None:
             return plan_packing(req, p.topology, p.group, f"{reason} ({p.note()})", time_limit, depth, p)
     rows = R * per_round
     timed = req.collective == ALLREDUCE and clipped is not False

@@ -40,7 +40,8 @@ from synth.topology.failures import Damaged, Failures, damage
 from synth.topology.torus import Torus
 
 __all__ = ["Periodic", "periodic_network", "damaged_everywhere", "long_rounds", "MAX_ROWS", "PLANE_ROWS",
-           "LONG_ROWS", "MAX_ARCS", "ARCS_PER_SECOND", "MIN_CELL", "MAX_IDLE_SHARE", "MAX_TRIES", "LONG_SOLVE"]
+           "LONG_ROWS", "MAX_ARCS", "ARCS_PER_SECOND", "MIN_CELL", "MAX_IDLE_SHARE", "MAX_TRIES", "LONG_SOLVE",
+           "FEWEST_ARCS_SCALE", "fewest_rounds_network"]
 
 #: load rows of the periodic network's timed master at most: 32x32 with a failed link, cells of 8x8 (3,124 rows)
 #: and of 8x16 (6,292) both at 76.1 % of the bound at 60 CPU s, the smaller master's iterations twice as fast;
@@ -66,6 +67,11 @@ ARCS_PER_SECOND = 320
 #: cells whose group is found at most (the largest first that may fit; each one's group is found on the whole pod:
 #: 16x16x16 with a failed link tries six, 12x16x20 seven, 0.2-0.5 CPU s each)
 MAX_TRIES = 8
+#: in a long solve where no cells fit at the default reduce rounds, the second try at the fewest
+#: (:func:`fewest_rounds_network`) lets the whole layered LP take this many times the parent choices: the local
+#: LP is the alternative (16x16x16 with two links of one chip: 66.68 % of the bound; its cells of 4x4x4 have 134
+#: rows per reduce round, 4,422 at R = 33, and 364,800 parent choices, whose whole layered LP took 56.6 CPU s)
+FEWEST_ARCS_SCALE = 2.0
 
 
 @dataclass(frozen=True)
@@ -116,7 +122,7 @@ def long_rounds(H: int) -> int:
 
 
 def periodic_network(d, R: int, max_rows: int | None = None, time_limit: float | None = None,
-                     most: int | None = None) -> Periodic | None:
+                     most: int | None = None, arcs_scale: float = 1.0) -> Periodic | None:
     """The largest cells whose periodic network's timed master has at most ``max_rows`` (None: :data:`MAX_ROWS`,
     :data:`PLANE_ROWS` on a 2-D torus) load rows at ``R`` reduce rounds, or None (not a torus of two or more
     dimensions with failed links only, or no cells of at least :data:`MIN_CELL` per side that leave at most
@@ -129,7 +135,8 @@ def periodic_network(d, R: int, max_rows: int | None = None, time_limit: float |
     ``max_rows`` (None: :data:`LONG_ROWS` on a 3-D torus) (``Periodic.R``).  16x16x16 with a failed link takes
     cells of 4x4x4 from about 35 s to 919 s (1,551 rows, a group of order 1,024, 146,688 parent choices), and
     16x20x28 cells of 4x5x4 from 1,506 s.  A failed chip's copies are the ``leaves``: they keep their links and
-    hold data, no tree takes them as a parent, and each counts as ``ndim`` idle links in that share."""
+    hold data, no tree takes them as a parent, and each counts as ``ndim`` idle links in that share.
+    ``arcs_scale`` multiplies the parent choices allowed (:func:`fewest_rounds_network`)."""
     # the models: loaded with the solvers, on demand
     from synth.models.packing.layered import layered_arcs
     from synth.models.packing.master import rows_per_round
@@ -139,7 +146,7 @@ def periodic_network(d, R: int, max_rows: int | None = None, time_limit: float |
     long_rows = (PLANE_ROWS if d.healthy.ndim == 2 else LONG_ROWS) if max_rows is None else max_rows
     max_rows = (PLANE_ROWS if d.healthy.ndim == 2 else MAX_ROWS) if max_rows is None else max_rows
     limit = 600.0 if time_limit is None else float(time_limit)
-    max_arcs = MAX_ARCS * limit / 60 if limit < 60 else max(MAX_ARCS, ARCS_PER_SECOND * limit)
+    max_arcs = arcs_scale * (MAX_ARCS * limit / 60 if limit < 60 else max(MAX_ARCS, ARCS_PER_SECOND * limit))
     t = d.healthy
     axes = [int(np.flatnonzero(np.asarray(t.coords(u)) != np.asarray(t.coords(v)))[0]) for u, v in d.failures.links]
     tries = 0
@@ -170,6 +177,18 @@ def periodic_network(d, R: int, max_rows: int | None = None, time_limit: float |
             rounds = max(R, min(most, long_rows // per)) if most is not None and limit >= LONG_SOLVE else R
             return Periodic(p, group, cell, rounds, rounds * per, leaves, d.failures.nodes)
     return None
+
+
+def fewest_rounds_network(d, H: int, R: int, fewest: int, time_limit: float | None = None) -> Periodic | None:
+    """The periodic network of ``d`` (layered depth ``H``) at ``R`` reduce rounds, or else, in a long solve
+    (``time_limit`` None or at least :data:`LONG_SOLVE`) where ``fewest`` rounds are fewer, at ``fewest`` with
+    :data:`FEWEST_ARCS_SCALE` times the parent choices; either way its timed trees then take as many rounds, up to
+    :func:`long_rounds`, as the rows allow."""
+    most = long_rounds(H)
+    p = periodic_network(d, R, time_limit=time_limit, most=most)
+    if p is not None or fewest >= R or (time_limit is not None and time_limit < LONG_SOLVE):
+        return p
+    return periodic_network(d, fewest, time_limit=time_limit, most=most, arcs_scale=FEWEST_ARCS_SCALE)
 
 
 def _periodic(t, links, idle, leaves) -> tuple:

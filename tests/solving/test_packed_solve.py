@@ -365,6 +365,30 @@ def test_a_3d_torus_takes_the_largest_cells_whose_master_and_layered_lp_fit(monk
     assert damaged_everywhere(p.topology, LOCAL_RADIUS) and not damaged_everywhere(d, LOCAL_RADIUS)
 
 
+def test_a_long_solve_tries_the_fewest_rounds_where_no_cells_fit_the_default(monkeypatch):
+    # 8x8x8 with a failed link, its smallest cells (4x4x4) over the rows at R = 17 but not at the fewest, H + 4 = 16,
+    # and over the parent choices allowed but not twice them: a long solve takes them there, a minute does not
+    import synth.solving.periodic as periodic
+    from synth.models.packing import layered_arcs
+    from synth.topology.failures import damage, parse_failures
+    from synth.topology.torus import parse_torus
+
+    t = parse_torus("8x8x8")
+    d = damage(t, parse_failures(t, links=["0-1"]))
+    monkeypatch.setattr(periodic, "MAX_ROWS", 760)
+    small = periodic.periodic_network(d, R=16)
+    per, arcs = small.rows // 16, layered_arcs(small.topology, small.group).n_arcs
+    assert small.cell == (4, 4, 4) and 16 * per <= 760 < 17 * per
+    monkeypatch.setattr(periodic, "ARCS_PER_SECOND", 0)
+    monkeypatch.setattr(periodic, "MAX_ARCS", int(0.75 * arcs))
+    assert periodic.periodic_network(d, R=17) is None and periodic.periodic_network(d, R=16) is None
+    p = periodic.fewest_rounds_network(d, 12, 17, 16, None)
+    assert p.cell == (4, 4, 4) and p.R >= 16 and p.rows == p.R * per
+    assert periodic.fewest_rounds_network(d, 12, 17, 16, 60) is None          # not in a short solve
+    monkeypatch.setattr(periodic, "FEWEST_ARCS_SCALE", 1.0)
+    assert periodic.fewest_rounds_network(d, 12, 17, 16, None) is None         # nor without the larger allowance
+
+
 def test_several_scattered_failed_links_repeat_on_cells_of_a_2d_torus(monkeypatch):
     # 16x16 with four scattered failed links: their copies by the translations of 8x8 cells leave 12 links idle
     # (2.34 % of the links, under MAX_IDLE_SHARE) and a master of 5,456 rows (under PLANE_ROWS, over MAX_ROWS)
