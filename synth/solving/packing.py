@@ -475,23 +475,24 @@ def _build_timed(req, prep, layered, layered_cert, notes, class_bound=False) -> 
         cert = certify_packed(pack_timed(sol, units), mode=req.mode, dropped=_dropped(prep))
     except SynthError as exc:
         notes.append(f"timed trees: {exc}; the layered schedule is kept")
-        return _layered_kept(req, prep, layered, layered_cert, notes, class_bound)
+        return _layered_kept(req, prep, (layered, layered_cert, H), notes, class_bound)
     better = certified_fraction(cert) > certified_fraction(layered_cert)
     notes.append(f"timed trees ({R} reduce rounds, {sol.x.size:,} columns, {sol.iterations} iterations, "
                  f"{sol.status}): {100 * sol.fraction:.2f} % of the volume bound by the LP, "
                  f"{100 * float(certified_fraction(cert)):.2f} % of the certified bound by the schedule; "
                  + ("this schedule is kept (not layered: the layered class's bound does not bound it, and "
                     "its certificate claims none)" if better else "the layered schedule is kept"))
-    return SolveResult(cert, R, notes) if better else _layered_kept(req, prep, layered, layered_cert, notes,
+    return SolveResult(cert, R, notes) if better else _layered_kept(req, prep, (layered, layered_cert, H), notes,
                                                                      class_bound)
 
 
-def _layered_kept(req, prep, layered, cert, notes, class_bound) -> SolveResult:
-    """The layered schedule kept after the timed trees, with the layered class's bound where ``class_bound``."""
+def _layered_kept(req, prep, kept, notes, class_bound) -> SolveResult:
+    """The layered schedule kept after the timed trees (``kept``: its packing, certificate and depth), with the
+    layered class's bound where ``class_bound``."""
     from synth.models.packing.classdual import with_class_bound   # solvers, on demand
 
-    data = layered.solution.data
+    layered, cert, H = kept
     if class_bound:
         cert = with_class_bound(cert, layered.solution, req.progress, prep.time_limit)
         notes.append(class_bound_note(cert))
-    return SolveResult(cert, data.H_up if hasattr(data, "H_up") else data.H, notes)
+    return SolveResult(cert, H, notes)
