@@ -134,13 +134,15 @@ class MasterLP:
     def add(self, k, L, plink, routes=None, window=None) -> bool:
         """Add the tree (owner index ``k``; ``routes``: ``(2, V)``, the routes up and down of each vertex's arc,
         None: the first route of the arc and of its reverse; ``window``: ``(R_j, o)``, its reduce rounds and
-        offset, None: ``(R, 0)``, labels ``L`` then in ``1..R_j``) unless it is already a column; True if
-        added."""
+        offset, None: ``(R, 0)``, labels ``L`` then in ``1..R_j``) unless it is already a column or takes a leaf
+        of the space as a parent; True if added."""
         if routes is None:
             first = self.space.route_ptr[:-1]
             a = np.maximum(plink, 0)
             routes = np.where(plink >= 0, np.stack([first[a], first[self.space.arc_rev[a]]]), -1)
         routes = np.asarray(routes, dtype=np.int64)
+        if self.space.leaf is not None and self.space.leaf[self.space.arc_dst[plink[plink >= 0]]].any():
+            return False        # a tree through a leaf (a failed chip's copy forwards nothing) is not a column
         window = (self.space.R, 0) if window is None else (int(window[0]), int(window[1]))
         key = self._key(k, L, plink, routes, window)
         if key in self.keys:

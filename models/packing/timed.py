@@ -218,10 +218,13 @@ def solve_timed(t, group=None, R=None, time_limit: float = 60.0, layered: Layere
         lp.add(k, L, pl, routes, window)
     if not set(range(data.n_roots)) <= set(lp.root):     # trees left out: every owner starts from a priced tree
         C, up, down = arc_prices(space, np.ones((2 * R, t.n_links)))
-        owner, L, plink, _cost = _price_rows(space, C, data.roots, start_labels(space, data.roots)[:data.n_roots],
-                                             start_labels(space, data.roots))
-        for i in range(owner.size):
-            lp.add(owner[i], L[i], plink[i], tree_routes(up, down, L, plink)[i])
+        owner, L, plink, cost = _price_rows(space, C, data.roots, start_labels(space, data.roots)[:data.n_roots],
+                                            start_labels(space, data.roots))
+        routes = tree_routes(up, down, L, plink)
+        # a start that leaves a vertex no parent but a leaf prices inf: no tree of the class (24x24 with a failed
+        # chip: the owners beside it, whose layered shares were 0, got trees through its copies)
+        for i in np.flatnonzero(np.isfinite(cost)).tolist():
+            lp.add(owner[i], L[i], plink[i], routes[i])
     pricer = _Pricer(space, data.roots, G, options, windows, bool(more))
     vol = volume_bound(t)
     status, obj, x, it = _generate(lp, pricer, (cpu0, time_limit), progress, vol)

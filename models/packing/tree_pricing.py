@@ -32,6 +32,7 @@ import itertools
 import numpy as np
 
 from synth.models.packing.tree_space import TreeSpace, arc_costs
+from synth.topology.base import Topology
 
 __all__ = ["best_parents", "tree_labels", "sweep", "price", "exact_price",
            "distance_labels", "start_labels"]
@@ -222,11 +223,22 @@ def _two_least(vals):
     return first, rest.min(axis=-1), arg
 
 
+def _paths(space: TreeSpace):
+    """The graph of the starting labels' distances: ``space.hop`` without the links out of a leaf (a leaf is
+    reached and goes no further, as in :func:`~synth.models.packing.layered.layered_arcs`)."""
+    h = space.hop
+    if space.leaf is None:
+        return h
+    keep = ~space.leaf[h.link_src]
+    return Topology(h.name, {}, h.n_vertices, h.link_src[keep], h.link_dst[keep], h.compute)
+
+
 def distance_labels(space: TreeSpace, roots, shift: int = 0):
-    """Labels layered by distance (``R + 1 - d - shift``, at least 1), one row per root."""
+    """Labels layered by distance (``R + 1 - d - shift``, at least 1; paths through no leaf), one row per root."""
     L = np.zeros((len(roots), space.live.size), dtype=np.int64)
+    paths = _paths(space)
     for i, r in enumerate(np.asarray(roots).tolist()):
-        d = space.hop.bfs([r])
+        d = paths.bfs([r])
         L[i] = np.where(space.live, np.maximum(space.R + 1 - d - shift, 1), 0)
         L[i, r] = space.R + 1
     return L
@@ -234,7 +246,8 @@ def distance_labels(space: TreeSpace, roots, shift: int = 0):
 
 def start_labels(space: TreeSpace, roots):
     """Starting labellings per root: layered late and early, and leaves early (rows grouped by start)."""
-    ecc = np.array([space.hop.bfs([r])[space.live].max() for r in np.asarray(roots).tolist()])
+    paths = _paths(space)
+    ecc = np.array([paths.bfs([r])[space.live].max() for r in np.asarray(roots).tolist()])
     starts = [distance_labels(space, roots, 0)]
     early = distance_labels(space, roots, 0)
     shift = (space.R - ecc)[:, None]

@@ -71,6 +71,38 @@ def test_the_timed_trees_never_take_a_leaf_as_parent():
     assert not np.isin(sol.roots, leaves).any()
 
 
+def test_owners_without_layered_trees_start_from_trees_that_avoid_the_leaves(monkeypatch):
+    # an owner beside a leaf whose layered share was 0 starts from priced trees: a distance-layered start there
+    # must pass through the leaf (vertex 7's one nearer neighbour towards owner 1 is the leaf 0) and prices inf;
+    # such a tree is no column (24x24 with a failed chip certified its timed trees wrong)
+    import synth.models.packing.timed as timed
+    from synth.models.packing.layered import layered_arcs, solve_layered
+    from synth.models.packing.master import MasterLP
+    from synth.models.packing.tree_space import TreeSpace
+    from synth.symmetry.spec import fixing_group
+    from synth.topology.failures import Failures
+
+    t = parse_torus("8x8")
+    leaves = (0, 36)
+    g = fixing_group(t, Failures(nodes=leaves), t)
+    layered = solve_layered(layered_arcs(t, g, leaves))
+    monkeypatch.setattr(timed, "start_columns", lambda *_a: [])       # every owner starts from a priced tree
+    sol = timed.solve_timed(t, g, 10, time_limit=10, layered=layered,
+                            options=timed.TimedOptions(max_iterations=2, purge=0))
+    used = sol.plink[sol.plink >= 0]
+    assert sol.x.size and set(sol.root.tolist()) == set(range(sol.roots.size))
+    assert not np.isin(sol.space.arc_dst[used], leaves).any()
+    # the master itself refuses a tree through a leaf
+    space = TreeSpace.build(t, g, 10, leaves)
+    lp = MasterLP(space, g.order)
+    k = int(np.flatnonzero(sol.roots == 1)[0])
+    L = np.full(t.n_vertices, 1, dtype=np.int64)
+    L[1], L[0] = 11, 2
+    plink = np.full(t.n_vertices, -1, dtype=np.int64)
+    plink[7] = t.link_ids(7, 0)                        # 7 sends to the leaf 0
+    assert not lp.add(k, L, plink) and lp.n_columns == 0
+
+
 def test_a_failed_chip_repeats_on_cells_with_its_copies_as_leaves(monkeypatch):
     from synth.solving.periodic import periodic_network
 
