@@ -275,12 +275,15 @@ def _build_one(req, prep, cand, share) -> SolveResult:
         name = "routed-packing" if base.algorithms[0] == "routed-packing" else "layered-packing"
         p = replace(base, construction=name, algorithms=(name,),
                     prepared=replace(base.prepared, R=None, time_limit=share), time_limit=share)
-    elif cand.kind == "depth":
-        p = plan_packing(without_size(req, time_limit=share, depth=cand.depth), t, prep.group, prep.reason, share,
-                         cand.depth)
-    else:   # timed: the layered LP and the master LP half the share each
-        p = plan_packing(without_size(req, time_limit=share / 2, depth=cand.depth), t, prep.group, prep.reason,
-                         share / 2, cand.depth)
+    periodic = prep.packing.prepared.periodic
+    if cand.kind == "depth":
+        # on the network itself: a periodic network's group is not its group, nor are its chips' copies leaves of
+        # the depth-bounded arcs
+        p = plan_packing(without_size(req, time_limit=share, depth=cand.depth), t,
+                         prep.group if periodic is None else None, prep.reason, share, cand.depth)
+    else:   # timed: on the packing plan's network; the layered LP and the master LP half the share each
+        p = plan_packing(without_size(req, time_limit=share / 2, depth=cand.depth), prep.packing.prepared.topology,
+                         prep.group, prep.reason, share / 2, cand.depth, periodic)
     return p.build(one, p)
 
 

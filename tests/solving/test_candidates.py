@@ -113,6 +113,33 @@ def test_a_failed_chip_on_6x6_and_a_mesh_get_their_candidates(monkeypatch):
     assert [c.name for c in mesh.prepared.candidates][:3] == ["default", "ring", "layered"]
 
 
+@pytest.mark.parametrize("shape, failure, rows", [("8x8", {"links": ["0.0-0.1"]}, (500, 1_000)),
+                                                 ("12x12", {"nodes": ["14"]}, (1_100, 1_100))])
+def test_the_candidates_of_a_periodic_plan_are_built_on_their_own_networks(monkeypatch, shape, failure, rows):
+    # the failures repeated on cells (as on the pods): the timed candidates run on the periodic network with its
+    # group (and its chips' copies as leaves), the depth-bounded one on the damaged torus with its own (the
+    # periodic group on the damaged torus was an internal error on 20x20 with a failed link)
+    import synth.solving.packing as packing
+
+    monkeypatch.setattr(packing, "TIMED_MAX_ROWS", rows[0])   # the damaged torus's own master does not fit
+    monkeypatch.setattr("synth.solving.periodic.PLANE_ROWS", rows[1])
+    monkeypatch.setattr("synth.solving.periodic.MAX_IDLE_SHARE", 0.05)
+    d = _damaged(shape, **failure)
+    p = plan(SolveRequest(d, size=MiB, time_limit=8.0))
+    assert p.prepared.packing.prepared.periodic is not None
+    result, built = _solve_recording(monkeypatch, d, MiB, 8.0)
+    kinds = {b.candidate.kind for b in built if b.result}
+    assert {"timed", "layered"} <= kinds, [(b.candidate.name, b.why) for b in built]
+    # the depth-bounded LP on the damaged 12x12 with its group of order 2 may not fit its share of 8 s
+    assert "depth" in kinds or all("time limit" in b.why for b in built if b.candidate.kind == "depth")
+    assert "depth" in kinds or shape != "8x8"
+    for b in built:      # every certificate is the damaged torus's (a periodic one names its idle links)
+        if b.result:
+            spec = b.result.certificate.network.spec
+            assert {k: v for k, v in spec.items() if k != "idle"} == d.spec
+    _check_pick(result, built, MiB)
+
+
 @pytest.mark.parametrize("nbytes", [MiB, 64 * MiB])
 def test_the_pick_on_a_gpu_fabric_is_the_fastest_candidate_by_the_model(monkeypatch, nbytes):
     # two DGX A100 servers: the routed and timed trees over the switches and NCCL's schedules; at 1 MiB few
