@@ -14,6 +14,7 @@ from synth.cli._common import EXIT_FAILED, EXIT_OK, MAX_ELEMENTS, flags_in, int_
 from synth.check.claims import require_valid
 from synth.fileio import check_writable
 from synth.runtime.explicit_export import MAX_TRANSMISSIONS
+from synth.runtime.msccl.limits import MAX_MSCCL_TRANSMISSIONS
 from synth.runtime.formats import EXPORT_FORMATS
 
 __all__ = ["add_parser", "cmd_export", "add_msccl_export_arguments"]
@@ -85,7 +86,9 @@ def add_parser(sub) -> None:
                                                                  "goes to stderr)")
     e.add_argument("--elements", type=int_in(1, MAX_ELEMENTS), metavar="N",
                    help="input elements per node (default: the certificate's)")
-    e.add_argument("--max-transmissions", type=int_in(1, 2**40), default=MAX_TRANSMISSIONS, metavar="N")
+    e.add_argument("--max-transmissions", type=int_in(1, 2**40), default=None, metavar="N",
+                   help=f"largest schedule exported, in transmissions (default: {MAX_TRANSMISSIONS:,} explicit, "
+                        f"{MAX_MSCCL_TRANSMISSIONS:,} msccl-xml)")
     e.add_argument("--json", action="store_true")
     add_msccl_export_arguments(e)
     e.set_defaults(func=cmd_export)

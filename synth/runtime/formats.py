@@ -31,6 +31,7 @@ from typing import Callable
 from synth.runtime.explicit_export import MAX_TRANSMISSIONS, export_explicit
 from synth.runtime.msccl.check import check_xml
 from synth.runtime.msccl.export import DEFAULT_MAX_BYTES, export_msccl, export_summary_json
+from synth.runtime.msccl.limits import MAX_MSCCL_TRANSMISSIONS
 
 __all__ = ["Exported", "ExportFormat", "EXPORT_FORMATS"]
 
@@ -73,7 +74,8 @@ def _msccl(path, out, options: dict, progress=_quiet) -> Exported:
     ex = export_msccl(path, None, proto=options.get("proto") or "Simple", name=options.get("name"),
                       inplace=not options.get("no_inplace"), outofplace=not options.get("no_outofplace"),
                       min_bytes=options.get("min_bytes") or 0,
-                      max_bytes=DEFAULT_MAX_BYTES if max_bytes is None else max_bytes)
+                      max_bytes=DEFAULT_MAX_BYTES if max_bytes is None else max_bytes,
+                      max_transmissions=options.get("max_transmissions") or MAX_MSCCL_TRANSMISSIONS)
     summary, ok, errors = export_summary_json(ex, out), True, []
     if options.get("check"):
         rep = check_xml(ex.xml, coll=ex.coll)
@@ -102,5 +104,6 @@ def _msccl(path, out, options: dict, progress=_quiet) -> Exported:
 EXPORT_FORMATS = {f.name: f for f in (
     ExportFormat("explicit", "JSON Lines, one transmission a line", ("elements", "max_transmissions"), _explicit),
     ExportFormat("msccl-xml", "an MSCCL algorithm for MSCCL, msccl-executor-nccl and RCCL",
-                 ("proto", "name", "min_bytes", "max_bytes", "no_inplace", "no_outofplace", "check"), _msccl),
+                 ("proto", "name", "min_bytes", "max_bytes", "no_inplace", "no_outofplace", "check",
+                  "max_transmissions"), _msccl),
 )}

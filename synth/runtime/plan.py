@@ -52,7 +52,7 @@ _NEIGHBOURS = 8  # candidate edges kept per chunk for the greedy path cover
 _WINDOW = 24  # pairs per chunk considered inside a message (bounds the work on huge messages)
 
 
-def load_schedule(source):
+def load_schedule(source, max_transmissions: int | None = None):
     """``(schedule, weights, label)`` from anything that names a schedule.
 
     ``source`` may be a path to a certificate or an explicit file, a
@@ -60,7 +60,8 @@ def load_schedule(source):
     (anything with ``.schedule`` and ``.weights``), a :class:`~synth.schedule.Schedule`
     (equal chunks) or a ``(schedule, weights)`` pair.  ``weights`` are the relative chunk
     sizes (cut with :func:`synth.schedule.chunk_elements`); an explicit file's own chunk
-    sizes serve as its weights.
+    sizes serve as its weights.  ``max_transmissions``: a schedule with more is refused
+    (:class:`~synth.errors.ScheduleError`, naming the parameter), a certificate's before it is lifted.
 
     Examples
     --------
@@ -71,18 +72,22 @@ def load_schedule(source):
     (4, [1, 1, 1, 1], 'baseline swing-l')
     """
     if isinstance(source, (str, os.PathLike)):
-        return _load_path(source)
+        return _load_path(source, max_transmissions)
     if isinstance(source, Schedule):
+        _at_most(source.n_transmissions, max_transmissions)
         return source, np.ones(source.n_chunks, dtype=np.int64), "schedule"
     if isinstance(source, tuple) and len(source) == 2 and isinstance(source[0], Schedule):
+        _at_most(source[0].n_transmissions, max_transmissions)
         return source[0], _weights(source[1], source[0].n_chunks), "schedule"
     if hasattr(source, "base") and hasattr(source, "group"):
+        _at_most(source.base.n_transmissions * source.group.order, max_transmissions)   # before the lift
         label = str((getattr(source, "provenance", {}) or {}).get("algorithm") or "certificate")
         schedule = lift(source.base, source.group, getattr(source, "dropped", ()))
         if schedule.collective != "allreduce":  # the algorithm names the construction; say which half this is
             label = f"{schedule.collective} half of {label}"
         return schedule, lifted_weights(source.base, source.group), label
     if hasattr(source, "schedule") and hasattr(source, "weights"):
+        _at_most(source.schedule.n_transmissions, max_transmissions)
         name = getattr(source, "name", "")
         return source.schedule, _weights(source.weights, source.schedule.n_chunks), f"baseline {name}".strip()
     raise ScheduleError(f"cannot take a schedule from a {type(source).__name__}")
@@ -95,14 +100,20 @@ def _weights(weights, n_chunks):
     return w
 
 
-def _load_path(path):
+def _at_most(n: int, max_transmissions: int | None) -> None:
+    if max_transmissions is not None and n > max_transmissions:
+        raise ScheduleError(f"the schedule has {n:,} transmissions, over `max_transmissions` {max_transmissions:,}")
+
+
+def _load_path(path, max_transmissions=None):
     if file_kind(path) == "explicit":
         schedule, sizes, _ = read_explicit(path)
+        _at_most(schedule.n_transmissions, max_transmissions)
         if int(sizes.sum()) <= 0:
             sizes = np.ones(schedule.n_chunks, dtype=np.int64)
         return schedule, _weights(sizes, schedule.n_chunks), f"explicit file {os.path.basename(str(path))}"
     cert = read_certificate(path)
-    schedule, weights, label = load_schedule(cert)
+    schedule, weights, label = load_schedule(cert, max_transmissions)
     return schedule, weights, f"{label} ({os.path.basename(str(path))})"
 
 

@@ -87,3 +87,23 @@ def test_explicit_elements_below_the_chunk_count_are_refused(files, source, caps
     assert main(["export", files[source], "--format", "explicit", "--elements", "64", "--out", str(out)]) == 0
     capsys.readouterr()
     assert main(["check", str(out)]) == 0
+
+
+@pytest.mark.parametrize("source", ["cert", "ring"])
+def test_an_msccl_export_past_its_transmissions_is_refused_before_the_lift(files, source, monkeypatch, capsys):
+    # SP on 4x4: 64 chunks x 30 sends = 1,920 transmissions (the Ring's explicit file too); a 16x16 schedule
+    # with 3.2 M took 14 GB and minutes before this limit, now one line
+    import synth.runtime.plan as plan
+
+    out = files["dir"] / f"big-{source}.xml"
+    out.write_text("OLD\n")
+    real_lift = plan.lift
+    monkeypatch.setattr(plan, "lift", lambda *a: pytest.fail("lifted past the limit"))
+    assert main(["export", files[source], "--format", "msccl-xml", "--out", str(out),
+                 "--max-transmissions", "1919"]) == 2
+    assert "the schedule has 1,920 transmissions, over --max-transmissions 1,919" in _one_error_line(capsys)
+    assert out.read_text() == "OLD\n"
+    monkeypatch.setattr(plan, "lift", real_lift)
+    assert main(["export", files[source], "--format", "msccl-xml", "--out", str(out),
+                 "--max-transmissions", "1920"]) == 0
+    assert out.read_text().startswith("<algo ")

@@ -256,7 +256,7 @@ def export_msccl(source, path=None, options: MscclOptions | None = None, *, weig
     """
     opts = replace(options or MscclOptions(), **fields)
     opts.check()
-    schedule, w_src, label = load_schedule(source)
+    schedule, w_src, label = load_schedule(source, opts.max_transmissions)
     coll = COLLS.get(schedule.collective)
     if coll is None:
         raise ScheduleError(f"the MSCCL export writes allreduce, reduce-scatter and allgather algorithms, not "
