@@ -14,8 +14,8 @@ from synth.cli._common import EXIT_FAILED, EXIT_OK, MAX_ELEMENTS, flags_in, int_
 from synth.check.claims import require_valid
 from synth.fileio import check_writable
 from synth.runtime.explicit_export import MAX_TRANSMISSIONS
-from synth.runtime.msccl.limits import MAX_MSCCL_TRANSMISSIONS
 from synth.runtime.formats import EXPORT_FORMATS
+from synth.runtime.msccl.limits import MAX_MSCCL_TRANSMISSIONS
 
 __all__ = ["add_parser", "cmd_export", "add_msccl_export_arguments"]
 
