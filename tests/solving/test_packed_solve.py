@@ -365,7 +365,7 @@ def test_a_3d_torus_takes_the_largest_cells_whose_master_and_layered_lp_fit(monk
     assert damaged_everywhere(p.topology, LOCAL_RADIUS) and not damaged_everywhere(d, LOCAL_RADIUS)
 
 
-def test_a_long_solve_tries_the_fewest_rounds_where_no_cells_fit_the_default(monkeypatch):
+def test_the_fewest_rounds_are_tried_where_no_cells_fit_the_default(monkeypatch):
     # 8x8x8 with a failed link, its smallest cells (4x4x4) over the rows at R = 17 but not at the fewest, H + 4 = 16,
     # and over the parent choices allowed but not twice them: a long solve takes them there, a minute does not
     import synth.solving.periodic as periodic
@@ -387,6 +387,11 @@ def test_a_long_solve_tries_the_fewest_rounds_where_no_cells_fit_the_default(mon
     assert periodic.fewest_rounds_network(d, 12, 17, 16, 60) is None          # not in a short solve
     monkeypatch.setattr(periodic, "FEWEST_ARCS_SCALE", 1.0)
     assert periodic.fewest_rounds_network(d, 12, 17, 16, None) is None         # nor without the larger allowance
+    # where the choices fit as they are, a short solve tries the fewest rounds too (its timed trees at them)
+    monkeypatch.setattr(periodic, "MAX_ARCS", arcs)
+    assert periodic.periodic_network(d, R=17, time_limit=60) is None
+    p = periodic.fewest_rounds_network(d, 12, 17, 16, 60)
+    assert p.cell == (4, 4, 4) and p.R == 16 and p.rows == 16 * per
 
 
 def test_several_scattered_failed_links_repeat_on_cells_of_a_2d_torus(monkeypatch):
