@@ -115,6 +115,7 @@ def _one_line(exc: BaseException) -> str:
 
 def _main(argv, as_task: bool = False) -> int:
     parser = _parser()
+    args = None
     try:
         args = parser.parse_args(argv)
         if not getattr(args, "command", None):
@@ -131,7 +132,7 @@ def _main(argv, as_task: bool = False) -> int:
     except (Exception, KeyboardInterrupt) as exc:
         if as_task and isinstance(exc, KeyboardInterrupt):
             raise
-        line, code = _failure(exc)
+        line, code = _failure(exc, getattr(args, "command", None))
         print(line, file=sys.stderr)
         return code
 
@@ -140,17 +141,23 @@ def _main(argv, as_task: bool = False) -> int:
 _FIXED_LINES = (
     (Terminated, "synth: terminated", EXIT_TERMINATED),
     (KeyboardInterrupt, "synth: interrupted", EXIT_INTERRUPTED),
-    (MemoryError, "synth: error: out of memory (try --mode symmetric or a smaller instance)", EXIT_USAGE),
+    (MemoryError, "synth: error: out of memory (try a smaller instance)", EXIT_USAGE),
     (RecursionError, "synth: error: the input is nested too deeply", EXIT_USAGE),
 )
+#: the commands whose check has a symmetric mode, the one to try when the explicit check runs out of memory
+_SYMMETRIC_MODE = ("check", "solve", "repair")
 
 
-def _failure(exc: BaseException) -> tuple:
-    """The one line on stderr and the exit code of a command that raised ``exc``.
+def _failure(exc: BaseException, command: str | None = None) -> tuple:
+    """The one line on stderr and the exit code of ``command`` (None: not parsed yet) that raised ``exc``.
 
     An interrupt's line carries what the interrupted work says it kept (its notes, e.g. the
-    best tree so far, kept in the solve cache marked interrupted).
+    best tree so far, kept in the solve cache marked interrupted).  Out of memory, the line says to try
+    ``--mode symmetric`` where ``command`` has it (``synth run`` of a 24x24 certificate on 576 JAX devices
+    suggested it, and `run` has no such mode).
     """
+    if isinstance(exc, MemoryError) and command in _SYMMETRIC_MODE:
+        return "synth: error: out of memory (try --mode symmetric or a smaller instance)", EXIT_USAGE
     if isinstance(exc, InvalidScheduleError):   # the checker finds the file INVALID: exit 1, as synth check
         return f"synth: {_one_line(exc)}", EXIT_FAILED
     if isinstance(exc, (SynthError, OSError)):

@@ -166,6 +166,26 @@ def test_bad_out_is_refused_before_solving(files, capsys, monkeypatch):
     assert code == 2 and err.strip() == f"synth: error: cannot write {files['dir']}: it is a folder"
 
 
+@pytest.mark.parametrize("command, hint", [(["check", "c.json"], True), (["run", "c.json"], False),
+                                           (["export", "c.json", "--out", "x.jsonl"], False)])
+def test_out_of_memory_is_one_line_that_names_a_mode_only_where_there_is_one(capsys, monkeypatch, tmp_path,
+                                                                             command, hint):
+    # `synth run` of a 24x24 certificate on 576 JAX devices said "try --mode symmetric": run has no such mode
+    import importlib
+
+    def spent(*a, **k):
+        raise MemoryError()
+
+    for module, name in (("synth.cli.check", "check_file"), ("synth.cli.run", "cmd_run"),
+                         ("synth.cli.export", "require_valid")):
+        monkeypatch.setattr(importlib.import_module(module), name, spent)
+    monkeypatch.chdir(tmp_path)
+    code = main(command)
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and err.startswith("synth: error: out of memory")
+    assert ("--mode symmetric" in err) == hint
+
+
 def test_a_bug_is_one_line_and_exit_2(capsys, monkeypatch):
     """An unexpected exception is a bug: one line naming it (never exit 1, which means INVALID)."""
     import importlib
