@@ -7,7 +7,7 @@ a torus shape with its first link failed (``8x8``), or such a torus's periodic n
 ``SECONDS`` the column generation's CPU seconds.
 
 The LP is solved once (:func:`~synth.models.packing.timed.solve_timed`, ``R`` the layered depth plus
-:func:`~synth.solving.packing.timed_extra`, the crossover to a vertex at the end, as ``synth solve`` does) and
+:func:`~synth.solving.rounds.timed_extra`, the crossover to a vertex at the end, as ``synth solve`` does) and
 rounded three times in this process (:func:`~synth.models.packing.timed_schedule.pack_timed`).  Printed: the LP's
 share of the volume bound, the trees (components) of each rounding, the certified share of the bound
 (``synth check`` re-derives it) and ``x 1024`` (that share over the 1,024-unit rounding's).
@@ -21,8 +21,9 @@ from synth.check.claims import certify
 from synth.models.packing.layered import layered_arcs
 from synth.models.packing.timed import solve_timed
 from synth.models.packing.timed_schedule import pack_timed
-from synth.solving.packing import TIMED_UNITS, certified_fraction, timed_extra
+from synth.solving.packing import TIMED_UNITS, certified_fraction
 from synth.solving.periodic import long_rounds, periodic_network
+from synth.solving.rounds import timed_extra
 from synth.symmetry.spec import default_group
 from synth.topology.failures import damage, parse_failures
 from synth.topology.torus import parse_torus

@@ -60,8 +60,9 @@ from synth.analysis.cost import Network, goodput_bound, lifted_metrics, message_
 from synth.check.claims import certify
 from synth.errors import OptionError, SynthError
 from synth.schedule.lift import lift, lifted_weights
-from synth.solving.packing import PackingPrep, certified_fraction, plan_packing, timed_rounds
+from synth.solving.packing import PackingPrep, certified_fraction, plan_packing
 from synth.solving.request import OPTIONS, Plan, SolveRequest, SolveResult
+from synth.solving.rounds import timed_rounds
 from synth.symmetry.residual import trivial_group
 from synth.units import format_size
 

@@ -26,8 +26,9 @@ from synth.schedule.collective import collective_half
 from synth.schedule.hyperx import hyperx_tree
 from synth.schedule.spineleaf import spine_leaf_star
 from synth.schedule.user import round_incidences, shortest_path_tree
-from synth.solving.packing import plan_packing, unequal_links
+from synth.solving.packing import plan_packing
 from synth.solving.request import Plan, SolveResult
+from synth.solving.rounds import unequal_links
 from synth.symmetry.hyperx import hyperx_group
 from synth.symmetry.residual import trivial_group
 from synth.symmetry.spec import default_group, lifting_group

@@ -35,7 +35,6 @@ import time
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-import numpy as np
 
 from synth.check.claims import certify
 from synth.errors import OptionError, SynthError
@@ -43,17 +42,16 @@ from synth.schedule.collective import collective_half
 from synth.schedule.data import ALLREDUCE
 from synth.solving.limits import check_local_size, check_pairs
 from synth.solving.packing_notes import class_bound_note, lp_notes, share_note
-from synth.solving.periodic import damaged_everywhere, fewest_rounds_network
+from synth.solving.periodic import damaged_everywhere, fewest_rounds_network, local_network
 from synth.solving.reference import healthy_reference
 from synth.solving.request import Plan, SolveResult, quiet
+from synth.solving.rounds import (TIMED_EXTRA_ROUNDS, TIMED_MAX_ROWS, depth_note, least_rounds, timed_extra,
+                                  timed_rounds, unequal_links)
 from synth.symmetry.spec import default_group
 
-__all__ = ["plan_packing", "build_packed", "certify_packed", "certified_fraction", "PackingPrep", "unequal_links",
-           "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS", "FREE_SHARES_ARCS",
-           "TIMED_MAX_ROWS", "TIMED_FABRIC_ROWS", "TIMED_EXTRA_ROUNDS", "TIMED_UNEQUAL_ROUNDS",
-           "TIMED_FABRIC_PURGE", "TIMED_LARGE_FABRIC_ROUNDS", "LARGE_FABRIC",
-           "TIMED_FABRIC_WARM", "TIMED_STARTS", "UNEQUAL_UNITS", "TIMED_UNITS", "TIMED_ITERATIONS", "timed_extra",
-           "timed_rounds"]
+__all__ = ["plan_packing", "build_packed", "certify_packed", "certified_fraction", "PackingPrep",
+           "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS", "FREE_SHARES_ARCS", "TIMED_FABRIC_PURGE",
+           "TIMED_FABRIC_WARM", "TIMED_STARTS", "UNEQUAL_UNITS", "TIMED_UNITS", "TIMED_ITERATIONS"]
 
 #: units per owner in the layered and routed rounding: 1,024 keeps the certified term within about 0.1 % of the LP's
 DEFAULT_UNITS = 1024
@@ -67,29 +65,6 @@ LOCAL_RADIUS = 3
 #: 9 s on a 16x16 torus with one failure, 75.5 % of the bound against 75.1 % with equal shares; on 16x16
 #: with 8 failed links, 129,024 choices, HiGHS ended without a solution after 46 s)
 FREE_SHARES_ARCS = 100_000
-#: load rows of the timed trees' master LP (per link orbit and round: ``master.rows_per_round``) up to which the
-#: timed trees follow the layered LP: 8x8 with 8 failed links 3,072, the Tofu-D job 2x2x2 with a failed link
-#: 1,030, 16x16 with one 5,962 at R = 22 (about 5 CPU s per master solve; docs/timed.md section 5)
-TIMED_MAX_ROWS = 6_500
-#: the same for a fabric whose links differ in bandwidth (its routes through switches): four MI250 nodes with a
-#: failed NIC (no symmetry left, 64 owners) need 952 rows per reduce round, and under 6,500 their timed trees got
-#: 6 rounds (52.2 % of the bound, against 67.0 % with 16 rounds and 15,232 rows, at 60 CPU s)
-TIMED_FABRIC_ROWS = 20_000
-#: reduce rounds of the timed trees beyond the layered depth H at least (``depth`` K >= H sets R = K instead: 2K
-#: rounds); by default :func:`timed_extra` more where the master fits
-TIMED_EXTRA_ROUNDS = 4
-#: reduce rounds of the timed trees at least, by default, where links differ in bandwidth: the slow links
-#: (NICs) must be busy in every round while the fast ones do the rest, which takes staggered trees; on two
-#: MI250 nodes (one hop through the NIC switch) R = 6 reaches 1.17x ForestColl's optimum, R = 10 1.024x and
-#: R = 16 1.017x by the LP in 60 CPU s; on two DGX A100 servers R = 6 already meets it
-TIMED_UNEQUAL_ROUNDS = 16
-#: the same on a fabric of more than :data:`LARGE_FABRIC` compute vertices, where an owner's tree gathers more
-#: servers' partial sums over the slow links and staggers them over more rounds (four MI250 nodes at 60 CPU s:
-#: 78.39 % of the volume bound against 75.21 % with 16 and 76.77 % with 40; eight H100 servers 81.76 against
-#: 81.42 %; two MI250 nodes keep 16), only where all 32 fit within :data:`TIMED_FABRIC_ROWS` rows (eight H100
-#: servers with a failed NIC: 75.0 % with 26 rounds against 77.6 % with 16); docs/timed.md section 8
-TIMED_LARGE_FABRIC_ROUNDS = 32
-LARGE_FABRIC = 32
 #: units per owner of the timed trees where links differ, whose damaged masters end interior weighing every column
 #: (four MI250 nodes, a failed NIC: rounding lost 0.51 point with 8,192, 0.03 with this)
 UNEQUAL_UNITS = 131072
@@ -109,21 +84,6 @@ TIMED_FABRIC_WARM = 3
 TIMED_STARTS = 5
 #: idle solves before a column leaves the timed master where links differ (tori: 4; mi250:4 nic 74.70 against 74.08 %)
 TIMED_FABRIC_PURGE = 8
-
-
-def unequal_links(topology) -> bool:
-    """Whether the links of ``topology`` differ in bandwidth (a balance that counts links alike then says
-    nothing about time, and the timed trees need more rounds: :data:`TIMED_UNEQUAL_ROUNDS`).
-
-    >>> from synth.topology.user import topology_from_json
-    >>> pair = {"vertices": 2, "links": [[0, 1]]}
-    >>> unequal_links(topology_from_json(pair)), unequal_links(topology_from_json({**pair, "bandwidth": [300]}))
-    (False, False)
-    >>> unequal_links(topology_from_json({**pair, "directed": True, "links": [[0, 1], [1, 0]], "bandwidth": [3, 1]}))
-    True
-    """
-    bw = topology.link_bandwidth
-    return bool(bw.size) and bool(np.any(bw != bw[0]))
 
 
 @dataclass(frozen=True, eq=False)
@@ -148,7 +108,8 @@ def plan_packing(req, topology, group, reason, time_limit, depth, periodic=None)
     ``reason`` says why the network is packed; ``time_limit`` bounds the LPs (None: none, and 600 CPU s for
     the timed trees); ``depth`` the trees' depth (None: none); ``periodic``: the
     :class:`~synth.solving.periodic.Periodic` network ``topology`` is, whose ``R`` the timed trees' reduce rounds
-    are at least where they fit (else :func:`_least_rounds`) and whose ``leaves`` no tree forwards through.
+    are at least where they fit (else :func:`~synth.solving.rounds.least_rounds`) and whose ``leaves`` no tree
+    forwards through.
     """
     # the models load on demand: they pull in the solvers, which the other constructions never need
     from synth.models.packing import layered_arcs
@@ -161,6 +122,11 @@ def plan_packing(req, topology, group, reason, time_limit, depth, periodic=None)
     if needs_routes(topology):
         return _plan_routed(req, topology, group, reason, time_limit, depth)
     leaves = periodic.leaves if periodic is not None and periodic.leaves else None
+    if periodic is None and (refusal := _refusal(topology, group)) is not None:
+        # too little symmetry left: the local LP on its failures repeated on cells, if any fit (not depth-bounded)
+        if depth is not None or (p := local_network(topology)) is None:
+            raise refusal
+        return plan_packing(req, p.topology, p.group, f"{reason} ({p.note()})", time_limit, depth, p)
     check_pairs(topology, group, leaves)
     data = layered_arcs(topology, group, leaves)   # one BFS per represented owner: built once, for H and for the LP
     if depth is not None and depth < data.H:
@@ -171,14 +137,14 @@ def plan_packing(req, topology, group, reason, time_limit, depth, periodic=None)
                     solves=True, time_limit=time_limit, depth=depth, prepared=prep)
     per_round = rows_per_round(topology, group)
     R, clipped = timed_rounds(data.H, depth, per_round,
-                              _least_rounds(topology, per_round) if periodic is None else periodic.R)
+                              least_rounds(topology, per_round) if periodic is None else periodic.R)
     if clipped is False and req.collective == ALLREDUCE and depth is None:   # its failures on a lattice, if they fit
         if (p := fewest_rounds_network(topology, data.H, data.H + timed_extra(data.H), data.H + TIMED_EXTRA_ROUNDS,
                                        time_limit)) is not None:
             return plan_packing(req, p.topology, p.group, f"{reason} ({p.note()})", time_limit, depth, p)
     rows = R * per_round
     timed = req.collective == ALLREDUCE and clipped is not False
-    notes = tuple(n for n in [_depth_note(depth, data.H, R, clipped, req.collective, per_round)] if n)
+    notes = tuple(n for n in [depth_note(depth, data.H, R, clipped, req.collective, per_round)] if n)
     prep = PackingPrep(topology, group, reason, data, depth, R if timed else None, time_limit, periodic)
     if timed:
         return Plan("timed-packing", f"{reason}; the timed trees' master LP ({rows:,} load rows, {R} reduce "
@@ -190,16 +156,20 @@ def plan_packing(req, topology, group, reason, time_limit, depth, periodic=None)
                 build_packed, group, solves=True, time_limit=time_limit, notes=notes, depth=depth, prepared=prep)
 
 
-def _least_rounds(topology, per_round: int) -> int:
-    """The timed trees' least default reduce rounds on ``topology``, whose master has ``per_round`` load rows per
-    reduce round: :data:`TIMED_UNEQUAL_ROUNDS` where links differ in bandwidth, :data:`TIMED_LARGE_FABRIC_ROUNDS`
-    on such a fabric of more than :data:`LARGE_FABRIC` compute vertices whose master then keeps within
-    :data:`TIMED_FABRIC_ROWS` (a damaged fabric's master, with little symmetry left, is many times larger, and
-    where even 32 rounds would not fit, more rounds cost more iterations than they give)."""
-    if not unequal_links(topology):
-        return 0
-    large = topology.n_compute > LARGE_FABRIC and TIMED_LARGE_FABRIC_ROUNDS * per_round <= TIMED_FABRIC_ROWS
-    return TIMED_LARGE_FABRIC_ROUNDS if large else TIMED_UNEQUAL_ROUNDS
+def _refusal(topology, group):
+    """The error that refuses the layered LP on ``topology`` lifted by ``group`` before it is built (its (owner,
+    vertex) pairs, or the schedule of the local LP it would take), or None."""
+    from synth.models.packing.layered import root_reps   # solvers, on demand
+
+    try:
+        check_pairs(topology, group, None)
+        owners = root_reps(topology, group).size
+        if owners * topology.n_vertices > FULL_LP_ARCS and not damaged_everywhere(topology, LOCAL_RADIUS) \
+                and (reference := healthy_reference(topology, owners)) is not None:
+            check_local_size(topology, group, owners, reference)
+    except SynthError as exc:
+        return exc
+    return None
 
 
 def _plan_routed(req, topology, group, reason, time_limit, depth) -> Plan:
@@ -215,8 +185,7 @@ def _plan_routed(req, topology, group, reason, time_limit, depth) -> Plan:
                           f"{topology.name}: the depth-bounded packing model needs every linked vertex to "
                           "compute and links in pairs")
     per_round = rows_per_round(topology, group)
-    R, clipped = timed_rounds(data.H_up, depth, per_round, _least_rounds(topology, per_round),
-                              TIMED_FABRIC_ROWS if unequal_links(topology) else TIMED_MAX_ROWS)
+    R, clipped = timed_rounds(data.H_up, depth, per_round, least_rounds(topology, per_round), unequal_links(topology))
     timed = req.collective == ALLREDUCE and what == "switches" and clipped is not False
     prep = PackingPrep(topology, group, reason, data, depth, R if timed else None, time_limit)
     if timed:
@@ -286,7 +255,13 @@ def _pack_layered(req, prep, free, reference):
     # the local LP's units follow the healthy trees where it kept their parents: each component is then a
     # healthy tree with a few changes, which the certificate stores as such (version 3)
     return pack(prep.data, DEFAULT_UNITS, free_shares=free, time_limit=prep.time_limit, progress=req.progress,
-                reference=reference, radius=LOCAL_RADIUS, on_trees=reference is not None)
+                reference=reference, radius=_radius(prep), on_trees=reference is not None)
+
+
+def _radius(prep) -> int:
+    """The local LP's free region: :data:`LOCAL_RADIUS` hops around each failure, or the periodic network's."""
+    radius = None if prep.periodic is None else prep.periodic.radius
+    return LOCAL_RADIUS if radius is None else radius
 
 
 def _build_layered(req, prep, plan_notes=()) -> SolveResult:
@@ -298,7 +273,7 @@ def _build_layered(req, prep, plan_notes=()) -> SolveResult:
     # the local LP frees every vertex near a failure: where that is most of the network, the whole LP is no larger
     # (a periodic network with failed chips' copies: the healthy trees would forward through them)
     reference = None if data.n_arcs <= FULL_LP_ARCS or data.leaves is not None \
-        or damaged_everywhere(prep.topology, LOCAL_RADIUS) else healthy_reference(prep.topology)
+        or damaged_everywhere(prep.topology, _radius(prep)) else healthy_reference(prep.topology, data.n_roots)
     if reference is not None:
         check_local_size(prep.topology, prep.group, data.n_roots, reference)
     # a reduce-scatter or allgather gives every node an equal block: every owner needs a share (free ones can be 0)
@@ -310,7 +285,7 @@ def _build_layered(req, prep, plan_notes=()) -> SolveResult:
         # past it: damaged everywhere; with leaves the local LP's healthy trees would forward through them
         if reference is not None or data.leaves is not None or not SIMPLEX_ARCS < data.n_arcs <= FULL_LP_ARCS:
             raise
-        reference = healthy_reference(prep.topology)   # the whole LP ended without a solution (a time limit)
+        reference = healthy_reference(prep.topology, data.n_roots)   # the whole LP ended without a solution
         if reference is None:
             raise
         req.say("the whole layered LP found no solution; the local LP instead")
@@ -327,7 +302,7 @@ def _build_layered(req, prep, plan_notes=()) -> SolveResult:
     if reference is not None:   # the shares as solved (free ones fall back to equal when that LP fails)
         kept = f" ({reference.what})" if getattr(reference, "what", "") else ""
         notes.append(f"{data.n_arcs:,} parent choices: the LP changes the healthy trees{kept} only within "
-                     f"{LOCAL_RADIUS} hops of a failure and where they were lost, with "
+                     f"{_radius(prep)} hop{'s' * (_radius(prep) > 1)} of a failure and where they were lost, with "
                      f"{'free' if packed.claims['free_shares'] else 'equal'} shares")
     notes += lp_notes("layered", packed, cert, req.collective, local=reference is not None,
                        periodic=data.leaves is not None, class_note=not timed)
@@ -339,67 +314,6 @@ def _build_layered(req, prep, plan_notes=()) -> SolveResult:
 def _dropped(prep) -> tuple:
     """The failed chips a periodic network's schedule drops (leaves of every tree, :mod:`synth.check.dropped`)."""
     return () if prep.periodic is None else prep.periodic.dropped
-
-
-def timed_extra(H: int) -> int:
-    """The timed trees' default reduce rounds beyond the layered depth ``H``: :data:`TIMED_EXTRA_ROUNDS`, or
-    ``3H/8`` (rounded up) where that is more.  Larger tori need more slack rounds for the owners beside a
-    failure to take their larger shares where the other links have room: 16x16 with a failed link at 60 CPU s
-    certified 86.2 and 87.2 % of the bound at R = H + 6 against 84.6 and 85.5 % at H + 4 (a failed chip: 89.7
-    against 87.2 %), where on 8x8 H + 6 gave what H + 4 did (99.45 against 99.47 %) in 4 more rounds.
-
-    >>> timed_extra(8), timed_extra(16), timed_extra(24)
-    (4, 6, 9)
-    """
-    return max(TIMED_EXTRA_ROUNDS, -(-3 * H // 8))
-
-
-def timed_rounds(H, depth, per_round, least=0, max_rows=None):
-    """``(R, clipped)``: the timed trees' reduce rounds for a depth bound ``depth`` (None or ``>= H``) on a network
-    whose master LP has ``per_round`` load rows per reduce round
-    (:func:`~synth.models.packing.master.rows_per_round`); ``clipped`` is None when they are as asked, True when
-    ``depth`` was clipped to fit, False when no timed trees fit (the layered trees, depth ``H``, are the
-    schedule).  Without ``depth`` R is ``H`` + :func:`timed_extra` (or the most that fits, at least ``H`` +
-    :data:`TIMED_EXTRA_ROUNDS`), at least ``least`` where that fits.
-
-    ``depth`` K sets ``R = K`` when the master LP keeps within ``max_rows`` rows (None: :data:`TIMED_MAX_ROWS`;
-    :data:`TIMED_FABRIC_ROWS` on fabrics whose links differ); a K beyond that is
-    clipped to the default ``H`` + :data:`TIMED_EXTRA_ROUNDS` (or the most that fits, never below ``H``): a
-    master near the row limit takes minutes per solve (8x8 with a failed link, R = 45: over 170 CPU s without
-    finishing), so the largest R that fits is no useful default.
-
-    >>> timed_rounds(8, None, 132), timed_rounds(8, 20, 132), timed_rounds(8, 100, 132), timed_rounds(16, 20, 600)
-    ((12, None), (20, None), (12, True), (16, False))
-    >>> timed_rounds(1, None, 40, least=16), timed_rounds(1, None, 600, least=16)
-    ((16, None), (10, None))
-    >>> timed_rounds(16, None, 271), timed_rounds(16, None, 310), timed_rounds(16, None, 400)
-    ((22, None), (20, None), (16, False))
-    >>> timed_rounds(2, None, 952, least=16), timed_rounds(2, None, 952, least=16, max_rows=TIMED_FABRIC_ROWS)
-    ((6, None), (16, None))
-    """
-    fit = (TIMED_MAX_ROWS if max_rows is None else max_rows) // per_round
-    R = H + TIMED_EXTRA_ROUNDS if depth is None else depth
-    if depth is None and R <= fit:
-        R = max(min(H + timed_extra(H), fit), min(least, fit))
-    if R <= fit:
-        return R, None
-    if depth is not None and fit >= H:
-        return min(H + TIMED_EXTRA_ROUNDS, fit), True
-    return H, False
-
-
-def _depth_note(depth, H, R, clipped, collective, per_round):
-    """What became of a depth bound ``depth > H`` on the packing path (None when it was taken as asked)."""
-    if depth is None or depth <= H or (clipped is None and collective == ALLREDUCE):
-        return None
-    rows = f"at most {TIMED_MAX_ROWS:,} load rows ({per_round:,} per reduce round)"
-    if collective != ALLREDUCE:
-        return f"depth {depth} exceeds the layered trees' depth H = {H}, which a {collective} takes ({H} rounds)"
-    if clipped:
-        return (f"depth {depth}: the timed trees' master LP takes {rows}, so their reduce rounds are clipped to "
-                f"{R} ({2 * R} rounds in all, the default where it fits)")
-    return (f"depth {depth}: the timed trees' master LP takes {rows}, too few for {H} reduce rounds here: the "
-            f"layered trees, depth H = {H}")
 
 
 def _build_depth(req, prep) -> SolveResult:

@@ -35,13 +35,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from synth.errors import SynthError
+from synth.solving.limits import check_local_size, check_pairs
+from synth.solving.reference import family_sends, healthy_reference
 from synth.symmetry.spec import default_group, fixing_group
 from synth.topology.failures import Damaged, Failures, damage
 from synth.topology.torus import Torus
 
-__all__ = ["Periodic", "periodic_network", "damaged_everywhere", "long_rounds", "MAX_ROWS", "PLANE_ROWS",
-           "LONG_ROWS", "MAX_ARCS", "ARCS_PER_SECOND", "MIN_CELL", "MAX_IDLE_SHARE", "MAX_TRIES", "LONG_SOLVE",
-           "FEWEST_ARCS_SCALE", "fewest_rounds_network"]
+__all__ = ["Periodic", "periodic_network", "local_network", "damaged_everywhere", "long_rounds", "MAX_ROWS",
+           "PLANE_ROWS", "LONG_ROWS", "MAX_ARCS", "ARCS_PER_SECOND", "MIN_CELL", "MAX_IDLE_SHARE", "MAX_TRIES",
+           "LONG_SOLVE", "FEWEST_ARCS_SCALE", "fewest_rounds_network", "LOCAL_CELL_RADIUS", "MAX_LOCAL_TRIES", "LOCAL_CELL_SENDS"]
 
 #: load rows of the periodic network's timed master at most: 32x32 with a failed link, cells of 8x8 (3,124 rows)
 #: and of 8x16 (6,292) both at 76.1 % of the bound at 60 CPU s, the smaller master's iterations twice as fast;
@@ -72,6 +75,18 @@ MAX_TRIES = 8
 #: LP is the alternative (16x16x16 with two links of one chip: 66.68 % of the bound; its cells of 4x4x4 have 134
 #: rows per reduce round, 4,422 at R = 33, and 364,800 parent choices, whose whole layered LP took 56.6 CPU s)
 FEWEST_ARCS_SCALE = 2.0
+#: the local layered LP's free region (hops around each failure) on the cells of :func:`local_network`: its shares
+#: are equal, so a failed link's ends hold it to ``(δ - 1)/δ`` of the bound whatever the radius (16x16x16 with four
+#: scattered failed links, cells of 16x8x8: 83.28 % with radius 1, 2 and 3, in 27, 67 and 125 CPU s, 3.7, 4.6 and
+#: 6.8 GB)
+LOCAL_CELL_RADIUS = 1
+#: cells whose group :func:`local_network` finds at most (16x20x28 with two scattered failed links tries ten)
+MAX_LOCAL_TRIES = 16
+#: sends of the local layered LP's schedule before it is lifted (:func:`~synth.solving.reference.family_sends`) up to
+#: which :func:`local_network` takes cells: larger cells leave fewer links idle but, the shares being equal, gain
+#: almost nothing for their time and memory (16x16x16 with four scattered failed links: cells of 8x16x16, 63 M
+#: sends, 83.32 % of the bound in 37.4 CPU s and 6.76 GB; of 16x8x8, 28 M, 83.28 % in 27 CPU s and 3.7 GB)
+LOCAL_CELL_SENDS = 30_000_000
 
 
 @dataclass(frozen=True)
@@ -89,6 +104,7 @@ class Periodic:
     rows: int
     leaves: tuple = ()
     dropped: tuple = ()
+    radius: int | None = None   # the local layered LP's free region where it, not timed trees, runs on the cells
 
     def note(self) -> str:
         n = len(self.topology.failures.idle) if isinstance(self.topology, Damaged) else 0
@@ -98,7 +114,8 @@ class Periodic:
         k = len(self.leaves) - len(self.dropped)
         leaves = (f"{k} working chip{'s' * (k > 1)} that forward{'' if k > 1 else 's'} nothing (copies of a failed "
                   "one, which is then dropped from every tree)") if k else ""
-        return (f"the timed trees on its failures repeated on cells of {'x'.join(map(str, self.cell))} chips ("
+        what = "the timed trees" if self.radius is None else "the local layered LP"
+        return (f"{what} on its failures repeated on cells of {'x'.join(map(str, self.cell))} chips ("
                 + "; ".join(x for x in (idle, leaves) if x) + ")")
 
 
@@ -191,6 +208,58 @@ def fewest_rounds_network(d, H: int, R: int, fewest: int, time_limit: float | No
         return p
     long = time_limit is None or time_limit >= LONG_SOLVE
     return periodic_network(d, fewest, time_limit=time_limit, most=most, arcs_scale=FEWEST_ARCS_SCALE if long else 1.0)
+
+
+def local_network(d, radius: int = LOCAL_CELL_RADIUS, max_sends: int | None = None) -> Periodic | None:
+    """The largest cells on which the local layered LP (its free region ``radius`` hops around each failure) fits
+    where the damaged torus ``d`` leaves too little symmetry for it, or None (not a torus of two or more dimensions
+    with failed links only, or no cells fit).
+
+    Cells fit when they leave at most :data:`MAX_IDLE_SHARE` of the links idle, the LP's (owner, vertex) pairs
+    within :func:`~synth.solving.limits.check_pairs`, its schedule's sends within ``max_sends`` (None:
+    :data:`LOCAL_CELL_SENDS`) with healthy trees that balance the links, and the failures' copies far from half
+    the vertices (:func:`damaged_everywhere`).  16x16x16 with four scattered failed links (a group of order 1,
+    201 M sends) takes cells of 16x8x8: 16 failed links, 12 of them idle, a group of order 8, 28 M sends.
+
+    Examples
+    --------
+    >>> from synth.topology.torus import parse_torus
+    >>> from synth.topology.failures import parse_failures
+    >>> t = parse_torus("16x16x16")
+    >>> p = local_network(damage(t, parse_failures(t, links=["0-1", "37-53", "100-101", "200-216"])))
+    >>> p.cell, p.group.order, len(p.topology.failures.idle), p.radius
+    ((16, 8, 8), 8, 12, 1)
+    """
+    from synth.models.packing.layered import root_reps   # solvers, on demand
+
+    if not isinstance(d, Damaged) or not isinstance(d.healthy, Torus) or d.failures.idle or d.failures.nodes \
+            or d.healthy.ndim < 2:
+        return None
+    t, failed, tries = d.healthy, set(d.failures.links), 0
+    max_sends = LOCAL_CELL_SENDS if max_sends is None else max_sends
+    for cell in _cells(t.shape):
+        links = _repeated(t, d.failures.links, cell)
+        idle = tuple(e for e in links if e not in failed)
+        if len(idle) > MAX_IDLE_SHARE * (t.n_links // 2):
+            continue
+        if tries == MAX_LOCAL_TRIES:     # each try finds a group on the whole pod
+            return None
+        tries += 1
+        p, group = _periodic(t, links, idle, ())
+        owners = root_reps(p, group).size
+        # the healthy trees kept must balance the links (on 16x20x28 SP-allreduce would give 35.55 % of the bound)
+        if (reference := healthy_reference(p, owners, balanced=True)) is None:
+            continue
+        if family_sends(t, len(reference.weight), owners) > max_sends:
+            continue
+        try:
+            check_pairs(p, group, None)
+            check_local_size(p, group, owners, reference)
+        except SynthError:
+            continue
+        if not damaged_everywhere(p, radius):
+            return Periodic(p, group, cell, 0, 0, radius=radius)
+    return None
 
 
 def _periodic(t, links, idle, leaves) -> tuple:

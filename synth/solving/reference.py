@@ -33,10 +33,12 @@ __all__ = ["healthy_reference", "family_sends", "HEALTHY_FAMILY_SECONDS", "FAMIL
 #: CPU seconds the balance model may take for the healthy family of a torus whose sides differ, the local LP's
 #: reference there (16x20x28: 0.5 s)
 HEALTHY_FAMILY_SECONDS = 30.0
-#: lifted sends up to which the local LP keeps the balanced family of a torus whose sides differ (its trees and
-#: their negations, usually 6 per owner; 16x16x16's SP-allreduce by Γ, 6 per owner too, is 201 M sends, checked
-#: in 3 GB); beyond, SP-allreduce lifted by translations and negation, 2 per owner (16x20x28: 963 M against 321 M)
-FAMILY_MAX_SENDS = 250_000_000
+#: sends up to which the local LP keeps the balanced family of a torus whose sides differ (its trees and their
+#: negations, usually 6 per owner), counted over the owners its LP represents where they are known (the schedule
+#: before it is lifted, as :func:`~synth.solving.limits.check_local_size`), else over every owner (16x20x28: 963 M
+#: lifted; its periodic network of cells 16x10x14, 560 owners: 60 M); beyond, SP-allreduce lifted by translations
+#: and negation, 2 per owner
+FAMILY_MAX_SENDS = 80_000_000
 
 
 def family_sends(healthy, n_trees: int, owners: int | None = None) -> int:
@@ -47,10 +49,13 @@ def family_sends(healthy, n_trees: int, owners: int | None = None) -> int:
     return 2 * n_trees * (p if owners is None else owners) * (p - 1)
 
 
-def healthy_reference(topology):
+def healthy_reference(topology, owners: int | None = None, balanced: bool = False):
     """Parent fractions of the healthy network's own schedule (what ``synth solve`` builds there: SP-allreduce on
     tori, lifted by Γ or by translations and negation, or the balanced family where that group does not balance
-    it; a BFS tree lifted by the built-in group elsewhere), or None when there is none to start from."""
+    it; a BFS tree lifted by the built-in group elsewhere), or None when there is none to start from.
+
+    ``owners``: the owners the local LP represents (None: every owner), whose sends the balanced family must keep
+    within :data:`FAMILY_MAX_SENDS`; beyond, SP-allreduce, unbalanced, or None if ``balanced``."""
     # models: loaded with the solvers, on demand
     from synth.models.packing import reference_fractions
     from synth.models.packing.region import TreeReference
@@ -70,11 +75,12 @@ def healthy_reference(topology):
         if group.is_regular:
             return sp
         family = TreeReference.lifted(balanced_family(healthy, group, False, HEALTHY_FAMILY_SECONDS, 0)[0], group)
-        sends = family_sends(healthy, len(family.weight))
+        sends = family_sends(healthy, len(family.weight), owners)
         if sends <= FAMILY_MAX_SENDS:
             return replace(family, what=f"the balanced family of the healthy solve, {family.what}")
-        return replace(sp, what=f"{sp.what}, unbalanced here: its balanced family would make about {sends:,} "
-                                f"lifted sends, past {FAMILY_MAX_SENDS:,}")
+        return None if balanced else replace(
+            sp, what=f"{sp.what}, unbalanced here: its balanced family would make about {sends:,} "
+                     f"{'lifted ' if owners is None else ''}sends, past {FAMILY_MAX_SENDS:,}")
     base = sp_allreduce(healthy) if isinstance(healthy, Torus) else shortest_path_tree(healthy)
     try:
         return reference_fractions(base, group)

@@ -31,6 +31,7 @@ from synth.solving import SolveResult
 from synth.solving.limits import check_local_size, check_pairs
 from synth.solving.packing import DEFAULT_UNITS, FREE_SHARES_ARCS, FULL_LP_ARCS, certified_fraction, certify_packed
 from synth.solving.packing_notes import class_bound_note
+from synth.solving.periodic import local_network
 from synth.solving.request import quiet
 from synth.symmetry.residual import residual_group
 from synth.symmetry.spec import default_group
@@ -54,7 +55,6 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet, on_bett
     """
     # the models load on demand: they pull in the solvers, which the other constructions never need
     from synth.models.packing import layered_arcs, pack, reference_fractions, with_class_bound
-    from synth.models.packing.layered import root_reps
     from synth.models.packing.region import TreeReference, is_sp_gamma
 
     t0 = time.monotonic() if started is None else started
@@ -74,17 +74,16 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet, on_bett
     closed = is_sp_gamma(cert.base, cert.group)
     reference = TreeReference.sp_gamma(healthy) if closed else reference_fractions(cert.base, cert.group)
     # before its arcs (GBs where it fails): each owner keeps the certificate's trees, as many as it has lifted
-    check_pairs(damaged, group, None)
     lifted = cert.base.n_components * (1 if cert.group is None else cert.group.order)
-    check_local_size(damaged, group, root_reps(damaged, group).size, reference,
-                     None if closed else -(-lifted // healthy.n_compute))
+    trees = None if closed else -(-lifted // healthy.n_compute)
+    damaged, group, radii, cells = _network(damaged, group, reference, trees)
     arcs = layered_arcs(damaged, group)
     n_arcs = arcs.n_arcs
     best, notes = None, [("healthy trees: SP-allreduce lifted by Γ, read in closed form" if closed else
                           f"healthy trees: the certificate's {cert.base.n_components} lifted by its group of order "
-                          f"{cert.group.order}") + f"; damaged network lifted by a group of order "
+                          f"{cert.group.order}") + f"; damaged network{cells} lifted by a group of order "
                          f"{1 if group is None else group.order}, {n_arcs:,} parent choices"]
-    steps = [("local", r) for r in RADII] + ([("full", None)] if n_arcs <= FULL_LP_ARCS else [])
+    steps = [("local", r) for r in radii] + ([("full", None)] if n_arcs <= FULL_LP_ARCS else [])
     for i, (kind, radius) in enumerate(steps):
         left = time_limit - (time.monotonic() - t0)
         if i > 0 and left <= 0:
@@ -119,6 +118,24 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet, on_bett
     notes.append(f"kept {100 * float(certified_fraction(best)):.2f} % of the certified bound")
     notes.append(class_bound_note(best) if left > 0 else "no class bound: no time left for the whole layered LP")
     return SolveResult(best, int(best.base.n_rounds) // 2, notes)
+
+
+def _network(damaged, group, reference, trees) -> tuple:
+    """``(network, group, radii, note)``: ``damaged`` lifted by ``group`` with :data:`RADII`, or, where the local LP's
+    pairs or schedule would pass its limits there (too little symmetry left), its failures repeated on cells
+    (:func:`~synth.solving.periodic.local_network`) with their one radius (equal shares: one radius reaches what
+    any does there) and a note naming them; ``reference`` and ``trees``: the healthy trees each owner keeps."""
+    from synth.models.packing.layered import root_reps   # solvers, on demand
+
+    try:
+        check_pairs(damaged, group, None)
+        check_local_size(damaged, group, root_reps(damaged, group).size, reference, trees)
+        return damaged, group, RADII, ""
+    except SynthError:
+        if (p := local_network(damaged)) is None:
+            raise
+    check_local_size(p.topology, p.group, root_reps(p.topology, p.group).size, reference, trees)
+    return p.topology, p.group, (p.radius,), f" ({p.note()})"
 
 
 def _stamped(c, healthy_cert, t0):

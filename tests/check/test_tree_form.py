@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-import synth.solving.packing as packing_module
+import synth.solving.rounds as rounds
 from synth.check.base_json import base_from_json
 from synth.check.certificate import (Certificate, IMAGES_VERSION, VERSION, certificate_lines, certificate_to_json,
                                      dumps, read_certificate, write_certificate)
@@ -36,7 +36,7 @@ def damaged(shape="4x4", links=("0-1",), nodes=()):
 
 
 def _layered(monkeypatch):
-    monkeypatch.setattr(packing_module, "TIMED_MAX_ROWS", 0)   # the timed master never fits: layered trees only
+    monkeypatch.setattr(rounds, "TIMED_MAX_ROWS", 0)   # the timed master never fits: layered trees only
     monkeypatch.setattr("synth.solving.periodic.PLANE_ROWS", 0)
     return solve(damaged()).certificate
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import synth.solving.candidates as candidates_module
+import synth.solving.rounds as rounds
 from synth.analysis.cost import Network
 from synth.analysis.compare import compare
 from synth.check import execute
@@ -119,9 +120,8 @@ def test_the_candidates_of_a_periodic_plan_are_built_on_their_own_networks(monke
     # the failures repeated on cells (as on the pods): the timed candidates run on the periodic network with its
     # group (and its chips' copies as leaves), the depth-bounded one on the damaged torus with its own (the
     # periodic group on the damaged torus was an internal error on 20x20 with a failed link)
-    import synth.solving.packing as packing
 
-    monkeypatch.setattr(packing, "TIMED_MAX_ROWS", rows[0])   # the damaged torus's own master does not fit
+    monkeypatch.setattr(rounds, "TIMED_MAX_ROWS", rows[0])   # the damaged torus's own master does not fit
     monkeypatch.setattr("synth.solving.periodic.PLANE_ROWS", rows[1])
     monkeypatch.setattr("synth.solving.periodic.MAX_IDLE_SHARE", 0.05)
     d = _damaged(shape, **failure)

@@ -4,6 +4,7 @@ import numpy as np
 
 import synth.solving.limits as limits
 import synth.solving.reference as reference
+import synth.solving.rounds as rounds
 from synth.topology.failures import damage, parse_failures
 from synth.topology.torus import parse_torus
 
@@ -36,7 +37,7 @@ def _local_solve(monkeypatch, tmp_path, limit):
 
     monkeypatch.setattr(packing, "FULL_LP_ARCS", 10)
     monkeypatch.setattr(packing, "damaged_everywhere", lambda _t, _r: False)
-    monkeypatch.setattr(packing, "TIMED_MAX_ROWS", 0)
+    monkeypatch.setattr(rounds, "TIMED_MAX_ROWS", 0)
     monkeypatch.setattr("synth.solving.periodic.PLANE_ROWS", 0)
     monkeypatch.setattr(limits, "MAX_LOCAL_SENDS", limit)
     out = tmp_path / "c.json"

@@ -5,6 +5,7 @@ from fractions import Fraction
 
 import pytest
 
+import synth.solving.rounds as rounds
 from synth.cli import main
 
 
@@ -96,14 +97,13 @@ def test_a_depth_bounded_lp_out_of_time_says_so_and_what_to_do(capsys):
 def test_a_depth_beyond_what_the_timed_trees_take_is_clipped_with_a_note(capsys, monkeypatch):
     """--depth K above what the timed trees' master LP takes: R clipped to the most that fits (the timed trees
     kept, and said), not the timed trees silently dropped for the layered ones."""
-    import synth.solving.packing as packing
     from synth.symmetry.spec import default_group
     from synth.topology.failures import damage, parse_failures
     from synth.topology.torus import parse_torus
 
     t = parse_torus("4x4")
     orbits = default_group(damage(t, parse_failures(t, ["0.0-0.1"], []))).n_link_orbits
-    monkeypatch.setattr(packing, "TIMED_MAX_ROWS", 6 * orbits)      # room for 6 reduce rounds (mirrored), H = 4
+    monkeypatch.setattr(rounds, "TIMED_MAX_ROWS", 6 * orbits)      # room for 6 reduce rounds (mirrored), H = 4
     argv = ["solve", "--torus", "4x4", "--fail-link", "0.0-0.1", "--time-limit", "10", "--json"]
     assert main([*argv, "--depth", "100"]) == 0
     out, err = capsys.readouterr()
@@ -146,7 +146,7 @@ def test_the_local_lp_of_a_solve_writes_tree_images(monkeypatch, tmp_path, capsy
 
     monkeypatch.setattr(packing, "FULL_LP_ARCS", 10)
     monkeypatch.setattr(packing, "damaged_everywhere", lambda _t, _r: False)   # as on a pod: few vertices near it
-    monkeypatch.setattr(packing, "TIMED_MAX_ROWS", 0)      # as on the pods: no timed master after it
+    monkeypatch.setattr(rounds, "TIMED_MAX_ROWS", 0)      # as on the pods: no timed master after it
     monkeypatch.setattr("synth.solving.periodic.PLANE_ROWS", 0)
     monkeypatch.setattr("synth.solving.periodic.MAX_ROWS", 0)
     out = tmp_path / "c.json"
@@ -181,7 +181,6 @@ def test_a_fabric_whose_links_differ_gets_its_timed_rounds_under_the_fabric_row_
     # two MI250 nodes with a failed NIC: no symmetry left (no other server to rotate), 472 load rows per reduce
     # round; under the tori's row limit the timed trees got 13 reduce rounds, under the fabrics' the 16 such a
     # master takes
-    import synth.solving.packing as packing
     from synth.solving import plan
     from synth.solving.request import SolveRequest
     from synth.topology.failures import damage, parse_failures
@@ -191,15 +190,14 @@ def test_a_fabric_whose_links_differ_gets_its_timed_rounds_under_the_fabric_row_
     t = build_topology(machine_spec("mi250:2"))
     d = damage(t, parse_failures(t, nodes=[str(int(t.nic_of(1)))]))
     chosen = plan(SolveRequest(d, time_limit=5))
-    assert chosen.construction == "timed-packing" and chosen.prepared.R == packing.TIMED_UNEQUAL_ROUNDS == 16
-    monkeypatch.setattr(packing, "TIMED_FABRIC_ROWS", packing.TIMED_MAX_ROWS)
+    assert chosen.construction == "timed-packing" and chosen.prepared.R == rounds.TIMED_UNEQUAL_ROUNDS == 16
+    monkeypatch.setattr(rounds, "TIMED_FABRIC_ROWS", rounds.TIMED_MAX_ROWS)
     assert plan(SolveRequest(d, time_limit=5)).prepared.R == 13
 
 
 def test_a_large_damaged_fabric_takes_32_rounds_only_where_they_fit_the_fabric_row_limit(monkeypatch):
     # four MI250 nodes with a failed NIC: the other three nodes rotate (order 3), 472 load rows per reduce round,
     # so 32 rounds are 15,104 rows: within the fabrics' 20,000, not within 15,000
-    import synth.solving.packing as packing
     from synth.solving import plan
     from synth.solving.request import SolveRequest
     from synth.topology.failures import damage, parse_failures
@@ -209,7 +207,7 @@ def test_a_large_damaged_fabric_takes_32_rounds_only_where_they_fit_the_fabric_r
     t = build_topology(machine_spec("mi250:4"))
     d = damage(t, parse_failures(t, nodes=[str(int(t.nic_of(1)))]))
     assert plan(SolveRequest(d, time_limit=5)).prepared.R == 32
-    monkeypatch.setattr(packing, "TIMED_FABRIC_ROWS", 15_000)
+    monkeypatch.setattr(rounds, "TIMED_FABRIC_ROWS", 15_000)
     assert plan(SolveRequest(d, time_limit=5)).prepared.R == 16
 
 

@@ -4,6 +4,7 @@ rounds, its schedule on the damaged torus and the idle links its certificate nam
 import json
 from fractions import Fraction
 
+import synth.solving.rounds as rounds
 from synth.cli import main
 
 
@@ -11,7 +12,6 @@ def test_a_torus_too_large_for_its_timed_master_solves_its_periodic_network(monk
     # 8x8 with a failed link, as a pod past the timed master's rows: the timed trees run on the network with the
     # failure repeated on cells of 4x8 (one working link idle, the group doubled); the schedule is executed here on
     # the damaged torus itself, link by link, and held against that torus's bound
-    import synth.solving.packing as packing
     from synth.check import execute, measure_explicit
     from synth.check.bounds.bandwidth import bandwidth_bound, best_cut
     from synth.check.claims import read_certificate
@@ -21,7 +21,7 @@ def test_a_torus_too_large_for_its_timed_master_solves_its_periodic_network(monk
     from synth.topology.failures import damage, parse_failures
     from synth.topology.torus import parse_torus
 
-    monkeypatch.setattr(packing, "TIMED_MAX_ROWS", 500)       # the damaged torus's own master: 12 x 132 rows
+    monkeypatch.setattr(rounds, "TIMED_MAX_ROWS", 500)       # the damaged torus's own master: 12 x 132 rows
     monkeypatch.setattr("synth.solving.periodic.PLANE_ROWS", 1_000)
     out = tmp_path / "c.json"
     assert main(["solve", "--torus", "8x8", "--fail-link", "0.0-0.1", "--out", str(out), "--time-limit", "8"]) == 0

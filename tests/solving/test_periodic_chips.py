@@ -6,6 +6,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+import synth.solving.rounds as rounds
 from synth.cli import main
 from synth.topology.failures import damage, parse_failures
 from synth.topology.torus import parse_torus
@@ -214,14 +215,13 @@ def test_a_pod_with_a_failed_chip_is_certified_on_the_damaged_torus(monkeypatch,
     # 16x16 with a failed chip, as a pod past the timed master's rows (142 per reduce round, 16 rounds at least):
     # the trees run on the torus whose chip and its copies on cells of 8x8 forward nothing (38 rows per round);
     # the certificate is on the damaged torus itself, checked and executed
-    import synth.solving.packing as packing
     from synth.check import execute, measure_explicit
     from synth.check.bounds.bandwidth import bandwidth_bound, best_cut
     from synth.check.claims import read_certificate
     from synth.schedule.chunking import chunk_elements
     from synth.schedule.lift import lift, lifted_weights
 
-    monkeypatch.setattr(packing, "TIMED_MAX_ROWS", 2_000)
+    monkeypatch.setattr(rounds, "TIMED_MAX_ROWS", 2_000)
     monkeypatch.setattr("synth.solving.periodic.PLANE_ROWS", 1_000)
     out = tmp_path / "c.json"
     assert main(["solve", "--torus", "16x16", "--fail-node", "1.1", "--out", str(out), "--time-limit", "8"]) == 0

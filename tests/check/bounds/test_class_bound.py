@@ -13,6 +13,7 @@ import pytest
 from scipy.optimize import linprog
 from scipy.sparse import coo_matrix
 
+import synth.solving.rounds as rounds
 from synth.check.bounds.layered_class import (CLASS_KEY, ROUND_TOL, class_value, dual_from_json, dual_to_json,
                                               layered_distances, owner_costs)
 from synth.check.claims import certify, check_certificate, check_explicit
@@ -289,9 +290,8 @@ def test_solve_and_check_print_both_fractions_and_an_edited_file_fails(tmp_path,
     import json
 
     from synth.cli import main
-    from synth.solving import packing
 
-    monkeypatch.setattr(packing, "TIMED_MAX_ROWS", 0)   # the layered schedule, as on networks beyond it
+    monkeypatch.setattr(rounds, "TIMED_MAX_ROWS", 0)   # the layered schedule, as on networks beyond it
     monkeypatch.setattr("synth.solving.periodic.PLANE_ROWS", 0)
     cert = tmp_path / "c.json"
     assert main(["solve", "--torus", "4x4", "--fail-link", "0-1", "--out", str(cert), "--json"]) == 0

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import synth.models.packing.layered as layered
+import synth.solving.rounds as rounds
 from synth.models.packing.layered import layered_arcs
 from synth.models.packing.pipeline import pack
 from synth.models.packing.rounding import round_schedule
@@ -44,13 +45,12 @@ def test_the_interior_point_certificate_claims_its_own_class_bound(monkeypatch):
 def test_a_whole_lp_out_of_time_falls_back_to_the_local_lp(monkeypatch):
     import synth.models.packing.pipeline as pipeline
     from synth.errors import SynthError
-    from synth.solving import packing
     def out_of_time(*_args, **_kwargs):
         raise SynthError("the layered LP found no solution (time limit)")
 
     monkeypatch.setattr(layered, "SIMPLEX_ARCS", 0)
     monkeypatch.setattr(pipeline, "solve_layered", out_of_time)
-    monkeypatch.setattr(packing, "TIMED_MAX_ROWS", 0)   # the layered path alone is under test
+    monkeypatch.setattr(rounds, "TIMED_MAX_ROWS", 0)   # the layered path alone is under test
     monkeypatch.setattr("synth.solving.periodic.PLANE_ROWS", 0)
     t = parse_torus("6x6")
     res = solve(damage(t, parse_failures(t, links=["0-1"])))

@@ -1,0 +1,103 @@
+"""A damaged torus whose failures leave too little symmetry for the local layered LP is solved (and repaired) on its
+failures repeated on cells (:func:`synth.solving.periodic.local_network`), not refused.
+
+The limits are lowered so that a 12x12 torus with two scattered failed links stands for a pod (16x16x16 with four:
+201 M sends before the cells, 28 M on cells of 16x8x8); every certificate is re-derived by ``synth check``.
+"""
+
+import json
+
+import pytest
+
+import synth.solving.limits as limits
+import synth.solving.reference as reference
+import synth.solving.rounds as rounds
+from synth.cli import main
+from synth.models.packing.layered import root_reps
+from synth.solving.periodic import local_network
+from synth.symmetry.spec import default_group
+from synth.topology.failures import damage, parse_failures
+from synth.topology.torus import parse_torus
+
+LINKS = ["0-1", "37-49"]
+
+
+def _damaged(shape="12x12", links=LINKS):
+    t = parse_torus(shape)
+    return damage(t, parse_failures(t, links=links))
+
+
+def _pod_limits(monkeypatch):
+    """The local LP as on a pod (no whole LP, no timed trees), its sends one short of the damaged torus's."""
+    import synth.solving.packing as packing
+
+    d = _damaged()
+    sends = reference.family_sends(d, 4, root_reps(d, default_group(d)).size)   # SP-allreduce by Γ: 4 trees
+    monkeypatch.setattr(packing, "FULL_LP_ARCS", 10)
+    monkeypatch.setattr(rounds, "TIMED_MAX_ROWS", 0)
+    monkeypatch.setattr("synth.solving.periodic.PLANE_ROWS", 0)
+    monkeypatch.setattr(limits, "MAX_LOCAL_SENDS", sends - 1)
+
+
+def _check(path, capsys):
+    capsys.readouterr()
+    assert main(["check", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{path}: VALID")
+    return out
+
+
+def test_the_cells_are_the_largest_that_fit_and_balance_the_links():
+    p = local_network(_damaged())
+    assert p.cell == (6, 12) and p.group.order == 2 and p.radius == 1
+    # the failed links and their one copy each; the copies work but are idle, and the schedule's network says so
+    assert set(p.topology.failures.links) >= {(0, 1), (37, 49)} and len(p.topology.failures.idle) == 2
+    assert "local layered LP" in p.note() and "cells of 6x12" in p.note()
+    assert local_network(_damaged(), max_sends=0) is None
+    # a failed chip's copies would forward nothing, which the local LP's healthy trees do not know
+    t = parse_torus("12x12")
+    assert local_network(damage(t, parse_failures(t, links=["0-1"], nodes=["50"]))) is None
+
+
+def test_a_network_the_local_lp_refuses_is_solved_on_cells(monkeypatch, tmp_path, capsys):
+    _pod_limits(monkeypatch)
+    out = tmp_path / "c.json"
+    assert main(["solve", "--torus", "12x12", *[f"--fail-link={x}" for x in LINKS], "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "the local layered LP on its failures repeated on cells of 6x12 chips" in err
+    assert "only within 1 hop of a failure" in err
+    # the damaged torus, the copies of its failed links idle: what the schedule never uses and its bounds count
+    topology = json.loads(out.read_text())["topology"]
+    assert topology == {"failed": [[0, 1], [37, 49]], "idle": [[72, 73], [109, 121]], "kind": "torus",
+                        "shape": [12, 12]}
+    _check(out, capsys)
+
+
+def test_without_the_cells_the_same_network_is_refused_with_one_line(monkeypatch, tmp_path, capsys):
+    _pod_limits(monkeypatch)
+    monkeypatch.setattr("synth.solving.packing.local_network", lambda _d: None)
+    out = tmp_path / "c.json"
+    assert main(["solve", "--torus", "12x12", *[f"--fail-link={x}" for x in LINKS], "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "leaves a group of order 1" in err[0] and not out.exists()
+
+
+def test_repair_of_a_network_the_local_lp_refuses_takes_the_cells(monkeypatch, tmp_path, capsys):
+    healthy = tmp_path / "h.json"
+    assert main(["solve", "--torus", "12x12", "--out", str(healthy)]) == 0
+    _pod_limits(monkeypatch)
+    out = tmp_path / "r.json"
+    assert main(["repair", str(healthy), *[f"--fail-link={x}" for x in LINKS], "--out", str(out),
+                 "--time-limit", "30"]) == 0
+    err = capsys.readouterr().err
+    assert "cells of 6x12" in err and "(local LP, radius 1)" in err and "radius 3" not in err
+    _check(out, capsys)
+
+
+@pytest.mark.parametrize("owners, balanced, what", [(None, False, "SP-allreduce"), (10, False, "the balanced family"),
+                                                    (None, True, None), (10, True, "the balanced family")])
+def test_the_balanced_family_is_counted_over_the_owners_the_lp_represents(monkeypatch, owners, balanced, what):
+    t = parse_torus("4x6x8")
+    monkeypatch.setattr(reference, "FAMILY_MAX_SENDS", reference.family_sends(t, 6, 10))
+    ref = reference.healthy_reference(_damaged("4x6x8", ["0-1"]), owners, balanced)
+    assert (ref is None) if what is None else ref.what.startswith(what)
