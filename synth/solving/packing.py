@@ -35,7 +35,6 @@ import time
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-
 from synth.check.claims import certify
 from synth.errors import OptionError, SynthError
 from synth.schedule.collective import collective_half
@@ -109,7 +108,9 @@ def plan_packing(req, topology, group, reason, time_limit, depth, periodic=None)
     the timed trees); ``depth`` the trees' depth (None: none); ``periodic``: the
     :class:`~synth.solving.periodic.Periodic` network ``topology`` is, whose ``R`` the timed trees' reduce rounds
     are at least where they fit (else :func:`~synth.solving.rounds.least_rounds`) and whose ``leaves`` no tree
-    forwards through.
+    forwards through.  A network whose layered LP its limits refuse (:mod:`synth.solving.limits`: too little
+    symmetry left on a pod) is planned on its failures repeated on cells where any fit
+    (:func:`~synth.solving.periodic.local_network`).
     """
     # the models load on demand: they pull in the solvers, which the other constructions never need
     from synth.models.packing import layered_arcs

@@ -44,7 +44,8 @@ from synth.topology.torus import Torus
 
 __all__ = ["Periodic", "periodic_network", "local_network", "damaged_everywhere", "long_rounds", "MAX_ROWS",
            "PLANE_ROWS", "LONG_ROWS", "MAX_ARCS", "ARCS_PER_SECOND", "MIN_CELL", "MAX_IDLE_SHARE", "MAX_TRIES",
-           "LONG_SOLVE", "FEWEST_ARCS_SCALE", "fewest_rounds_network", "LOCAL_CELL_RADIUS", "MAX_LOCAL_TRIES", "LOCAL_CELL_SENDS"]
+           "LONG_SOLVE", "FEWEST_ARCS_SCALE", "fewest_rounds_network", "LOCAL_CELL_RADIUS", "MAX_LOCAL_TRIES",
+           "LOCAL_CELL_SENDS"]
 
 #: load rows of the periodic network's timed master at most: 32x32 with a failed link, cells of 8x8 (3,124 rows)
 #: and of 8x16 (6,292) both at 76.1 % of the bound at 60 CPU s, the smaller master's iterations twice as fast;
@@ -77,15 +78,15 @@ MAX_TRIES = 8
 FEWEST_ARCS_SCALE = 2.0
 #: the local layered LP's free region (hops around each failure) on the cells of :func:`local_network`: its shares
 #: are equal, so a failed link's ends hold it to ``(δ - 1)/δ`` of the bound whatever the radius (16x16x16 with four
-#: scattered failed links, cells of 16x8x8: 83.28 % with radius 1, 2 and 3, in 27, 67 and 125 CPU s, 3.7, 4.6 and
-#: 6.8 GB)
+#: scattered failed links, cells of 16x8x8: 83.28 % with radius 1, 2 and 3, in 27, 67 and 125 CPU s, peaks of 3.7,
+#: 4.6 and 7.6 GB)
 LOCAL_CELL_RADIUS = 1
 #: cells whose group :func:`local_network` finds at most (16x20x28 with two scattered failed links tries ten)
 MAX_LOCAL_TRIES = 16
 #: sends of the local layered LP's schedule before it is lifted (:func:`~synth.solving.reference.family_sends`) up to
 #: which :func:`local_network` takes cells: larger cells leave fewer links idle but, the shares being equal, gain
 #: almost nothing for their time and memory (16x16x16 with four scattered failed links: cells of 8x16x16, 63 M
-#: sends, 83.32 % of the bound in 37.4 CPU s and 6.76 GB; of 16x8x8, 28 M, 83.28 % in 27 CPU s and 3.7 GB)
+#: sends, 83.32 % of the bound in 70.5 CPU s and 6.76 GB; of 16x8x8, 28 M, 83.28 % in 40.6 CPU s and 3.72 GB)
 LOCAL_CELL_SENDS = 30_000_000
 
 

@@ -36,8 +36,8 @@ HEALTHY_FAMILY_SECONDS = 30.0
 #: sends up to which the local LP keeps the balanced family of a torus whose sides differ (its trees and their
 #: negations, usually 6 per owner), counted over the owners its LP represents where they are known (the schedule
 #: before it is lifted, as :func:`~synth.solving.limits.check_local_size`), else over every owner (16x20x28: 963 M
-#: lifted; its periodic network of cells 16x10x14, 560 owners: 60 M); beyond, SP-allreduce lifted by translations
-#: and negation, 2 per owner
+#: lifted; with two scattered failed links, its cells of 16x20x4 for the local LP, 160 owners: 17 M); beyond,
+#: SP-allreduce lifted by translations and negation, 2 per owner
 FAMILY_MAX_SENDS = 80_000_000
 
 
