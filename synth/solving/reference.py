@@ -19,6 +19,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 from synth.errors import SynthError
@@ -49,6 +50,25 @@ def family_sends(healthy, n_trees: int, owners: int | None = None) -> int:
     return 2 * n_trees * (p if owners is None else owners) * (p - 1)
 
 
+@functools.lru_cache(maxsize=2)
+def _translated_trees(healthy) -> tuple:
+    """``(sp, family)``: SP-allreduce and the balanced family of the torus ``healthy`` lifted by translations and
+    negation, as parent fractions (``family`` None where that group balances SP-allreduce).  The same for every
+    failure set and every lattice of cells tried on ``healthy`` (:func:`~synth.solving.periodic.local_network`
+    asks for each), so solved once: the balance model took 0.5 s a time on 16x20x28."""
+    from synth.models.packing.region import TreeReference   # models: loaded with the solvers, on demand
+
+    group = default_group(healthy)
+    # the same fractions without the lift (16x20x28: 17,920 elements times 8,959 arcs took 10 GB); SP-allreduce
+    # only where this group balances it, as plan_torus: elsewhere (sides that differ) its longer sides' links
+    # carry more, and a local LP that kept it far from the failures would keep that imbalance (16x20x28:
+    # 35.55 % of the volume bound, against 82.5 % with the balanced family)
+    sp = replace(TreeReference.lifted(sp_allreduce(healthy), group), what=f"SP-allreduce lifted by {group.name}")
+    if group.is_regular:
+        return sp, None
+    return sp, TreeReference.lifted(balanced_family(healthy, group, False, HEALTHY_FAMILY_SECONDS, 0)[0], group)
+
+
 def healthy_reference(topology, owners: int | None = None, balanced: bool = False):
     """Parent fractions of the healthy network's own schedule (what ``synth solve`` builds there: SP-allreduce on
     tori, lifted by Γ or by translations and negation, or the balanced family where that group does not balance
@@ -67,14 +87,9 @@ def healthy_reference(topology, owners: int | None = None, balanced: bool = Fals
     if isinstance(healthy, Torus) and healthy.is_equal_sided and group.spec == {"kind": "torus-gamma"}:
         return TreeReference.sp_gamma(healthy)   # SP-allreduce lifted by Γ, in closed form (no lift of 2d p trees)
     if isinstance(healthy, Torus) and group.spec == {"kind": "torus-translations-negation"}:
-        # the same fractions without the lift (16x20x28: 17,920 elements times 8,959 arcs took 10 GB); SP-allreduce
-        # only where this group balances it, as plan_torus: elsewhere (sides that differ) its longer sides' links
-        # carry more, and a local LP that kept it far from the failures would keep that imbalance (16x20x28:
-        # 35.55 % of the volume bound, against 82.5 % with the balanced family)
-        sp = replace(TreeReference.lifted(sp_allreduce(healthy), group), what=f"SP-allreduce lifted by {group.name}")
-        if group.is_regular:
+        sp, family = _translated_trees(healthy)
+        if family is None:
             return sp
-        family = TreeReference.lifted(balanced_family(healthy, group, False, HEALTHY_FAMILY_SECONDS, 0)[0], group)
         sends = family_sends(healthy, len(family.weight), owners)
         if sends <= FAMILY_MAX_SENDS:
             return replace(family, what=f"the balanced family of the healthy solve, {family.what}")
