@@ -18,7 +18,7 @@ Examples
 >>> from synth.topology.torus import parse_torus
 >>> t = parse_torus("3x3")
 >>> arcs = ArcSet(np.zeros(1, int), np.array([1]), ((np.array([[0]]), np.array([1])),))
->>> m, ys, w, M = build_packing_lp("toy", 1, None, 1, t, [arcs])
+>>> m, ys, w, M = build_packing_lp("toy", np.array([0]), None, 1, t, [arcs])
 >>> [block[-1] for block in m.rows], m.n_rows  # one share row, one pair row, one load row per link
 (['shares', 'pass_share', 'load'], 38)
 """
@@ -33,8 +33,8 @@ from synth.errors import SynthError
 from synth.models.backends.linear import LinearModel
 from synth.topology.failures import whole_network
 
-__all__ = ["ArcSet", "build_packing_lp", "load_orbits", "load_duals", "lifted_links", "no_solution", "volume_bound",
-           "TIME_LIMIT_HINT"]
+__all__ = ["ArcSet", "build_packing_lp", "stabilizers", "load_orbits", "load_duals", "lifted_links", "no_solution",
+           "volume_bound", "TIME_LIMIT_HINT"]
 
 #: what to do when an LP ran out of time (the CLI spells `time_limit` as its flag)
 TIME_LIMIT_HINT = "give a larger `time_limit`"
@@ -79,27 +79,47 @@ def volume_bound(t) -> float:
     return 2 * (t.n_compute - 1) * min_compute_distance(t) / float(t.link_bandwidth.sum())
 
 
-def build_packing_lp(name, n_roots, group, n_rounds, t, arcsets, free_shares=True):
-    """The packing LP on topology ``t`` as a :class:`~synth.models.backends.linear.LinearModel`; returns
-    ``(model, ys, w, M)``.
+def stabilizers(group, roots) -> np.ndarray:
+    """How many elements of ``group`` fix each of the represented owners ``roots``: owner ``r``'s share ``w_r``
+    reaches each vertex of its orbit that many times once lifted.
 
-    ``ys`` holds the columns of each arc set; ``free_shares=False`` fixes every owner's share to the
-    same value.  Rows: ``shares`` (the lifted shares sum to one), ``equal_shares``, ``pass_share`` per
-    set (each pair passes its owner's share to its arcs), then ``load`` (every link orbit of ``group`` and round,
+    >>> from synth.symmetry.spec import default_group
+    >>> from synth.topology.failures import damage, parse_failures
+    >>> from synth.topology.torus import parse_torus
+    >>> t = parse_torus("6x6"); d = damage(t, parse_failures(t, links=["0-1"]))
+    >>> stabilizers(default_group(d), np.array([0, 2, 6])).tolist()   # a mirror fixes the failed link's row
+    [2, 2, 1]
+    """
+    if group is None:
+        return np.ones(len(roots), dtype=np.int64)
+    return group.order // np.bincount(group.vertex_orbit)[group.vertex_orbit[np.asarray(roots)]]
+
+
+def build_packing_lp(name, roots, group, n_rounds, t, arcsets, free_shares=True):
+    """The packing LP on topology ``t`` as a :class:`~synth.models.backends.linear.LinearModel`, its represented
+    owners ``roots`` (vertices); returns ``(model, ys, w, M)``.
+
+    ``ys`` holds the columns of each arc set; ``free_shares=False`` gives every lifted owner the same share (a
+    represented owner fixed by ``s`` elements of ``group`` is lifted onto each vertex of its orbit ``s`` times, so
+    its ``w`` is ``1 / (p s)``; the same ``w`` for all gave the owners on a failed link's row of a damaged 6x6
+    torus, which a mirror fixes, twice the others' block of a reduce-scatter).  Rows: ``shares`` (the lifted
+    shares sum to one), ``equal_shares``, ``pass_share`` per set (each pair passes its owner's share to its arcs),
+    then ``load`` (every link orbit of ``group`` and round,
     round-major: the load at most ``b_e M_s``, ``b_e`` the link's bandwidth; :func:`load_duals` reads their duals
     as prices per link).
     """
     G = 1 if group is None else group.order
-    E, n_vertices = t.n_links, t.n_vertices
+    E, n_vertices, n_roots = t.n_links, t.n_vertices, len(roots)
     m = LinearModel(name=name)
     ys = [m.add_vars(a.n_arcs, 0.0, np.inf, integer=False) for a in arcsets]
     w = m.add_vars(n_roots, 0.0, np.inf, integer=False)
     M = m.add_vars(n_rounds, 0.0, np.inf, integer=False, cost=1.0)
     # every lifted chunk's shares sum to one vector: G * sum_r w_r = 1
     m.add_rows(np.zeros(n_roots), w, np.full(n_roots, float(G)), 1, 1.0, 1.0, "shares")
-    if not free_shares:
+    if not free_shares:   # s_r w_r the same for every owner: each lifted owner's share
+        stab = stabilizers(group, roots).astype(float)
         m.add_rows(np.arange(n_roots - 1).repeat(2), np.stack([w[:-1], w[1:]], 1).ravel(),
-                   np.tile([1.0, -1.0], n_roots - 1), n_roots - 1, 0.0, 0.0, "equal_shares")
+                   np.stack([stab[:-1], -stab[1:]], 1).ravel(), n_roots - 1, 0.0, 0.0, "equal_shares")
     # each non-root vertex passes its owner's whole share to its parents
     for a, y in zip(arcsets, ys):
         key = a.root * n_vertices + a.child

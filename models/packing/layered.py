@@ -141,13 +141,13 @@ def layered_arcs(t, group=None, leaves=None) -> LayeredArcs:
 def build_layered(data: LayeredArcs, free_shares: bool = True):
     """The LP as a :class:`~synth.models.backends.linear.LinearModel`; returns ``(model, y, w, M)`` columns.
 
-    ``free_shares=False`` fixes every owner's share to the same value.  The rows are those of
+    ``free_shares=False`` gives every owner the same share once lifted.  The rows are those of
     :func:`synth.models.packing.arcs.build_packing_lp`: one arc set whose arcs load their link up in
     round ``H - depth + 1`` and its reverse in round ``H + depth``.
     """
     H = data.H
     arcs = ArcSet(data.root, data.child, ((data.up, H - data.depth + 1), (data.down, H + data.depth)))
-    m, (y,), w, M = build_packing_lp("layered-packing", data.n_roots, data.group, 2 * H, data.topology, [arcs],
+    m, (y,), w, M = build_packing_lp("layered-packing", data.roots, data.group, 2 * H, data.topology, [arcs],
                                      free_shares)
     return m, y, w, M
 

@@ -37,7 +37,7 @@ import numpy as np
 
 from synth.errors import SynthError
 from synth.models.backends.linear import LinearModel
-from synth.models.packing.arcs import lifted_links, no_solution, volume_bound
+from synth.models.packing.arcs import lifted_links, load_orbits, no_solution, stabilizers, volume_bound
 from synth.models.packing.layered import LayeredArcs, LayeredSolution, layered_arcs
 from synth.schedule.data import REDUCE
 
@@ -92,11 +92,7 @@ def reference_fractions(base, group) -> Reference:
 
 def equal_shares(data: LayeredArcs) -> np.ndarray:
     """Shares of the represented owners giving every owner ``1/p`` of the vector once lifted."""
-    t, g = data.topology, data.group
-    if g is None:
-        return np.full(data.n_roots, 1.0 / t.n_compute)
-    stab = g.order // np.bincount(g.vertex_orbit)[g.vertex_orbit[data.roots]]
-    return 1.0 / (t.n_compute * stab)
+    return 1.0 / (data.topology.n_compute * stabilizers(data.group, data.roots))
 
 
 def near_failures(t, radius: int) -> np.ndarray:
@@ -128,38 +124,39 @@ def solve_local(data: LayeredArcs, ref: Reference, radius: int = 3, time_limit=N
     V = t.n_vertices
     f, free, pair, uniq = _free_pairs(data, ref, radius, near)
     G = 1 if data.group is None else data.group.order
-    perm = lifted_links(data.group, np.arange(E))                     # (G, E): every element on every link
-    # constant loads of the fixed arcs, per (round, link): the represented owners' loads, then lifted (the
-    # elements permute links within a round), never the G x (fixed arcs) lifted arrays
+    # a lifted load is the same on every link of an orbit O (an arc over link l loads each link of l's orbit
+    # G / |O| times): one row per link orbit and round, as the whole LP (build_packing_lp), G times fewer nonzeros
+    # than a row per link (16x16x16's cells of 16x8x8, a group of order 8)
+    orbit, size = load_orbits(data.group, E)
+    n_orb = size.size
+    rep = np.zeros(n_orb, dtype=np.int64)
+    rep[orbit[::-1]] = np.arange(E)[::-1]                             # the first link of each orbit
+    bw, times = t.link_bandwidth[rep], G / size
+    # constant loads of the fixed arcs per (round, orbit): the represented owners' loads, lifted
     fx = np.flatnonzero(~free)
     y_fixed = w[data.root[fx]] * f[fx]
-    own = np.zeros(2 * H * E)
+    own = np.zeros(2 * H * n_orb)
     for links, rnd in ((data.up, H - data.depth + 1), (data.down, H + data.depth)):
-        own += np.bincount((rnd[fx] - 1) * E + links[fx], weights=y_fixed, minlength=2 * H * E)
-    own = own.reshape(2 * H, E)
-    const = np.zeros((2 * H, E))
-    for g in range(perm.shape[0]):
-        const[:, perm[g]] += own
-    const = const.ravel()
-    bw = t.link_bandwidth
-    floor = (const.reshape(2 * H, E) / bw).max(axis=1)
+        own += np.bincount((rnd[fx] - 1) * n_orb + orbit[links[fx]], weights=y_fixed, minlength=2 * H * n_orb)
+    const = (own.reshape(2 * H, n_orb) * times).ravel()
+    floor = (const.reshape(2 * H, n_orb) / bw).max(axis=1)
     fr = np.flatnonzero(free)
-    images_up, images_down = perm[:, data.up[fr]], perm[:, data.down[fr]]
     m = LinearModel(name="layered-packing-local")
     y = m.add_vars(fr.size, 0.0, np.inf, integer=False)
     M = m.add_vars(2 * H, floor, np.inf, integer=False, cost=1.0)
     fpairs, fpair_idx = np.unique(pair[fr], return_inverse=True)
     m.add_rows(fpair_idx, y, np.ones(fr.size), fpairs.size, w[uniq[fpairs] // V], w[uniq[fpairs] // V],
                "pass_share")
-    rows, cols = [], []
-    for img, rnd in ((images_up, H - data.depth + 1), (images_down, H + data.depth)):
-        rows.append(((rnd[fr] - 1)[None, :] * E + img).ravel())
-        cols.append(np.broadcast_to(y[None, :], (G, fr.size)).ravel())
+    rows, coef = [], []
+    for links, rnd in ((data.up, H - data.depth + 1), (data.down, H + data.depth)):
+        o = orbit[links[fr]]
+        rows.append((rnd[fr] - 1) * n_orb + o)
+        coef.append(times[o])
     rows = np.concatenate(rows)
     touched, rinv = np.unique(rows, return_inverse=True)
     all_rows = np.concatenate([rinv, np.arange(touched.size)])
-    all_cols = np.concatenate([np.concatenate(cols), M[touched // E]])
-    vals = np.concatenate([np.ones(rows.size), -bw[touched % E]])     # load <= b_e M_s
+    all_cols = np.concatenate([np.tile(y, 2), M[touched // n_orb]])
+    vals = np.concatenate([np.concatenate(coef), -bw[touched % n_orb]])     # load <= b_e M_s
     m.add_rows(all_rows, all_cols, vals, touched.size, -np.inf, -const[touched], "load")
     sol = m.solve_highs(time_limit=time_limit, threads=threads, relax=True)
     if sol.values is None:

@@ -247,7 +247,7 @@ def solve_routed(data: RoutedArcs, free_shares: bool = True, time_limit=None, th
     holds the ``up`` arcs' fractions, then the ``down`` arcs' (one-way links)."""
     t0 = time.monotonic()
     t = data.topology
-    model, ys, w, _ = build_packing_lp("routed-packing", data.n_roots, data.group, data.n_rounds, t, _arcsets(data),
+    model, ys, w, _ = build_packing_lp("routed-packing", data.roots, data.group, data.n_rounds, t, _arcsets(data),
                                        free_shares)
     sol = model.solve_highs(time_limit=time_limit, threads=threads, relax=True)
     if sol.values is None:

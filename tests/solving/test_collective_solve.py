@@ -64,3 +64,21 @@ def test_cli(capsys, tmp_path):
     assert err.startswith("synth: error: --collective allgather: the exchange") and err.count("\n") == 1
     assert main(["solve", "--torus", "4x4", "--json"]) == 0
     assert "collective" not in json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("collective", ["reduce-scatter", "allgather"])
+def test_a_damaged_torus_gives_every_node_the_same_block(collective):
+    # 6x6 with a failed link keeps a group of order 4 whose mirrors fix the owners on the link's axis: with the
+    # same share per represented owner, those got twice the others' block once lifted
+    import numpy as np
+
+    from synth.topology.failures import damage, parse_failures
+
+    t = parse_torus("6x6")
+    cert = solve(damage(t, parse_failures(t, links=["0-1"])), collective=collective).certificate
+    base, group = cert.base, cert.group
+    assert group.order == 4 and cert.provenance["algorithm"] == "layered-packing"
+    block = np.zeros(t.n_vertices)
+    for image in group.vertex_images(np.asarray(base.owner)):   # every element's image of every owner
+        np.add.at(block, image, np.asarray(base.weights, dtype=float))
+    assert block.max() - block.min() <= 1      # whole units of 1,024 per owner: 1,365 or 1,366 of 49,152 here
