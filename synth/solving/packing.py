@@ -143,6 +143,8 @@ def plan_packing(req, topology, group, reason, time_limit, depth, periodic=None)
         if (p := fewest_rounds_network(topology, data.H, data.H + timed_extra(data.H), data.H + TIMED_EXTRA_ROUNDS,
                                        time_limit)) is not None:
             return plan_packing(req, p.topology, p.group, f"{reason} ({p.note()})", time_limit, depth, p)
+    if clipped is False and periodic is None and depth is None and (p := _balanced_cells(topology, data)) is not None:
+        return plan_packing(req, p.topology, p.group, f"{reason} ({p.note()})", time_limit, depth, p)
     rows = R * per_round
     timed = req.collective == ALLREDUCE and clipped is not False
     notes = tuple(n for n in [depth_note(depth, data.H, R, clipped, req.collective, per_round)] if n)
@@ -155,6 +157,19 @@ def plan_packing(req, topology, group, reason, time_limit, depth, periodic=None)
     why = "not an allreduce" if req.collective != ALLREDUCE else f"{rows:,} load rows > {TIMED_MAX_ROWS:,}"
     return Plan("layered-packing", f"{reason}; the layered LP (no timed trees: {why})", name, ("layered-packing",),
                 build_packed, group, solves=True, time_limit=time_limit, notes=notes, depth=depth, prepared=prep)
+
+
+def _balanced_cells(topology, data):
+    """The cells of :func:`~synth.solving.periodic.local_network` where the local LP on ``topology`` (its arcs
+    ``data``) would keep healthy trees that do not balance its links (SP-allreduce on a torus whose sides differ,
+    whose balanced family is too large for the owners the LP represents: 16x20x28 with a failed link, 35.55 % of
+    the bound), or None."""
+    if data.n_arcs <= FULL_LP_ARCS or data.leaves is not None or damaged_everywhere(topology, LOCAL_RADIUS):
+        return None
+    if healthy_reference(topology, data.n_roots, balanced=True) is not None \
+            or healthy_reference(topology, data.n_roots) is None:
+        return None
+    return local_network(topology)
 
 
 def _refusal(topology, group):

@@ -55,3 +55,14 @@ def test_a_failed_command_is_a_row_with_its_reason(bench, tmp_path):
     _, pod = bench
     row = pod.pod_case("4x4", "l0-5", "solve", tmp_path, [1 << 20])   # 0 and 5 are no neighbours
     assert row["exit"] == 2 and "synth: error:" in row["note"] and "fraction" not in row
+
+
+def test_a_commands_peak_is_its_own_not_its_parents(bench, tmp_path):
+    # ru_maxrss of a child counts the peak of the parent it was started from (the goodput of the cases before):
+    # a check of 1.7 GB was reported at 5.16 GB
+    import numpy as np
+
+    _, pod = bench
+    held = np.ones(50_000_000)   # the parent's 400 MB
+    code, _wall, _cpu, peak, _out, _err = pod.run_measured(["solve", "--torus", "4x4"], tmp_path)
+    assert code == 0 and 10e6 < peak < 300e6 and held.sum() == 50_000_000
