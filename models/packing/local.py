@@ -92,19 +92,22 @@ def reference_fractions(base, group) -> Reference:
 
 def equal_shares(data: LayeredArcs) -> np.ndarray:
     """Shares of the represented owners giving every owner ``1/p`` of the vector once lifted."""
-    return 1.0 / (data.topology.n_compute * stabilizers(data.group, data.roots))
+    owners = data.topology.n_compute - (0 if data.leaves is None else data.leaves.size)   # leaves own nothing
+    return 1.0 / (owners * stabilizers(data.group, data.roots))
 
 
-def near_failures(t, radius: int) -> np.ndarray:
-    """Vertices within ``radius`` hops (on the damaged graph) of a failed link's end or a failed node's neighbour."""
+def near_failures(t, radius: int, leaves=()) -> np.ndarray:
+    """Vertices within ``radius`` hops (on the damaged graph) of a failed link's end or of a neighbour of a failed
+    node or of one of ``leaves`` (chips that forward nothing)."""
     f = getattr(t, "failures", None)
-    if not f:
-        return np.zeros(t.n_vertices, dtype=bool)
-    ends = [v for pair in f.links for v in pair]
-    h = t.healthy
-    for v in f.nodes:
+    h = getattr(t, "healthy", t)
+    gone = set(f.nodes if f else ()) | {int(v) for v in leaves}
+    ends = [v for pair in (f.links if f else ()) for v in pair]
+    for v in gone:
         ends.extend(h.link_dst[h.link_src == v].tolist())
-    ends = [v for v in ends if v not in set(f.nodes)]
+    ends = [v for v in ends if v not in gone]
+    if not ends:
+        return np.zeros(t.n_vertices, dtype=bool)
     d = t.bfs(ends)
     return (d >= 0) & (d <= radius)
 
@@ -175,7 +178,7 @@ def _free_pairs(data, ref, radius, near):
     f = ref.lookup(data.roots[data.root], data.child, data.parent)
     uniq, pair = np.unique(data.root * V + data.child, return_inverse=True)
     covered = np.bincount(pair, weights=f, minlength=uniq.size)
-    near = near_failures(t, radius) if near is None else near
+    near = near_failures(t, radius, () if data.leaves is None else data.leaves) if near is None else near
     free_pair = (np.abs(covered - 1.0) > 1e-9) | near[uniq % V]
     return f, free_pair[pair], pair, uniq
 

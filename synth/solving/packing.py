@@ -286,10 +286,7 @@ def _build_layered(req, prep, plan_notes=()) -> SolveResult:
     from synth.models.packing.layered import SIMPLEX_ARCS   # solvers, on demand
 
     data, allreduce = prep.data, req.collective == ALLREDUCE
-    # the local LP frees every vertex near a failure: where that is most of the network, the whole LP is no larger
-    # (a periodic network with failed chips' copies: the healthy trees would forward through them)
-    reference = None if data.n_arcs <= FULL_LP_ARCS or data.leaves is not None \
-        or damaged_everywhere(prep.topology, _radius(prep)) else healthy_reference(prep.topology, data.n_roots)
+    reference = _local_reference(prep)
     if reference is not None:
         check_local_size(prep.topology, prep.group, data.n_roots, reference)
     # a reduce-scatter or allgather gives every node an equal block: every owner needs a share (free ones can be 0)
@@ -325,6 +322,20 @@ def _build_layered(req, prep, plan_notes=()) -> SolveResult:
     if timed:
         return _build_timed(req, prep, packed, cert, notes, class_bound)
     return SolveResult(cert, data.H, notes)
+
+
+def _local_reference(prep):
+    """The healthy trees the local LP keeps on ``prep``'s network, or None for the whole LP: up to
+    :data:`FULL_LP_ARCS` parent choices, where the failures are near most vertices (the local LP would free most
+    of them), and on a periodic network with failed chips' copies (leaves) other than the local LP's cells
+    (:func:`~synth.solving.periodic.local_network`, whose LP knows them: no parent, no share)."""
+    data = prep.data
+    cells = prep.periodic is not None and prep.periodic.radius is not None
+    if data.n_arcs <= FULL_LP_ARCS or (data.leaves is not None and not cells):
+        return None
+    if damaged_everywhere(prep.topology, _radius(prep), () if data.leaves is None else data.leaves):
+        return None
+    return healthy_reference(prep.topology, data.n_roots, healthy=getattr(prep.topology, "healthy", prep.topology))
 
 
 def _dropped(prep) -> tuple:

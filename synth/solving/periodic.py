@@ -213,8 +213,9 @@ def fewest_rounds_network(d, H: int, R: int, fewest: int, time_limit: float | No
 
 def local_network(d, radius: int = LOCAL_CELL_RADIUS, max_sends: int | None = None) -> Periodic | None:
     """The largest cells on which the local layered LP (its free region ``radius`` hops around each failure) fits
-    where the damaged torus ``d`` leaves too little symmetry for it, or None (not a torus of two or more dimensions
-    with failed links only, or no cells fit).
+    where the damaged torus ``d`` leaves too little symmetry for it, or None (not a torus of two or more
+    dimensions, or no cells fit).  A failed chip's copies are leaves, as on :func:`periodic_network`'s cells: the
+    LP gives them no share and takes none as a parent.
 
     Cells fit when they leave at most :data:`MAX_IDLE_SHARE` of the links idle, the LP's (owner, vertex) pairs
     within :func:`~synth.solving.limits.check_pairs`, its schedule's sends within ``max_sends`` (None:
@@ -233,33 +234,34 @@ def local_network(d, radius: int = LOCAL_CELL_RADIUS, max_sends: int | None = No
     """
     from synth.models.packing.layered import root_reps   # solvers, on demand
 
-    if not isinstance(d, Damaged) or not isinstance(d.healthy, Torus) or d.failures.idle or d.failures.nodes \
-            or d.healthy.ndim < 2:
+    if not isinstance(d, Damaged) or not isinstance(d.healthy, Torus) or d.failures.idle or d.healthy.ndim < 2:
         return None
     t, failed, tries = d.healthy, set(d.failures.links), 0
     max_sends = LOCAL_CELL_SENDS if max_sends is None else max_sends
     for cell in _cells(t.shape):
         links = _repeated(t, d.failures.links, cell)
         idle = tuple(e for e in links if e not in failed)
-        if len(idle) > MAX_IDLE_SHARE * (t.n_links // 2):
+        leaves = _copies(t, d.failures.nodes, cell)
+        # a working chip that forwards nothing idles about half of its links: each counts as ndim idle links
+        if len(idle) + t.ndim * (len(leaves) - len(d.failures.nodes)) > MAX_IDLE_SHARE * (t.n_links // 2):
             continue
         if tries == MAX_LOCAL_TRIES:     # each try finds a group on the whole pod
             return None
         tries += 1
-        p, group = _periodic(t, links, idle, ())
-        owners = root_reps(p, group).size
+        p, group = _periodic(t, links, idle, leaves)
+        owners = root_reps(p, group, leaves or None).size
         # the healthy trees kept must balance the links (on 16x20x28 SP-allreduce would give 35.55 % of the bound)
-        if (reference := healthy_reference(p, owners, balanced=True)) is None:
+        if (reference := healthy_reference(d, owners, balanced=True)) is None:
             continue
         if family_sends(t, len(reference.weight), owners) > max_sends:
             continue
         try:
-            check_pairs(p, group, None)
+            check_pairs(p, group, leaves or None)
             check_local_size(p, group, owners, reference)
         except SynthError:
             continue
-        if not damaged_everywhere(p, radius):
-            return Periodic(p, group, cell, 0, 0, radius=radius)
+        if not damaged_everywhere(p, radius, leaves):
+            return Periodic(p, group, cell, 0, 0, leaves, d.failures.nodes, radius)
     return None
 
 
@@ -270,9 +272,10 @@ def _periodic(t, links, idle, leaves) -> tuple:
     return p, (fixing_group(t, Failures(links, leaves, idle), p) if leaves else default_group(p))
 
 
-def damaged_everywhere(t, radius: int) -> bool:
+def damaged_everywhere(t, radius: int, leaves=()) -> bool:
     """True when at least half of ``t``'s vertices are within ``radius`` hops of an end of a failed or idle link
-    or of a failed chip's neighbour: a local LP around the failures would free most of the network (the
+    or of a neighbour of a failed chip or of one of ``leaves``: a local LP around the failures would free most of
+    the network (the
     periodic network of a 16x16x16 pod, cells of 4x4x4, has a failure in each of its 64 cells).
 
     >>> from synth.topology.failures import parse_failures
@@ -281,13 +284,9 @@ def damaged_everywhere(t, radius: int) -> bool:
     >>> damaged_everywhere(d, 3), damaged_everywhere(periodic_network(d, R=22, max_rows=2_000).topology, 3)
     (False, True)
     """
-    f = getattr(t, "failures", None)
-    if f is None:
-        return False
-    ends = [v for link in (*f.links, *f.idle) for v in link]
-    ends += [int(u) for n in f.nodes for u in t.healthy.link_dst[t.healthy.link_src == n] if u not in f.nodes]
-    dist = t.bfs(ends) if ends else np.full(t.n_vertices, -1)
-    return 2 * int(((dist >= 0) & (dist <= radius)).sum()) >= t.n_vertices
+    from synth.models.packing.local import near_failures   # solvers, on demand
+
+    return 2 * int(near_failures(t, radius, leaves).sum()) >= t.n_vertices
 
 
 def _cells(shape) -> list:

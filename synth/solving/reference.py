@@ -69,18 +69,20 @@ def _translated_trees(healthy) -> tuple:
     return sp, TreeReference.lifted(balanced_family(healthy, group, False, HEALTHY_FAMILY_SECONDS, 0)[0], group)
 
 
-def healthy_reference(topology, owners: int | None = None, balanced: bool = False):
+def healthy_reference(topology, owners: int | None = None, balanced: bool = False, healthy=None):
     """Parent fractions of the healthy network's own schedule (what ``synth solve`` builds there: SP-allreduce on
     tori, lifted by Γ or by translations and negation, or the balanced family where that group does not balance
     it; a BFS tree lifted by the built-in group elsewhere), or None when there is none to start from.
 
     ``owners``: the owners the local LP represents (None: every owner), whose sends the balanced family must keep
-    within :data:`FAMILY_MAX_SENDS`; beyond, SP-allreduce, unbalanced, or None if ``balanced``."""
+    within :data:`FAMILY_MAX_SENDS`; beyond, SP-allreduce, unbalanced, or None if ``balanced``.  ``healthy``: the
+    healthy network, where ``topology`` does not name it (a periodic network whose failed chips' copies are all
+    its damage is the torus itself)."""
     # models: loaded with the solvers, on demand
     from synth.models.packing import reference_fractions
     from synth.models.packing.region import TreeReference
 
-    healthy = getattr(topology, "healthy", None)
+    healthy = getattr(topology, "healthy", None) if healthy is None else healthy
     group = None if healthy is None else default_group(healthy)
     if group is None or healthy.n_compute != healthy.n_vertices:
         return None

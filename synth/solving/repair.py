@@ -132,7 +132,8 @@ def _network(damaged, group, reference, trees) -> tuple:
         check_local_size(damaged, group, root_reps(damaged, group).size, reference, trees)
         return damaged, group, RADII, ""
     except SynthError:
-        if (p := local_network(damaged)) is None:
+        # (a failed chip's copies would be leaves, which the repair's arcs and certificate do not carry)
+        if (p := local_network(damaged)) is None or p.leaves:
             raise
     check_local_size(p.topology, p.group, root_reps(p.topology, p.group).size, reference, trees)
     return p.topology, p.group, (p.radius,), f" ({p.note()})"

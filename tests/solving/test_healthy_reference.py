@@ -36,7 +36,7 @@ def _local_solve(monkeypatch, tmp_path, limit):
     from synth.cli import main
 
     monkeypatch.setattr(packing, "FULL_LP_ARCS", 10)
-    monkeypatch.setattr(packing, "damaged_everywhere", lambda _t, _r: False)
+    monkeypatch.setattr(packing, "damaged_everywhere", lambda *_: False)
     monkeypatch.setattr(rounds, "TIMED_MAX_ROWS", 0)
     monkeypatch.setattr("synth.solving.periodic.PLANE_ROWS", 0)
     monkeypatch.setattr(limits, "MAX_LOCAL_SENDS", limit)

@@ -54,9 +54,31 @@ def test_the_cells_are_the_largest_that_fit_and_balance_the_links():
     assert set(p.topology.failures.links) >= {(0, 1), (37, 49)} and len(p.topology.failures.idle) == 2
     assert "local layered LP" in p.note() and "cells of 6x12" in p.note()
     assert local_network(_damaged(), max_sends=0) is None
-    # a failed chip's copies would forward nothing, which the local LP's healthy trees do not know
+    # a failed chip's copies forward nothing (leaves); the chip itself is dropped from every tree
     t = parse_torus("12x12")
-    assert local_network(damage(t, parse_failures(t, links=["0-1"], nodes=["50"]))) is None
+    p = local_network(damage(t, parse_failures(t, links=["0-1"], nodes=["50"])))
+    assert p.cell == (6, 12) and p.leaves == (50, 122) and p.dropped == (50,)
+
+
+@pytest.mark.parametrize("shares", ["free", "equal"])
+def test_scattered_failed_chips_are_solved_on_cells_their_copies_forwarding_nothing(monkeypatch, tmp_path, capsys,
+                                                                                    shares):
+    # 12x12 with two scattered failed chips keeps a group of order 2 (71 owners, 81,224 sends): refused one short
+    import synth.solving.packing as packing
+
+    d = damage(parse_torus("12x12"), parse_failures(parse_torus("12x12"), nodes=["5", "40"]))
+    sends = reference.family_sends(d, 4, root_reps(d, default_group(d)).size)
+    monkeypatch.setattr(packing, "FULL_LP_ARCS", 10)
+    monkeypatch.setattr(packing, "FREE_SHARES_ARCS", 10**6 if shares == "free" else 0)
+    monkeypatch.setattr(rounds, "TIMED_MAX_ROWS", 0)
+    monkeypatch.setattr("synth.solving.periodic.PLANE_ROWS", 0)
+    monkeypatch.setattr(limits, "MAX_LOCAL_SENDS", sends - 1)
+    out = tmp_path / "c.json"
+    assert main(["solve", "--torus", "12x12", "--fail-node", "5", "--fail-node", "40", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "cells of 6x12 chips (2 working chips that forward nothing" in err and f"with {shares} shares" in err
+    assert "only within 1 hop of a failure" in err
+    _check(out, capsys)
 
 
 def test_a_network_the_local_lp_refuses_is_solved_on_cells(monkeypatch, tmp_path, capsys):
@@ -110,7 +132,7 @@ def _unbalanced_limits(monkeypatch):
 
     monkeypatch.setattr(reference, "FAMILY_MAX_SENDS", reference.family_sends(parse_torus("4x6x8"), 6, 24))
     monkeypatch.setattr(packing, "FULL_LP_ARCS", 10)
-    monkeypatch.setattr(packing, "damaged_everywhere", lambda _t, _r: False)
+    monkeypatch.setattr(packing, "damaged_everywhere", lambda *_: False)
     monkeypatch.setattr(rounds, "TIMED_MAX_ROWS", 0)
     monkeypatch.setattr("synth.solving.periodic.MAX_ROWS", 0)
     return ["solve", "--torus", "4x6x8", "--fail-link", "0-1"]
@@ -134,3 +156,28 @@ def test_without_the_cells_the_kept_trees_are_the_unbalanced_ones(monkeypatch, c
     assert main(argv) == 0
     err = capsys.readouterr().err
     assert "cells" not in err and "unbalanced here" in err
+
+
+def test_the_equal_shares_of_a_network_with_leaves_cover_the_vector_once():
+    # the leaves own nothing: the represented owners' lifted shares sum to one vector over the other chips
+    from synth.models.packing.layered import layered_arcs
+    from synth.models.packing.local import solve_local
+
+    t = parse_torus("12x12")
+    p = local_network(damage(t, parse_failures(t, nodes=["5", "40"])))
+    data = layered_arcs(p.topology, p.group, p.leaves)
+    sol = solve_local(data, reference.healthy_reference(p.topology, data.n_roots, healthy=t), radius=1)
+    assert sol.status == "optimal" and p.group.order * sol.w.sum() == pytest.approx(1.0)
+
+
+def test_repair_of_scattered_failed_chips_is_refused_not_run_on_cells_without_their_leaves(monkeypatch, tmp_path,
+                                                                                          capsys):
+    healthy = tmp_path / "h.json"
+    assert main(["solve", "--torus", "12x12", "--out", str(healthy)]) == 0
+    capsys.readouterr()
+    d = damage(parse_torus("12x12"), parse_failures(parse_torus("12x12"), nodes=["5", "40"]))
+    monkeypatch.setattr(limits, "MAX_LOCAL_SENDS", reference.family_sends(d, 4, 71) - 1)
+    out = tmp_path / "r.json"
+    assert main(["repair", str(healthy), "--fail-node", "5", "--fail-node", "40", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "leaves a group of order 2" in err[0] and not out.exists()

@@ -145,7 +145,7 @@ def test_the_local_lp_of_a_solve_writes_tree_images(monkeypatch, tmp_path, capsy
     import synth.solving.packing as packing
 
     monkeypatch.setattr(packing, "FULL_LP_ARCS", 10)
-    monkeypatch.setattr(packing, "damaged_everywhere", lambda _t, _r: False)   # as on a pod: few vertices near it
+    monkeypatch.setattr(packing, "damaged_everywhere", lambda *_: False)   # as on a pod: few vertices near it
     monkeypatch.setattr(rounds, "TIMED_MAX_ROWS", 0)      # as on the pods: no timed master after it
     monkeypatch.setattr("synth.solving.periodic.PLANE_ROWS", 0)
     monkeypatch.setattr("synth.solving.periodic.MAX_ROWS", 0)
