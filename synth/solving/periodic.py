@@ -178,8 +178,7 @@ def periodic_network(d, R: int, max_rows: int | None = None, time_limit: float |
         leaves = _copies(t, d.failures.nodes, cell)
         # with leaves on a 3-D torus the group keeps the even permutations of the axes only (fixing_group)
         point = 2 ** t.ndim * (perms // 2 if leaves and t.ndim >= 3 and perms > 1 else perms)
-        # a working chip that forwards nothing idles about half of its links: each counts as ndim idle links
-        spare = len(idle) + t.ndim * (len(leaves) - len(d.failures.nodes))
+        spare = _spare(t, idle, leaves, d.failures.nodes)
         if not spare or spare > MAX_IDLE_SHARE * (t.n_links // 2):
             continue
         # a link orbit has at most as many links as the group elements: fewer rows than this are out of reach
@@ -242,8 +241,7 @@ def local_network(d, radius: int = LOCAL_CELL_RADIUS, max_sends: int | None = No
         links = _repeated(t, d.failures.links, cell)
         idle = tuple(e for e in links if e not in failed)
         leaves = _copies(t, d.failures.nodes, cell)
-        # a working chip that forwards nothing idles about half of its links: each counts as ndim idle links
-        if len(idle) + t.ndim * (len(leaves) - len(d.failures.nodes)) > MAX_IDLE_SHARE * (t.n_links // 2):
+        if _spare(t, idle, leaves, d.failures.nodes) > MAX_IDLE_SHARE * (t.n_links // 2):
             continue
         if tries == MAX_LOCAL_TRIES:     # each try finds a group on the whole pod
             return None
@@ -263,6 +261,13 @@ def local_network(d, radius: int = LOCAL_CELL_RADIUS, max_sends: int | None = No
         if not damaged_everywhere(p, radius, leaves):
             return Periodic(p, group, cell, 0, 0, leaves, d.failures.nodes, radius)
     return None
+
+
+def _spare(t, idle, leaves, nodes) -> int:
+    """The working links a periodic network of torus ``t`` leaves unused: its ``idle`` links, and ``ndim`` for each
+    of its ``leaves`` that is not one of the failed ``nodes`` (a chip that forwards nothing idles about half of its
+    links)."""
+    return len(idle) + t.ndim * (len(leaves) - len(nodes))
 
 
 def _periodic(t, links, idle, leaves) -> tuple:
