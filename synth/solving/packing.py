@@ -164,10 +164,7 @@ def _balanced_cells(topology, data):
     ``data``) would keep healthy trees that do not balance its links (SP-allreduce on a torus whose sides differ,
     whose balanced family is too large for the owners the LP represents: 16x20x28 with a failed link, 35.55 % of
     the bound), or None."""
-    if data.n_arcs <= FULL_LP_ARCS or data.leaves is not None or damaged_everywhere(topology, LOCAL_RADIUS):
-        return None
-    if healthy_reference(topology, data.n_roots, balanced=True) is not None \
-            or healthy_reference(topology, data.n_roots) is None:
+    if _local_reference(topology, data, balanced=True) is not None or _local_reference(topology, data) is None:
         return None
     return local_network(topology)
 
@@ -271,12 +268,12 @@ def _pack_layered(req, prep, free, reference):
     # the local LP's units follow the healthy trees where it kept their parents: each component is then a
     # healthy tree with a few changes, which the certificate stores as such (version 3)
     return pack(prep.data, DEFAULT_UNITS, free_shares=free, time_limit=prep.time_limit, progress=req.progress,
-                reference=reference, radius=_radius(prep), on_trees=reference is not None)
+                reference=reference, radius=_radius(prep.periodic), on_trees=reference is not None)
 
 
-def _radius(prep) -> int:
-    """The local LP's free region: :data:`LOCAL_RADIUS` hops around each failure, or the periodic network's."""
-    radius = None if prep.periodic is None else prep.periodic.radius
+def _radius(periodic) -> int:
+    """The local LP's free region: :data:`LOCAL_RADIUS` hops around each failure, or the ``periodic`` network's."""
+    radius = None if periodic is None else periodic.radius
     return LOCAL_RADIUS if radius is None else radius
 
 
@@ -286,7 +283,7 @@ def _build_layered(req, prep, plan_notes=()) -> SolveResult:
     from synth.models.packing.layered import SIMPLEX_ARCS   # solvers, on demand
 
     data, allreduce = prep.data, req.collective == ALLREDUCE
-    reference = _local_reference(prep)
+    reference = _local_reference(prep.topology, data, prep.periodic)
     if reference is not None:
         check_local_size(prep.topology, prep.group, data.n_roots, reference)
     # a reduce-scatter or allgather gives every node an equal block: every owner needs a share (free ones can be 0)
@@ -313,9 +310,10 @@ def _build_layered(req, prep, plan_notes=()) -> SolveResult:
         cert = with_class_bound(cert, packed.solution, req.progress, prep.time_limit)
     notes = [_intro(prep, "layered LP"), *plan_notes, *share_note(prep.topology, req.collective)]
     if reference is not None:   # the shares as solved (free ones fall back to equal when that LP fails)
+        radius = _radius(prep.periodic)
         kept = f" ({reference.what})" if getattr(reference, "what", "") else ""
         notes.append(f"{data.n_arcs:,} parent choices: the LP changes the healthy trees{kept} only within "
-                     f"{_radius(prep)} hop{'s' * (_radius(prep) > 1)} of a failure and where they were lost, with "
+                     f"{radius} hop{'s' * (radius > 1)} of a failure and where they were lost, with "
                      f"{'free' if packed.claims['free_shares'] else 'equal'} shares")
     notes += lp_notes("layered", packed, cert, req.collective, local=reference is not None,
                        periodic=data.leaves is not None, class_note=not timed)
@@ -324,18 +322,20 @@ def _build_layered(req, prep, plan_notes=()) -> SolveResult:
     return SolveResult(cert, data.H, notes)
 
 
-def _local_reference(prep):
-    """The healthy trees the local LP keeps on ``prep``'s network, or None for the whole LP: up to
-    :data:`FULL_LP_ARCS` parent choices, where the failures are near most vertices (the local LP would free most
-    of them), and on a periodic network with failed chips' copies (leaves) other than the local LP's cells
-    (:func:`~synth.solving.periodic.local_network`, whose LP knows them: no parent, no share)."""
-    data = prep.data
-    cells = prep.periodic is not None and prep.periodic.radius is not None
+def _local_reference(topology, data, periodic=None, balanced=False):
+    """The healthy trees the local LP keeps on ``topology`` (its arcs ``data``; the ``periodic`` network it is, if
+    any), or None for the whole LP: up to :data:`FULL_LP_ARCS` parent choices, where the failures are near most
+    vertices (the local LP would free most of them), and on a periodic network with failed chips' copies (leaves)
+    other than the local LP's cells (:func:`~synth.solving.periodic.local_network`, whose LP knows them: no parent,
+    no share); ``balanced``: None also where only trees that do not balance the links would fit."""
+    cells = periodic is not None and periodic.radius is not None
     if data.n_arcs <= FULL_LP_ARCS or (data.leaves is not None and not cells):
         return None
-    if damaged_everywhere(prep.topology, _radius(prep), () if data.leaves is None else data.leaves):
+    if damaged_everywhere(topology, _radius(periodic), () if data.leaves is None else data.leaves):
         return None
-    return healthy_reference(prep.topology, data.n_roots, healthy=getattr(prep.topology, "healthy", prep.topology))
+    # the cells' network is the torus itself where only chips failed: its healthy network is then its own
+    return healthy_reference(topology, data.n_roots, balanced, healthy=topology if cells and not hasattr(
+        topology, "healthy") else None)
 
 
 def _dropped(prep) -> tuple:

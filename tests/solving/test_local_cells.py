@@ -181,3 +181,20 @@ def test_repair_of_scattered_failed_chips_is_refused_not_run_on_cells_without_th
     assert main(["repair", str(healthy), "--fail-node", "5", "--fail-node", "40", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "leaves a group of order 2" in err[0] and not out.exists()
+
+
+def test_a_healthy_mesh_past_the_whole_lp_keeps_no_reference_of_its_own(monkeypatch):
+    # only the cells of a torus whose failures are all chips are their own healthy network: a mesh is no damaged
+    # torus, and the whole LP stays its model
+    import synth.solving.packing as packing
+    from synth.models.packing.layered import layered_arcs
+    from synth.topology.lattice_spec import parse_grid_words
+
+    monkeypatch.setattr(packing, "FULL_LP_ARCS", 10)
+    mesh = parse_grid_words("6x6", "mesh", None)
+    data = layered_arcs(mesh, default_group(mesh))
+    assert data.n_arcs > 10 and packing._local_reference(mesh, data) is None
+    t = parse_torus("12x12")
+    p = local_network(damage(t, parse_failures(t, nodes=["5", "40"])))
+    data = layered_arcs(p.topology, p.group, p.leaves)
+    assert packing._local_reference(p.topology, data, p).what == "SP-allreduce lifted by Γ"
