@@ -45,7 +45,7 @@ from synth.topology.torus import Torus
 __all__ = ["Periodic", "periodic_network", "local_network", "damaged_everywhere", "long_rounds", "MAX_ROWS",
            "PLANE_ROWS", "LONG_ROWS", "MAX_ARCS", "ARCS_PER_SECOND", "MIN_CELL", "MAX_IDLE_SHARE", "MAX_TRIES",
            "LONG_SOLVE", "FEWEST_ARCS_SCALE", "fewest_rounds_network", "LOCAL_CELL_RADIUS", "MAX_LOCAL_TRIES",
-           "LOCAL_CELL_SENDS"]
+           "LOCAL_CELL_SENDS", "folds"]
 
 #: load rows of the periodic network's timed master at most: 32x32 with a failed link, cells of 8x8 (3,124 rows)
 #: and of 8x16 (6,292) both at 76.1 % of the bound at 60 CPU s, the smaller master's iterations twice as fast;
@@ -210,17 +210,21 @@ def fewest_rounds_network(d, H: int, R: int, fewest: int, time_limit: float | No
     return periodic_network(d, fewest, time_limit=time_limit, most=most, arcs_scale=FEWEST_ARCS_SCALE if long else 1.0)
 
 
-def local_network(d, radius: int = LOCAL_CELL_RADIUS, max_sends: int | None = None) -> Periodic | None:
-    """The largest cells on which the local layered LP (its free region ``radius`` hops around each failure) fits
-    where the damaged torus ``d`` leaves too little symmetry for it, or None (not a torus of two or more
-    dimensions, or no cells fit).  A failed chip's copies are leaves, as on :func:`periodic_network`'s cells: the
-    LP gives them no share and takes none as a parent.
+def local_network(d, radius: int = LOCAL_CELL_RADIUS, max_sends: int | None = None,
+                  smallest: bool = False) -> Periodic | None:
+    """The largest cells (the ``smallest`` with ``smallest``) on which the local layered LP (its free region
+    ``radius`` hops around each failure) fits where the damaged torus ``d`` leaves too little symmetry for it, or
+    None (not a torus of two or more dimensions, or no cells fit).  A failed chip's copies are leaves, as on
+    :func:`periodic_network`'s cells: the LP gives them no share and takes none as a parent.
 
-    Cells fit when they leave at most :data:`MAX_IDLE_SHARE` of the links idle, the LP's (owner, vertex) pairs
-    within :func:`~synth.solving.limits.check_pairs`, its schedule's sends within ``max_sends`` (None:
-    :data:`LOCAL_CELL_SENDS`) with healthy trees that balance the links, and the failures' copies far from half
-    the vertices (:func:`damaged_everywhere`).  16x16x16 with four scattered failed links (a group of order 1,
-    201 M sends) takes cells of 16x8x8: 16 failed links, 12 of them idle, a group of order 8, 28 M sends.
+    Cells fit when they leave at most :data:`MAX_IDLE_SHARE` of the links idle, no chip more damaged than the
+    failures leave one (:func:`folds`: the shares are equal, so the most damaged chip sets the schedule's
+    fraction), the LP's (owner, vertex) pairs within :func:`~synth.solving.limits.check_pairs`, its schedule's
+    sends within ``max_sends`` (None: :data:`LOCAL_CELL_SENDS`) with healthy trees that balance the links, and
+    the failures' copies far from half the vertices (:func:`damaged_everywhere`).  16x16x16 with four scattered
+    failed links (a group of order 1, 201 M sends) takes cells of 16x8x8: 16 failed links, 12 of them idle, a
+    group of order 8, 28 M sends; the smallest, for ``synth repair``'s first schedule, are 4x8x4 (124 links idle,
+    a group of order 64, 96 owners where 16x8x8 have 576).
 
     Examples
     --------
@@ -230,6 +234,8 @@ def local_network(d, radius: int = LOCAL_CELL_RADIUS, max_sends: int | None = No
     >>> p = local_network(damage(t, parse_failures(t, links=["0-1", "37-53", "100-101", "200-216"])))
     >>> p.cell, p.group.order, len(p.topology.failures.idle), p.radius
     ((16, 8, 8), 8, 12, 1)
+    >>> local_network(damage(t, parse_failures(t, links=["0-1", "37-53", "100-101", "200-216"])), smallest=True).cell
+    (4, 8, 4)
     """
     from synth.models.packing.layered import root_reps   # solvers, on demand
 
@@ -237,11 +243,13 @@ def local_network(d, radius: int = LOCAL_CELL_RADIUS, max_sends: int | None = No
         return None
     t, failed, tries = d.healthy, set(d.failures.links), 0
     max_sends = LOCAL_CELL_SENDS if max_sends is None else max_sends
-    for cell in _cells(t.shape):
+    for cell in _cells(t.shape, smallest):
         links = _repeated(t, d.failures.links, cell)
         idle = tuple(e for e in links if e not in failed)
         leaves = _copies(t, d.failures.nodes, cell)
         if _spare(t, idle, leaves, d.failures.nodes) > MAX_IDLE_SHARE * (t.n_links // 2):
+            continue
+        if folds(t, d.failures, links, leaves):
             continue
         if tries == MAX_LOCAL_TRIES:     # each try finds a group on the whole pod
             return None
@@ -294,16 +302,43 @@ def damaged_everywhere(t, radius: int, leaves=()) -> bool:
     return 2 * int(near_failures(t, radius, leaves).sum()) >= t.n_vertices
 
 
-def _cells(shape) -> list:
+def _cells(shape, smallest: bool = False) -> list:
     """Cell shapes, each side a divisor of the torus's at least :data:`MIN_CELL` (and not the whole side on
-    every axis), the largest first, of those the squarest (the failures' copies spread evenly).
+    every axis), the largest first (the smallest with ``smallest``), of those the squarest (the failures' copies
+    spread evenly).
 
-    >>> _cells((16, 16))[:4]
-    [(8, 16), (16, 8), (8, 8), (4, 16)]
+    >>> _cells((16, 16))[:4], _cells((16, 16), smallest=True)[:3]
+    ([(8, 16), (16, 8), (8, 8), (4, 16)], [(4, 4), (4, 8), (8, 4)])
     """
     sides = [[s for s in range(MIN_CELL, n + 1) if n % s == 0] for n in shape]
     cells = [c for c in itertools.product(*sides) if c != tuple(shape)]
-    return sorted(cells, key=lambda c: (-int(np.prod(c)), max(c) / min(c), c))
+    return sorted(cells, key=lambda c: ((1 if smallest else -1) * int(np.prod(c)), max(c) / min(c), c))
+
+
+def folds(t, failures, links, leaves) -> bool:
+    """Whether the failures repeated on cells (``links``, failed or idle, and the chips that forward nothing,
+    ``leaves``) damage some chip of torus ``t`` more than ``failures`` damage any: their copies fold onto each
+    other.  A chip's damage is its links among the failed ones and its neighbours among the chips that forward
+    nothing.  16x16x16 with ``0-1`` and ``64-80`` (a chip 4 hops from the first, along the second axis) folds on
+    cells 4 wide along it: chip 0 loses two links.
+
+    >>> from synth.topology.failures import parse_failures
+    >>> from synth.topology.torus import parse_torus
+    >>> t = parse_torus("16x16x16"); f = parse_failures(t, links=["0-1", "64-80"])
+    >>> folds(t, f, _repeated(t, f.links, (16, 4, 16)), ()), folds(t, f, _repeated(t, f.links, (16, 8, 16)), ())
+    (True, False)
+    """
+    return int(_damage(t, links, leaves).max()) > int(_damage(t, failures.links, failures.nodes).max())
+
+
+def _damage(t, links, chips) -> np.ndarray:
+    """Per vertex of torus ``t``: its links among ``links`` and its neighbours among ``chips`` (0 on the chips)."""
+    lost = np.bincount(np.asarray(links, dtype=np.int64).ravel(), minlength=t.n_vertices)
+    if chips:
+        chips = np.asarray(chips, dtype=np.int64)
+        lost += np.bincount(t.link_dst[np.isin(t.link_src, chips)], minlength=t.n_vertices)
+        lost[chips] = 0
+    return lost
 
 
 def _translates(t, vertices, cell) -> np.ndarray:

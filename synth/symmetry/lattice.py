@@ -44,6 +44,9 @@ from synth.symmetry.group import Group
 from synth.symmetry.residual import fixes_failures, fixing
 from synth.topology.lattice import LatticeTorus
 
+#: entries per block of candidate images tried at once (:func:`lattice_stabilizer`: bounds temporary memory)
+_BLOCK = 1 << 21
+
 __all__ = ["point_group", "automorphism_order", "lattice_gamma", "lattice_stabilizer",
            "lattice_translations_negation", "lattice_translations", "vertex_map", "grid_group",
            "grid_translations", "LATTICE_GROUPS", "link_classes", "signed_axes"]
@@ -270,10 +273,15 @@ def lattice_stabilizer(t, failures) -> np.ndarray:
         image = _point_coords(t, e, C_touched)
         shift = C_ends - image[anchor]                     # translations taking the anchor's image to a failure
         shift = shift[~np.any(shift[:, ~w] != 0, axis=1)]   # an unwrapped side does not translate
-        for tau in shift:
+        # the candidates in blocks, each tried on the touched vertices at once (16x16x16's cells of 4x8x4 with
+        # four failed links: 48 point elements, 256 ends, 256 touched vertices)
+        step = max(1, _BLOCK // max(1, touched.size))
+        ok = np.concatenate([fixes_failures(t.vertex(image[None, :, :] + shift[a:a + step, None, :]).astype(np.int64),
+                                            touched, failures, V) for a in range(0, shift.shape[0], step)]) \
+            if shift.size else np.zeros(0, dtype=bool)
+        for tau in shift[ok]:
             key = tuple(t.vertex(_point_coords(t, e, probe) + tau).tolist())
-            moved = t.vertex(image + tau).astype(np.int64)[None, :]
-            if key in seen or not fixes_failures(moved, touched, failures, V)[0]:
+            if key in seen:
                 continue
             seen.add(key)
             everyone = t.coords(np.arange(V)).astype(np.int64) if everyone is None else everyone

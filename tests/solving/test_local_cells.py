@@ -10,6 +10,7 @@ import json
 import pytest
 
 import synth.solving.limits as limits
+import synth.solving.periodic as periodic
 import synth.solving.reference as reference
 import synth.solving.rounds as rounds
 from synth.cli import main
@@ -112,8 +113,42 @@ def test_repair_of_a_network_the_local_lp_refuses_takes_the_cells(monkeypatch, t
     assert main(["repair", str(healthy), *[f"--fail-link={x}" for x in LINKS], "--out", str(out),
                  "--time-limit", "30"]) == 0
     err = capsys.readouterr().err
-    assert "cells of 6x12" in err and "(local LP, radius 1)" in err and "radius 3" not in err
+    # the smallest cells, the failed links' ends alone first, then one hop
+    assert "cells of 6x6" in err and "(local LP, radius 0)" in err and "local LP, radius 1:" in err
+    assert "radius 3" not in err and "the damaged network itself" not in err
     _check(out, capsys)
+
+
+def test_cells_whose_copies_fold_onto_a_chip_are_not_taken(monkeypatch):
+    # the second link's copy on cells of 6x12 meets the first at chip 0.0, which then loses two links
+    t = parse_torus("12x12")
+    f = parse_failures(t, links=["0.0-0.1", "6.0-7.0"])
+    assert periodic.folds(t, f, periodic._repeated(t, f.links, (6, 12)), ())
+    assert local_network(damage(t, f)).cell == (12, 6)
+    monkeypatch.setattr(periodic, "folds", lambda *_: False)
+    assert local_network(damage(t, f)).cell == (6, 12)
+
+
+def test_repair_solves_on_cells_first_where_the_damaged_network_is_large(monkeypatch, tmp_path, capsys):
+    import synth.solving.repair as repair
+
+    healthy = tmp_path / "h.json"
+    assert main(["solve", "--torus", "12x12", "--out", str(healthy)]) == 0
+    # 12x12 with one failed link: 5,760 pairs, a group of order 4 (40 owners) against 24 on the smallest cells (8 owners)
+    monkeypatch.setattr(repair, "CELLS_FIRST_PAIRS", 0)
+    monkeypatch.setattr(repair, "CELLS_FIRST_RATIO", 2)
+    out = tmp_path / "r.json"
+    assert main(["repair", str(healthy), "--fail-link=0-1", "--out", str(out), "--time-limit", "60"]) == 0
+    notes = [n for n in capsys.readouterr().err.splitlines() if n.startswith("note: ")]
+    assert "cells of 4x6 chips" in notes[0] and notes[1].startswith("note: first valid schedule in")
+    assert "(local LP, radius 0)" in notes[1] and notes[2].startswith("note: local LP, radius 1:")
+    assert notes[3].startswith("note: then the damaged network itself lifted by a group of order 4")
+    assert notes[4].startswith("note: local LP, radius 1:") and any("full LP" in n for n in notes)
+    _check(out, capsys)
+    # too few owners saved: the damaged network alone
+    monkeypatch.setattr(repair, "CELLS_FIRST_RATIO", 10**6)
+    assert main(["repair", str(healthy), "--fail-link=0-1", "--out", str(out), "--time-limit", "5"]) == 0
+    assert "cells of" not in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("owners, balanced, what", [(None, False, "SP-allreduce"), (10, False, "the balanced family"),
