@@ -80,16 +80,18 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet, on_bett
     closed, reference, trees, notes = _healthy_trees(cert)
     best, i = None, 0
     for k, (network, net_group, radii, cells) in enumerate(_stages(damaged, group, reference, trees)):
+        leaves = cells.leaves if cells is not None and cells.leaves else None
         if k and time_limit - (time.monotonic() - t0) <= 0:
             notes.append("time limit: stopped before the damaged network itself")
             break
-        arcs = layered_arcs(network, net_group)
+        arcs = layered_arcs(network, net_group, leaves)
         n_arcs = arcs.n_arcs
-        what = (f"damaged network{cells}" if k == 0 else "then the damaged network itself") + \
+        what = ("damaged network" + (f" ({cells.note()})" if cells else "") if k == 0 else
+                "then the damaged network itself") + \
             f" lifted by a group of order {1 if net_group is None else net_group.order}, {n_arcs:,} parent choices"
         notes[-1:] = [f"{notes[-1]}; {what}"] if k == 0 else [notes[-1], what]
         # on cells the shares stay equal: free ones would bring back every load row of the pod
-        steps = [("local", r) for r in radii] + ([("full", None)] if not cells and n_arcs <= FULL_LP_ARCS else [])
+        steps = [("local", r) for r in radii] + ([("full", None)] if cells is None and n_arcs <= FULL_LP_ARCS else [])
         for kind, radius in steps:
             left = time_limit - (time.monotonic() - t0)
             if i > 0 and left <= 0:
@@ -99,8 +101,8 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet, on_bett
             try:
                 res = pack(arcs, DEFAULT_UNITS, progress=progress, time_limit=max(left, 1.0) if i else None,
                            reference=reference if kind == "local" else None, radius=radius or 0,
-                           free_shares=not cells and n_arcs <= FREE_SHARES_ARCS, on_trees=closed)
-                c = certify_packed(res, mode=mode, progress=progress)
+                           free_shares=cells is None and n_arcs <= FREE_SHARES_ARCS, on_trees=closed)
+                c = certify_packed(res, mode=mode, progress=progress, dropped=cells.dropped if cells else ())
             except SynthError as exc:
                 if i == 0:
                     raise
@@ -113,13 +115,14 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet, on_bett
             note = (f"first valid schedule in {now:.1f} s ({what}): " if i == 0 else f"{what}: ") + \
                 f"{100 * float(frac):.2f} % of the certified bound" + (f" at {now:.1f} s" if i else "")
             if best is None or frac > certified_fraction(best):
-                best, best_sol = _stamped(c, cert, t0), res.solution
+                # (the class bound's whole LP has no leaves: none for a schedule that drops chips)
+                best, best_sol = _stamped(c, cert, t0), None if leaves else res.solution
                 note += _handed(on_better, best, t0)
             notes.append(note)
             i += 1
         arcs = res = None    # the next stage's network may be many times larger
     left = time_limit - (time.monotonic() - t0)
-    if left > 0:   # the bound of the layered class, once, for the schedule kept (docs/bounds.md section 5)
+    if left > 0 and best_sol is not None:   # the bound of the layered class, once, for the schedule kept (bounds.md 5)
         bounded = with_class_bound(best, best_sol, progress, left)
         if bounded is not best:
             best = _stamped(bounded, cert, t0)
@@ -149,39 +152,42 @@ def _healthy_trees(cert) -> tuple:
 
 
 def _stages(damaged, group, reference, trees) -> list:
-    """``[(network, group, radii, note)]``, the networks repair solves in turn: ``damaged`` lifted by ``group`` with
-    :data:`RADII`; before it, or in its place where the local LP's pairs or schedule would pass its limits there
-    (too little symmetry left), the failures repeated on the smallest cells that fit
-    (:func:`~synth.solving.periodic.local_network`) with :data:`CELL_RADII` and a note naming them, where the damaged
-    network has :data:`CELLS_FIRST_PAIRS` (owner, vertex) pairs or more and the cells :data:`CELLS_FIRST_RATIO`
-    times fewer owners (16x16x16 with a failed link: 12 owners on cells of 4x4x4 against 360, the first schedule
-    at 2.5 s against 7.0, 83.31 % of the bound both).  ``reference`` and ``trees``: the healthy trees each owner
-    keeps."""
+    """``[(network, group, radii, cells)]``, the networks repair solves in turn: ``damaged`` lifted by ``group`` with
+    :data:`RADII` (``cells`` None); before it, or in its place where the local LP's pairs or schedule would pass its
+    limits there (too little symmetry left), the failures repeated on the smallest cells that fit (``cells``, the
+    :class:`~synth.solving.periodic.Periodic` of :func:`~synth.solving.periodic.local_network`: a failed chip's
+    copies forward nothing, and the chip is dropped from every tree) with :data:`CELL_RADII`, where the damaged
+    network has :data:`CELLS_FIRST_PAIRS` (owner, vertex) pairs or more (then with one hop only) and the cells
+    :data:`CELLS_FIRST_RATIO` times fewer owners (16x16x16 with a failed link: 12 owners on cells of 4x4x4 against
+    360, the first schedule at 1.5 s against 7.4, 83.31 % of the bound against 83.30).  ``reference`` and
+    ``trees``: the healthy trees each owner keeps."""
     from synth.models.packing.layered import root_reps   # solvers, on demand
 
     owners = root_reps(damaged, group).size
     try:
         check_pairs(damaged, group, None)
         check_local_size(damaged, group, owners, reference, trees)
-        own = [(damaged, group, RADII, "")]
+        own = [(damaged, group, RADII, None)]
     except SynthError as exc:
         own, refused = [], exc
     if own and owners * damaged.n_vertices < CELLS_FIRST_PAIRS:
         return own
-    # (a failed chip's copies would be leaves, which the repair's arcs and certificate do not carry)
+    # past them, one hop only: wider regions took GBs more for nothing (16x16x16 with links 0-1 and 17-18, a group
+    # of order 4: 83.30 % of the bound with one hop at 27 s, and with three at 58 s, 8.9 GB)
+    own = [(damaged, group, RADII[:1], None)] if own else []
     p = local_network(damaged, radius=CELL_RADII[-1], smallest=True)
-    fewer = p is not None and not p.leaves and \
-        (not own or root_reps(p.topology, p.group).size * CELLS_FIRST_RATIO <= owners)
+    cell_owners = 0 if p is None else root_reps(p.topology, p.group, p.leaves or None).size
+    fewer = p is not None and (not own or cell_owners * CELLS_FIRST_RATIO <= owners)
     if fewer:
         try:
-            check_local_size(p.topology, p.group, root_reps(p.topology, p.group).size, reference, trees)
+            check_local_size(p.topology, p.group, cell_owners, reference, trees)
         except SynthError:
             fewer = False
     if not fewer:
         if own:
             return own
         raise refused
-    return [(p.topology, p.group, CELL_RADII, f" ({p.note()})")] + own
+    return [(p.topology, p.group, CELL_RADII, p)] + own
 
 
 def _radius(radius, form) -> str:

@@ -143,7 +143,9 @@ def test_repair_solves_on_cells_first_where_the_damaged_network_is_large(monkeyp
     assert "cells of 4x6 chips" in notes[0] and notes[1].startswith("note: first valid schedule in")
     assert "(local LP, radius 0)" in notes[1] and notes[2].startswith("note: local LP, radius 1:")
     assert notes[3].startswith("note: then the damaged network itself lifted by a group of order 4")
-    assert notes[4].startswith("note: local LP, radius 1:") and any("full LP" in n for n in notes)
+    # past the pairs, the damaged network with one hop only (and its whole LP where small enough)
+    assert notes[4].startswith("note: local LP, radius 1:") and notes[5].startswith("note: full LP:")
+    assert not any("radius 3" in n for n in notes)
     _check(out, capsys)
     # too few owners saved: the damaged network alone
     monkeypatch.setattr(repair, "CELLS_FIRST_RATIO", 10**6)
@@ -205,14 +207,25 @@ def test_the_equal_shares_of_a_network_with_leaves_cover_the_vector_once():
     assert sol.status == "optimal" and p.group.order * sol.w.sum() == pytest.approx(1.0)
 
 
-def test_repair_of_scattered_failed_chips_is_refused_not_run_on_cells_without_their_leaves(monkeypatch, tmp_path,
-                                                                                          capsys):
+def test_repair_of_scattered_failed_chips_runs_on_cells_their_copies_forwarding_nothing(monkeypatch, tmp_path,
+                                                                                       capsys):
+    # 12x12 with two scattered failed chips keeps a group of order 2 (71 owners): refused one send short
     healthy = tmp_path / "h.json"
     assert main(["solve", "--torus", "12x12", "--out", str(healthy)]) == 0
     capsys.readouterr()
     d = damage(parse_torus("12x12"), parse_failures(parse_torus("12x12"), nodes=["5", "40"]))
     monkeypatch.setattr(limits, "MAX_LOCAL_SENDS", reference.family_sends(d, 4, 71) - 1)
     out = tmp_path / "r.json"
+    assert main(["repair", str(healthy), "--fail-node", "5", "--fail-node", "40", "--out", str(out),
+                 "--time-limit", "30"]) == 0
+    err = capsys.readouterr().err
+    assert "working chips that forward nothing" in err and "(local LP, radius 0)" in err
+    assert "the class bound added" not in err        # its whole LP has no leaves
+    assert json.loads(out.read_text())["dropped"] == [5, 40]
+    _check(out, capsys)
+    # without the cells, the same network is refused with one line
+    monkeypatch.setattr("synth.solving.repair.local_network", lambda *_a, **_k: None)
+    out.unlink()
     assert main(["repair", str(healthy), "--fail-node", "5", "--fail-node", "40", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "leaves a group of order 2" in err[0] and not out.exists()
