@@ -191,7 +191,8 @@ def add_parser(sub) -> None:
     s.add_argument("--exchange", action="store_true",
                    help="forest plus exchange: 2H-1 rounds on tori with an even side (round-optimal)")
     s.add_argument("--elements", type=int_in(1, MAX_ELEMENTS), metavar="N",
-                   help="input elements per node (default: one per chunk)")
+                   help="input elements per node (default: one per chunk); a packing "
+                        "schedule rounds to as many units as they fill")
     s.add_argument("--group", choices=tuple(TORUS_GROUPS),
                    help="torus symmetry group to lift with (default: gamma on equal sides, else "
                         "translations-negation); smaller groups need fewer chunks")

@@ -117,8 +117,14 @@ def takes_candidates(topology) -> bool:
 
 
 def without_size(req, **changes) -> SolveRequest:
-    """``req`` with ``size`` dropped (and ``changes`` made): the request one candidate is built from."""
+    """``req`` with ``size`` dropped (and ``changes`` made): the request one candidate is built from, with the
+    message's ``elements`` (unless given): a packing schedule then rounds to as many units as they fill
+    (:func:`~synth.solving.packing.units`), where its default units would leave chunks empty at a small size."""
     values = {name: getattr(req, name) for name in OPTIONS}
+    n = 0 if req.size is None else message_elements(req.size, Network().element_bytes, req.topology.n_compute,
+                                                     req.collective)
+    if values["elements"] is None and n > 0:     # (a size under one element is refused by its plan)
+        values["elements"] = n
     return SolveRequest(req.topology, **{**values, "size": None, "engine": "model", **changes})
 
 

@@ -50,7 +50,7 @@ from synth.symmetry.spec import default_group
 
 __all__ = ["plan_packing", "build_packed", "certify_packed", "certified_fraction", "PackingPrep",
            "DEFAULT_UNITS", "FULL_LP_ARCS", "LOCAL_RADIUS", "FREE_SHARES_ARCS", "TIMED_FABRIC_PURGE",
-           "TIMED_FABRIC_WARM", "TIMED_STARTS", "UNEQUAL_UNITS", "TIMED_UNITS", "TIMED_ITERATIONS"]
+           "TIMED_FABRIC_WARM", "TIMED_STARTS", "UNEQUAL_UNITS", "TIMED_UNITS", "TIMED_ITERATIONS", "units"]
 
 #: units per owner in the layered and routed rounding: 1,024 keeps the certified term within about 0.1 % of the LP's
 DEFAULT_UNITS = 1024
@@ -255,6 +255,27 @@ def _max_routes():
     return MAX_ROUTES
 
 
+def units(req, data, default: int, placed: int = 1) -> int:
+    """Units per represented owner of a packing schedule's rounding over the arcs ``data`` (its ``n_roots`` owners
+    lifted by its ``group``, each unit ``placed`` times at most: twice for the timed trees' mirrored windows):
+    ``default``, or fewer where the lifted units would pass ``req.elements``, so that every chunk (a unit or more)
+    gets an element (``synth solve --size``: 1 MiB on 16x16x16 with four scattered failed links is 262,144
+    elements for 576 represented owners lifted by a group of order 8, 56 units each, where 1,024 left chunks
+    empty).
+
+    >>> from synth.solving.request import SolveRequest
+    >>> from synth.topology.torus import parse_torus
+    >>> from types import SimpleNamespace
+    >>> t = parse_torus("16x16x16"); data = SimpleNamespace(n_roots=576, group=SimpleNamespace(order=8))
+    >>> units(SolveRequest(t), data, 1024), units(SolveRequest(t, elements=262144), data, 1024)
+    (1024, 56)
+    """
+    if req.elements is None:
+        return default
+    lifted = data.n_roots * (1 if data.group is None else data.group.order) * placed
+    return max(1, min(default, req.elements // lifted))
+
+
 def _intro(prep, what) -> str:
     order = 1 if prep.group is None else prep.group.order
     return (f"{prep.reason + ': ' if prep.reason else ''}no symmetry balances this network; the packing model "
@@ -267,7 +288,8 @@ def _pack_layered(req, prep, free, reference):
 
     # the local LP's units follow the healthy trees where it kept their parents: each component is then a
     # healthy tree with a few changes, which the certificate stores as such (version 3)
-    return pack(prep.data, DEFAULT_UNITS, free_shares=free, time_limit=prep.time_limit, progress=req.progress,
+    return pack(prep.data, units(req, prep.data, DEFAULT_UNITS), free_shares=free, time_limit=prep.time_limit,
+                progress=req.progress,
                 reference=reference, radius=_radius(prep.periodic), on_trees=reference is not None)
 
 
@@ -377,7 +399,8 @@ def _build_routes(req, prep, what, claims, data) -> SolveResult:
     """Pack over the routed arcs ``data``, certify and say what it reached."""
     from synth.models.packing.routed import pack_routed   # solvers, on demand
 
-    packed = pack_routed(data, DEFAULT_UNITS, free_shares=req.collective == ALLREDUCE, time_limit=prep.time_limit,
+    packed = pack_routed(data, units(req, data, DEFAULT_UNITS), free_shares=req.collective == ALLREDUCE,
+                         time_limit=prep.time_limit,
                          progress=req.progress, claims=claims)
     cert = certify_packed(packed, req.elements, req.mode, req.collective, req.progress)
     notes = [_intro(prep, what)] + lp_notes(data.kind, packed, cert, req.collective)
@@ -395,7 +418,7 @@ def _build_timed(req, prep, layered, layered_cert, notes, class_bound=False) -> 
 
     data, R = layered.solution.data, prep.R
     H = data.H_up if hasattr(data, "H_up") else data.H      # the routed trees' compute hops, or the layered depth
-    units = UNEQUAL_UNITS if unequal_links(prep.topology) else TIMED_UNITS
+    n_units = units(req, data, UNEQUAL_UNITS if unequal_links(prep.topology) else TIMED_UNITS, placed=2)
     limit = 600.0 if prep.time_limit is None else prep.time_limit
     options = (TimedOptions(max_iterations=TIMED_ITERATIONS, warm=TIMED_FABRIC_WARM,
                             starts=TIMED_STARTS, hierarchy=True, purge=TIMED_FABRIC_PURGE)
@@ -413,7 +436,7 @@ def _build_timed(req, prep, layered, layered_cert, notes, class_bound=False) -> 
                           layered=layered.solution, progress=req.progress,
                           options=options if start is None else replace(options, crossover=False),
                           columns=() if start is None else start.columns)
-        cert = certify_packed(pack_timed(sol, units), mode=req.mode, dropped=_dropped(prep))
+        cert = certify_packed(pack_timed(sol, n_units), req.elements, mode=req.mode, dropped=_dropped(prep))
     except SynthError as exc:
         notes.append(f"timed trees: {exc}; the layered schedule is kept")
         return _layered_kept(req, prep, (layered, layered_cert, H), notes, class_bound)

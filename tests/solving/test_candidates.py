@@ -157,13 +157,15 @@ def test_the_pick_on_a_gpu_fabric_is_the_fastest_candidate_by_the_model(monkeypa
 
 
 def test_a_damaged_fabric_times_every_candidate_at_1mib(monkeypatch):
-    # two DGX A100 servers, a NIC failed: no symmetry left, so 16 owners of 131,072 units each, far more than the
-    # 262,144 elements of 1 MiB; the chunks that get none move nothing, and no timed candidate is left out for it
+    # two DGX A100 servers, a NIC failed: no symmetry left, so 16 owners of 131,072 units each by default, far more
+    # than the 262,144 elements of 1 MiB; the candidates round to the message's elements (16,384 units each), so
+    # every chunk gets one, and no timed candidate is left out for it
     fabric = gpu_fabric("dgx-a100", 2)
     d = damage(fabric, parse_failures(fabric, [], [str(int(fabric.nic_of(1)))]))
     result, built = _solve_recording(monkeypatch, d, MiB, 6.0)
-    assert any(min(chunk_elements(lifted_weights(b.result.certificate.base, b.result.certificate.group),
-                                  MiB // 4)) == 0 for b in built if b.result and b.candidate.kind == "timed")
+    timed = [b.result.certificate for b in built if b.result and b.candidate.kind == "timed"]
+    assert timed and all(min(chunk_elements(lifted_weights(c.base, c.group), MiB // 4)) >= 1 for c in timed)
+    assert all(c.elements == MiB // 4 for c in timed)
     times = _check_pick(result, built, MiB)
     rows = result.certificate.provenance["size_choice"]["candidates"]
     assert not [r for r in rows if "chunks need" in r.get("left_out", "")]
@@ -268,3 +270,27 @@ def test_compare_lists_the_candidates_at_each_size():
         assert {"layered", "depth K=2", "ring"} <= names and any(n.startswith("timed R=") for n in names)
         best = [r for r in rows if r.size == size and r.best]
         assert len(best) == 1 and best[0].seconds == min(r.seconds for r in rows if r.size == size)
+
+
+def test_the_rounding_takes_as_many_units_as_the_elements_fill(monkeypatch, tmp_path, capsys):
+    # 6x6 with a failed link: 1,024 units per represented owner give 308 chunks, more than 288 elements; the
+    # rounding takes 288 // (owners x group) units instead (what --size passes for its message), every chunk an element
+    import synth.solving.packing as packing
+
+    out = tmp_path / "c.json"
+    argv = ["solve", "--torus", "6x6", "--fail-link", "0-1", "--elements", "288", "--time-limit", "5"]
+    assert main([*argv, "--out", str(out)]) == 0
+    cert = json.loads(out.read_text())
+    assert cert["claims"]["elements"] == 288 and cert["claims"]["chunks"] <= 288
+    assert main(["check", str(out)]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(packing, "units", lambda _req, _data, default, placed=1: default)
+    assert main(argv) == 2
+    assert "288 elements cannot fill" in capsys.readouterr().err
+
+
+def test_a_size_passes_its_message_elements_to_the_candidates():
+    d = _damaged("16x16x16", links=["0-1", "37-53"])
+    req = SolveRequest(d, size=1 << 20)
+    assert candidates_module.without_size(req).elements == 262144 and candidates_module.without_size(req).size is None
+    assert candidates_module.without_size(SolveRequest(d, size=1 << 20, elements=5)).elements == 5
