@@ -84,12 +84,14 @@ class Row:
 
 
 def candidates(topology, algorithms=None, progress=lambda m: None, notes=None, collective="allreduce",
-               sources=None, time_limit=DEFAULT_SOLVE_SECONDS):
+               sources=None, time_limit=DEFAULT_SOLVE_SECONDS, size=1 << 20):
     """``name -> measure(n_elements)`` for every candidate, each checked once for correctness.
 
     ``sources``, a dict if given, receives ``name -> (schedule, chunk weights)`` thunks for the
     candidates (what a simulator replays).  ``time_limit`` (seconds) is that of synth's own
-    schedule's solve (:func:`synth.solving.solve`).
+    schedule's solve (:func:`synth.solving.solve`).  ``size`` (bytes): the smallest message measured, whose
+    elements set synth's packing candidates' units (:func:`synth.solving.packing.units`: a chunk for every
+    element at that size and above).
     """
     notes = notes if notes is not None else []
     sources = sources if sources is not None else {}
@@ -106,8 +108,8 @@ def candidates(topology, algorithms=None, progress=lambda m: None, notes=None, c
     group = default_group(topology)
     if (wanted is None or "sp" in wanted) and collective == "allreduce" and takes_candidates(topology):
         progress(f"building synth's candidates on {topology.name} (sharing the time limit, {time_limit:g} s)")
-        # the size only words the plan's notes: every size is measured below
-        req = SolveRequest(topology, size=1 << 20, time_limit=time_limit, progress=progress)
+        # the smallest size sets the packing schedules' units; every size is measured below
+        req = SolveRequest(topology, size=size, time_limit=time_limit, progress=progress)
         for built in build_candidates(req, plan(req), baselines=False):   # listed as baselines below
             if built.result is None:
                 notes.append(f"{built.candidate.name}: {built.why}")
@@ -170,15 +172,15 @@ def compare(topology, sizes, net: Network = Network(), algorithms=None, progress
         raise OptionError(f"`engine` {engine} times allreduce schedules only, not {collective}")
     notes = notes if notes is not None else []
     sources = {}
-    cands = candidates(topology, algorithms, progress, notes, collective, sources, time_limit)
-    if topology.has_bandwidths:   # links of unequal bandwidth: the yardstick GPU users know
-        notes.append(forestcoll_note(topology, collective))
-    bound = goodput_bound(topology, net, collective)
     elements = [message_elements(size, net.element_bytes, topology.n_compute, collective) for size in sizes]
     if min(elements) < 1:
         size = sizes[elements.index(min(elements))]
         raise SynthError(f"size {size} bytes is smaller than one element of {net.element_bytes} bytes"
                          + ("" if collective == "allreduce" else f" per node ({topology.n_compute} blocks)"))
+    cands = candidates(topology, algorithms, progress, notes, collective, sources, time_limit, min(sizes))
+    if topology.has_bandwidths:   # links of unequal bandwidth: the yardstick GPU users know
+        notes.append(forestcoll_note(topology, collective))
+    bound = goodput_bound(topology, net, collective)
     simulated = {}
     if engine == "simgrid" and simulate_many is not None:
         simulated = simulate_many(list(cands))

@@ -84,10 +84,17 @@ def test_a_size_with_fewer_elements_than_chunks_leaves_those_chunks_empty():
 def test_a_size_whose_empty_chunks_would_need_too_large_a_lift_leaves_the_candidate_out(monkeypatch):
     """Past ``EXPLICIT_MAX`` lifted transmissions a size that leaves chunks empty is not measured (a 16x16x16
     periodic schedule lifted 755 M transmissions for it, 15 GB): the timed candidates, whose chunks are empty even
-    in 1-byte elements, are left out there, with a note, and measured where every chunk has an element."""
+    in 1-byte elements, are left out there, with a note, and measured where every chunk has an element.  Their
+    rounding now takes as many units as the smallest size fills, so their default units stand in for a schedule
+    read from elsewhere."""
     monkeypatch.setattr("synth.analysis.cost.EXPLICIT_MAX", 100)
+    network = IRREGULAR["torus 4x4, a failed link"]()
+    rows = compare(network, [1 << 10, BIG], time_limit=LIMIT)      # the units of 1 KiB: measured at both sizes
+    timed = {(r.algorithm, r.size) for r in rows if r.algorithm.startswith("timed R=")}
+    assert timed and {size for _, size in timed} == {1 << 10, BIG}
+    monkeypatch.setattr("synth.solving.candidates.message_elements", lambda *_: 0)   # their default units again
     notes = []
-    rows = compare(IRREGULAR["torus 4x4, a failed link"](), [1 << 10, BIG], notes=notes, time_limit=LIMIT)
+    rows = compare(network, [1 << 10, BIG], notes=notes, time_limit=LIMIT)
     timed = {(r.algorithm, r.size) for r in rows if r.algorithm.startswith("timed R=")}
     assert timed and {size for _, size in timed} == {BIG}       # every chunk of theirs has an element there
     assert len([n for n in notes if n.startswith("timed R=") and "left out at 1,024 bytes" in n]) == len(timed)
