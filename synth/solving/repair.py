@@ -3,10 +3,11 @@
 :func:`repair` reads the healthy schedule's trees (:func:`synth.models.packing.reference_fractions`),
 applies the failures to its topology and keeps every tree edge that still serves: first with the
 smallest free region (``radius`` 1 around the failures, the local layered LP of
-:mod:`synth.models.packing.local`, equal shares; on cells the failed links' ends alone, radius 0), which takes
-seconds and is certified at once; then,
+:mod:`synth.models.packing.local`, equal shares), which takes seconds and is certified at once; then,
 while ``time_limit`` lasts, with wider regions and finally the whole layered LP (shares free) when the
-network is small enough, keeping whichever certified schedule has the smallest bandwidth term.
+network is small enough, keeping whichever certified schedule has the smallest bandwidth term.  On a
+pod, or where the damaged network is past the local LP's limits, the failures repeated on the smallest
+cells that fit come first, with the failed links' ends alone free, then one hop (:func:`_stages`).
 
 Examples
 --------
@@ -86,10 +87,11 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet, on_bett
             break
         arcs = layered_arcs(network, net_group, leaves)
         n_arcs = arcs.n_arcs
-        what = ("damaged network" + (f" ({cells.note()})" if cells else "") if k == 0 else
-                "then the damaged network itself") + \
-            f" lifted by a group of order {1 if net_group is None else net_group.order}, {n_arcs:,} parent choices"
-        notes[-1:] = [f"{notes[-1]}; {what}"] if k == 0 else [notes[-1], what]
+        lifted = f" lifted by a group of order {1 if net_group is None else net_group.order}, {n_arcs:,} parent choices"
+        if k == 0:   # the first note names the healthy trees and the first network
+            notes[0] += "; damaged network" + ("" if cells is None else f" ({cells.note()})") + lifted
+        else:
+            notes.append("then the damaged network itself" + lifted)
         # on cells the shares stay equal: free ones would bring back every load row of the pod
         steps = [("local", r) for r in radii] + ([("full", None)] if cells is None and n_arcs <= FULL_LP_ARCS else [])
         for kind, radius in steps:
