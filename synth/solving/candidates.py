@@ -243,6 +243,7 @@ def build_candidates(req, plan, baselines=True, skip=None):
     prep = plan.prepared
     cands = [c for c in prep.candidates if baselines or c.kind != "baseline"]
     deadline = time.process_time() + req.time_limit   # CPU seconds of the solves, as the LPs count them
+    shared = {}   # the layered LP, solved once for the layered and the timed candidates (same network)
     for i, cand in enumerate(cands):
         why = skip(cand) if skip is not None else None
         if why:
@@ -250,6 +251,9 @@ def build_candidates(req, plan, baselines=True, skip=None):
             continue
         left = sum(c.solves and not (skip is not None and skip(c)) for c in cands[i:])
         share = (deadline - time.process_time()) / max(left, 1)
+        if cand.kind == "layered":   # the timed candidates start from its LP: it takes their halves for it too
+            share = min(share * (1 + sum(c.kind == "timed" for c in cands[i + 1:]) / 2),
+                        deadline - time.process_time())
         if cand.solves and share < MIN_SHARE:
             yield Built(cand, None, f"not built: {max(deadline - time.process_time(), 0):.1f} CPU s of the time "
                                     f"limit left for {left} solving candidate(s)")
@@ -258,7 +262,7 @@ def build_candidates(req, plan, baselines=True, skip=None):
                 + (f", up to {share:.1f} s" if cand.solves else ""))
         start, cpu = time.monotonic(), time.process_time()
         try:
-            built = Built(cand, _build_one(req, prep, cand, share), seconds=time.monotonic() - start)
+            built = Built(cand, _build_one(req, prep, cand, share, shared), seconds=time.monotonic() - start)
         except SynthError as exc:
             built = Built(cand, None, str(exc), time.monotonic() - start)
         if not cand.solves:   # a baseline's certification is no solve's time (the Ring on 24x24 took the minute)
@@ -266,8 +270,9 @@ def build_candidates(req, plan, baselines=True, skip=None):
         yield built
 
 
-def _build_one(req, prep, cand, share) -> SolveResult:
-    """Build and certify one candidate, its solves limited to ``share`` seconds."""
+def _build_one(req, prep, cand, share, shared=None) -> SolveResult:
+    """Build and certify one candidate, its solves limited to ``share`` seconds; ``shared``: a dict the layered and
+    timed candidates (on one network) keep their layered LP in, solved by the first of them."""
     t = req.topology
     one = without_size(req, time_limit=share)
     if cand.kind == "baseline":
@@ -285,15 +290,17 @@ def _build_one(req, prep, cand, share) -> SolveResult:
         base = prep.packing
         name = "routed-packing" if base.algorithms[0] == "routed-packing" else "layered-packing"
         p = replace(base, construction=name, algorithms=(name,),
-                    prepared=replace(base.prepared, R=None, time_limit=share), time_limit=share)
+                    prepared=replace(base.prepared, R=None, time_limit=share, shared=shared), time_limit=share)
     elif cand.kind == "depth":
         # on the network itself: a periodic network's group is not its group, nor are its chips' copies leaves of
         # the depth-bounded arcs
         p = plan_packing(without_size(req, time_limit=share, depth=cand.depth), t,
                          prep.group if periodic is None else None, prep.reason, share, cand.depth)
-    else:   # timed: on the packing plan's network; the layered LP and the master LP half the share each
-        p = plan_packing(without_size(req, time_limit=share / 2, depth=cand.depth), prep.packing.prepared.topology,
-                         prep.group, prep.reason, share / 2, cand.depth, periodic)
+    else:   # timed: on the packing plan's network; the layered LP (unless shared) and the master half the share each
+        part = share if shared and "layered" in shared else share / 2
+        p = plan_packing(without_size(req, time_limit=part, depth=cand.depth), prep.packing.prepared.topology,
+                         prep.group, prep.reason, part, cand.depth, periodic)
+        p = replace(p, prepared=replace(p.prepared, shared=shared))
     return p.build(one, p)
 
 

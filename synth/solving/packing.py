@@ -99,6 +99,9 @@ class PackingPrep:
     R: int | None
     time_limit: float | None
     periodic: object = None   # the periodic network this one is (synth.solving.periodic.Periodic), if any
+    # a dict the builds on this network share: the first layered LP solved is kept there (``synth solve --size``:
+    # each timed candidate starts from the layered candidate's instead of solving it again in its own share)
+    shared: dict | None = None
 
 
 def plan_packing(req, topology, group, reason, time_limit, depth, periodic=None) -> Plan:
@@ -302,7 +305,6 @@ def _radius(periodic) -> int:
 def _build_layered(req, prep, plan_notes=()) -> SolveResult:
     """The layered LP (the local LP on large networks), certified, then the timed trees where planned."""
     from synth.models.packing.classdual import with_class_bound   # the models load on demand: they pull in the solvers
-    from synth.models.packing.layered import SIMPLEX_ARCS   # solvers, on demand
 
     data, allreduce = prep.data, req.collective == ALLREDUCE
     reference = _local_reference(prep.topology, data, prep.periodic)
@@ -310,20 +312,12 @@ def _build_layered(req, prep, plan_notes=()) -> SolveResult:
         check_local_size(prep.topology, prep.group, data.n_roots, reference)
     # a reduce-scatter or allgather gives every node an equal block: every owner needs a share (free ones can be 0)
     free = (reference is None or data.n_arcs <= FREE_SHARES_ARCS) and allreduce
-    class_bound = True
-    try:
-        packed = _pack_layered(req, prep, free, reference)
-    except SynthError:
-        # past it: damaged everywhere; with leaves the local LP's healthy trees would forward through them
-        if reference is not None or data.leaves is not None or not SIMPLEX_ARCS < data.n_arcs <= FULL_LP_ARCS:
-            raise
-        reference = healthy_reference(prep.topology, data.n_roots)   # the whole LP ended without a solution
-        if reference is None:
-            raise
-        req.say("the whole layered LP found no solution; the local LP instead")
-        packed = _pack_layered(req, prep, data.n_arcs <= FREE_SHARES_ARCS and allreduce, reference)
-        class_bound = False   # its dual would need the LP that just failed
-    cert = certify_packed(packed, req.elements, req.mode, req.collective, req.progress, _dropped(prep))
+    if prep.shared is not None and "layered" in prep.shared:    # solved already for another candidate
+        packed, cert, reference, class_bound = prep.shared["layered"]
+    else:
+        packed, cert, reference, class_bound = _solved_layered(req, prep, free, reference)
+        if prep.shared is not None:
+            prep.shared["layered"] = packed, cert, reference, class_bound
     timed = prep.R is not None and certified_fraction(cert) < 1   # nothing beats a schedule that meets the bound
     # the bound of the layered class (docs/bounds.md section 5) bounds the layered schedule only: where timed trees
     # follow, it waits until the layered schedule is kept (16x20x28's periodic network: 44 CPU s)
@@ -342,6 +336,29 @@ def _build_layered(req, prep, plan_notes=()) -> SolveResult:
     if timed:
         return _build_timed(req, prep, packed, cert, notes, class_bound)
     return SolveResult(cert, data.H, notes)
+
+
+def _solved_layered(req, prep, free, reference) -> tuple:
+    """``(packed, cert, reference, class_bound)``: the layered LP's schedule (the local LP's where ``reference`` is
+    given, or where the whole LP ends without a solution: ``reference`` then the healthy trees it keeps and
+    ``class_bound`` False, the dual needing the LP that failed), certified."""
+    from synth.models.packing.layered import SIMPLEX_ARCS   # solvers, on demand
+
+    data, class_bound = prep.data, True
+    try:
+        packed = _pack_layered(req, prep, free, reference)
+    except SynthError:
+        # past it: damaged everywhere; with leaves the local LP's healthy trees would forward through them
+        if reference is not None or data.leaves is not None or not SIMPLEX_ARCS < data.n_arcs <= FULL_LP_ARCS:
+            raise
+        reference = healthy_reference(prep.topology, data.n_roots)   # the whole LP ended without a solution
+        if reference is None:
+            raise
+        req.say("the whole layered LP found no solution; the local LP instead")
+        packed = _pack_layered(req, prep, data.n_arcs <= FREE_SHARES_ARCS and req.collective == ALLREDUCE, reference)
+        class_bound = False
+    cert = certify_packed(packed, req.elements, req.mode, req.collective, req.progress, _dropped(prep))
+    return packed, cert, reference, class_bound
 
 
 def _local_reference(topology, data, periodic=None, balanced=False):

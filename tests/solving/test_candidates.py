@@ -187,14 +187,14 @@ def test_the_candidates_share_the_time_limit(monkeypatch):
     calls, baseline = [], []
     real = candidates_module._build_one
 
-    def recording(req, prep, cand, share):
+    def recording(req, prep, cand, share, shared):
         if cand.solves:
-            calls.append((time.process_time(), share))
-            return real(req, prep, cand, share)
+            calls.append((time.process_time(), share, cand.kind))
+            return real(req, prep, cand, share, shared)
         cpu = time.process_time()
         while time.process_time() < cpu + 1.0:
             pass
-        out = real(req, prep, cand, share)
+        out = real(req, prep, cand, share, shared)
         baseline.append(time.process_time() - cpu)
         return out
 
@@ -209,8 +209,11 @@ def test_the_candidates_share_the_time_limit(monkeypatch):
     monkeypatch.setattr(candidates_module, "build_candidates", starting)
     run(SolveRequest(_damaged("4x4", links=["0-1"]), size=64 * MiB, time_limit=3.0))   # large: none is skipped
     assert len(calls) == 7 and len(baseline) == 1 and baseline[0] >= 1.0
-    assert 3.0 / 7 - 0.05 < calls[0][1] <= 3.0 / 7         # the Ring, first, took a second of no solve's share
-    for i, (at, share) in enumerate(calls):   # what the earlier solving candidates used is no longer shared
+    # the Ring, first, took a second of no solve's share; the layered candidate, next, takes the layered halves of
+    # the five timed candidates too (they start from its LP, shared)
+    assert calls[0][2] == "layered" and sum(kind == "timed" for *_, kind in calls) == 5
+    assert 3.0 / 7 * 3.5 - 0.05 < calls[0][1] <= 3.0 / 7 * 3.5
+    for i, (at, share, _) in enumerate(calls[1:], 1):   # what the earlier solving candidates used is no longer shared
         assert share * (7 - i) <= 3.0 + baseline[0] - (at - starts[0]) + 1e-3   # CPU time from the share to the call
 
 
@@ -294,3 +297,20 @@ def test_a_size_passes_its_message_elements_to_the_candidates():
     req = SolveRequest(d, size=1 << 20)
     assert candidates_module.without_size(req).elements == 262144 and candidates_module.without_size(req).size is None
     assert candidates_module.without_size(SolveRequest(d, size=1 << 20, elements=5)).elements == 5
+
+
+def test_the_timed_candidates_start_from_the_layered_candidates_lp(monkeypatch):
+    # one layered LP for the layered candidate and the five timed ones (before: one each, in their shares)
+    import synth.solving.packing as packing
+
+    solved, real = [], packing._solved_layered
+
+    def counting(req, prep, *args):
+        solved.append(prep.topology.name)
+        return real(req, prep, *args)
+
+    monkeypatch.setattr(packing, "_solved_layered", counting)
+    result = run(SolveRequest(_damaged("4x4", links=["0-1"]), size=64 * MiB, time_limit=3.0))
+    rows = result.certificate.provenance["size_choice"]["candidates"]
+    assert sum(r["name"].startswith("timed R=") and "left_out" not in r for r in rows) == 5
+    assert solved == ["torus 4x4 with 1 failed link"]
