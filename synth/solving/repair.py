@@ -104,7 +104,7 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet, on_bett
                 res = pack(arcs, DEFAULT_UNITS, progress=progress, time_limit=max(left, 1.0) if i else None,
                            reference=reference if kind == "local" else None, radius=radius or 0,
                            free_shares=cells is None and n_arcs <= FREE_SHARES_ARCS, on_trees=closed)
-                c = certify_packed(res, mode=mode, progress=progress, dropped=cells.dropped if cells else ())
+                c = certify_packed(res, mode=mode, progress=progress, dropped=() if cells is None else cells.dropped)
             except SynthError as exc:
                 if i == 0:
                     raise
