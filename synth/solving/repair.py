@@ -66,14 +66,13 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet, on_bett
     from synth.models.packing import layered_arcs, pack, with_class_bound
 
     t0 = time.monotonic() if started is None else started
-    healthy = cert.topology
-    if isinstance(healthy, Damaged) or cert.dropped:
+    if isinstance(cert.topology, Damaged) or cert.dropped:
         raise SynthError("repair starts from a healthy network's certificate; this one already has failures")
     if cert.base.collective != ALLREDUCE:
         raise SynthError("repair starts from an allreduce certificate")
     if not failures:
         raise SynthError("name at least one failure: `fail_link` or `fail_node`")
-    damaged = damage(healthy, failures)
+    damaged = damage(cert.topology, failures)
     # the larger of the certificate's group's residual and the network's own (on tori every closed-form
     # automorphism that fixes the failures: order 8 against Γ's 2 for a link of 16x16x16, 4x fewer owners)
     group = max((g for g in (residual_group(damaged, cert.group), default_group(damaged)) if g is not None),
@@ -82,8 +81,9 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet, on_bett
     best, i = None, 0
     for k, (network, net_group, radii, cells) in enumerate(_stages(damaged, group, reference, trees)):
         leaves = cells.leaves if cells is not None and cells.leaves else None
+        later = "the damaged network itself" if cells is None else cells.note()
         if k and time_limit - (time.monotonic() - t0) <= 0:
-            notes.append("time limit: stopped before the damaged network itself")
+            notes.append(f"time limit: stopped before {later}")
             break
         arcs = layered_arcs(network, net_group, leaves)
         n_arcs = arcs.n_arcs
@@ -91,7 +91,7 @@ def repair(cert, failures, time_limit=60.0, mode="auto", progress=quiet, on_bett
         if k == 0:   # the first note names the healthy trees and the first network
             notes[0] += "; damaged network" + ("" if cells is None else f" ({cells.note()})") + lifted
         else:
-            notes.append("then the damaged network itself" + lifted)
+            notes.append(f"then {later}" + lifted)
         # on cells the shares stay equal: free ones would bring back every load row of the pod
         steps = [("local", r) for r in radii] + ([("full", None)] if cells is None and n_arcs <= FULL_LP_ARCS else [])
         for kind, radius in steps:
@@ -153,10 +153,12 @@ def _healthy_trees(cert) -> tuple:
     return closed, reference, trees, [note]
 
 
-def _stages(damaged, group, reference, trees) -> list:
-    """``[(network, group, radii, cells)]``, the networks repair solves in turn: ``damaged`` lifted by ``group`` with
+def _stages(damaged, group, reference, trees):
+    """``(network, group, radii, cells)`` of each network repair solves, in turn (found as they come: the first
+    schedule is out before the later networks are looked for): ``damaged`` lifted by ``group`` with
     :data:`RADII` (``cells`` None); before it, or in its place where the local LP's pairs or schedule would pass its
-    limits there (too little symmetry left), the failures repeated on the smallest cells that fit (``cells``, the
+    limits there (too little symmetry left; then the largest cells that fit follow with one hop, those
+    ``synth solve`` takes), the failures repeated on the smallest cells that fit (``cells``, the
     :class:`~synth.solving.periodic.Periodic` of :func:`~synth.solving.periodic.local_network`: a failed chip's
     copies forward nothing, and the chip is dropped from every tree) with :data:`CELL_RADII`, where the damaged
     network has :data:`CELLS_FIRST_PAIRS` (owner, vertex) pairs or more (then with one hop only) and the cells
@@ -173,7 +175,8 @@ def _stages(damaged, group, reference, trees) -> list:
     except SynthError as exc:
         own, refused = [], exc
     if own and owners * damaged.n_vertices < CELLS_FIRST_PAIRS:
-        return own
+        yield from own
+        return
     # past them, one hop only: wider regions took GBs more for nothing (16x16x16 with links 0-1 and 17-18, a group
     # of order 4: 83.30 % of the bound with one hop at 27 s, and with three at 58 s, 8.9 GB)
     own = [(damaged, group, RADII[:1], None)] if own else []
@@ -185,11 +188,15 @@ def _stages(damaged, group, reference, trees) -> list:
             check_local_size(p.topology, p.group, cell_owners, reference, trees)
         except SynthError:
             fewer = False
-    if not fewer:
-        if own:
-            return own
+    if not fewer and not own:
         raise refused
-    return [(p.topology, p.group, CELL_RADII, p)] + own
+    if fewer:
+        yield p.topology, p.group, CELL_RADII, p
+    if fewer and not own:   # nothing larger to follow: the largest cells that fit, as synth solve takes them
+        q = local_network(damaged, radius=CELL_RADII[-1])
+        if q is not None and q.cell != p.cell and not q.leaves:
+            yield q.topology, q.group, CELL_RADII[-1:], q
+    yield from own
 
 
 def _radius(radius, form) -> str:

@@ -116,6 +116,8 @@ def test_repair_of_a_network_the_local_lp_refuses_takes_the_cells(monkeypatch, t
     # the smallest cells, the failed links' ends alone first, then one hop
     assert "cells of 6x6" in err and "(local LP, radius 0)" in err and "local LP, radius 1:" in err
     assert "radius 3" not in err and "the damaged network itself" not in err
+    # then the largest cells that fit, those synth solve takes, with one hop
+    assert "note: then the local layered LP on its failures repeated on cells of 6x12 chips" in err
     _check(out, capsys)
 
 
