@@ -7,7 +7,8 @@ smallest free region (``radius`` 1 around the failures, the local layered LP of
 while ``time_limit`` lasts, with wider regions and finally the whole layered LP (shares free) when the
 network is small enough, keeping whichever certified schedule has the smallest bandwidth term.  On a
 pod, or where the damaged network is past the local LP's limits, the failures repeated on the smallest
-cells that fit come first, with the failed links' ends alone free, then one hop (:func:`_stages`).
+cells that fit come first, with the failed links' ends alone free, then one hop, and then the damaged
+network itself or, where it is refused, the largest cells that fit (:func:`_stages`).
 
 Examples
 --------
