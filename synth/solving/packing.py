@@ -292,8 +292,8 @@ def _pack_layered(req, prep, free, reference):
     # the local LP's units follow the healthy trees where it kept their parents: each component is then a
     # healthy tree with a few changes, which the certificate stores as such (version 3)
     return pack(prep.data, units(req, prep.data, DEFAULT_UNITS), free_shares=free, time_limit=prep.time_limit,
-                progress=req.progress,
-                reference=reference, radius=_radius(prep.periodic), on_trees=reference is not None)
+                progress=req.progress, reference=reference, radius=_radius(prep.periodic),
+                on_trees=reference is not None)
 
 
 def _radius(periodic) -> int:
@@ -417,8 +417,7 @@ def _build_routes(req, prep, what, claims, data) -> SolveResult:
     from synth.models.packing.routed import pack_routed   # solvers, on demand
 
     packed = pack_routed(data, units(req, data, DEFAULT_UNITS), free_shares=req.collective == ALLREDUCE,
-                         time_limit=prep.time_limit,
-                         progress=req.progress, claims=claims)
+                         time_limit=prep.time_limit, progress=req.progress, claims=claims)
     cert = certify_packed(packed, req.elements, req.mode, req.collective, req.progress)
     notes = [_intro(prep, what)] + lp_notes(data.kind, packed, cert, req.collective)
     if prep.R is not None and certified_fraction(cert) < 1:
