@@ -195,7 +195,7 @@ def _stages(damaged, group, reference, trees):
         yield p.topology, p.group, CELL_RADII, p
     if fewer and not own:   # nothing larger to follow: the largest cells that fit, as synth solve takes them
         q = local_network(damaged, radius=CELL_RADII[-1])
-        if q is not None and q.cell != p.cell and not q.leaves:
+        if q is not None and q.cell != p.cell:
             yield q.topology, q.group, CELL_RADII[-1:], q
     yield from own
 
