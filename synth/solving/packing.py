@@ -140,8 +140,10 @@ def plan_packing(req, topology, group, reason, time_limit, depth, periodic=None)
                     f"{m} hops, {levels} levels", name, ("depth-bounded-packing",), build_packed, group,
                     solves=True, time_limit=time_limit, depth=depth, prepared=prep)
     per_round = rows_per_round(topology, group)
+    # a periodic network's rounds were chosen within its own rows (a long solve's may pass the timed master's limit)
     R, clipped = timed_rounds(data.H, depth, per_round,
-                              least_rounds(topology, per_round) if periodic is None else periodic.R)
+                              least_rounds(topology, per_round) if periodic is None else periodic.R,
+                              max_rows=None if periodic is None else max(TIMED_MAX_ROWS, periodic.rows))
     if clipped is False and req.collective == ALLREDUCE and depth is None:   # its failures on a lattice, if they fit
         if (p := fewest_rounds_network(topology, data.H, data.H + timed_extra(data.H), data.H + TIMED_EXTRA_ROUNDS,
                                        time_limit)) is not None:

@@ -43,9 +43,9 @@ from synth.topology.failures import Damaged, Failures, damage
 from synth.topology.torus import Torus
 
 __all__ = ["Periodic", "periodic_network", "local_network", "damaged_everywhere", "long_rounds", "MAX_ROWS",
-           "PLANE_ROWS", "LONG_ROWS", "MAX_ARCS", "ARCS_PER_SECOND", "MIN_CELL", "MAX_IDLE_SHARE", "MAX_TRIES",
-           "LONG_SOLVE", "FEWEST_ARCS_SCALE", "fewest_rounds_network", "LOCAL_CELL_RADIUS", "MAX_LOCAL_TRIES",
-           "LOCAL_CELL_SENDS", "folds"]
+           "PLANE_ROWS", "LONG_ROWS", "LONG_ROWS_WIDE", "MAX_ARCS", "ARCS_PER_SECOND", "MIN_CELL", "MAX_IDLE_SHARE",
+           "MAX_TRIES", "LONG_SOLVE", "FEWEST_ARCS_SCALE", "fewest_rounds_network", "LOCAL_CELL_RADIUS",
+           "MAX_LOCAL_TRIES", "LOCAL_CELL_SENDS", "folds"]
 
 #: load rows of the periodic network's timed master at most: 32x32 with a failed link, cells of 8x8 (3,124 rows)
 #: and of 8x16 (6,292) both at 76.1 % of the bound at 60 CPU s, the smaller master's iterations twice as fast;
@@ -54,9 +54,16 @@ MAX_ROWS = 4_000
 #: the same on a 2-D torus, whose periodic networks' layered LPs stay small: 16x16 with four scattered failed links
 #: takes cells of 8x8 (5,456 rows, a group of order 4), 32x32 with one keeps 8x8 (its cells of 8x16 have 6,292)
 PLANE_ROWS = 5_500
-#: load rows the long-solve rounds (:func:`long_rounds`) may take on a 3-D torus's cells once chosen under
-#: :data:`MAX_ROWS`: 16x20x28's cells of 4x5x4 have 89 rows per reduce round, so 52 rounds need 4,628
+#: load rows the long-solve rounds (:func:`long_rounds`) may take on a 3-D torus's cells of failed links once
+#: chosen under :data:`MAX_ROWS`: 16x20x28's cells of 4x5x4 have 89 rows per reduce round, so 52 rounds need 4,628
+#: (60 rounds, 5,340 rows, reached 93.52 % of the bound at 1,500 CPU s, against 94.96 % with 52 at 1,550)
 LONG_ROWS = 4_700
+#: the same on a 2-D torus and on cells with a failed chip's copies (leaves), whose timed trees need the slack
+#: rounds more, past the timed master's own limit: the v5p pod with a failed chip (cells of 4x4x4, 108 rows per
+#: reduce round) takes 60 rounds, 6,480 rows, where 4,700 held it to 44 (89.69 against 84.33 % at 1,600 CPU s);
+#: 16x16 with four scattered failed links (cells of 8x8, 248 per round) 30, 7,440 rows, where 5,500 held it to
+#: 22 (86.85 % at 780 CPU s against 85.34 at 840) (bench/RESULTS.md, stop 70)
+LONG_ROWS_WIDE = 7_500
 #: the least side of a cell: on smaller ones the idle links take too much of every chip's links
 MIN_CELL = 4
 #: the largest share of the network's links left idle (cells of 8x8 on a 2-D torus leave 1/128 per failure: four
@@ -150,7 +157,8 @@ def periodic_network(d, R: int, max_rows: int | None = None, time_limit: float |
     :data:`ARCS_PER_SECOND` times ``time_limit`` (CPU seconds; None: 600) where that is more (below a minute, that
     share of :data:`MAX_ARCS`): the timed trees start from it.  With a time limit of at least :data:`LONG_SOLVE`
     (or None) the timed trees then take up to ``most`` reduce rounds (None: ``R``), as many as keep the rows within
-    ``max_rows`` (None: :data:`LONG_ROWS` on a 3-D torus) (``Periodic.R``).  16x16x16 with a failed link takes
+    ``max_rows`` (None: :data:`LONG_ROWS` on a 3-D torus's failed links, :data:`LONG_ROWS_WIDE` on a 2-D torus or
+    with leaves) (``Periodic.R``).  16x16x16 with a failed link takes
     cells of 4x4x4 from about 35 s to 919 s (1,551 rows, a group of order 1,024, 146,688 parent choices), and
     16x20x28 cells of 4x5x4 from 1,506 s.  A failed chip's copies are the ``leaves``: they keep their links and
     hold data, no tree takes them as a parent, and each counts as ``ndim`` idle links in that share.
@@ -161,7 +169,7 @@ def periodic_network(d, R: int, max_rows: int | None = None, time_limit: float |
 
     if not isinstance(d, Damaged) or not isinstance(d.healthy, Torus) or d.failures.idle or d.healthy.ndim < 2:
         return None
-    long_rows = (PLANE_ROWS if d.healthy.ndim == 2 else LONG_ROWS) if max_rows is None else max_rows
+    given = max_rows
     max_rows = (PLANE_ROWS if d.healthy.ndim == 2 else MAX_ROWS) if max_rows is None else max_rows
     limit = 600.0 if time_limit is None else float(time_limit)
     max_arcs = arcs_scale * (MAX_ARCS * limit / 60 if limit < 60 else max(MAX_ARCS, ARCS_PER_SECOND * limit))
@@ -191,6 +199,7 @@ def periodic_network(d, R: int, max_rows: int | None = None, time_limit: float |
         rows = R * rows_per_round(p, group)
         if rows <= max_rows and layered_arcs(p, group, leaves or None).n_arcs <= max_arcs:
             per = rows // R
+            long_rows = given if given is not None else LONG_ROWS_WIDE if t.ndim == 2 or leaves else LONG_ROWS
             rounds = max(R, min(most, long_rows // per)) if most is not None and limit >= LONG_SOLVE else R
             return Periodic(p, group, cell, rounds, rounds * per, leaves, d.failures.nodes)
     return None

@@ -139,6 +139,44 @@ def test_a_long_solve_gives_the_periodic_timed_trees_more_rounds_within_the_rows
     assert periodic_network(d, R=22, max_rows=2_000, time_limit=None, most=24).R == 24      # None: 600 s
 
 
+def test_a_long_solve_gives_a_failed_chips_cells_the_wider_rows(monkeypatch):
+    # 8x8x8: a failed link's cells of 4x8x8 (295 rows per reduce round) take LONG_ROWS // 295 = 15 rounds in a long
+    # solve; a failed chip's cells of 4x4x8 (192 per round, the chip's copies leaves) LONG_ROWS_WIDE's, up to `most`
+    from synth.solving.periodic import LONG_ROWS, periodic_network
+    from synth.topology.failures import damage, parse_failures
+    from synth.topology.torus import parse_torus
+
+    t = parse_torus("8x8x8")
+    link, chip = (damage(t, parse_failures(t, **kw)) for kw in ({"links": ["0-1"]}, {"nodes": ["0"]}))
+    p = periodic_network(link, R=12, time_limit=600, most=30)
+    assert p.cell == (4, 8, 8) and p.R == LONG_ROWS // 295 == 15 and p.rows == 15 * 295
+    p = periodic_network(chip, R=12, time_limit=600, most=30)
+    assert p.cell == (4, 4, 8) and p.leaves and p.R == 30 and p.rows == 30 * 192
+    monkeypatch.setattr("synth.solving.periodic.LONG_ROWS_WIDE", LONG_ROWS)
+    assert periodic_network(chip, R=12, time_limit=600, most=30).R == LONG_ROWS // 192 == 24
+
+
+def test_a_long_solve_plans_the_periodic_rounds_past_the_timed_masters_own_limit(monkeypatch):
+    # 16x16 with four scattered failed links, cells of 8x8 (248 rows per reduce round): at the default minute 22
+    # reduce rounds (5,456 rows); in a long solve long_rounds(16) = 30, 7,440 rows, within LONG_ROWS_WIDE, which the
+    # timed master's own limit for a damaged torus (TIMED_MAX_ROWS, 6,500: 26 rounds) no longer clips
+    from synth.solving import SolveRequest, plan
+    from synth.topology.failures import damage, parse_failures
+    from synth.topology.torus import parse_torus
+
+    t = parse_torus("16x16")
+    d = damage(t, parse_failures(t, links=["0-1", "37-53", "100-101", "200-216"]))
+    assert plan(SolveRequest(d, time_limit=60)).prepared.R == 22
+    long = plan(SolveRequest(d, time_limit=840))
+    assert long.construction == "timed-packing" and long.prepared.R == 30 and "7,440 load rows" in long.reason
+    monkeypatch.setattr("synth.solving.periodic.LONG_ROWS_WIDE", 6_000)
+    assert plan(SolveRequest(d, time_limit=840)).prepared.R == 24                  # 6,000 // 248
+    monkeypatch.setattr("synth.solving.periodic.LONG_ROWS_WIDE", 7_500)
+    unraised = rounds.timed_rounds
+    monkeypatch.setattr("synth.solving.packing.timed_rounds", lambda *a, max_rows=None, **k: unraised(*a, **k))
+    assert plan(SolveRequest(d, time_limit=840)).prepared.R == 26                  # knocked out: 6,500 // 248
+
+
 def _round_bound(d):
     from synth.check.eccentricity import round_lower_bound
     from synth.symmetry.spec import default_group
