@@ -143,7 +143,7 @@ def plan_packing(req, topology, group, reason, time_limit, depth, periodic=None)
     # a periodic network's rounds were chosen within its own rows (a long solve's may pass the timed master's limit)
     R, clipped = timed_rounds(data.H, depth, per_round,
                               least_rounds(topology, per_round) if periodic is None else periodic.R,
-                              max_rows=None if periodic is None else max(TIMED_MAX_ROWS, periodic.rows))
+                              planned_rows=0 if periodic is None else periodic.rows)
     if clipped is False and req.collective == ALLREDUCE and depth is None:   # its failures on a lattice, if they fit
         if (p := fewest_rounds_network(topology, data.H, data.H + timed_extra(data.H), data.H + TIMED_EXTRA_ROUNDS,
                                        time_limit)) is not None:

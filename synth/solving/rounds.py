@@ -87,7 +87,7 @@ def timed_extra(H: int) -> int:
     return max(TIMED_EXTRA_ROUNDS, -(-3 * H // 8))
 
 
-def timed_rounds(H, depth, per_round, least=0, fabric=False, max_rows=None):
+def timed_rounds(H, depth, per_round, least=0, fabric=False, planned_rows=0):
     """``(R, clipped)``: the timed trees' reduce rounds for a depth bound ``depth`` (None or ``>= H``) on a network
     whose master LP has ``per_round`` load rows per reduce round
     (:func:`~synth.models.packing.master.rows_per_round`); ``clipped`` is None when they are as asked, True when
@@ -96,9 +96,9 @@ def timed_rounds(H, depth, per_round, least=0, fabric=False, max_rows=None):
     :data:`TIMED_EXTRA_ROUNDS`), at least ``least`` where that fits.
 
     ``depth`` K sets ``R = K`` when the master LP keeps within :data:`TIMED_MAX_ROWS` rows
-    (:data:`TIMED_FABRIC_ROWS` with ``fabric``: a fabric whose links differ; ``max_rows`` where given: a periodic
-    network's long-solve rows, :data:`~synth.solving.periodic.LONG_ROWS`); a K beyond that is
-    clipped to the default ``H`` + :data:`TIMED_EXTRA_ROUNDS` (or the most that fits, never below ``H``): a
+    (:data:`TIMED_FABRIC_ROWS` with ``fabric``: a fabric whose links differ), or ``planned_rows`` where they are more
+    (a periodic network's rows, its long-solve rounds' up to :data:`~synth.solving.periodic.LONG_ROWS_WIDE`); a K
+    beyond that is clipped to the default ``H`` + :data:`TIMED_EXTRA_ROUNDS` (or the most that fits, never below ``H``): a
     master near the row limit takes minutes per solve (8x8 with a failed link, R = 45: over 170 CPU s without
     finishing), so the largest R that fits is no useful default.
 
@@ -110,10 +110,10 @@ def timed_rounds(H, depth, per_round, least=0, fabric=False, max_rows=None):
     ((22, None), (20, None), (16, False))
     >>> timed_rounds(2, None, 952, least=16), timed_rounds(2, None, 952, least=16, fabric=True)
     ((6, None), (16, None))
-    >>> timed_rounds(16, None, 248, least=30), timed_rounds(16, None, 248, least=30, max_rows=7_440)
+    >>> timed_rounds(16, None, 248, least=30), timed_rounds(16, None, 248, least=30, planned_rows=7_440)
     ((26, None), (30, None))
     """
-    fit = (max_rows or (TIMED_FABRIC_ROWS if fabric else TIMED_MAX_ROWS)) // per_round
+    fit = max(TIMED_FABRIC_ROWS if fabric else TIMED_MAX_ROWS, planned_rows) // per_round
     R = H + TIMED_EXTRA_ROUNDS if depth is None else depth
     if depth is None and R <= fit:
         R = max(min(H + timed_extra(H), fit), min(least, fit))

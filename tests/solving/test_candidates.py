@@ -311,10 +311,11 @@ def test_the_timed_candidates_start_from_the_layered_candidates_lp(monkeypatch):
         return real(req, prep, *args)
 
     monkeypatch.setattr(packing, "_solved_layered", counting)
-    result = run(SolveRequest(_damaged("4x4", links=["0-1"]), size=64 * MiB, time_limit=3.0))
+    result = run(SolveRequest(_damaged("4x4", links=["0-1"]), size=64 * MiB, time_limit=10.0))
     timed = [r for r in result.certificate.provenance["size_choice"]["candidates"] if r["name"].startswith("timed R=")]
     # a candidate whose rounds alone cost more than the best so far is not built (and solves nothing): which ones
-    # depends on how near their bound the earlier ones came in their shares
+    # depends on how near their bound the earlier ones came in their shares (at 3 CPU s a fresh-clone CI, the other
+    # core busy, left the last one out for time)
     assert len(timed) == 5 and sum("left_out" not in r for r in timed) >= 3, timed
     assert all(r["left_out"].startswith("not built: any schedule of") for r in timed if "left_out" in r), timed
     assert solved == ["torus 4x4 with 1 failed link"]

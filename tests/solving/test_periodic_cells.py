@@ -161,6 +161,7 @@ def test_a_long_solve_plans_the_periodic_rounds_past_the_timed_masters_own_limit
     # reduce rounds (5,456 rows); in a long solve long_rounds(16) = 30, 7,440 rows, within LONG_ROWS_WIDE, which the
     # timed master's own limit for a damaged torus (TIMED_MAX_ROWS, 6,500: 26 rounds) no longer clips
     from synth.solving import SolveRequest, plan
+    from synth.solving.periodic import LONG_ROWS_WIDE
     from synth.topology.failures import damage, parse_failures
     from synth.topology.torus import parse_torus
 
@@ -171,9 +172,9 @@ def test_a_long_solve_plans_the_periodic_rounds_past_the_timed_masters_own_limit
     assert long.construction == "timed-packing" and long.prepared.R == 30 and "7,440 load rows" in long.reason
     monkeypatch.setattr("synth.solving.periodic.LONG_ROWS_WIDE", 6_000)
     assert plan(SolveRequest(d, time_limit=840)).prepared.R == 24                  # 6,000 // 248
-    monkeypatch.setattr("synth.solving.periodic.LONG_ROWS_WIDE", 7_500)
+    monkeypatch.setattr("synth.solving.periodic.LONG_ROWS_WIDE", LONG_ROWS_WIDE)
     unraised = rounds.timed_rounds
-    monkeypatch.setattr("synth.solving.packing.timed_rounds", lambda *a, max_rows=None, **k: unraised(*a, **k))
+    monkeypatch.setattr("synth.solving.packing.timed_rounds", lambda *a, planned_rows=0, **k: unraised(*a, **k))
     assert plan(SolveRequest(d, time_limit=840)).prepared.R == 26                  # knocked out: 6,500 // 248
 
 
