@@ -98,9 +98,9 @@ def timed_rounds(H, depth, per_round, least=0, fabric=False, planned_rows=0):
     ``depth`` K sets ``R = K`` when the master LP keeps within :data:`TIMED_MAX_ROWS` rows
     (:data:`TIMED_FABRIC_ROWS` with ``fabric``: a fabric whose links differ), or ``planned_rows`` where they are more
     (a periodic network's rows, its long-solve rounds' up to :data:`~synth.solving.periodic.LONG_ROWS_WIDE`); a K
-    beyond that is clipped to the default ``H`` + :data:`TIMED_EXTRA_ROUNDS` (or the most that fits, never below ``H``): a
-    master near the row limit takes minutes per solve (8x8 with a failed link, R = 45: over 170 CPU s without
-    finishing), so the largest R that fits is no useful default.
+    beyond that is clipped to the default ``H`` + :data:`TIMED_EXTRA_ROUNDS` (or the most that fits, never below
+    ``H``): a master near the row limit takes minutes per solve (8x8 with a failed link, R = 45: over 170 CPU s
+    without finishing), so the largest R that fits is no useful default.
 
     >>> timed_rounds(8, None, 132), timed_rounds(8, 20, 132), timed_rounds(8, 100, 132), timed_rounds(16, 20, 600)
     ((12, None), (20, None), (12, True), (16, False))

@@ -136,7 +136,8 @@ def test_repair_solves_on_cells_first_where_the_damaged_network_is_large(monkeyp
 
     healthy = tmp_path / "h.json"
     assert main(["solve", "--torus", "12x12", "--out", str(healthy)]) == 0
-    # 12x12 with one failed link: 5,760 pairs, a group of order 4 (40 owners) against 24 on the smallest cells (8 owners)
+    # 12x12 with one failed link: 5,760 pairs, a group of order 4 (40 owners) against 24 on the smallest cells
+    # (8 owners)
     monkeypatch.setattr(repair, "CELLS_FIRST_PAIRS", 0)
     monkeypatch.setattr(repair, "CELLS_FIRST_RATIO", 2)
     out = tmp_path / "r.json"
