@@ -169,8 +169,7 @@ def periodic_network(d, R: int, max_rows: int | None = None, time_limit: float |
 
     if not isinstance(d, Damaged) or not isinstance(d.healthy, Torus) or d.failures.idle or d.healthy.ndim < 2:
         return None
-    given = max_rows
-    max_rows = (PLANE_ROWS if d.healthy.ndim == 2 else MAX_ROWS) if max_rows is None else max_rows
+    cell_rows = (PLANE_ROWS if d.healthy.ndim == 2 else MAX_ROWS) if max_rows is None else max_rows
     limit = 600.0 if time_limit is None else float(time_limit)
     max_arcs = arcs_scale * (MAX_ARCS * limit / 60 if limit < 60 else max(MAX_ARCS, ARCS_PER_SECOND * limit))
     t = d.healthy
@@ -190,16 +189,16 @@ def periodic_network(d, R: int, max_rows: int | None = None, time_limit: float |
         if not spare or spare > MAX_IDLE_SHARE * (t.n_links // 2):
             continue
         # a link orbit has at most as many links as the group elements: fewer rows than this are out of reach
-        if R * (t.n_links - 2 * len(links)) > max_rows * point * (t.n_vertices // int(np.prod(cell))):
+        if R * (t.n_links - 2 * len(links)) > cell_rows * point * (t.n_vertices // int(np.prod(cell))):
             continue
         if tries == MAX_TRIES:       # each try finds a group on the whole pod
             return None
         tries += 1
         p, group = _periodic(t, links, idle, leaves)
         rows = R * rows_per_round(p, group)
-        if rows <= max_rows and layered_arcs(p, group, leaves or None).n_arcs <= max_arcs:
+        if rows <= cell_rows and layered_arcs(p, group, leaves or None).n_arcs <= max_arcs:
             per = rows // R
-            long_rows = given if given is not None else LONG_ROWS_WIDE if t.ndim == 2 or leaves else LONG_ROWS
+            long_rows = max_rows if max_rows is not None else LONG_ROWS_WIDE if t.ndim == 2 or leaves else LONG_ROWS
             rounds = max(R, min(most, long_rows // per)) if most is not None and limit >= LONG_SOLVE else R
             return Periodic(p, group, cell, rounds, rounds * per, leaves, d.failures.nodes)
     return None
